@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { AcxError } from '../util/errors.ts';
+
+/**
+ * SQLite access shared by every store: one file, WAL journal so a SIGKILL at any instant
+ * leaves a consistent database, forward-only migrations keyed by `PRAGMA user_version`.
+ */
+export type Database = DatabaseSync;
+
+/** A migration is the SQL that takes the schema from version `index` to `index + 1`. */
+export type Migration = string | ((db: Database) => void);
+
+export interface OpenDatabaseOptions {
+  /** Ordered migrations; entry i upgrades user_version i -> i+1. */
+  migrations?: readonly Migration[];
+  readOnly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database {
+  if (path !== ':memory:' && !options.readOnly) mkdirSync(dirname(path), { recursive: true });
+  let db: Database;
+  try {
+    db = new DatabaseSync(path, { readOnly: options.readOnly ?? false });
+  } catch (error) {
+    throw new AcxError('store-open', `Cannot open the database at ${path}: ${(error as Error).message}`, {
+      hint: 'Check that the directory exists and is writable, and that the file is a SQLite database.',
+      cause: error,
+    });
+  }
+  db.exec('PRAGMA busy_timeout = 5000');
+  if (!options.readOnly) {
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec('PRAGMA foreign_keys = ON');
+    if (options.migrations) migrate(db, options.migrations, path);
+  }
+  return db;
+}
+
+export function migrate(db: Database, migrations: readonly Migration[], label = 'database'): void {
+  const current = userVersion(db);
+  if (current > migrations.length) {
+    throw new AcxError(
+      'store-too-new',
+      `${label} has schema version ${current}, newer than this acx understands (${migrations.length}).`,
+      { hint: 'Upgrade acx; migrations only move forward.' },
+    );
+  }
+  for (let version = current; version < migrations.length; version++) {
+    const step = migrations[version]!;
+    transaction(db, () => {
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+    });
+  }
+}
+
+export function userVersion(db: Database): number {
+  const row = db.prepare('PRAGMA user_version').get() as { user_version: number } | undefined;
+  return row?.user_version ?? 0;
+}
+
+/**
+ * Runs `fn` in a transaction. Nested calls join the outer transaction (savepoints would let an
+ * inner failure half-commit an outer unit, which the journal never wants).
+ */
+export function transaction<T>(db: Database, fn: () => T): T {
+  if (db.isTransaction) return fn();
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,123 @@
+import { scrubSecrets } from './scrub.ts';
+
+/**
+ * A logfmt logger: one line per event, `LEVEL event key=value ...`, written to stderr.
+ * Values are flattened to one line, scrubbed of credential shapes, length-bounded and quoted
+ * when needed, so a tool's error text can neither split a line nor forge a field.
+ * Never pass prompts, request/response bodies or keys as fields.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export type LogFields = Record<string, unknown>;
+
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const LEVEL_LABEL: Record<Exclude<LogLevel, 'silent'>, string> = {
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARNING',
+  error: 'ERROR',
+};
+
+/** Values longer than this are cut, except fields the caller marks as unbounded. */
+const MAX_VALUE_CHARS = 2000;
+
+export interface LogSink {
+  write(line: string): void;
+}
+
+export interface Logger {
+  readonly level: LogLevel;
+  debug(event: string, fields?: LogFields): void;
+  info(event: string, fields?: LogFields): void;
+  warn(event: string, fields?: LogFields): void;
+  error(event: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line. */
+  child(fields: LogFields): Logger;
+}
+
+export function parseLogLevel(value: string | undefined, fallback: LogLevel = 'info'): LogLevel {
+  if (!value) return fallback;
+  const v = value.trim().toLowerCase();
+  if (v === 'warning') return 'warn';
+  if (v in LEVEL_RANK) return v as LogLevel;
+  return fallback;
+}
+
+/** Formats one value: flattened, scrubbed, bounded, quoted when it holds spaces, quotes or '='. */
+export function formatLogValue(value: unknown, unbounded = false): string {
+  let text: string;
+  if (value === null || value === undefined) text = '';
+  else if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') text = String(value);
+  else if (value instanceof Error) text = value.message;
+  else text = JSON.stringify(value) ?? '';
+  text = scrubSecrets(text.replace(/[\r\n\t]+/g, ' '));
+  if (!unbounded && text.length > MAX_VALUE_CHARS) {
+    text = `${text.slice(0, MAX_VALUE_CHARS)}…(+${text.length - MAX_VALUE_CHARS} chars)`;
+  }
+  if (text === '' || /[\s"=\\]/.test(text)) return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return text;
+}
+
+export function formatLogLine(level: Exclude<LogLevel, 'silent'>, event: string, fields: LogFields): string {
+  const parts = [LEVEL_LABEL[level], event];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    parts.push(`${key}=${formatLogValue(value, key === 'text')}`);
+  }
+  return parts.join(' ');
+}
+
+class LogfmtLogger implements Logger {
+  readonly level: LogLevel;
+  private readonly sink: LogSink;
+  private readonly base: LogFields;
+
+  constructor(level: LogLevel, sink: LogSink, base: LogFields) {
+    this.level = level;
+    this.sink = sink;
+    this.base = base;
+  }
+
+  private emit(level: Exclude<LogLevel, 'silent'>, event: string, fields: LogFields | undefined): void {
+    if (LEVEL_RANK[level] < LEVEL_RANK[this.level]) return;
+    this.sink.write(`${formatLogLine(level, event, { ...this.base, ...fields })}\n`);
+  }
+
+  debug(event: string, fields?: LogFields): void {
+    this.emit('debug', event, fields);
+  }
+  info(event: string, fields?: LogFields): void {
+    this.emit('info', event, fields);
+  }
+  warn(event: string, fields?: LogFields): void {
+    this.emit('warn', event, fields);
+  }
+  error(event: string, fields?: LogFields): void {
+    this.emit('error', event, fields);
+  }
+  child(fields: LogFields): Logger {
+    return new LogfmtLogger(this.level, this.sink, { ...this.base, ...fields });
+  }
+}
+
+export interface CreateLoggerOptions {
+  level?: LogLevel;
+  sink?: LogSink;
+  fields?: LogFields;
+}
+
+/** Level defaults to `ACX_LOG_LEVEL` (then `info`); the sink to stderr. */
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const level = options.level ?? parseLogLevel(process.env.ACX_LOG_LEVEL);
+  const sink = options.sink ?? { write: (line: string) => process.stderr.write(line) };
+  return new LogfmtLogger(level, sink, options.fields ?? {});
+}
+
+/** A logger that collects lines in memory; for tests and for callers that ship logs elsewhere. */
+export function createMemoryLogger(level: LogLevel = 'debug'): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const logger = createLogger({ level, sink: { write: (line) => lines.push(line.trimEnd()) } });
+  return Object.assign(logger, { lines });
+}
+
+export const silentLogger: Logger = createLogger({ level: 'silent' });
