@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { type Checkpoint, Engine, type EngineMemory } from '../engine/engine.ts';
+import type { ModelParams } from '../model/params.ts';
+import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import { Journal } from '../store/journal.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
+
+/**
+ * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
+ */
+export interface EngineHarnessOptions {
+  /** An AI SDK LanguageModel, a resolved model, or a `provider:model-id` spec. */
+  model: LanguageModelV4 | ResolvedModel | string;
+  /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
+  home?: string;
+  journalPath?: string;
+  maxSteps?: number;
+  contextTokens?: number;
+  params?: ModelParams;
+  retries?: number;
+  retryBaseMs?: number;
+  memory?: EngineMemory;
+  logger?: Logger;
+  clock?: () => Date;
+  checkpoint?: (event: Checkpoint) => void;
+  briefLines?: readonly string[];
+}
+
+function isResolved(model: EngineHarnessOptions['model']): model is ResolvedModel {
+  return typeof model === 'object' && 'cacheMode' in model && 'model' in model;
+}
+
+export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: Journal } {
+  const model =
+    typeof options.model === 'string'
+      ? resolveModel({ spec: options.model })
+      : isResolved(options.model)
+        ? options.model
+        : fromLanguageModel(options.model);
+  const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
+  let journal: Journal | undefined;
+  const openJournal = () => (journal ??= new Journal(journalPath));
+
+  return {
+    id: 'engine',
+    get journal() {
+      return openJournal();
+    },
+    async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
+      const engine = new Engine({
+        model,
+        journal: openJournal(),
+        agentId: config.agentId,
+        instructions: config.instructions,
+        tools: config.tools,
+        speech: config.speech,
+        permissionMode: config.permissionMode,
+        ...(config.output ? { output: config.output } : {}),
+        ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+        ...(options.contextTokens !== undefined ? { contextTokens: options.contextTokens } : {}),
+        ...(options.params ? { params: options.params } : {}),
+        ...(options.retries !== undefined ? { retries: options.retries } : {}),
+        ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
+        ...(options.memory ? { memory: options.memory } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
+        ...(options.briefLines ? { briefLines: options.briefLines } : {}),
+        logger: options.logger ?? silentLogger,
+      });
+      engine.journal.ensureSession(sessionId);
+      return {
+        id: sessionId,
+        hasUnfinishedTurn: () => engine.hasUnfinishedTurn(sessionId),
+        run: (input) => engine.runTurn({ sessionId, ...input }),
+        continue: (input) => engine.continueTurn({ sessionId, ...input }),
+        detach: async () => {},
+        destroy: async () => engine.journal.deleteSession(sessionId),
+      };
+    },
+    async close() {
+      journal?.close();
+      journal = undefined;
+    },
+  };
+}

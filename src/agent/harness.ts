@@ -1,0 +1,48 @@
+import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { SpeechMode } from '../engine/brief.ts';
+import type { PermissionMode } from '../tools/permission.ts';
+import type { InputSchema } from '../tools/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+import type { UserContent } from 'ai';
+
+/**
+ * The seam between HarnessAgent and what actually runs a turn: acx's native engine, or an ACP
+ * coding agent. A harness owns session history; each turn sends only the newest user message.
+ */
+export interface AgentConfig {
+  agentId: string;
+  instructions: string;
+  tools: readonly Tool[];
+  output: InputSchema | undefined;
+  permissionMode: PermissionMode;
+  speech: SpeechMode;
+}
+
+export interface HarnessRunInput extends TurnHooks {
+  prompt: string | UserContent;
+  addressed?: boolean;
+}
+
+export interface HarnessContinueInput extends TurnHooks {
+  approvals?: readonly ApprovalDecision[];
+  toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
+}
+
+export interface HarnessSession {
+  readonly id: string;
+  hasUnfinishedTurn(): boolean;
+  run(input: HarnessRunInput): Promise<TurnResult>;
+  continue(input: HarnessContinueInput): Promise<TurnResult>;
+  /** Releases processes and handles; the session's history stays and can be reopened by id. */
+  detach(): Promise<void>;
+  /** Deletes the session's history. */
+  destroy(): Promise<void>;
+}
+
+export interface Harness {
+  /** e.g. `engine`, `acp:claude-code`. */
+  readonly id: string;
+  openSession(config: AgentConfig, options: { sessionId: string }): Promise<HarnessSession>;
+  /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
+  close?(): Promise<void>;
+}

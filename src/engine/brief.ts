@@ -1,0 +1,72 @@
+import { BRIEF_TAG } from '../model/brief-tag.ts';
+
+/**
+ * The volatile brief: the clock, the step counter and per-turn context, composed fresh for every
+ * model call, spliced in *last* (after all stable content, so provider prefix caches keep
+ * paying out) and never persisted.
+ */
+export type SpeechMode = { mode: 'final-text' } | { mode: 'tool'; tool: string };
+
+export const LOW_STEPS = 5;
+
+export function formatNow(now: Date): string {
+  const day = now.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  return `${now.toISOString().slice(0, 19).replace('T', ' ')} UTC (+00:00, ${day})`;
+}
+
+function speakHint(speech: SpeechMode): string {
+  return speech.mode === 'tool'
+    ? ` Speaking means calling the \`${speech.tool}\` tool; text you write outside it reaches no one.`
+    : '';
+}
+
+export interface BriefInput {
+  now: Date;
+  step: number;
+  maxSteps: number;
+  speech: SpeechMode;
+  /** Shown on every step of the turn: memory context, absent optional tools, output format. */
+  turnContext: readonly string[];
+}
+
+export function composeBrief(input: BriefInput): string {
+  const lines = [
+    BRIEF_TAG,
+    `Current Time: ${formatNow(input.now)} / Step ${input.step} of ${input.maxSteps}`,
+    'Times above are UTC; convert to the local zone before answering about a named place.',
+  ];
+  if (input.step === 1) lines.push(`This turn has a budget of ${input.maxSteps} steps (model calls).`);
+  const remaining = input.maxSteps - input.step;
+  if (remaining < LOW_STEPS) {
+    lines.push(
+      `Only ${remaining} step(s) remain after this one. Prioritise: finish the most important work, ` +
+        'note what remains for a later turn, and end with your final reply instead of more tool calls.' +
+        speakHint(input.speech),
+    );
+  }
+  lines.push(...input.turnContext);
+  return lines.join('\n');
+}
+
+export function reserveBrief(input: { now: Date; maxSteps: number; speech: SpeechMode }): string {
+  return [
+    BRIEF_TAG,
+    `Current Time: ${formatNow(input.now)}`,
+    `The step budget of ${input.maxSteps} steps for this turn is spent and tools are now withheld.`,
+    'Write your own honest progress report: what you completed, what remains, and what the next turn should do first.' +
+      (input.speech.mode === 'tool'
+        ? ' This report is unspoken: it goes to your record and your next turn, not to anyone in the conversation.'
+        : ''),
+  ].join('\n');
+}
+
+export function nudgeNote(speech: SpeechMode & { mode: 'tool' }): string {
+  return (
+    '[harness] You were addressed and this turn has taken no visible action. If silence is deliberate, say why; ' +
+    `otherwise act now. Speaking means calling the \`${speech.tool}\` tool; text written here reaches no one.`
+  );
+}
+
+export function fallbackReserveNote(maxSteps: number, reason: string): string {
+  return `[The step budget of ${maxSteps} steps ran out before a final answer, and the progress report could not be written (${reason}). The work so far is in the transcript above.]`;
+}

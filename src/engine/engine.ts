@@ -1,0 +1,984 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { AssistantModelMessage, ModelMessage, ToolResultPart, UserContent } from 'ai';
+import type { ToolResultOutput } from '@ai-sdk/provider-utils';
+import type { ModelParams } from '../model/params.ts';
+import type { ResolvedModel } from '../model/providers.ts';
+import { Journal, type CallRecord, type StoredMessage, type TurnRecord } from '../store/journal.ts';
+import { needsApproval, type PermissionMode } from '../tools/permission.ts';
+import { runTool } from '../tools/run.ts';
+import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+import { AcxError, errorMessage } from '../util/errors.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import { composeBrief, fallbackReserveNote, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
+import { capArguments, STEP_ARGS_BUDGET } from './caps.ts';
+import { compactSession, type CompactionOutcome } from './compaction.ts';
+import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
+import {
+  addUsage,
+  type ApprovalRequest,
+  emptyUsage,
+  type FinishReason,
+  type HarnessStreamPart,
+  type Usage,
+} from './events.ts';
+import { backoffMs, classifyFault, isTransient } from './faults.ts';
+import { callModel, type ModelCallResult, type ModelTool } from './model-call.ts';
+import { parseStructuredOutput } from './structured-output.ts';
+import { capStepOutputs, errorOutput, toToolResultOutput } from './tool-output.ts';
+
+/**
+ * The native engine: a think → act loop over any AI SDK LanguageModel, one model call per step,
+ * the engine (not the SDK) running tools, everything journaled as it happens.
+ */
+export const DEFAULT_MAX_STEPS = 24;
+export const DEFAULT_RETRIES = 2;
+
+/** The memory operations the engine uses; a MemoryProvider satisfies it. */
+export interface EngineMemory {
+  readonly name: string;
+  observe(exchange: {
+    agentId: string;
+    sessionId: string;
+    prompt: string;
+    text: string;
+    unspoken: boolean;
+    toolCalls: { name: string; input: unknown }[];
+  }): Promise<void>;
+  context(scope: { agentId: string; sessionId: string; query: string }): Promise<string | undefined>;
+  remember(key: string, value: string): Promise<void>;
+}
+
+/** Durability boundaries, reported so tests can kill the process exactly there. */
+export type Checkpoint =
+  | { at: 'turn-started'; turnId: string }
+  | { at: 'model-call'; turnId: string; step: number }
+  | { at: 'assistant-persisted'; turnId: string; step: number }
+  | { at: 'tool-started'; turnId: string; step: number; toolName: string; callId: string }
+  | { at: 'tool-finished'; turnId: string; step: number; toolName: string; callId: string }
+  | { at: 'step-settled'; turnId: string; step: number }
+  | { at: 'turn-ended'; turnId: string };
+
+export interface EngineOptions {
+  model: ResolvedModel;
+  journal: Journal;
+  agentId?: string;
+  instructions?: string;
+  tools?: readonly Tool[];
+  maxSteps?: number;
+  speech?: SpeechMode;
+  permissionMode?: PermissionMode;
+  params?: ModelParams;
+  /** The configured context ceiling in tokens; 0 disables compaction. */
+  contextTokens?: number;
+  retries?: number;
+  retryBaseMs?: number;
+  memory?: EngineMemory;
+  output?: InputSchema;
+  logger?: Logger;
+  clock?: () => Date;
+  checkpoint?: (event: Checkpoint) => void;
+  /** Extra standing lines for every step's brief (e.g. which optional tools are absent). */
+  briefLines?: readonly string[];
+}
+
+export interface ApprovalDecision {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export interface TurnHooks {
+  abortSignal?: AbortSignal | undefined;
+  emit?: ((part: HarnessStreamPart) => void) | undefined;
+  /** Answer approvals inline; without it the turn suspends and waits for `continueTurn`. */
+  onApprovalRequest?: ((request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>) | undefined;
+}
+
+export interface TurnInput extends TurnHooks {
+  sessionId: string;
+  prompt: string | UserContent;
+  /** The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech mode. */
+  addressed?: boolean;
+}
+
+export interface ContinueInput extends TurnHooks {
+  sessionId: string;
+  approvals?: readonly ApprovalDecision[];
+  /** Results for calls of tools that have no executor in this host. */
+  toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
+}
+
+export interface TurnToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+export interface TurnResult {
+  sessionId: string;
+  turnId: string;
+  /** The reply. Empty in tool speech mode, where the final text is unspoken narration. */
+  text: string;
+  unspoken: string | undefined;
+  output: unknown;
+  finishReason: FinishReason;
+  usage: Usage;
+  steps: number;
+  toolCalls: TurnToolCall[];
+  toolResults: Array<TurnToolCall & { output: unknown; error?: string }>;
+  pendingApprovals: ApprovalRequest[];
+  pendingToolCalls: TurnToolCall[];
+  resumed: boolean;
+}
+
+export class TurnAbortedError extends AcxError {
+  constructor() {
+    super('aborted', 'The turn was cancelled.', { hint: 'The journal is consistent; send the next message when ready.' });
+    this.name = 'AbortError';
+  }
+}
+
+interface Entry {
+  seq: number;
+  turnId: string | null;
+  kind: StoredMessage['kind'];
+  message: ModelMessage;
+}
+
+interface TurnState {
+  turn: TurnRecord;
+  sessionId: string;
+  hooks: TurnHooks;
+  emit: (part: HarnessStreamPart) => void;
+  transcript: Entry[];
+  step: number;
+  usage: Usage;
+  lastInputTokens: number | undefined;
+  toolsRan: number;
+  visibleActions: number;
+  addressed: boolean;
+  nudged: boolean;
+  repairedOutput: boolean;
+  overflowRescued: boolean;
+  prompt: string;
+  turnContext: string[];
+  calls: TurnToolCall[];
+  results: Array<TurnToolCall & { output: unknown; error?: string }>;
+  started: number;
+  resumed: boolean;
+}
+
+export class Engine {
+  readonly options: Required<
+    Pick<EngineOptions, 'maxSteps' | 'speech' | 'permissionMode' | 'params' | 'retries' | 'retryBaseMs' | 'agentId' | 'instructions'>
+  > &
+    EngineOptions;
+  readonly journal: Journal;
+  readonly budget: ContextBudget;
+  private readonly logger: Logger;
+  private readonly tools = new Map<string, { tool: Tool; schema: NormalizedSchema }>();
+  private readonly modelTools: ModelTool[] = [];
+  private readonly output: NormalizedSchema | undefined;
+
+  constructor(options: EngineOptions) {
+    const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+    if (!Number.isInteger(maxSteps) || maxSteps <= 0) {
+      throw new AcxError('config', `The step budget must be a positive whole number (got ${maxSteps}).`, {
+        hint: `Leave it unset for the default of ${DEFAULT_MAX_STEPS}, or pass a value like 12.`,
+      });
+    }
+    this.options = {
+      ...options,
+      maxSteps,
+      speech: options.speech ?? { mode: 'final-text' },
+      permissionMode: options.permissionMode ?? 'allow-edits',
+      params: options.params ?? {},
+      retries: options.retries ?? DEFAULT_RETRIES,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      agentId: options.agentId ?? 'agent',
+      instructions: options.instructions ?? '',
+    };
+    this.journal = options.journal;
+    this.logger = options.logger ?? silentLogger;
+    for (const tool of options.tools ?? []) {
+      if (this.tools.has(tool.name)) {
+        throw new AcxError('config', `Two tools are named "${tool.name}".`, { hint: 'Tool names must be unique.' });
+      }
+      const schema = normalizeSchema(tool.inputSchema);
+      this.tools.set(tool.name, { tool, schema });
+      this.modelTools.push({ name: tool.name, description: tool.description, schema });
+    }
+    const speech = this.options.speech;
+    if (speech.mode === 'tool' && !this.tools.has(speech.tool)) {
+      throw new AcxError('config', `Speech mode "tool" names the tool "${speech.tool}", which is not registered.`, {
+        hint: 'Register the speaking tool, or use the final-text speech mode.',
+      });
+    }
+    this.output = options.output ? normalizeSchema(options.output) : undefined;
+    this.budget = resolveContextBudget({
+      configured: options.contextTokens,
+      modelLimit: options.model.contextWindowTokens,
+    });
+    this.logger.info('context limit', {
+      limit: this.budget.limit,
+      source: this.budget.source,
+      compact_at: this.budget.enabled ? this.budget.compactAt : 'disabled',
+    });
+    checkHeadroom(this.budget, maxSteps, this.logger);
+  }
+
+  hasUnfinishedTurn(sessionId: string): boolean {
+    return this.journal.unfinishedTurn(sessionId) !== undefined;
+  }
+
+  /** Runs one turn for a new user message. An unfinished earlier turn must be continued first. */
+  async runTurn(input: TurnInput): Promise<TurnResult> {
+    const { sessionId } = input;
+    this.journal.ensureSession(sessionId);
+    const unfinished = this.journal.unfinishedTurn(sessionId);
+    if (unfinished) {
+      throw new AcxError('turn-unfinished', `Session ${sessionId} has an unfinished turn (${unfinished.id}).`, {
+        hint: 'Continue it first (continueTurn / acx run resumes it automatically).',
+      });
+    }
+    const turnId = randomUUID();
+    const message: ModelMessage = { role: 'user', content: input.prompt };
+    this.journal.transaction(() => {
+      this.journal.startTurn(turnId, sessionId);
+      this.journal.appendMessage(sessionId, turnId, 'user', message);
+    });
+    this.options.checkpoint?.({ at: 'turn-started', turnId });
+    const state = await this.newState(this.journal.turn(turnId)!, input, {
+      addressed: input.addressed ?? false,
+      resumed: false,
+    });
+    return this.drive(state);
+  }
+
+  /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */
+  async continueTurn(input: ContinueInput): Promise<TurnResult> {
+    const turn = this.journal.unfinishedTurn(input.sessionId);
+    if (!turn) {
+      throw new AcxError('no-unfinished-turn', `Session ${input.sessionId} has no unfinished turn to continue.`, {
+        hint: 'Send a new message instead.',
+      });
+    }
+    const state = await this.newState(turn, input, { addressed: false, resumed: true });
+    this.logger.info('turn resume', { session: input.sessionId, turn: turn.id, steps: state.step });
+    const settled = await this.settleOpenStep(state, input);
+    if (settled === 'suspended') return this.suspend(state);
+    if (settled === 'none') {
+      const last = [...state.transcript].reverse().find((entry) => entry.turnId === turn.id);
+      if (last?.kind === 'assistant' && !hasToolCalls(last.message)) {
+        // The turn reached its final text before the process stopped: commit it, re-run nothing.
+        return this.finish(state, textOf(last.message), 'stop');
+      }
+    }
+    return this.drive(state);
+  }
+
+  // ---- the loop --------------------------------------------------------------------------
+
+  private async newState(
+    turn: TurnRecord,
+    hooks: TurnHooks,
+    flags: { addressed: boolean; resumed: boolean },
+  ): Promise<TurnState> {
+    const transcript = this.loadTranscript(turn.sessionId);
+    const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
+    const prompt = userEntry ? textOf(userEntry.message) : '';
+    const steps = transcript.filter((entry) => entry.turnId === turn.id && entry.kind === 'assistant').length;
+    const state: TurnState = {
+      turn,
+      sessionId: turn.sessionId,
+      hooks,
+      emit: hooks.emit ?? (() => {}),
+      transcript,
+      step: steps,
+      usage: emptyUsage(),
+      lastInputTokens: undefined,
+      toolsRan: turn.toolsRan,
+      visibleActions: 0,
+      addressed: flags.addressed,
+      nudged: turn.nudged,
+      repairedOutput: false,
+      overflowRescued: false,
+      prompt,
+      turnContext: [],
+      calls: [],
+      results: [],
+      started: performance.now(),
+      resumed: flags.resumed,
+    };
+    state.turnContext = await this.composeTurnContext(state);
+    this.logger.info('turn start', {
+      session: state.sessionId,
+      turn: turn.id,
+      provider: this.options.model.provider,
+      model: this.options.model.modelId,
+      resumed: flags.resumed || undefined,
+    });
+    state.emit({ type: 'start', sessionId: state.sessionId, turnId: turn.id, resumed: flags.resumed });
+    return state;
+  }
+
+  private async composeTurnContext(state: TurnState): Promise<string[]> {
+    const lines = [...(this.options.briefLines ?? [])];
+    if (this.options.memory) {
+      try {
+        const context = await this.options.memory.context({
+          agentId: this.options.agentId,
+          sessionId: state.sessionId,
+          query: state.prompt,
+        });
+        if (context) lines.push(context);
+      } catch (error) {
+        this.logger.warn('memory context failed', { provider: this.options.memory.name, error: errorMessage(error) });
+      }
+    }
+    if (this.output) {
+      lines.push(
+        `When you finish, reply with only a JSON value (no prose, no code fence) that matches this JSON Schema: ${JSON.stringify(this.output.jsonSchema)}`,
+      );
+    }
+    return lines;
+  }
+
+  private async drive(state: TurnState): Promise<TurnResult> {
+    const { maxSteps } = this.options;
+    for (;;) {
+      this.throwIfAborted(state);
+      if (state.step >= maxSteps) return this.reserve(state);
+      state.step += 1;
+      this.journal.updateTurn(state.turn.id, { steps: state.step });
+      state.emit({ type: 'start-step', step: state.step });
+      this.options.checkpoint?.({ at: 'model-call', turnId: state.turn.id, step: state.step });
+      const stepStarted = performance.now();
+      const result = await this.callWithRescue(state);
+      const calls = result.toolCalls;
+      this.persistAssistant(state, result);
+      this.options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
+      state.emit({
+        type: 'finish-step',
+        step: state.step,
+        finishReason: calls.length > 0 ? 'tool-calls' : normalizeFinish(result.finishReason),
+        usage: result.usage,
+      });
+
+      if (calls.length === 0) {
+        this.logger.info(`step ${state.step}/${maxSteps}: final reply`, {
+          duration: seconds(performance.now() - stepStarted),
+        });
+        const decided = await this.onFinalText(state, result.text);
+        if (decided === 'continue') continue;
+        return decided;
+      }
+
+      const outcome = await this.runStepCalls(state, this.journal.calls(state.turn.id, state.step));
+      this.logger.info(`step ${state.step}/${maxSteps}: tools=${calls.map((c) => c.toolName).join(',')}`, {
+        duration: seconds(performance.now() - stepStarted),
+      });
+      if (outcome === 'suspended') return this.suspend(state);
+      this.settleStep(state, state.step);
+      this.throwIfAborted(state);
+    }
+  }
+
+  /** Decides what a step without tool calls means: the final reply, or one more nudge/repair. */
+  private async onFinalText(state: TurnState, text: string): Promise<TurnResult | 'continue'> {
+    const speech = this.options.speech;
+    if (speech.mode === 'tool' && state.addressed && state.visibleActions === 0 && !state.nudged) {
+      state.nudged = true;
+      this.journal.transaction(() => {
+        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech) });
+        this.journal.updateTurn(state.turn.id, { nudged: true });
+      });
+      this.logger.info('nudge', { session: state.sessionId, tool: speech.tool });
+      return 'continue';
+    }
+    if (this.output && !state.repairedOutput) {
+      const parsed = parseStructuredOutput(text, this.output);
+      if (!parsed.ok) {
+        state.repairedOutput = true;
+        this.appendEntry(state, 'note', {
+          role: 'user',
+          content: `[harness] Your final answer is not valid for the required output schema: ${parsed.error}. Reply again with only the JSON value.`,
+        });
+        return 'continue';
+      }
+    }
+    return this.finish(state, text, 'stop');
+  }
+
+  private async finish(state: TurnState, text: string, finishReason: FinishReason): Promise<TurnResult> {
+    let output: unknown;
+    let failure: string | undefined;
+    if (this.output) {
+      const parsed = parseStructuredOutput(text, this.output);
+      if (parsed.ok) output = parsed.value;
+      else failure = parsed.error;
+    }
+    const unspoken = this.options.speech.mode === 'tool';
+    this.journal.updateTurn(state.turn.id, {
+      status: failure ? 'failed' : 'done',
+      finalText: text,
+      steps: state.step,
+      ...(failure ? { error: `output invalid: ${failure}` } : {}),
+    });
+    this.options.checkpoint?.({ at: 'turn-ended', turnId: state.turn.id });
+    if (unspoken && text) {
+      this.logger.info('unspoken', { session: state.sessionId, kind: 'narration', chars: text.length, text });
+      state.emit({ type: 'unspoken', text });
+    }
+    this.logger.info('turn end', {
+      session: state.sessionId,
+      turn: state.turn.id,
+      outcome: failure ? 'error' : 'ok',
+      steps: `${state.step}/${this.options.maxSteps}`,
+      tools: state.toolsRan,
+      duration: seconds(performance.now() - state.started),
+    });
+    await this.observe(state, text, unspoken);
+    await this.maybeCompact(state);
+    if (failure) {
+      throw new AcxError('output-invalid', `The model's final answer does not match the output schema: ${failure}`, {
+        hint: 'The answer is kept in the journal; refine the instructions or the schema and ask again.',
+      });
+    }
+    state.emit({ type: 'finish', finishReason, totalUsage: state.usage });
+    return this.result(state, { text: unspoken ? '' : text, unspoken: unspoken ? text : undefined, output, finishReason });
+  }
+
+  private result(
+    state: TurnState,
+    fields: Pick<TurnResult, 'text' | 'unspoken' | 'output' | 'finishReason'> &
+      Partial<Pick<TurnResult, 'pendingApprovals' | 'pendingToolCalls'>>,
+  ): TurnResult {
+    return {
+      sessionId: state.sessionId,
+      turnId: state.turn.id,
+      usage: state.usage,
+      steps: state.step,
+      toolCalls: state.calls,
+      toolResults: state.results,
+      pendingApprovals: [],
+      pendingToolCalls: [],
+      resumed: state.resumed,
+      ...fields,
+    };
+  }
+
+  private suspend(state: TurnState): TurnResult {
+    this.journal.updateTurn(state.turn.id, { status: 'suspended' });
+    const open = this.journal.openCalls(state.turn.id);
+    const pendingApprovals = open
+      .filter((call) => call.status === 'awaiting-approval')
+      .map((call) => ({ approvalId: call.callId, toolCallId: call.callId, toolName: call.toolName, input: call.input }));
+    const pendingToolCalls = open
+      .filter((call) => call.status === 'awaiting-result')
+      .map((call) => ({ toolCallId: call.callId, toolName: call.toolName, input: call.input }));
+    this.logger.info('turn suspended', {
+      session: state.sessionId,
+      turn: state.turn.id,
+      approvals: pendingApprovals.length,
+      awaiting_results: pendingToolCalls.length,
+    });
+    const finishReason: FinishReason = pendingApprovals.length > 0 ? 'tool-approval' : 'tool-calls';
+    state.emit({ type: 'finish', finishReason, totalUsage: state.usage });
+    return this.result(state, { text: '', unspoken: undefined, output: undefined, finishReason, pendingApprovals, pendingToolCalls });
+  }
+
+  /** Budget spent while the model still calls tools: one call with tools withheld for its own report. */
+  private async reserve(state: TurnState): Promise<TurnResult> {
+    const { maxSteps, speech } = this.options;
+    this.logger.warn('step budget exhausted', { session: state.sessionId, steps: `${state.step}/${maxSteps}` });
+    let text: string;
+    try {
+      const result = await this.callWithRetries(state, {
+        brief: reserveBrief({ now: this.now(), maxSteps, speech }),
+        toolChoice: 'none',
+      });
+      text = result.text.trim() || fallbackReserveNote(maxSteps, 'the report was empty');
+    } catch (error) {
+      if (classifyFault(error) === 'aborted') throw new TurnAbortedError();
+      this.logger.warn('reserve summary failed', { session: state.sessionId, error: errorMessage(error) });
+      text = fallbackReserveNote(maxSteps, errorMessage(error));
+    }
+    this.appendEntry(state, 'assistant', { role: 'assistant', content: text });
+    return this.finish(state, text, 'length');
+  }
+
+  // ---- model calls ----------------------------------------------------------------------
+
+  private now(): Date {
+    return this.options.clock?.() ?? new Date();
+  }
+
+  private buildMessages(state: TurnState, brief: string): ModelMessage[] {
+    const messages = state.transcript.map((entry) => entry.message);
+    if (this.options.model.cacheMode === 'explicit' && messages.length > 0) {
+      // One breakpoint at the stable/volatile boundary: the last frozen message, never the brief.
+      const last = messages.length - 1;
+      messages[last] = withCacheBreakpoint(messages[last]!);
+    }
+    messages.push({ role: 'user', content: brief });
+    return messages;
+  }
+
+  private async callWithRescue(state: TurnState): Promise<ModelCallResult> {
+    const brief = composeBrief({
+      now: this.now(),
+      step: state.step,
+      maxSteps: this.options.maxSteps,
+      speech: this.options.speech,
+      turnContext: state.turnContext,
+    });
+    try {
+      return await this.callWithRetries(state, { brief });
+    } catch (error) {
+      const fault = classifyFault(error);
+      if (fault === 'aborted') throw this.abortTurn(state);
+      if (fault === 'context-overflow' && this.budget.enabled && !state.overflowRescued) {
+        state.overflowRescued = true;
+        this.logger.warn('context overflow', {
+          session: state.sessionId,
+          tools_ran: state.toolsRan,
+          action: state.toolsRan === 0 ? 'hard compaction and one re-run' : 'hard compaction; no re-run after a tool ran',
+        });
+        const outcome = await this.compact(state, { hard: true, inputTokens: undefined });
+        if (state.toolsRan === 0 && outcome.compacted) {
+          state.transcript = this.loadTranscript(state.sessionId);
+          return this.callWithRetries(state, { brief });
+        }
+      }
+      this.failTurn(state, error);
+      throw error;
+    }
+  }
+
+  private async callWithRetries(
+    state: TurnState,
+    call: { brief: string; toolChoice?: 'auto' | 'none' },
+  ): Promise<ModelCallResult> {
+    const { retries, retryBaseMs, model } = this.options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await callModel({
+          model,
+          system: this.options.instructions,
+          messages: this.buildMessages(state, call.brief),
+          tools: this.modelTools,
+          ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
+          params: this.options.params,
+          abortSignal: state.hooks.abortSignal,
+          emit: state.emit,
+        });
+        this.logModelCall(result);
+        state.usage = addUsage(state.usage, result.usage);
+        state.lastInputTokens = result.usage.inputTokens;
+        return result;
+      } catch (error) {
+        const fault = classifyFault(error);
+        if (!isTransient(fault) || attempt > retries) {
+          if (isTransient(fault)) {
+            this.logger.error('model call failed', { fault, attempts: attempt, error: errorMessage(error) });
+          }
+          throw error;
+        }
+        this.logger.warn('model call retry', { fault, attempt, of: retries + 1, error: errorMessage(error) });
+        state.emit({ type: 'retry', attempt, error: errorMessage(error) });
+        await sleep(backoffMs(attempt, retryBaseMs), state.hooks.abortSignal);
+      }
+    }
+  }
+
+  private logModelCall(result: ModelCallResult): void {
+    const cost = (result.providerMetadata?.openrouter as { usage?: { cost?: number } } | undefined)?.usage?.cost;
+    this.logger.info('llm', {
+      provider: this.options.model.provider,
+      model: this.options.model.modelId,
+      duration: seconds(result.durationMs),
+      tokens_in: result.usage.inputTokens,
+      tokens_out: result.usage.outputTokens,
+      tokens_total: result.usage.totalTokens,
+      cached_tokens: result.usage.cachedInputTokens,
+      cost,
+    });
+  }
+
+  // ---- journal writes -------------------------------------------------------------------
+
+  private loadTranscript(sessionId: string): Entry[] {
+    return this.journal.messages(sessionId).map((m) => ({ ...m }));
+  }
+
+  private appendEntry(state: TurnState, kind: Entry['kind'], message: ModelMessage): number {
+    const seq = this.journal.appendMessage(state.sessionId, state.turn.id, kind, message);
+    state.transcript.push({ seq, turnId: state.turn.id, kind, message });
+    return seq;
+  }
+
+  /** The assistant message naming the calls is committed before any of them runs. */
+  private persistAssistant(state: TurnState, result: ModelCallResult): void {
+    const assistant = (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? {
+      role: 'assistant',
+      content: result.text,
+    };
+    this.journal.transaction(() => {
+      this.appendEntry(state, 'assistant', assistant);
+      result.toolCalls.forEach((call, ordinal) => {
+        this.journal.insertCall({
+          turnId: state.turn.id,
+          step: state.step,
+          callId: call.toolCallId,
+          ordinal,
+          toolName: call.toolName,
+          input: call.input,
+          status: call.invalidReason ? 'done' : 'pending',
+        });
+        if (call.invalidReason) {
+          const known = this.tools.has(call.toolName);
+          this.journal.recordCallResult(
+            state.turn.id,
+            call.toolCallId,
+            errorOutput(
+              known
+                ? `The call to ${call.toolName} could not be parsed: ${call.invalidReason}`
+                : `There is no tool named ${call.toolName}. Available tools: ${[...this.tools.keys()].join(', ') || 'none'}.`,
+            ),
+          );
+        }
+      });
+    });
+    for (const call of result.toolCalls) {
+      state.calls.push({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
+      state.emit({ type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
+    }
+  }
+
+  /**
+   * A step settles when every call has a result: the capped results and capped arguments are
+   * written in one transaction, and the full results leave the ledger.
+   */
+  private settleStep(state: TurnState, step: number): void {
+    const calls = this.journal.calls(state.turn.id, step);
+    const fullOutputs = calls.map((call) => call.result as ToolResultOutput);
+    const capped = capStepOutputs(fullOutputs);
+    const cappedInputs = capArguments(
+      calls.map((call) => call.input),
+      STEP_ARGS_BUDGET,
+    );
+    const assistantIndex = findLastIndex(
+      state.transcript,
+      (entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && hasToolCalls(entry.message),
+    );
+    const assistant = state.transcript[assistantIndex]!;
+    const cappedAssistant = replaceToolInputs(
+      assistant.message as AssistantModelMessage,
+      new Map(calls.map((call, index) => [call.callId, cappedInputs[index]])),
+    );
+    const toolMessage = (outputs: ToolResultOutput[]): ModelMessage => ({
+      role: 'tool',
+      content: calls.map(
+        (call, index): ToolResultPart => ({
+          type: 'tool-result',
+          toolCallId: call.callId,
+          toolName: call.toolName,
+          output: outputs[index]!,
+        }),
+      ),
+    });
+    this.journal.transaction(() => {
+      this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
+      const seq = this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped));
+      this.journal.settleStep(state.turn.id, step);
+      // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
+      state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });
+    });
+    this.options.checkpoint?.({ at: 'step-settled', turnId: state.turn.id, step });
+  }
+
+  // ---- tools ----------------------------------------------------------------------------
+
+  private idempotencyKey(turnId: string, step: number, ordinal: number): string {
+    return createHash('sha256').update(`${this.options.agentId}\n${turnId}\n${step}\n${ordinal}`).digest('hex').slice(0, 32);
+  }
+
+  /** Runs a step's calls in parallel; returns 'suspended' when some wait for the host. */
+  private async runStepCalls(state: TurnState, calls: CallRecord[], decisions?: ReadonlyMap<string, ApprovalDecision>) {
+    const waiting: string[] = [];
+    await Promise.all(
+      calls.map(async (call) => {
+        if (call.status === 'done' || call.status === 'settled') return;
+        const entry = this.tools.get(call.toolName);
+        if (!entry) {
+          this.journal.recordCallResult(state.turn.id, call.callId, errorOutput(`There is no tool named ${call.toolName}.`));
+          return;
+        }
+        const decision = await this.approve(state, call, entry.tool, decisions);
+        if (decision === 'waiting') {
+          waiting.push(call.callId);
+          return;
+        }
+        if (decision && !decision.approved) {
+          const reason = decision.reason ?? 'The host denied this call.';
+          this.journal.recordCallResult(state.turn.id, call.callId, { type: 'execution-denied', reason });
+          state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason });
+          state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
+          return;
+        }
+        if (!entry.tool.execute) {
+          this.journal.setCallStatus(state.turn.id, call.callId, 'awaiting-result');
+          waiting.push(call.callId);
+          return;
+        }
+        await this.execute(state, call, entry);
+      }),
+    );
+    return waiting.length > 0 ? 'suspended' : 'complete';
+  }
+
+  private async approve(
+    state: TurnState,
+    call: CallRecord,
+    tool: Tool,
+    decisions: ReadonlyMap<string, ApprovalDecision> | undefined,
+  ): Promise<ApprovalDecision | 'waiting' | undefined> {
+    if (call.approval) return { approvalId: call.callId, ...call.approval };
+    if (!needsApproval(tool, this.options.permissionMode)) return undefined;
+    const given = decisions?.get(call.callId);
+    if (given) {
+      this.journal.recordApproval(state.turn.id, call.callId, { approved: given.approved, ...(given.reason ? { reason: given.reason } : {}) });
+      return given;
+    }
+    const request: ApprovalRequest = {
+      approvalId: call.callId,
+      toolCallId: call.callId,
+      toolName: call.toolName,
+      input: call.input,
+    };
+    state.emit({ type: 'tool-approval-request', ...request });
+    if (!state.hooks.onApprovalRequest) {
+      this.journal.setCallStatus(state.turn.id, call.callId, 'awaiting-approval');
+      return 'waiting';
+    }
+    const answer = await state.hooks.onApprovalRequest(request);
+    this.journal.recordApproval(state.turn.id, call.callId, answer);
+    this.logger.info('approval', { tool: call.toolName, approved: answer.approved });
+    return { approvalId: call.callId, ...answer };
+  }
+
+  private async execute(state: TurnState, call: CallRecord, entry: { tool: Tool; schema: NormalizedSchema }): Promise<void> {
+    const { tool, schema } = entry;
+    this.journal.setCallStatus(state.turn.id, call.callId, 'started');
+    state.toolsRan += 1;
+    this.journal.updateTurn(state.turn.id, { toolsRan: state.toolsRan });
+    if (tool.visible) state.visibleActions += 1;
+    this.options.checkpoint?.({ at: 'tool-started', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
+    const started = performance.now();
+    const outcome = await runTool(tool, schema, call.input, {
+      toolCallId: call.callId,
+      sessionId: state.sessionId,
+      idempotencyKey: this.idempotencyKey(state.turn.id, call.step, call.ordinal),
+      abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
+      logger: this.logger,
+    });
+    const output = outcome.ok
+      ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
+      : errorOutput(outcome.error);
+    this.journal.recordCallResult(state.turn.id, call.callId, output);
+    this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
+    const duration = seconds(performance.now() - started);
+    if (outcome.ok) {
+      this.logger.info('tool', { name: tool.name, duration, outcome: 'ok' });
+      state.emit({ type: 'tool-result', toolCallId: call.callId, toolName: tool.name, input: call.input, output: outcome.output });
+      state.results.push({ toolCallId: call.callId, toolName: tool.name, input: call.input, output: outcome.output });
+    } else {
+      this.logger.warn('tool', { name: tool.name, duration, outcome: 'error', error: outcome.error });
+      state.emit({ type: 'tool-error', toolCallId: call.callId, toolName: tool.name, input: call.input, error: outcome.error });
+      state.results.push({ toolCallId: call.callId, toolName: tool.name, input: call.input, output: undefined, error: outcome.error });
+    }
+  }
+
+  /**
+   * Brings the newest unsettled step of a resumed turn to rest, by evidence:
+   * a call that never started runs now; a call that started and has no result runs again only
+   * when its tool is read-only or idempotent, otherwise the model is told the outcome is unknown.
+   */
+  private async settleOpenStep(state: TurnState, input: ContinueInput): Promise<'settled' | 'suspended' | 'none'> {
+    const open = this.journal.openCalls(state.turn.id);
+    if (open.length === 0) return 'none';
+    const step = open[0]!.step;
+    const supplied = new Map((input.toolResults ?? []).map((r) => [r.toolCallId, r.output]));
+    for (const call of open) {
+      if (call.status === 'started') {
+        const tool = this.tools.get(call.toolName)?.tool;
+        const safe = tool && (tool.effect === 'read-only' || tool.effect === 'idempotent');
+        if (safe) {
+          this.logger.info('recovery re-run', { tool: call.toolName, call: call.callId, effect: tool.effect });
+          this.journal.setCallStatus(state.turn.id, call.callId, 'pending');
+          call.status = 'pending';
+        } else {
+          this.logger.warn('recovery outcome unknown', { tool: call.toolName, call: call.callId });
+          this.journal.recordCallResult(
+            state.turn.id,
+            call.callId,
+            errorOutput(
+              `The process running this turn stopped while ${call.toolName} was executing. Whether it took effect is unknown; ` +
+                'it was not run again because it is not safe to repeat. Check its effect before you retry it.',
+            ),
+          );
+          call.status = 'done';
+        }
+      } else if (call.status === 'awaiting-result' && supplied.has(call.callId)) {
+        this.journal.recordCallResult(
+          state.turn.id,
+          call.callId,
+          toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }),
+        );
+        call.status = 'done';
+      } else if (call.status === 'awaiting-approval' || call.status === 'awaiting-result') {
+        this.journal.setCallStatus(state.turn.id, call.callId, 'pending');
+        call.status = 'pending';
+      }
+    }
+    const decisions = new Map((input.approvals ?? []).map((d) => [d.approvalId, d]));
+    const outcome = await this.runStepCalls(state, open, decisions);
+    if (outcome === 'suspended') return 'suspended';
+    this.settleStep(state, step);
+    return 'settled';
+  }
+
+  // ---- endings --------------------------------------------------------------------------
+
+  private throwIfAborted(state: TurnState): void {
+    if (state.hooks.abortSignal?.aborted) throw this.abortTurn(state);
+  }
+
+  private abortTurn(state: TurnState): TurnAbortedError {
+    // Calls that never got a result are settled as cancelled so the transcript stays well-formed.
+    const open = this.journal.openCalls(state.turn.id);
+    for (const call of open) {
+      if (call.status !== 'done') {
+        this.journal.recordCallResult(state.turn.id, call.callId, errorOutput('Cancelled by the user before it ran.'));
+      }
+    }
+    if (open.length > 0) this.settleStep(state, open[0]!.step);
+    this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step });
+    this.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
+    state.emit({ type: 'abort' });
+    return new TurnAbortedError();
+  }
+
+  private failTurn(state: TurnState, error: unknown): void {
+    this.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` });
+    this.logger.error('turn end', {
+      session: state.sessionId,
+      turn: state.turn.id,
+      outcome: 'error',
+      steps: `${state.step}/${this.options.maxSteps}`,
+      error: errorMessage(error),
+    });
+  }
+
+  private async observe(state: TurnState, text: string, unspoken: boolean): Promise<void> {
+    if (!this.options.memory) return;
+    try {
+      await this.options.memory.observe({
+        agentId: this.options.agentId,
+        sessionId: state.sessionId,
+        prompt: state.prompt,
+        text,
+        unspoken,
+        toolCalls: state.calls.map((call) => ({ name: call.toolName, input: call.input })),
+      });
+    } catch (error) {
+      this.logger.warn('memory observe failed', { provider: this.options.memory.name, error: errorMessage(error) });
+    }
+  }
+
+  private async maybeCompact(state: TurnState): Promise<void> {
+    if (!this.budget.enabled || state.lastInputTokens === undefined) return;
+    if (state.lastInputTokens <= this.budget.compactAt) return;
+    await this.compact(state, { hard: false, inputTokens: state.lastInputTokens });
+  }
+
+  private async compact(state: TurnState, options: { hard: boolean; inputTokens: number | undefined }): Promise<CompactionOutcome> {
+    const outcome = await compactSession({
+      journal: this.journal,
+      sessionId: state.sessionId,
+      model: this.options.model,
+      params: this.options.params,
+      budget: this.budget,
+      hard: options.hard,
+      ...(this.options.memory ? { memory: this.options.memory } : {}),
+      logger: this.logger,
+      now: this.now(),
+      inputTokens: options.inputTokens,
+      abortSignal: state.hooks.abortSignal,
+    });
+    if (outcome.compacted) {
+      state.emit({ type: 'compaction', before: outcome.messagesBefore, after: outcome.messagesAfter, summarized: outcome.summarized });
+    }
+    return outcome;
+  }
+}
+
+// ---- helpers ----------------------------------------------------------------------------
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(2)}s`;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function normalizeFinish(reason: string): FinishReason {
+  return (['stop', 'length', 'content-filter', 'tool-calls', 'error'] as const).includes(reason as never)
+    ? (reason as FinishReason)
+    : 'other';
+}
+
+export function textOf(message: ModelMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return (message.content as Array<{ type: string; text?: string }>)
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text ?? '')
+    .join('');
+}
+
+export function hasToolCalls(message: ModelMessage): boolean {
+  return (
+    message.role === 'assistant' &&
+    Array.isArray(message.content) &&
+    message.content.some((part) => part.type === 'tool-call')
+  );
+}
+
+function replaceToolInputs(message: AssistantModelMessage, inputs: Map<string, unknown>): AssistantModelMessage {
+  if (typeof message.content === 'string') return message;
+  return {
+    ...message,
+    content: message.content.map((part) =>
+      part.type === 'tool-call' && inputs.has(part.toolCallId) ? { ...part, input: inputs.get(part.toolCallId) } : part,
+    ),
+  };
+}
+
+function withCacheBreakpoint(message: ModelMessage): ModelMessage {
+  const cacheControl = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+  return { ...message, providerOptions: { ...(message.providerOptions ?? {}), ...cacheControl } } as ModelMessage;
+}
+
+function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return i;
+  return -1;
+}

@@ -1,0 +1,130 @@
+import { jsonSchema, type ModelMessage, streamText, type ToolSet } from 'ai';
+import type { ResolvedModel } from '../model/providers.ts';
+import type { ModelParams } from '../model/params.ts';
+import type { NormalizedSchema } from '../tools/schema.ts';
+import type { HarnessStreamPart, Usage } from './events.ts';
+
+/**
+ * One model call: exactly one step, tools declared but never executed by the SDK (the engine
+ * runs them), no SDK retries (the engine classifies faults and retries itself).
+ */
+export interface ModelTool {
+  name: string;
+  description: string;
+  schema: NormalizedSchema;
+}
+
+export interface ModelCallRequest {
+  model: ResolvedModel;
+  system: string;
+  messages: ModelMessage[];
+  tools: readonly ModelTool[];
+  toolChoice?: 'auto' | 'none';
+  params: ModelParams;
+  abortSignal?: AbortSignal | undefined;
+  emit: (part: HarnessStreamPart) => void;
+}
+
+export interface ModelToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** Set when the SDK could not parse the call (unknown tool, malformed JSON). */
+  invalidReason?: string;
+}
+
+export interface ModelCallResult {
+  text: string;
+  reasoning: string;
+  toolCalls: ModelToolCall[];
+  finishReason: string;
+  usage: Usage;
+  /** The assistant message(s) as the SDK shapes them, ready to persist. */
+  responseMessages: ModelMessage[];
+  providerMetadata: Record<string, unknown> | undefined;
+  durationMs: number;
+}
+
+function toolSet(tools: readonly ModelTool[]): ToolSet {
+  const set: ToolSet = {};
+  for (const tool of tools) {
+    set[tool.name] = { description: tool.description, inputSchema: jsonSchema(tool.schema.jsonSchema as never) };
+  }
+  return set;
+}
+
+export async function callModel(request: ModelCallRequest): Promise<ModelCallResult> {
+  const started = performance.now();
+  let failure: unknown;
+  const result = streamText({
+    model: request.model.model,
+    system: request.system,
+    messages: request.messages,
+    ...(request.tools.length > 0 ? { tools: toolSet(request.tools), toolChoice: request.toolChoice ?? 'auto' } : {}),
+    ...(request.params as object),
+    maxRetries: 0,
+    ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
+    onError: ({ error }) => {
+      failure ??= error;
+    },
+  });
+
+  let text = '';
+  let reasoning = '';
+  const toolCalls: ModelToolCall[] = [];
+  let finishReason = 'other';
+  let usage: Usage = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined, cachedInputTokens: undefined };
+  let providerMetadata: Record<string, unknown> | undefined;
+  for await (const part of result.fullStream) {
+    switch (part.type) {
+      case 'text-delta':
+        text += part.text;
+        request.emit({ type: 'text-delta', id: part.id, text: part.text });
+        break;
+      case 'reasoning-delta':
+        reasoning += part.text;
+        request.emit({ type: 'reasoning-delta', id: part.id, text: part.text });
+        break;
+      case 'tool-call': {
+        const call = part as { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown };
+        toolCalls.push({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          ...(call.invalid ? { invalidReason: String((call.error as Error)?.message ?? call.error ?? 'invalid call') } : {}),
+        });
+        break;
+      }
+      case 'finish-step':
+        finishReason = part.finishReason;
+        providerMetadata = part.providerMetadata as Record<string, unknown> | undefined;
+        usage = {
+          inputTokens: part.usage.inputTokens,
+          outputTokens: part.usage.outputTokens,
+          totalTokens: part.usage.totalTokens,
+          cachedInputTokens: part.usage.inputTokenDetails?.cacheReadTokens,
+        };
+        break;
+      case 'error':
+        failure ??= part.error;
+        break;
+      case 'abort':
+        failure ??= Object.assign(new Error('The model call was aborted.'), { name: 'AbortError' });
+        break;
+      default:
+        break;
+    }
+  }
+  if (failure) throw failure;
+  const response = await result.response;
+  return {
+    text,
+    reasoning,
+    toolCalls,
+    finishReason,
+    usage,
+    responseMessages: response.messages as ModelMessage[],
+    providerMetadata,
+    durationMs: performance.now() - started,
+  };
+}

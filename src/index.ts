@@ -1,0 +1,20 @@
+/**
+ * acx — the public library surface.
+ */
+export { HarnessAgent } from './agent/harness-agent.ts';
+export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, StreamResult } from './agent/harness-agent.ts';
+export { createEngineHarness } from './agent/engine-harness.ts';
+export type { EngineHarnessOptions } from './agent/engine-harness.ts';
+export type { AgentConfig, Harness, HarnessSession } from './agent/harness.ts';
+export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
+export type { ApprovalDecision, Checkpoint, TurnResult } from './engine/engine.ts';
+export type { ApprovalRequest, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
+export type { SpeechMode } from './engine/brief.ts';
+export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';
+export type { CapabilityScope, Tool, ToolContext, ToolEffect, ToolKind } from './tools/tool.ts';
+export type { PermissionMode } from './tools/permission.ts';
+export { resolveModel, fromLanguageModel, parseModelSpec, PROVIDERS } from './model/providers.ts';
+export type { CacheMode, ResolvedModel } from './model/providers.ts';
+export { createRecordingModel, createReplayModel } from './model/cassette.ts';
+export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError } from './util/errors.ts';
+export { createLogger } from './util/logger.ts';

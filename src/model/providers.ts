@@ -1,0 +1,221 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { createXai } from '@ai-sdk/xai';
+import { createOpenRouter } from '@openrouter/ai-sdk-provider';
+import { ConfigError } from '../util/errors.ts';
+
+/**
+ * The model seam: `provider:model-id` (from `--model` or `ACX_MODEL`) becomes an AI SDK
+ * LanguageModel plus the facts the engine needs about it.
+ *
+ * How prompt caching is reached differs by vendor and the difference is not cosmetic: an
+ * `explicit` provider with no breakpoint silently bills full price. So every provider must
+ * declare its `cacheMode`; a test fails when one does not.
+ */
+export type CacheMode = 'automatic' | 'explicit' | 'none';
+export type ModelSurface = 'responses' | 'chat' | 'native';
+
+export interface ProviderDefinition {
+  /** Names the endpoint vendor in logs. */
+  id: string;
+  cacheMode: CacheMode;
+  /** Environment variables that may hold the key, first found wins. Empty = no key needed. */
+  keyEnv: readonly string[];
+  keyRequired: boolean;
+  /** Environment variable that overrides the endpoint. */
+  baseUrlEnv?: string;
+  defaultBaseUrl?: string;
+  surfaces: readonly ModelSurface[];
+  create(settings: { modelId: string; apiKey?: string; baseURL?: string; surface: ModelSurface }): LanguageModelV4;
+}
+
+const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefinition => ({
+  id,
+  cacheMode: 'none',
+  keyEnv: ['ACX_API_KEY', 'OPENAI_COMPATIBLE_API_KEY'],
+  keyRequired: false,
+  baseUrlEnv: 'ACX_BASE_URL',
+  ...(defaultBaseUrl ? { defaultBaseUrl } : {}),
+  surfaces: ['chat'],
+  create: ({ modelId, apiKey, baseURL }) => {
+    if (!baseURL) {
+      throw new ConfigError(`The ${id} provider needs a base URL.`, {
+        hint: 'Set ACX_BASE_URL (or --base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp.',
+      });
+    }
+    return createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(
+      modelId,
+    ) as LanguageModelV4;
+  },
+});
+
+export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
+  openai: {
+    id: 'openai',
+    cacheMode: 'automatic',
+    keyEnv: ['OPENAI_API_KEY'],
+    keyRequired: true,
+    baseUrlEnv: 'OPENAI_BASE_URL',
+    surfaces: ['responses', 'chat'],
+    create: ({ modelId, apiKey, baseURL, surface }) => {
+      const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
+      return (surface === 'chat' ? provider.chat(modelId) : provider.responses(modelId)) as LanguageModelV4;
+    },
+  },
+  anthropic: {
+    id: 'anthropic',
+    cacheMode: 'explicit',
+    keyEnv: ['ANTHROPIC_API_KEY'],
+    keyRequired: true,
+    baseUrlEnv: 'ANTHROPIC_BASE_URL',
+    surfaces: ['native'],
+    create: ({ modelId, apiKey, baseURL }) =>
+      createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+  },
+  xai: {
+    id: 'xai',
+    cacheMode: 'automatic',
+    keyEnv: ['XAI_API_KEY'],
+    keyRequired: true,
+    baseUrlEnv: 'XAI_BASE_URL',
+    surfaces: ['responses'],
+    create: ({ modelId, apiKey, baseURL }) =>
+      createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+  },
+  openrouter: {
+    id: 'openrouter',
+    cacheMode: 'automatic',
+    keyEnv: ['OPENROUTER_API_KEY'],
+    keyRequired: true,
+    baseUrlEnv: 'OPENROUTER_BASE_URL',
+    surfaces: ['chat'],
+    create: ({ modelId, apiKey, baseURL }) =>
+      createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4,
+  },
+  google: {
+    id: 'google',
+    cacheMode: 'automatic',
+    keyEnv: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
+    keyRequired: true,
+    baseUrlEnv: 'GOOGLE_GENERATIVE_AI_BASE_URL',
+    surfaces: ['native'],
+    create: ({ modelId, apiKey, baseURL }) =>
+      createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+  },
+  'openai-compatible': openaiCompatible('openai-compatible'),
+  ollama: openaiCompatible('ollama', 'http://127.0.0.1:11434/v1'),
+  llamacpp: openaiCompatible('llamacpp', 'http://127.0.0.1:8080/v1'),
+  vllm: openaiCompatible('vllm', 'http://127.0.0.1:8000/v1'),
+};
+
+export interface ModelSpec {
+  provider: string;
+  modelId: string;
+}
+
+export function parseModelSpec(spec: string): ModelSpec {
+  const index = spec.indexOf(':');
+  const provider = index > 0 ? spec.slice(0, index).trim() : '';
+  const modelId = index > 0 ? spec.slice(index + 1).trim() : '';
+  if (!provider || !modelId) {
+    throw new ConfigError(`"${spec}" is not a model spec.`, {
+      hint: `Write provider:model-id, e.g. openai:gpt-5.4-mini or anthropic:claude-sonnet-4-5. Providers: ${Object.keys(PROVIDERS).join(', ')}.`,
+    });
+  }
+  if (!PROVIDERS[provider]) {
+    throw new ConfigError(`Unknown model provider "${provider}".`, {
+      hint: `Use one of: ${Object.keys(PROVIDERS).join(', ')}.`,
+    });
+  }
+  return { provider, modelId };
+}
+
+export interface ResolvedModel {
+  model: LanguageModelV4;
+  provider: string;
+  modelId: string;
+  surface: ModelSurface;
+  cacheMode: CacheMode;
+  baseURL: string | undefined;
+  /** The provider's own statement of its context window, when it makes one. */
+  contextWindowTokens: number | undefined;
+  /** Whether image inputs may be sent; unknown models are assumed able (fail open). */
+  vision: boolean;
+}
+
+export interface ResolveModelOptions {
+  spec?: string;
+  surface?: ModelSurface;
+  baseURL?: string;
+  env?: NodeJS.ProcessEnv;
+  contextWindowTokens?: number;
+  vision?: boolean;
+}
+
+/** Describes the provider without building a client: no key needed (resolved-config). */
+export function describeModel(options: ResolveModelOptions) {
+  const env = options.env ?? process.env;
+  const specText = options.spec ?? env.ACX_MODEL;
+  if (!specText) {
+    throw new ConfigError('No model selected.', {
+      hint: 'Pass --model provider:model-id or set ACX_MODEL (e.g. openai:gpt-5.4-mini), or use --replay FILE to run offline.',
+    });
+  }
+  const spec = parseModelSpec(specText);
+  const definition = PROVIDERS[spec.provider]!;
+  const surfaceText = options.surface ?? (env.ACX_MODEL_SURFACE as ModelSurface | undefined);
+  const surface: ModelSurface = surfaceText ?? definition.surfaces[0]!;
+  if (!definition.surfaces.includes(surface)) {
+    throw new ConfigError(`The ${spec.provider} provider has no "${surface}" surface.`, {
+      hint: `Choose one of: ${definition.surfaces.join(', ')}.`,
+    });
+  }
+  const baseURL =
+    options.baseURL ?? (definition.baseUrlEnv ? env[definition.baseUrlEnv] : undefined) ?? definition.defaultBaseUrl;
+  return { ...spec, definition, surface, baseURL };
+}
+
+export function resolveModel(options: ResolveModelOptions): ResolvedModel {
+  const env = options.env ?? process.env;
+  const { provider, modelId, definition, surface, baseURL } = describeModel(options);
+  const keyName = definition.keyEnv.find((name) => env[name]);
+  const apiKey = keyName ? env[keyName] : undefined;
+  if (definition.keyRequired && !apiKey) {
+    throw new ConfigError(`No API key for ${provider}: ${definition.keyEnv.join(' or ')} is not set.`, {
+      hint: `Export ${definition.keyEnv[0]}=... (or run offline with --replay FILE).`,
+    });
+  }
+  const model = definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
+  return {
+    model,
+    provider,
+    modelId,
+    surface,
+    cacheMode: definition.cacheMode,
+    baseURL,
+    contextWindowTokens: options.contextWindowTokens,
+    vision: options.vision ?? true,
+  };
+}
+
+/** Wraps a LanguageModel you built yourself (any AI SDK provider) with the facts the engine needs. */
+export function fromLanguageModel(
+  model: LanguageModelV4,
+  facts: { cacheMode?: CacheMode; contextWindowTokens?: number; vision?: boolean; provider?: string } = {},
+): ResolvedModel {
+  const providerId = facts.provider ?? model.provider.split('.')[0] ?? model.provider;
+  const known = PROVIDERS[providerId];
+  return {
+    model,
+    provider: providerId,
+    modelId: model.modelId,
+    surface: 'native',
+    cacheMode: facts.cacheMode ?? known?.cacheMode ?? 'none',
+    baseURL: undefined,
+    contextWindowTokens: facts.contextWindowTokens,
+    vision: facts.vision ?? true,
+  };
+}

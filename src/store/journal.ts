@@ -1,0 +1,331 @@
+import type { ModelMessage } from 'ai';
+import { type Database, openDatabase, transaction } from './database.ts';
+
+/**
+ * The durable journal: one agent identity, many sessions keyed by id. A turn is written as it
+ * runs — the assistant message naming tool calls is committed before any tool executes, each
+ * result as it arrives — so a process killed at any instant leaves evidence of how far it got.
+ */
+export type TurnStatus = 'running' | 'suspended' | 'done' | 'failed' | 'cancelled';
+export type CallStatus = 'pending' | 'awaiting-approval' | 'awaiting-result' | 'started' | 'done' | 'settled';
+
+export interface StoredMessage {
+  seq: number;
+  turnId: string | null;
+  kind: 'user' | 'assistant' | 'tool' | 'summary' | 'note';
+  message: ModelMessage;
+}
+
+export interface TurnRecord {
+  id: string;
+  sessionId: string;
+  status: TurnStatus;
+  steps: number;
+  toolsRan: number;
+  nudged: boolean;
+  finalText: string | null;
+  error: string | null;
+  startedAt: string;
+  endedAt: string | null;
+}
+
+export interface CallRecord {
+  turnId: string;
+  step: number;
+  callId: string;
+  ordinal: number;
+  toolName: string;
+  input: unknown;
+  status: CallStatus;
+  /** The full result (a ToolResultOutput) until the step settles; then null. */
+  result: unknown;
+  approval: { approved: boolean; reason?: string } | null;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE messages (
+     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL,
+     turn_id TEXT,
+     kind TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (session_id, seq)
+   );
+   CREATE TABLE turns (
+     id TEXT PRIMARY KEY,
+     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+     status TEXT NOT NULL,
+     steps INTEGER NOT NULL DEFAULT 0,
+     tools_ran INTEGER NOT NULL DEFAULT 0,
+     nudged INTEGER NOT NULL DEFAULT 0,
+     final_text TEXT,
+     error TEXT,
+     started_at TEXT NOT NULL,
+     ended_at TEXT
+   );
+   CREATE INDEX turns_by_session ON turns(session_id, started_at);
+   CREATE TABLE tool_calls (
+     turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+     step INTEGER NOT NULL,
+     call_id TEXT NOT NULL,
+     ordinal INTEGER NOT NULL,
+     tool_name TEXT NOT NULL,
+     input TEXT NOT NULL,
+     status TEXT NOT NULL,
+     result TEXT,
+     approval TEXT,
+     PRIMARY KEY (turn_id, call_id)
+   );`,
+];
+
+const now = () => new Date().toISOString();
+
+export class Journal {
+  readonly db: Database;
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+    this.db = openDatabase(path, { migrations: MIGRATIONS });
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  transaction<T>(fn: () => T): T {
+    return transaction(this.db, fn);
+  }
+
+  ensureSession(sessionId: string): void {
+    const t = now();
+    this.db
+      .prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING')
+      .run(sessionId, t, t);
+  }
+
+  hasSession(sessionId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) !== undefined;
+  }
+
+  listSessions(): Array<{ id: string; createdAt: string; updatedAt: string }> {
+    return (
+      this.db.prepare('SELECT id, created_at, updated_at FROM sessions ORDER BY updated_at DESC').all() as Array<{
+        id: string;
+        created_at: string;
+        updated_at: string;
+      }>
+    ).map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at }));
+  }
+
+  deleteSession(sessionId: string): void {
+    this.transaction(() => {
+      this.db
+        .prepare('DELETE FROM tool_calls WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?)')
+        .run(sessionId);
+      this.db.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
+      this.db.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
+      this.db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
+    });
+  }
+
+  // ---- messages -------------------------------------------------------------------------
+
+  messages(sessionId: string): StoredMessage[] {
+    const rows = this.db
+      .prepare('SELECT seq, turn_id, kind, body FROM messages WHERE session_id = ? ORDER BY seq')
+      .all(sessionId) as Array<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>;
+    return rows.map((row) => ({
+      seq: row.seq,
+      turnId: row.turn_id,
+      kind: row.kind,
+      message: JSON.parse(row.body) as ModelMessage,
+    }));
+  }
+
+  appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage): number {
+    const row = this.db
+      .prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?')
+      .get(sessionId) as { next: number };
+    const t = now();
+    this.db
+      .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(sessionId, row.next, turnId, kind, JSON.stringify(message), t);
+    this.db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(t, sessionId);
+    return row.next;
+  }
+
+  replaceMessage(sessionId: string, seq: number, message: ModelMessage): void {
+    this.db
+      .prepare('UPDATE messages SET body = ? WHERE session_id = ? AND seq = ?')
+      .run(JSON.stringify(message), sessionId, seq);
+  }
+
+  /** Replaces every message before `cutSeq` with one summary message (compaction). */
+  compact(sessionId: string, cutSeq: number, summary: ModelMessage): void {
+    this.transaction(() => {
+      this.db.prepare('DELETE FROM messages WHERE session_id = ? AND seq < ?').run(sessionId, cutSeq);
+      this.db
+        .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, NULL, ?, ?, ?)')
+        .run(sessionId, cutSeq - 1, 'summary', JSON.stringify(summary), now());
+    });
+  }
+
+  // ---- turns ----------------------------------------------------------------------------
+
+  startTurn(turnId: string, sessionId: string): void {
+    this.db
+      .prepare('INSERT INTO turns (id, session_id, status, started_at) VALUES (?, ?, ?, ?)')
+      .run(turnId, sessionId, 'running', now());
+  }
+
+  turn(turnId: string): TurnRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM turns WHERE id = ?').get(turnId) as TurnRow | undefined;
+    return row ? toTurn(row) : undefined;
+  }
+
+  /** The newest turn of the session that has not ended (running or suspended), if any. */
+  unfinishedTurn(sessionId: string): TurnRecord | undefined {
+    const row = this.db
+      .prepare(
+        "SELECT * FROM turns WHERE session_id = ? AND status IN ('running', 'suspended') ORDER BY started_at DESC, rowid DESC LIMIT 1",
+      )
+      .get(sessionId) as TurnRow | undefined;
+    return row ? toTurn(row) : undefined;
+  }
+
+  turns(sessionId: string): TurnRecord[] {
+    return (
+      this.db.prepare('SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, rowid').all(sessionId) as unknown as TurnRow[]
+    ).map(toTurn);
+  }
+
+  updateTurn(
+    turnId: string,
+    patch: Partial<Pick<TurnRecord, 'status' | 'steps' | 'toolsRan' | 'nudged' | 'finalText' | 'error'>>,
+  ): void {
+    const sets: string[] = [];
+    const values: Array<string | number | null> = [];
+    const column: Record<string, string> = {
+      status: 'status',
+      steps: 'steps',
+      toolsRan: 'tools_ran',
+      nudged: 'nudged',
+      finalText: 'final_text',
+      error: 'error',
+    };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      sets.push(`${column[key]} = ?`);
+      values.push(typeof value === 'boolean' ? Number(value) : (value as string | number | null));
+    }
+    if (patch.status && patch.status !== 'running' && patch.status !== 'suspended') {
+      sets.push('ended_at = ?');
+      values.push(now());
+    }
+    if (sets.length === 0) return;
+    this.db.prepare(`UPDATE turns SET ${sets.join(', ')} WHERE id = ?`).run(...values, turnId);
+  }
+
+  // ---- tool calls -----------------------------------------------------------------------
+
+  insertCall(call: Omit<CallRecord, 'result' | 'approval'>): void {
+    this.db
+      .prepare(
+        'INSERT INTO tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), call.status);
+  }
+
+  setCallStatus(turnId: string, callId: string, status: CallStatus): void {
+    this.db.prepare('UPDATE tool_calls SET status = ? WHERE turn_id = ? AND call_id = ?').run(status, turnId, callId);
+  }
+
+  recordCallResult(turnId: string, callId: string, result: unknown): void {
+    this.db
+      .prepare("UPDATE tool_calls SET status = 'done', result = ? WHERE turn_id = ? AND call_id = ?")
+      .run(JSON.stringify(result), turnId, callId);
+  }
+
+  recordApproval(turnId: string, callId: string, approval: { approved: boolean; reason?: string }): void {
+    this.db
+      .prepare('UPDATE tool_calls SET approval = ? WHERE turn_id = ? AND call_id = ?')
+      .run(JSON.stringify(approval), turnId, callId);
+  }
+
+  settleStep(turnId: string, step: number): void {
+    this.db
+      .prepare("UPDATE tool_calls SET status = 'settled', result = NULL WHERE turn_id = ? AND step = ?")
+      .run(turnId, step);
+  }
+
+  calls(turnId: string, step?: number): CallRecord[] {
+    const rows = (
+      step === undefined
+        ? this.db.prepare('SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY step, ordinal').all(turnId)
+        : this.db.prepare('SELECT * FROM tool_calls WHERE turn_id = ? AND step = ? ORDER BY ordinal').all(turnId, step)
+    ) as unknown as CallRow[];
+    return rows.map((row) => ({
+      turnId: row.turn_id,
+      step: row.step,
+      callId: row.call_id,
+      ordinal: row.ordinal,
+      toolName: row.tool_name,
+      input: JSON.parse(row.input) as unknown,
+      status: row.status,
+      result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+      approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
+    }));
+  }
+
+  /** The calls of the turn's newest step that has not settled. */
+  openCalls(turnId: string): CallRecord[] {
+    return this.calls(turnId).filter((call) => call.status !== 'settled');
+  }
+}
+
+interface TurnRow {
+  id: string;
+  session_id: string;
+  status: TurnStatus;
+  steps: number;
+  tools_ran: number;
+  nudged: number;
+  final_text: string | null;
+  error: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+interface CallRow {
+  turn_id: string;
+  step: number;
+  call_id: string;
+  ordinal: number;
+  tool_name: string;
+  input: string;
+  status: CallStatus;
+  result: string | null;
+  approval: string | null;
+}
+
+function toTurn(row: TurnRow): TurnRecord {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    status: row.status,
+    steps: row.steps,
+    toolsRan: row.tools_ran,
+    nudged: row.nudged === 1,
+    finalText: row.final_text,
+    error: row.error,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
