@@ -1,0 +1,389 @@
+import { openDatabase, transaction, type Database, type Migration } from '../store/database.ts';
+import { AcxError } from '../util/errors.ts';
+import { MemoryInputError, nearestKeys, validateKeyPrefix, validateMemoryKey } from './keys.ts';
+import { matchExpression, queryTerms, type FtsQueryOptions } from './query.ts';
+
+/**
+ * The durable memory store: one SQLite file of key -> text records with an FTS5 index over both
+ * keys and values. The index is an external-content FTS5 table kept in step by triggers, so every
+ * write, update and delete changes the record and its index in the same transaction.
+ */
+
+export interface MemoryRecord {
+  key: string;
+  value: string;
+  /** ISO-8601; set on first write, never changed by later writes to the same key. */
+  createdAt: string;
+  updatedAt: string;
+  tags?: string[];
+  /** Who wrote it: `tool`, `engine`, `session:<id>` for observed exchanges, ... */
+  source?: string;
+}
+
+export interface MemorySearchHit extends MemoryRecord {
+  /** bm25 rank: lower (more negative) is a better match. */
+  score: number;
+}
+
+export interface WriteOptions {
+  tags?: string[];
+  source?: string;
+}
+
+export interface WriteResult {
+  record: MemoryRecord;
+  /** False when an existing key was overwritten. */
+  created: boolean;
+}
+
+export interface ListOptions {
+  prefix?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface SearchOptions extends FtsQueryOptions {
+  limit?: number;
+  /** Only keys starting with this prefix. */
+  prefix?: string;
+  /** Leave out records whose `source` equals this (e.g. the current session's own exchanges). */
+  excludeSource?: string;
+}
+
+export interface MemoryStoreOptions {
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+export const MAX_VALUE_CHARS = 100_000;
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+export const DEFAULT_SEARCH_LIMIT = 10;
+export const MAX_SEARCH_LIMIT = 100;
+/** How many keys a read miss names. */
+export const SUGGESTION_LIMIT = 10;
+/** Below this many records a miss compares against every key; above, against candidates. */
+const FULL_SCAN_KEYS = 5000;
+/**
+ * bm25 costs time per matching row, so a term found in most of 100k records would make every
+ * search slow. Search ranks at most this many matches: terms matching more records than this
+ * are left out of the ranking when rarer terms exist (their bm25 weight is near zero anyway),
+ * and when the match set is still larger, the newest RANK_WINDOW matching records are ranked.
+ * Below RANK_WINDOW matches the ranking is exact.
+ */
+export const RANK_WINDOW = 4000;
+/** bm25 column weights: a word in the key counts twice a word in the value. */
+const KEY_WEIGHT = 2.0;
+const VALUE_WEIGHT = 1.0;
+
+/**
+ * Forward-only, additive schema history (PRAGMA user_version). Never edit an entry that has
+ * shipped: append a new one. Entry i upgrades version i -> i+1.
+ */
+export const MEMORY_MIGRATIONS: readonly Migration[] = [
+  // v1: records, the FTS5 index over key and value, triggers that keep the index in step.
+  `
+  CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    value TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    key, value,
+    content = 'memories', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, key, value) VALUES (new.id, new.key, new.value);
+  END;
+  CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, key, value) VALUES ('delete', old.id, old.key, old.value);
+  END;
+  CREATE TRIGGER memories_au AFTER UPDATE OF key, value ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, key, value) VALUES ('delete', old.id, old.key, old.value);
+    INSERT INTO memories_fts(rowid, key, value) VALUES (new.id, new.key, new.value);
+  END;
+  `,
+  // v2: provenance (tags as a JSON array, source) and recency listing.
+  `
+  ALTER TABLE memories ADD COLUMN tags TEXT;
+  ALTER TABLE memories ADD COLUMN source TEXT;
+  CREATE INDEX memories_updated_at ON memories(updated_at);
+  `,
+];
+
+/** A read of a key that does not exist. The message names the nearest existing keys. */
+export class MemoryNotFoundError extends AcxError {
+  readonly key: string;
+  readonly suggestions: string[];
+  readonly total: number;
+
+  constructor(key: string, suggestions: string[], total: number) {
+    super('memory-not-found', describeMiss(key, suggestions, total), {
+      hint: 'Read one of the listed keys, or search by content to find a memory filed under another key.',
+    });
+    this.name = 'MemoryNotFoundError';
+    this.key = key;
+    this.suggestions = suggestions;
+    this.total = total;
+  }
+}
+
+export function describeMiss(key: string, suggestions: readonly string[], total: number): string {
+  if (total === 0) return `No memory under ${JSON.stringify(key)}: the memory is empty.`;
+  const more = total > suggestions.length ? ` (${total} keys in all; list or search to see others)` : '';
+  return `No memory under ${JSON.stringify(key)}. Nearest existing keys: ${suggestions.join(', ')}${more}.`;
+}
+
+interface Row {
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+  tags: string | null;
+  source: string | null;
+  score?: number;
+}
+
+const COLUMNS = 'm.key, m.value, m.created_at, m.updated_at, m.tags, m.source';
+
+export class MemoryStore {
+  readonly path: string;
+  private readonly db: Database;
+  private readonly now: () => Date;
+  private closed = false;
+
+  constructor(path: string, options: MemoryStoreOptions = {}) {
+    this.path = path;
+    this.now = options.now ?? (() => new Date());
+    this.db = openDatabase(path, { migrations: MEMORY_MIGRATIONS });
+  }
+
+  /** Upserts `value` under `key`; an overwrite keeps the original createdAt (and tags/source unless given). */
+  write(key: string, value: string, options: WriteOptions = {}): WriteResult {
+    const entry = checkEntry(key, value, options);
+    return transaction(this.db, () => {
+      const existed = this.get(entry.key) !== undefined;
+      this.upsert(entry, this.timestamp());
+      return { record: this.get(entry.key)!, created: !existed };
+    });
+  }
+
+  /** Upserts many records in one transaction (imports, benchmarks). Returns how many were written. */
+  writeMany(entries: Iterable<{ key: string; value: string } & WriteOptions>): number {
+    const checked = [...entries].map((e) => checkEntry(e.key, e.value, e));
+    const stamp = this.timestamp();
+    transaction(this.db, () => {
+      for (const entry of checked) this.upsert(entry, stamp);
+    });
+    return checked.length;
+  }
+
+  get(key: string): MemoryRecord | undefined {
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.key = ?`).get(key) as Row | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  /** The record under `key`; a miss throws MemoryNotFoundError naming the nearest keys. */
+  read(key: string): MemoryRecord {
+    // Not validated as a key: a malformed guess ("home city") still earns the nearest real keys.
+    if (typeof key !== 'string' || key.length === 0) validateMemoryKey(key);
+    const record = this.get(key);
+    if (record) return record;
+    throw new MemoryNotFoundError(key, this.suggestKeys(key), this.count());
+  }
+
+  /**
+   * Existing keys nearest to `key`, at most `limit`. Bounded work at any size: past a few
+   * thousand keys it ranks candidates from shared prefixes and from key-token matches only.
+   */
+  suggestKeys(wanted: string, limit = SUGGESTION_LIMIT): string[] {
+    const key = wanted.slice(0, 200);
+    const total = this.count();
+    if (total === 0) return [];
+    if (total <= FULL_SCAN_KEYS) {
+      const keys = this.db.prepare('SELECT key FROM memories').all() as { key: string }[];
+      return nearestKeys(key, keys.map((row) => row.key), limit);
+    }
+    const candidates = new Set<string>();
+    const byRange = this.db.prepare('SELECT key FROM memories WHERE key >= ? AND key < ? ORDER BY key LIMIT 50');
+    for (let length = Math.min(key.length, 24); length >= 1 && candidates.size < 50; length--) {
+      const prefix = key.slice(0, length);
+      for (const row of byRange.all(prefix, upperBound(prefix)) as { key: string }[]) candidates.add(row.key);
+    }
+    // Keys sharing a word with the wanted key: per word, a bounded newest-first slice.
+    const byWord = this.db.prepare(
+      'SELECT m.key FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 100) AS hit JOIN memories m ON m.id = hit.rowid',
+    );
+    for (const term of queryTerms(key, { stopwords: 'keep', maxTerms: 8 })) {
+      for (const row of byWord.all(`key : "${term.text}" *`) as { key: string }[]) candidates.add(row.key);
+    }
+    return nearestKeys(key, candidates, limit);
+  }
+
+  /** Records in key order, optionally under a key prefix. */
+  list(options: ListOptions = {}): MemoryRecord[] {
+    const prefix = validateKeyPrefix(options.prefix);
+    const limit = clampLimit(options.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+    const offset = Math.max(0, Math.floor(options.offset ?? 0));
+    const rows = prefix
+      ? this.db
+          .prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.key >= ? AND m.key < ? ORDER BY m.key LIMIT ? OFFSET ?`)
+          .all(prefix, upperBound(prefix), limit, offset)
+      : this.db.prepare(`SELECT ${COLUMNS} FROM memories m ORDER BY m.key LIMIT ? OFFSET ?`).all(limit, offset);
+    return (rows as unknown as Row[]).map(toRecord);
+  }
+
+  count(prefix?: string): number {
+    const p = validateKeyPrefix(prefix);
+    const row = p
+      ? this.db.prepare('SELECT count(*) AS n FROM memories WHERE key >= ? AND key < ?').get(p, upperBound(p))
+      : this.db.prepare('SELECT count(*) AS n FROM memories').get();
+    return Number((row as { n: number }).n);
+  }
+
+  /** Forgets `key`. Returns whether it existed; deleting a missing key is not an error. */
+  delete(key: string): boolean {
+    validateMemoryKey(key);
+    return transaction(this.db, () => Number(this.db.prepare('DELETE FROM memories WHERE key = ?').run(key).changes) > 0);
+  }
+
+  /**
+   * Keyword recall over keys and values, best bm25 first. Any text is a valid query: it is
+   * tokenised into quoted terms (see query.ts), so it never raises an FTS5 syntax error; text
+   * without a searchable word matches nothing.
+   */
+  search(query: string, options: SearchOptions = {}): MemorySearchHit[] {
+    if (typeof query !== 'string') {
+      throw new MemoryInputError('A search query must be text.', 'Pass the words to look for, e.g. "home city".');
+    }
+    const terms = queryTerms(query, options);
+    if (terms.length === 0) return [];
+    const limit = clampLimit(options.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
+    const prefix = validateKeyPrefix(options.prefix);
+    let match = matchExpression(terms);
+    if (terms.length > 1 && this.countMatches(match) > RANK_WINDOW) {
+      const selective = terms.filter((term) => this.countMatches(matchExpression([term])) <= RANK_WINDOW);
+      if (selective.length > 0) match = matchExpression(selective);
+    }
+    const where: string[] = [];
+    const params: (string | number)[] = [match, RANK_WINDOW];
+    if (prefix) {
+      where.push('m.key >= ? AND m.key < ?');
+      params.push(prefix, upperBound(prefix));
+    }
+    if (options.excludeSource !== undefined) {
+      where.push('(m.source IS NULL OR m.source <> ?)');
+      params.push(options.excludeSource);
+    }
+    params.push(limit);
+    // The inner query walks the doclist newest-first and scores at most RANK_WINDOW rows; the
+    // outer one sorts those by score. (ORDER BY rank over the whole match set scores every row.)
+    const rows = this.db
+      .prepare(
+        `SELECT ${COLUMNS}, hit.score AS score FROM (
+           SELECT rowid, bm25(memories_fts, ${KEY_WEIGHT}, ${VALUE_WEIGHT}) AS score FROM memories_fts
+           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?
+         ) AS hit JOIN memories m ON m.id = hit.rowid
+         ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY hit.score, m.id DESC LIMIT ?`,
+      )
+      .all(...params) as unknown as Row[];
+    return rows.map((row) => ({ ...toRecord(row), score: row.score ?? 0 }));
+  }
+
+  /** Matches of `match`, counted only up to RANK_WINDOW + 1 (a walk of the doclist, no ranking). */
+  private countMatches(match: string): number {
+    const row = this.db
+      .prepare('SELECT count(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)')
+      .get(match, RANK_WINDOW + 1) as { n: number };
+    return Number(row.n);
+  }
+
+  /** The underlying handle, for benchmarks and integrity checks. Do not write through it. */
+  get database(): Database {
+    return this.db;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  private upsert(entry: CheckedEntry, stamp: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO memories (key, value, created_at, updated_at, tags, source) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET
+           value = excluded.value,
+           updated_at = excluded.updated_at,
+           tags = coalesce(excluded.tags, memories.tags),
+           source = coalesce(excluded.source, memories.source)`,
+      )
+      .run(entry.key, entry.value, stamp, stamp, entry.tags, entry.source);
+  }
+
+  private timestamp(): string {
+    return this.now().toISOString();
+  }
+}
+
+export function openMemoryStore(path: string, options: MemoryStoreOptions = {}): MemoryStore {
+  return new MemoryStore(path, options);
+}
+
+interface CheckedEntry {
+  key: string;
+  value: string;
+  tags: string | null;
+  source: string | null;
+}
+
+function checkEntry(key: string, value: string, options: WriteOptions): CheckedEntry {
+  validateMemoryKey(key);
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    throw new MemoryInputError(`The value for ${JSON.stringify(key)} is empty.`, 'Write the fact to remember as the value.');
+  }
+  if (value.length > MAX_VALUE_CHARS) {
+    throw new MemoryInputError(
+      `The value for ${JSON.stringify(key)} is ${value.length} characters; the limit is ${MAX_VALUE_CHARS}.`,
+      'Store a summary, or split it across several keys.',
+    );
+  }
+  let tags: string | null = null;
+  if (options.tags !== undefined) {
+    if (!Array.isArray(options.tags) || options.tags.some((t) => typeof t !== 'string' || t.length === 0 || t.length > 100)) {
+      throw new MemoryInputError('Tags must be a list of short non-empty strings.', 'Pass tags such as ["person", "preference"].');
+    }
+    tags = JSON.stringify(options.tags);
+  }
+  const source = options.source === undefined ? null : String(options.source);
+  return { key, value, tags, source };
+}
+
+function toRecord(row: Row): MemoryRecord {
+  const record: MemoryRecord = { key: row.key, value: row.value, createdAt: row.created_at, updatedAt: row.updated_at };
+  if (row.tags) {
+    try {
+      const tags = JSON.parse(row.tags) as unknown;
+      if (Array.isArray(tags)) record.tags = tags.map(String);
+    } catch {
+      // A hand-edited row with bad JSON just loses its tags in the result.
+    }
+  }
+  if (row.source) record.source = row.source;
+  return record;
+}
+
+/** The smallest string greater than every string starting with `prefix` (keys are ASCII). */
+function upperBound(prefix: string): string {
+  return `${prefix}\u{10FFFF}`;
+}
+
+function clampLimit(value: number | undefined, fallback: number, max: number): number {
+  if (value === undefined || !Number.isFinite(value)) return fallback;
+  return Math.min(max, Math.max(1, Math.floor(value)));
+}
