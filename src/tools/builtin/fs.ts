@@ -1,0 +1,147 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
+import type { Tool } from '../tool.ts';
+
+/**
+ * File tools confined to one workspace directory: `fs_read`, `fs_list` (read-only) and
+ * `fs_write` (idempotent: writing the same content twice leaves the same file). Paths come from
+ * the model and are checked by Workspace (relative only, no `..`, no escaping symlinks).
+ */
+export interface FsToolsOptions {
+  workspace: string;
+  /** Bytes returned by one fs_read call (default 256 KiB); larger files are read in pages. */
+  maxReadBytes?: number;
+  /** Largest content fs_write accepts (default 10 MiB). */
+  maxWriteBytes?: number;
+  /** Entries shown by one fs_list call (default 1000). */
+  maxListEntries?: number;
+  /** Test seam for the check-then-open race; see Workspace. */
+  hooks?: WorkspaceHooks;
+}
+
+const pathField = z.string().max(4096).describe('A path relative to the workspace root, e.g. "src/index.ts".');
+
+export const fsReadInputSchema = z.object({
+  path: pathField,
+  offset: z.number().int().min(0).optional().describe('Byte offset to start reading at (for large files).'),
+});
+export const fsListInputSchema = z.object({
+  path: pathField.optional().describe('A directory relative to the workspace root; defaults to the root.'),
+});
+export const fsWriteInputSchema = z.object({
+  path: pathField,
+  content: z.string().describe('The complete new content of the file (UTF-8).'),
+});
+
+export function createFsTools(options: FsToolsOptions): [Tool, Tool, Tool] {
+  const workspace = new Workspace(options.workspace, options.hooks);
+  return [createFsRead(workspace, options), createFsList(workspace, options), createFsWrite(workspace, options)];
+}
+
+function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
+  const maxBytes = options.maxReadBytes ?? 256 * 1024;
+  return {
+    name: 'fs_read',
+    description: `Read a text file in the workspace (up to ${maxBytes} bytes per call; use offset for the rest).`,
+    inputSchema: fsReadInputSchema,
+    capabilityScopes: ['fs.read'],
+    kind: 'read',
+    effect: 'read-only',
+    execute(input) {
+      const file = workspace.openRead(input.path);
+      try {
+        const size = file.stat.size;
+        const offset = Math.min(input.offset ?? 0, size);
+        const buffer = Buffer.alloc(Math.min(maxBytes, size - offset));
+        let read = 0;
+        while (read < buffer.length) {
+          const n = fs.readSync(file.fd, buffer, read, buffer.length - read, offset + read);
+          if (n === 0) break;
+          read += n;
+        }
+        const bytes = buffer.subarray(0, read);
+        if (looksBinary(bytes)) {
+          return `${file.relative} is a binary file (${size} bytes); its content is not shown.`;
+        }
+        let text = bytes.toString('utf8');
+        const end = offset + read;
+        if (offset > 0 || end < size) {
+          text += `\n[showing bytes ${offset}-${end} of ${size}${end < size ? `; call fs_read again with offset=${end} for more` : ''}]`;
+        }
+        return text;
+      } finally {
+        fs.closeSync(file.fd);
+      }
+    },
+  };
+}
+
+function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
+  const maxEntries = options.maxListEntries ?? 1000;
+  return {
+    name: 'fs_list',
+    description: 'List a directory in the workspace: one entry per line, directories end with "/", files show their size.',
+    inputSchema: fsListInputSchema,
+    capabilityScopes: ['fs.read'],
+    kind: 'read',
+    effect: 'read-only',
+    execute(input) {
+      const dir = workspace.openDirectory(input.path ?? '.');
+      try {
+        const base = workspace.descriptorPath(dir);
+        const entries = fs.readdirSync(base, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+        const lines = entries.slice(0, maxEntries).map((entry) => {
+          if (entry.isDirectory()) return `${entry.name}/`;
+          if (entry.isSymbolicLink()) return `${entry.name} -> (symlink)`;
+          if (!entry.isFile()) return `${entry.name} (special file)`;
+          let size = '';
+          try {
+            size = ` (${fs.lstatSync(path.join(base, entry.name)).size} bytes)`;
+          } catch {
+            // vanished meanwhile
+          }
+          return `${entry.name}${size}`;
+        });
+        if (entries.length > maxEntries) lines.push(`[${entries.length - maxEntries} more entries not shown]`);
+        const header = `${dir.relative === '.' ? 'Workspace root' : dir.relative + '/'}: ${entries.length} entries`;
+        return [header, ...lines].join('\n');
+      } finally {
+        fs.closeSync(dir.fd);
+      }
+    },
+  };
+}
+
+function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsWriteInputSchema>> {
+  const maxBytes = options.maxWriteBytes ?? 10 * 1024 * 1024;
+  return {
+    name: 'fs_write',
+    description: 'Write a text file in the workspace, replacing its content (parent directories are created).',
+    inputSchema: fsWriteInputSchema,
+    capabilityScopes: ['fs.write'],
+    kind: 'edit',
+    effect: 'idempotent',
+    execute(input) {
+      const data = Buffer.from(input.content, 'utf8');
+      if (data.length > maxBytes) {
+        throw new WorkspacePathError(`The content is ${data.length} bytes; the limit is ${maxBytes}.`, 'Write a smaller file.');
+      }
+      const file = workspace.openWrite(input.path);
+      try {
+        // Truncate only after the descriptor was verified to be inside the workspace.
+        fs.ftruncateSync(file.fd, 0);
+        let written = 0;
+        while (written < data.length) written += fs.writeSync(file.fd, data, written, data.length - written, written);
+      } finally {
+        fs.closeSync(file.fd);
+      }
+      return `Wrote ${data.length} bytes to ${file.relative}.`;
+    },
+  };
+}
+
+function looksBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, 8192).includes(0);
+}

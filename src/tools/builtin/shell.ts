@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import { PolicyError } from '../../util/errors.ts';
+import { processIsRoot, type PolicyTool } from '../policy.ts';
+import { findExecutable } from '../sandbox/isolation.ts';
+import { formatProcessResult, runProcess } from '../sandbox/process.ts';
+
+/**
+ * `shell`: the unsandboxed host shell. The command runs as this process's OS user with its full
+ * environment; that user's Unix permissions are the whole boundary. Two gates, both required:
+ * it is opt-in (granted by name) AND it needs `host-shell`, which only the unlocked profile
+ * allows. It refuses to load (Policy) or run (here) as root.
+ */
+export interface ShellOptions {
+  /** Working directory of each call; defaults to the process's current directory. */
+  cwd?: string;
+  timeoutMs?: number;
+  maxTimeoutMs?: number;
+  maxOutputBytes?: number;
+  /** Run each call as a login shell (`-l`, the default), which reads the user's profile. */
+  loginShell?: boolean;
+  isRoot?: () => boolean;
+}
+
+export const shellInputSchema = z.object({
+  command: z.string().min(1).describe('A full shell command line (pipes, redirects, && all work).'),
+  timeoutMs: z.number().int().positive().optional().describe('Time limit in milliseconds.'),
+  stdin: z.string().optional(),
+});
+export type ShellInput = z.infer<typeof shellInputSchema>;
+
+export function createShellTool(options: ShellOptions = {}): PolicyTool {
+  const isRoot = options.isRoot ?? processIsRoot;
+  return {
+    name: 'shell',
+    description:
+      'Run a command line directly on the host as the agent\'s OS user, with its full environment and network. ' +
+      'Each call is a fresh login shell (no TTY); long output keeps its beginning and end.',
+    inputSchema: shellInputSchema,
+    capabilityScopes: ['exec'],
+    kind: 'execute',
+    effect: 'unsafe',
+    optIn: true,
+    requires: ['host-shell'],
+    async execute(input: ShellInput, context) {
+      if (isRoot()) {
+        throw new PolicyError('The shell tool refuses to run as root.', { hint: 'Run acx as an unprivileged user.' });
+      }
+      const cwd = options.cwd ?? process.cwd();
+      if (!fs.existsSync(cwd)) throw new Error(`The shell's working directory "${cwd}" does not exist.`);
+      const bash = findExecutable('bash');
+      const flags = options.loginShell === false ? '-c' : '-lc';
+      const [file, args] = bash ? [bash, [flags, input.command]] : ['/bin/sh', [flags, input.command]];
+      const timeoutMs = Math.min(input.timeoutMs ?? options.timeoutMs ?? 60_000, options.maxTimeoutMs ?? 10 * 60_000);
+      const result = await runProcess(file, args, {
+        cwd,
+        env: process.env,
+        stdin: input.stdin,
+        timeoutMs,
+        maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
+        signal: context.abortSignal,
+      });
+      return formatProcessResult(result, timeoutMs);
+    },
+  };
+}

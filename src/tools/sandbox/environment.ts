@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../../util/errors.ts';
+
+/**
+ * The environment a sandboxed command sees is built from an allow-list, never copied from the
+ * host: PATH (absolute entries only), HOME (private to the call), TMPDIR, LANG and TERM, plus
+ * caller-supplied extras whose names do not look like credentials.
+ */
+const CREDENTIAL_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE/i;
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_NAME.test(name);
+}
+
+export function buildSandboxEnv(
+  home: string,
+  options: { hostEnv?: NodeJS.ProcessEnv; extra?: Record<string, string> } = {},
+): Record<string, string> {
+  const hostEnv = options.hostEnv ?? process.env;
+  const hostPath = (hostEnv.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => path.isAbsolute(dir))
+    .join(path.delimiter);
+  const env: Record<string, string> = {
+    PATH: hostPath || DEFAULT_PATH,
+    HOME: home,
+    TMPDIR: path.join(home, 'tmp'),
+    LANG: hostEnv.LANG && /^[A-Za-z0-9_.@-]+$/.test(hostEnv.LANG) ? hostEnv.LANG : 'C.UTF-8',
+    TERM: 'dumb',
+  };
+  for (const [name, value] of Object.entries(options.extra ?? {})) {
+    if (isCredentialName(name) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) continue;
+    if (name === 'HOME' || name === 'TMPDIR') continue;
+    env[name] = value;
+  }
+  return env;
+}
+
+/** The real path of an existing workspace directory, or a ConfigError saying what is wrong. */
+export function resolveWorkspace(workspace: string): string {
+  if (!workspace || typeof workspace !== 'string') {
+    throw new ConfigError('No workspace directory was given.', { hint: 'Pass { workspace: "/path/to/dir" }.' });
+  }
+  let real: string;
+  try {
+    real = fs.realpathSync(path.resolve(workspace));
+  } catch {
+    throw new ConfigError(`The workspace "${workspace}" does not exist.`, { hint: 'Create the directory first.' });
+  }
+  if (!fs.statSync(real).isDirectory()) {
+    throw new ConfigError(`The workspace "${workspace}" is not a directory.`, { hint: 'Point it at a directory.' });
+  }
+  if (real === path.parse(real).root) {
+    throw new ConfigError('The workspace cannot be the file-system root.', { hint: 'Use a dedicated directory.' });
+  }
+  return real;
+}

@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import type { ToolContext } from '../../src/tools/tool.ts';
+
+const created: string[] = [];
+
+/** A fresh temporary directory, removed by `removeTempDirs` (call it in afterAll). */
+export function tempDir(prefix = 'acx-tools-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext & { logger: ReturnType<typeof createMemoryLogger> } {
+  const logger = createMemoryLogger();
+  return {
+    toolCallId: 'call-1',
+    sessionId: 'session-1',
+    idempotencyKey: 'session-1:call-1',
+    abortSignal: new AbortController().signal,
+    logger,
+    ...overrides,
+  } as ToolContext & { logger: ReturnType<typeof createMemoryLogger> };
+}
+
+/** Whether a process with this pid still exists (and is not a zombie). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return true;
+  }
+}
