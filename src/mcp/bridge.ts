@@ -1,0 +1,82 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+import { AcxError, errorMessage } from '../util/errors.ts';
+import type { McpServerConfig } from './config.ts';
+import { mapCallToolResult, type McpContentBlock } from './content.ts';
+
+/**
+ * One MCP server tool as an acx Tool named `<server>__<tool>`. Calls are validated against the
+ * server's inputSchema before they leave the host, bounded by the per-request timeout, and
+ * cancelled with the turn. Capability scopes, kind and effect come from the server's config
+ * (default: none, 'other', 'unsafe'): server-declared annotations are hints from a third party
+ * and never loosen policy or crash recovery.
+ */
+export interface McpToolDescriptor {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+}
+
+/** The validator (Ajv, draft 2020-12) only knows its own meta-schema; older `$schema`/`$id` roots are dropped. */
+export function prepareInputSchema(schema: JsonSchema): JsonSchema {
+  const copy: JsonSchema = { ...schema };
+  const declared = copy.$schema;
+  if (typeof declared === 'string' && !declared.includes('2020-12')) delete copy.$schema;
+  delete copy.$id;
+  if (copy.type === undefined) copy.type = 'object';
+  return copy;
+}
+
+export function bridgeMcpTool(options: {
+  client: Client;
+  server: McpServerConfig;
+  tool: McpToolDescriptor;
+  name: string;
+  timeoutMs: number;
+}): { tool: Tool; schema: NormalizedSchema } {
+  const { client, server, tool: remote, name, timeoutMs } = options;
+  const inputSchema = prepareInputSchema(remote.inputSchema);
+  const schema = normalizeSchema(inputSchema); // throws on a schema that cannot be compiled
+  const description = remote.description?.trim() || remote.title?.trim() || `Tool ${remote.name} of the MCP server ${server.name}.`;
+
+  const bridged: Tool = {
+    name,
+    description,
+    inputSchema,
+    capabilityScopes: [...server.scopes],
+    kind: server.kind,
+    effect: server.effect,
+    async execute(input, context) {
+      const checked = schema.validate(input ?? {});
+      if (!checked.ok) {
+        throw new AcxError('mcp-invalid-input', `Invalid arguments for ${name}: ${(checked.errors ?? []).join('; ')}`, {
+          hint: 'Call the tool again with arguments that match its input schema.',
+        });
+      }
+      let result;
+      try {
+        result = await client.callTool({ name: remote.name, arguments: (checked.value ?? {}) as Record<string, unknown> }, undefined, {
+          timeout: timeoutMs,
+          signal: context.abortSignal,
+        });
+      } catch (error) {
+        // The SDK reports an aborted request with the timeout code; tell the two apart here.
+        if (context.abortSignal.aborted) {
+          throw new AcxError('mcp-cancelled', `${name} was cancelled: ${errorMessage(context.abortSignal.reason)}`, { cause: error });
+        }
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+          throw new AcxError('mcp-timeout', `${name} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, {
+            hint: 'The MCP server may be stuck; the operator can raise ACX_MCP_TIMEOUT (seconds).',
+            cause: error,
+          });
+        }
+        throw new AcxError('mcp-call-failed', `${name} failed: ${(error as Error).message}`, { cause: error });
+      }
+      return mapCallToolResult(result as Parameters<typeof mapCallToolResult>[0] & { content?: McpContentBlock[] });
+    },
+  };
+  return { tool: bridged, schema };
+}

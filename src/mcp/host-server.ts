@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
+import { isValidToolName, type Tool, type ToolOutput } from '../tools/tool.ts';
+import { AcxError, errorMessage } from '../util/errors.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { errorResult, toCallToolResult, type McpCallToolResult } from './content.ts';
+
+/**
+ * acx host tools served over MCP (to an ACP coding agent, or to anyone through `acx mcp`).
+ * Built on the SDK's low-level Server so each tool's JSON Schema goes out exactly as written —
+ * recursive `$defs`/`$ref` included — instead of through a zod round trip. Calls run in the
+ * host: arguments are validated, `execute` runs (or the host's `onCall` resolves a tool that
+ * has no `execute`), and any failure comes back as an `isError` result the model can read.
+ * One HostToolServer serves any number of connections; `setTools` tells them all
+ * (`notifications/tools/list_changed`).
+ */
+export interface HostToolCall {
+  tool: Tool;
+  input: unknown;
+  toolCallId: string;
+  /** The MCP session (HTTP) or 'stdio'. */
+  sessionId: string;
+  signal: AbortSignal;
+}
+
+export interface HostToolServerOptions {
+  name: string;
+  version: string;
+  /** Resolves calls to tools without `execute` (the host answers later, e.g. from its own loop). */
+  onCall?: (call: HostToolCall) => Promise<ToolOutput>;
+  /** Asked before a `needsApproval` tool runs; without it such tools are refused. */
+  approve?: (call: HostToolCall) => Promise<boolean>;
+  instructions?: string;
+  logger?: Logger;
+}
+
+export interface HostToolServer {
+  readonly name: string;
+  readonly tools: readonly Tool[];
+  /** Replaces the tool set and notifies every connected client. Throws AcxError on a bad tool. */
+  setTools(tools: readonly Tool[]): void;
+  /** Connects one client transport (stdio, one HTTP session, in-memory) to this tool set. */
+  connect(transport: Transport): Promise<Server>;
+  /** Number of live connections. */
+  readonly connectionCount: number;
+  close(): Promise<void>;
+}
+
+interface Entry {
+  tool: Tool;
+  schema: NormalizedSchema;
+  listed: Record<string, unknown>;
+}
+
+function annotationsFor(tool: Tool): Record<string, boolean> {
+  const readOnly = tool.effect === 'read-only' || tool.kind === 'read';
+  return {
+    readOnlyHint: readOnly,
+    idempotentHint: tool.effect !== 'unsafe',
+    destructiveHint: !readOnly && tool.effect === 'unsafe' && (tool.kind === 'edit' || tool.kind === 'execute'),
+    openWorldHint: tool.kind === 'fetch',
+  };
+}
+
+function compile(tools: readonly Tool[]): Map<string, Entry> {
+  const entries = new Map<string, Entry>();
+  for (const tool of tools) {
+    if (!isValidToolName(tool.name)) {
+      throw new AcxError('mcp-host-tool', `Tool name "${tool.name}" cannot be served over MCP`, {
+        hint: 'Tool names must match ^[A-Za-z0-9_-]{1,64}$.',
+      });
+    }
+    if (entries.has(tool.name)) throw new AcxError('mcp-host-tool', `Tool "${tool.name}" is listed twice`);
+    let schema: NormalizedSchema;
+    try {
+      schema = normalizeSchema(tool.inputSchema);
+    } catch (error) {
+      throw new AcxError('mcp-host-tool', `Tool "${tool.name}" has an invalid input schema: ${errorMessage(error)}`, { cause: error });
+    }
+    const jsonSchema: JsonSchema = schema.jsonSchema;
+    if (jsonSchema.type !== 'object') {
+      throw new AcxError('mcp-host-tool', `Tool "${tool.name}" input schema must have "type": "object" to be served over MCP`);
+    }
+    entries.set(tool.name, {
+      tool,
+      schema,
+      listed: { name: tool.name, description: tool.description, inputSchema: jsonSchema, annotations: annotationsFor(tool) },
+    });
+  }
+  return entries;
+}
+
+export function createHostToolServer(initialTools: readonly Tool[], options: HostToolServerOptions): HostToolServer {
+  const logger = options.logger ?? silentLogger;
+  let entries = compile(initialTools);
+  let tools: readonly Tool[] = [...initialTools];
+  const sessions = new Set<Server>();
+
+  async function callTool(name: string, args: unknown, sessionId: string, signal: AbortSignal): Promise<McpCallToolResult> {
+    const entry = entries.get(name);
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const checked = entry.schema.validate(args ?? {});
+    if (!checked.ok) return errorResult(`Invalid arguments for ${name}: ${(checked.errors ?? []).join('; ')}`);
+    const toolCallId = `mcp-${randomUUID()}`;
+    const call: HostToolCall = { tool: entry.tool, input: checked.value, toolCallId, sessionId, signal };
+    const log = logger.child({ tool: name, toolCallId });
+    try {
+      if (entry.tool.needsApproval) {
+        const approved = options.approve ? await options.approve(call) : false;
+        if (!approved) return errorResult(`The host did not approve running ${name}.`);
+      }
+      let output: ToolOutput;
+      if (entry.tool.execute) {
+        output = await entry.tool.execute(checked.value, { toolCallId, sessionId, idempotencyKey: toolCallId, abortSignal: signal, logger: log });
+      } else if (options.onCall) {
+        output = await options.onCall(call);
+      } else {
+        return errorResult(`${name} has no executor on this host.`);
+      }
+      log.debug('mcp host call', { ok: true });
+      return toCallToolResult(output);
+    } catch (error) {
+      log.debug('mcp host call', { ok: false });
+      return errorResult(error instanceof AcxError ? error.describe() : errorMessage(error));
+    }
+  }
+
+  function newSession(): Server {
+    const server = new Server(
+      { name: options.name, version: options.version },
+      { capabilities: { tools: { listChanged: true } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...entries.values()].map((e) => e.listed) }) as never);
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      async (request, extra) => (await callTool(request.params.name, request.params.arguments, extra.sessionId ?? 'stdio', extra.signal)) as never,
+    );
+    return server;
+  }
+
+  return {
+    name: options.name,
+    get tools() {
+      return tools;
+    },
+    get connectionCount() {
+      return sessions.size;
+    },
+    setTools(next) {
+      entries = compile(next);
+      tools = [...next];
+      for (const server of sessions) {
+        server.sendToolListChanged().catch((error: unknown) => logger.debug('mcp list_changed not delivered', { reason: errorMessage(error) }));
+      }
+    },
+    async connect(transport) {
+      const server = newSession();
+      const previous = server.onclose;
+      server.onclose = () => {
+        sessions.delete(server);
+        previous?.();
+      };
+      await server.connect(transport);
+      sessions.add(server);
+      return server;
+    },
+    async close() {
+      const all = [...sessions];
+      sessions.clear();
+      await Promise.allSettled(all.map((s) => s.close()));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/** MCP: the client for drop-in servers and the server that exposes acx host tools. */
+export {
+  loadMcpConfigDir,
+  loadMcpConfigFile,
+  loadMcpConfigs,
+  parseMcpConfigDocument,
+  parseMcpServerEntry,
+  parseMcpSpec,
+  splitCommandLine,
+  expandEnvReferences,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpHttpServerConfig,
+} from './config.ts';
+export {
+  connectMcpServers,
+  resolveMcpTimeoutMs,
+  DEFAULT_MCP_TIMEOUT_MS,
+  type ConnectMcpOptions,
+  type McpConnection,
+  type McpServerStatus,
+} from './client.ts';
+export { bridgeMcpTool, prepareInputSchema } from './bridge.ts';
+export { bridgedToolName } from './names.ts';
+export {
+  describeImageForTextModel,
+  base64ByteLength,
+  fromMcpContent,
+  mapCallToolResult,
+  toCallToolResult,
+  McpToolError,
+  type McpToolOutput,
+} from './content.ts';
+export { mcpAuditNotice, type McpAuditNotice } from './audit.ts';
+export { createHostToolServer, type HostToolServer, type HostToolServerOptions, type HostToolCall } from './host-server.ts';
+export { serveStdio, serveHttp, generateToken, tokenMatches, type HttpServing, type StdioServing, type ServeHttpOptions } from './serve.ts';

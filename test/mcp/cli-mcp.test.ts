@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Command } from 'commander';
+import { register, startMcpCommand } from '../../src/cli/commands/mcp.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { sampleHostTools } from '../fixtures/mcp/host-tools.ts';
+
+function capture(): PassThrough & { text(): string } {
+  const out = new PassThrough();
+  let text = '';
+  out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return Object.assign(out, { text: () => text });
+}
+
+describe('acx mcp (core)', () => {
+  it('--http prints the url and token, and a client reaches the host tools with them', async () => {
+    const stdout = capture();
+    const running = await startMcpCommand({ http: true }, { loadTools: sampleHostTools, stdout, logger: silentLogger, env: {} });
+    try {
+      const printed = JSON.parse(stdout.text().trim()) as { url: string; token: string };
+      expect(printed).toEqual({ url: running.url, token: running.token });
+      const client = new Client({ name: 't', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(printed.url), { requestInit: { headers: { Authorization: `Bearer ${printed.token}` } } }),
+      );
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('greet');
+      await client.close();
+    } finally {
+      await running.close();
+    }
+    await running.done;
+  });
+
+  it('--token-file writes the token (0600) instead of printing it; ACX_MCP_TOKEN fixes it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-mcp-cli-'));
+    const tokenFile = path.join(dir, 'token');
+    const stdout = capture();
+    const token = 'a-fixed-token-of-some-length';
+    const running = await startMcpCommand({ http: true, port: '0', tokenFile }, { loadTools: sampleHostTools, stdout, logger: silentLogger, env: { ACX_MCP_TOKEN: token } });
+    try {
+      expect(stdout.text()).not.toContain(token);
+      expect(fs.readFileSync(tokenFile, 'utf8').trim()).toBe(token);
+      expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+    } finally {
+      await running.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves stdio by default', async () => {
+    const stdin = new PassThrough();
+    const stdout = capture();
+    const running = await startMcpCommand({}, { loadTools: sampleHostTools, stdin, stdout, logger: silentLogger });
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'greet', arguments: { who: 'stdio' } } })}\n`);
+    for (let i = 0; i < 200 && !stdout.text().includes('"id":2'); i++) await new Promise((r) => setTimeout(r, 10));
+    const replies = stdout.text().trim().split('\n').map((line) => JSON.parse(line));
+    expect(replies[0].result.protocolVersion).toBe('2025-06-18');
+    expect(replies[1].result.content).toEqual([{ type: 'text', text: 'hello, stdio' }]);
+    stdin.end();
+    await running.done;
+  });
+
+  it('rejects bad flags with usage errors', async () => {
+    const deps = { loadTools: sampleHostTools, logger: silentLogger, env: {} };
+    await expect(startMcpCommand({ http: true, port: '70000' }, deps)).rejects.toMatchObject({ code: 'usage' });
+    await expect(startMcpCommand({ port: '8080' }, deps)).rejects.toMatchObject({ code: 'usage', message: expect.stringMatching(/only apply with --http/) });
+    await expect(startMcpCommand({ http: true }, { ...deps, env: { ACX_MCP_TOKEN: 'short' } })).rejects.toThrow(/at least 16/);
+  });
+
+  it('registers `mcp` with its flags on the acx program', () => {
+    const program = new Command('acx');
+    register(program);
+    const mcp = program.commands.find((c) => c.name() === 'mcp')!;
+    expect(mcp.options.map((o) => o.long)).toEqual(['--http', '--port', '--token-file']);
+  });
+});

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expandEnvReferences, loadMcpConfigDir, loadMcpConfigs, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-mcp-config-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, content: unknown): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('mcp/ directory', () => {
+  it('names a server by its file stem and reads both transports', () => {
+    write('mempalace.json', { command: 'uvx', args: ['mempalace-mcp'], env: { API_KEY: '${KEY}' } });
+    write('remote.json', { url: 'https://host.example/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } });
+    write('README.md', '# not a config');
+    write('.hidden.json', '{ broken');
+    const configs = loadMcpConfigDir(dir);
+    expect(configs.map((c) => [c.name, c.transport])).toEqual([
+      ['mempalace', 'stdio'],
+      ['remote', 'http'],
+    ]);
+    const stdio = configs[0]!;
+    expect(stdio).toMatchObject({ command: 'uvx', args: ['mempalace-mcp'], env: { API_KEY: '${KEY}' }, scopes: [], kind: 'other', effect: 'unsafe' });
+  });
+
+  it('accepts the single-entry {"mcpServers": {...}} wrapper, named by its key', () => {
+    write('x_mcp.json', { mcpServers: { xapi: { command: 'xurl', args: ['mcp', 'https://api.x.com/mcp'] } } });
+    expect(loadMcpConfigDir(dir).map((c) => c.name)).toEqual(['xapi']);
+  });
+
+  it('an absent directory means no drop-ins', () => {
+    expect(loadMcpConfigDir(path.join(dir, 'nope'))).toEqual([]);
+  });
+
+  it('resolves a relative cwd against the config file and keeps scopes, kind and effect', () => {
+    write('files.json', { command: 'srv', cwd: 'work', scopes: ['fs.read'], kind: 'read', effect: 'read-only' });
+    const [config] = loadMcpConfigDir(dir);
+    expect(config).toMatchObject({ cwd: path.join(dir, 'work'), scopes: ['fs.read'], kind: 'read', effect: 'read-only' });
+  });
+
+  const malformed: Array<[string, unknown, RegExp]> = [
+    ['syntax.json', '{ "command": "x", }', /syntax\.json: is not valid JSON/],
+    ['array.json', [1, 2], /array\.json: must be a JSON object/],
+    ['neither.json', { args: ['x'] }, /needs "command" .* or "url"/],
+    ['both.json', { command: 'x', url: 'https://h/mcp' }, /both "command" and "url"/],
+    ['args.json', { command: 'x', args: 'one two' }, /"args" must be an array of strings/],
+    ['env.json', { command: 'x', env: { KEY: 42 } }, /"env\.KEY" must be a string/],
+    ['url.json', { url: 'ftp://host/mcp' }, /must be http\(s\)/],
+    ['creds.json', { url: 'https://user:pw@host/mcp' }, /must not carry credentials/],
+    ['sse.json', { type: 'sse', url: 'https://h/sse' }, /SSE transport is not supported/],
+    ['scope.json', { command: 'x', scopes: ['root'] }, /unknown capability scope "root"/],
+    ['effect.json', { command: 'x', effect: 'harmless' }, /"effect" must be one of/],
+    ['two.json', { mcpServers: { a: { command: 'a' }, b: { command: 'b' } } }, /exactly one server, found 2 \(a, b\)/],
+    ['bad name!.json', { command: 'x' }, /server name "bad name!" is not usable/],
+  ];
+  it.each(malformed)('%s gives a ConfigError naming the file and the problem', (file, content, problem) => {
+    write(file, content);
+    const error = configError(() => loadMcpConfigDir(dir));
+    expect(error.message).toContain(path.join(dir, file));
+    expect(error.message).toMatch(problem);
+    expect(error.hint).toBeTruthy();
+  });
+
+  it('never echoes env or header values in errors', () => {
+    write('leaky.json', { url: 'https://h/mcp', headers: { Authorization: 'Bearer sk-supersecretvalue123456' }, env: { A: 'b' } });
+    const error = configError(() => loadMcpConfigDir(dir));
+    expect(error.message).not.toContain('supersecret');
+  });
+
+  it('rejects the same server name twice', () => {
+    write('a.json', { mcpServers: { shared: { command: 'a' } } });
+    write('shared.json', { command: 'b' });
+    expect(configError(() => loadMcpConfigDir(dir)).message).toMatch(/"shared" is used twice/);
+  });
+});
+
+describe('--mcp specs', () => {
+  it('name=url is a Streamable HTTP server', () => {
+    expect(parseMcpSpec('docs=https://docs.example/mcp')).toMatchObject({ name: 'docs', transport: 'http', url: 'https://docs.example/mcp' });
+  });
+
+  it('name=command args is a stdio server, quotes group, no shell', () => {
+    expect(parseMcpSpec(`fs=npx -y "@scope/server fs" '$HOME'`)).toMatchObject({
+      name: 'fs',
+      transport: 'stdio',
+      command: 'npx',
+      args: ['-y', '@scope/server fs', '$HOME'],
+    });
+  });
+
+  it('a path to a .json file loads that file', () => {
+    const file = write('tools.json', { command: 'srv' });
+    expect(parseMcpSpec(file)).toMatchObject({ name: 'tools', command: 'srv' });
+    expect(parseMcpSpec('tools.json', dir)).toMatchObject({ name: 'tools' });
+  });
+
+  it('bad specs say what the syntax is', () => {
+    expect(configError(() => parseMcpSpec('just-a-word')).hint).toMatch(/name=https:\/\/host\/mcp/);
+    expect(configError(() => parseMcpSpec('x=')).message).toMatch(/nothing after "="/);
+    expect(configError(() => parseMcpSpec('x=cmd "unclosed')).message).toMatch(/unbalanced/);
+  });
+
+  it('combines a directory with specs and refuses duplicates', () => {
+    write('one.json', { command: 'a' });
+    expect(loadMcpConfigs({ dir, specs: ['two=b'] }).map((c) => c.name)).toEqual(['one', 'two']);
+    expect(configError(() => loadMcpConfigs({ dir, specs: ['one=b'] })).message).toMatch(/used twice/);
+  });
+
+  it('splitCommandLine keeps empty quoted arguments', () => {
+    expect(splitCommandLine(`a "" 'b c'`)).toEqual(['a', '', 'b c']);
+  });
+});
+
+describe('${VAR} references', () => {
+  it('are filled from the host env and missing ones are reported by name', () => {
+    const { values, missing } = expandEnvReferences({ A: 'Bearer ${TOKEN}', B: '${NOPE}-${NOPE}', C: 'plain $X' }, { TOKEN: 't0k' });
+    expect(values).toEqual({ A: 'Bearer t0k', B: '-', C: 'plain $X' });
+    expect(missing).toEqual(['NOPE']);
+  });
+});

@@ -1,0 +1,161 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { connectMcpServers } from '../../src/mcp/client.ts';
+import { parseMcpServerEntry } from '../../src/mcp/config.ts';
+import { createHostToolServer, type HostToolCall } from '../../src/mcp/host-server.ts';
+import { serveHttp, type HttpServing } from '../../src/mcp/serve.ts';
+import type { ToolOutput } from '../../src/tools/tool.ts';
+import { sampleHostTools, TREE_SCHEMA } from '../fixtures/mcp/host-tools.ts';
+import { byName, context, fixtureCommand } from './helpers.ts';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function startHost(options: Partial<Parameters<typeof createHostToolServer>[1]> = {}) {
+  const host = createHostToolServer(sampleHostTools(), { name: 'acx-host', version: '0.0.1', ...options });
+  const serving = await serveHttp(host, { port: 0 });
+  cleanups.push(() => serving.close());
+  return { host, serving };
+}
+
+async function clientFor(serving: HttpServing, token = serving.token): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(serving.url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('host tool server over Streamable HTTP', () => {
+  it('listens on 127.0.0.1 with a random token', async () => {
+    const { serving } = await startHost();
+    expect(serving.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(serving.token.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('rejects a missing or wrong token with 401', async () => {
+    const { serving } = await startHost();
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (headers: Record<string, string>) =>
+      fetch(serving.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(init),
+      });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ Authorization: `Bearer ${serving.token}x` })).status).toBe(401);
+    expect((await post({ Authorization: 'Bearer short' })).status).toBe(401);
+    expect((await post({ Authorization: `Bearer ${serving.token}` })).status).toBe(200);
+    await expect(clientFor(serving, 'not-the-token-at-all')).rejects.toThrow();
+  });
+
+  it('lists tools with their JSON Schemas preserved exactly, recursive $defs/$ref included', async () => {
+    const { serving } = await startHost();
+    const client = await clientFor(serving);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['count_tree', 'greet', 'explode', 'picture', 'ask_user', 'delete_all']);
+    expect(tools[0]!.inputSchema).toEqual(TREE_SCHEMA);
+    expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools[1]!.inputSchema).toMatchObject({ type: 'object', properties: { who: { type: 'string' } }, required: ['who'] });
+  });
+
+  it('runs calls in the host with validation; errors come back as isError results', async () => {
+    const { serving } = await startHost();
+    const client = await clientFor(serving);
+    const tree = { name: 'root', children: [{ name: 'a', children: [{ name: 'b' }] }, { name: 'c' }] };
+    const counted = await client.callTool({ name: 'count_tree', arguments: { tree } });
+    // Text stays in content even when structuredContent is returned.
+    expect(counted).toMatchObject({ content: [{ type: 'text', text: '{"nodes":4}' }], structuredContent: { nodes: 4 } });
+    expect(counted.isError).toBeFalsy();
+
+    const invalid = await client.callTool({ name: 'count_tree', arguments: { tree: { name: 'root', children: [{ name: '' }] } } });
+    expect(invalid.isError).toBe(true);
+    expect(JSON.stringify(invalid.content)).toMatch(/children\/0\/name/);
+
+    expect(await client.callTool({ name: 'greet', arguments: { who: 'Ada' } })).toMatchObject({ content: [{ type: 'text', text: 'hello, Ada' }] });
+    expect(await client.callTool({ name: 'explode', arguments: {} })).toMatchObject({ isError: true, content: [{ type: 'text', text: 'kaboom' }] });
+    expect(await client.callTool({ name: 'picture', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'a pixel' }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }],
+    });
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('defers a tool without execute to the host, which resolves it later', async () => {
+    const calls: Array<{ call: HostToolCall; resolve: (output: ToolOutput) => void }> = [];
+    let announce!: () => void;
+    const called = new Promise<void>((resolve) => (announce = resolve));
+    const { serving } = await startHost({
+      onCall: (call) =>
+        new Promise<ToolOutput>((resolve) => {
+          calls.push({ call, resolve });
+          announce();
+        }),
+    });
+    const client = await clientFor(serving);
+    const result = client.callTool({ name: 'ask_user', arguments: { question: 'proceed?' } });
+    await called;
+    expect(calls[0]!.call.tool.name).toBe('ask_user');
+    expect(calls[0]!.call.input).toEqual({ question: 'proceed?' });
+    calls[0]!.resolve('yes, go ahead');
+    expect(await result).toMatchObject({ content: [{ type: 'text', text: 'yes, go ahead' }] });
+  });
+
+  it('refuses a needsApproval tool unless the host approves it', async () => {
+    const refused = await clientFor((await startHost()).serving);
+    expect(await refused.callTool({ name: 'delete_all', arguments: {} })).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/did not approve/) }] });
+    const approvals: string[] = [];
+    const allowed = await clientFor((await startHost({ approve: async (call) => (approvals.push(call.tool.name), true) })).serving);
+    expect(await allowed.callTool({ name: 'delete_all', arguments: {} })).toMatchObject({ content: [{ text: 'deleted' }] });
+    expect(approvals).toEqual(['delete_all']);
+  });
+
+  it('sends notifications/tools/list_changed to connected clients when the tool set changes', async () => {
+    const { host, serving } = await startHost();
+    const client = await clientFor(serving);
+    let changed = false;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed = true;
+    });
+    // The client opens its standalone SSE stream (where notifications travel) just after
+    // initialize; until it is open a notification has nowhere to go, so change until one lands.
+    for (let attempt = 0; attempt < 50 && !changed; attempt++) {
+      host.setTools(sampleHostTools().filter((t) => t.name === 'greet'));
+      await waitFor(() => changed, 20);
+    }
+    expect(changed).toBe(true);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['greet']);
+  });
+
+  it('refuses tools it cannot serve', () => {
+    const host = createHostToolServer([], { name: 'h', version: '1' });
+    const [greet] = sampleHostTools().filter((t) => t.name === 'greet');
+    expect(() => host.setTools([{ ...greet!, name: 'bad name' }])).toThrow(/cannot be served over MCP/);
+    expect(() => host.setTools([greet!, greet!])).toThrow(/listed twice/);
+    expect(() => host.setTools([{ ...greet!, inputSchema: { type: 'string' } }])).toThrow(/"type": "object"/);
+  });
+});
+
+describe('host tool server over stdio, reached by acx’s own drop-in client', () => {
+  it('serves the host tools to a child-process client round trip', async () => {
+    const connection = await connectMcpServers([parseMcpServerEntry('acx', fixtureCommand('host-stdio.ts'), 'test', process.cwd())]);
+    cleanups.push(() => connection.close());
+    expect(connection.servers[0]).toMatchObject({ status: 'ok', protocolVersion: '2025-11-25', toolCount: 6 });
+    expect(connection.tools.map((t) => t.name)).toContain('acx__count_tree');
+    expect(byName(connection.tools, 'acx__count_tree').inputSchema).toEqual(TREE_SCHEMA);
+    const tree = { name: 'r', children: [{ name: 'x' }] };
+    expect(await byName(connection.tools, 'acx__count_tree').execute!({ tree }, context())).toEqual({
+      content: [{ type: 'text', text: '{"nodes":2}' }],
+      structuredContent: { nodes: 2 },
+    });
+  });
+});
+
+async function waitFor(check: () => boolean, rounds = 200): Promise<void> {
+  for (let i = 0; i < rounds && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
