@@ -1,0 +1,263 @@
+import { existsSync } from 'node:fs';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { deflateSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { AcxError, errorMessage } from '../util/errors.ts';
+import {
+  APPLICATION_ID,
+  DDL,
+  FLAG_SAVE_PRESENT,
+  REQUIRED_TABLES,
+  SPEC_MAJOR,
+  userVersionFor,
+  zoneOf,
+  type Zone,
+} from './format.ts';
+
+export type ObjectKind = 'sqlar' | 'memory' | 'cartridge' | 'skill' | 'attestation';
+export type Canon = 'raw' | 'jcs-rfc8785';
+
+export interface ObjectRow {
+  oid: string;
+  kind: ObjectKind;
+  source_ref: string;
+  canon: Canon;
+  zone: Zone;
+  sz: number;
+}
+
+export interface SqlarRow {
+  name: string;
+  mode: number | null;
+  mtime: number | null;
+  sz: number | null;
+  stored: number;
+}
+
+/** How file bytes are stored in sqlar. 'none' is readable by every implementation. */
+export type Compression = 'none' | 'zlib';
+
+// A decompressed entry larger than this is refused: a cartridge is a document, not a disk image.
+const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+
+/**
+ * One .acx file opened through node:sqlite. Cartridges use the default rollback journal (never WAL)
+ * so the artifact stays a single self-contained file.
+ */
+export class Cartridge {
+  readonly db: DatabaseSync;
+  readonly path: string;
+  readonly readonly: boolean;
+  private readonly statements = new Map<string, StatementSync>();
+
+  private constructor(db: DatabaseSync, path: string, readonly: boolean) {
+    this.db = db;
+    this.path = path;
+    this.readonly = readonly;
+  }
+
+  /** Creates a new, empty cartridge at `path` (which must not exist). */
+  static create(path: string): Cartridge {
+    if (existsSync(path)) {
+      throw new AcxError('cartridge-exists', `refusing to create ${path}: the file already exists`, {
+        hint: 'choose another output path or remove the file first',
+      });
+    }
+    const db = new DatabaseSync(path);
+    db.exec(`PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${userVersionFor(false)};`);
+    db.exec(DDL);
+    return new Cartridge(db, path, false);
+  }
+
+  /** Opens and checks the file identity (application_id, spec major, required tables). */
+  static open(path: string, options: { readonly?: boolean } = {}): Cartridge {
+    const readonly = options.readonly ?? true;
+    if (!existsSync(path)) {
+      throw new AcxError('cartridge-missing', `no such cartridge: ${path}`, { hint: 'check the path' });
+    }
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(path, { readOnly: readonly });
+    } catch (error) {
+      throw notACartridge(path, errorMessage(error));
+    }
+    try {
+      const appId = Number(pragma(db, 'application_id'));
+      if (appId !== APPLICATION_ID) {
+        throw notACartridge(path, `application_id is 0x${(appId >>> 0).toString(16)}, expected 0x41435831 ("ACX1")`);
+      }
+      const major = (Number(pragma(db, 'user_version')) >>> 24) & 0xff;
+      if (major !== SPEC_MAJOR) {
+        throw new AcxError('cartridge-version', `${path} uses cartridge spec major ${major}; acx reads major ${SPEC_MAJOR}`, {
+          hint: 'upgrade acx or re-export the cartridge with a compatible tool',
+        });
+      }
+      const tables = new Set(
+        (db.prepare("SELECT name FROM sqlite_master WHERE type='table'").all() as Array<{ name: string }>).map((r) => r.name),
+      );
+      const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
+      if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
+      return new Cartridge(db, path, readonly);
+    } catch (error) {
+      db.close();
+      if (error instanceof AcxError) throw error;
+      throw notACartridge(path, errorMessage(error));
+    }
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /** A cached prepared statement (preparing costs more than running these small queries). */
+  stmt(sql: string): StatementSync {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  hasTable(name: string): boolean {
+    return this.stmt("SELECT 1 AS x FROM sqlite_master WHERE type='table' AND name=?").get(name) !== undefined;
+  }
+
+  tx<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  // ---- header -----------------------------------------------------------------------------
+  get userVersion(): number {
+    return Number(pragma(this.db, 'user_version'));
+  }
+
+  get savePresent(): boolean {
+    return (this.userVersion & FLAG_SAVE_PRESENT) !== 0;
+  }
+
+  setSavePresent(present: boolean): void {
+    const next = present ? this.userVersion | FLAG_SAVE_PRESENT : this.userVersion & ~FLAG_SAVE_PRESENT;
+    this.db.exec(`PRAGMA user_version = ${next >>> 0}`);
+  }
+
+  // ---- meta -------------------------------------------------------------------------------
+  getMeta(key: string): string | null {
+    const row = this.stmt('SELECT value FROM cartridge WHERE key=?').get(key) as { value: string | null } | undefined;
+    return row?.value ?? null;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db
+      .prepare('INSERT INTO cartridge(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value')
+      .run(key, value);
+  }
+
+  deleteMeta(key: string): void {
+    this.db.prepare('DELETE FROM cartridge WHERE key=?').run(key);
+  }
+
+  allMeta(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const row of this.db.prepare('SELECT key,value FROM cartridge ORDER BY key').all() as Array<{ key: string; value: string }>) {
+      out[row.key] = row.value;
+    }
+    return out;
+  }
+
+  // ---- sqlar ------------------------------------------------------------------------------
+  /** Stores a file; the name must be a portable rom/ or save/ path. Returns the raw size. */
+  putFile(name: string, bytes: Uint8Array, options: { mode?: number; mtime?: number; compression?: Compression } = {}): number {
+    zoneOf(name);
+    const raw = Buffer.from(bytes);
+    let data = raw;
+    if (options.compression === 'zlib' && raw.length > 0) {
+      const packed = deflateSync(raw, { level: 9 });
+      if (packed.length < raw.length) data = packed;
+    }
+    this.db
+      .prepare(
+        'INSERT INTO sqlar(name,mode,mtime,sz,data) VALUES(?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET mode=excluded.mode,mtime=excluded.mtime,sz=excluded.sz,data=excluded.data',
+      )
+      .run(name, options.mode ?? 0o100644, options.mtime ?? 0, raw.length, data);
+    return raw.length;
+  }
+
+  /** The uncompressed bytes of a file, or null if there is no such entry. */
+  getFile(name: string): Buffer | null {
+    const row = this.stmt('SELECT sz, data FROM sqlar WHERE name=?').get(name) as
+      | { sz: number | null; data: Uint8Array | null }
+      | undefined;
+    if (!row || row.data == null || row.sz == null) return null;
+    return decodeSqlarData(name, Number(row.sz), row.data);
+  }
+
+  listFiles(prefix = ''): string[] {
+    const rows = this.db.prepare('SELECT name FROM sqlar ORDER BY name').all() as Array<{ name: string }>;
+    return rows.map((r) => r.name).filter((n) => typeof n === 'string' && n.startsWith(prefix));
+  }
+
+  fileRows(): SqlarRow[] {
+    return this.db
+      .prepare('SELECT name, mode, mtime, sz, length(data) AS stored FROM sqlar ORDER BY name')
+      .all() as unknown as SqlarRow[];
+  }
+
+  // ---- objects ----------------------------------------------------------------------------
+  putObject(row: ObjectRow): void {
+    this.db
+      .prepare('INSERT INTO objects(oid,kind,source_ref,canon,zone,sz) VALUES(?,?,?,?,?,?)')
+      .run(row.oid, row.kind, row.source_ref, row.canon, row.zone, row.sz);
+  }
+
+  objects(zone?: Zone): ObjectRow[] {
+    const sql = zone
+      ? 'SELECT oid,kind,source_ref,canon,zone,sz FROM objects WHERE zone=?'
+      : 'SELECT oid,kind,source_ref,canon,zone,sz FROM objects';
+    const stmt = this.db.prepare(sql);
+    return (zone ? stmt.all(zone) : stmt.all()) as unknown as ObjectRow[];
+  }
+}
+
+/** sqlar convention: sz == length(data) means stored raw; otherwise deflated. */
+export function decodeSqlarData(name: string, sz: number, data: Uint8Array): Buffer {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (buf.length === sz) return Buffer.from(buf);
+  if (!Number.isInteger(sz) || sz < 0 || sz > MAX_ENTRY_BYTES) {
+    throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} declares an impossible size ${sz}`);
+  }
+  // Stock sqlar uses zlib streams; some writers (the reference implementation) use raw deflate.
+  // zlib carries an Adler-32 check, so trying it first cannot mis-decode a raw stream.
+  const limit = Math.max(sz, 1);
+  const b0 = buf[0] ?? 0;
+  const looksZlib = (b0 & 0x0f) === 8 && ((b0 << 8) | (buf[1] ?? 0)) % 31 === 0;
+  for (const inflate of looksZlib ? [inflateSync, inflateRawSync] : [inflateRawSync]) {
+    try {
+      const out = inflate(buf, { maxOutputLength: limit });
+      if (out.length === sz) return out;
+    } catch {
+      // try the next format
+    }
+  }
+  throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} cannot be decompressed to its declared ${sz} bytes`, {
+    hint: 'the file is damaged or was altered; get a fresh copy from its publisher',
+  });
+}
+
+function pragma(db: DatabaseSync, name: string): unknown {
+  const row = db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown> | undefined;
+  return row?.[name];
+}
+
+function notACartridge(path: string, why: string): AcxError {
+  return new AcxError('cartridge-format', `${path} is not an .acx cartridge: ${why}`, {
+    hint: 'acx reads SQLite files branded application_id 0x41435831; build one with `acx build`',
+  });
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { buildCartridge } from '../../cartridge/build.ts';
+import { ScrubBlockedError } from '../../cartridge/scrub-gate.ts';
+import { CliExit, EXIT } from '../output.ts';
+
+export function register(program: Command): void {
+  program
+    .command('build')
+    .description('pack an agent directory into a signed .acx cartridge')
+    .argument('<dir>', 'agent directory (agent.json layout, or a reference agent-package)')
+    .requiredOption('-o, --out <file>', 'output .acx file')
+    .option('--key <file>', 'Ed25519 private key PEM (env ACX_SIGNING_KEY)', process.env.ACX_SIGNING_KEY)
+    .option('--publisher <id>', 'reverse-DNS publisher id, e.g. io.github.alice (env ACX_PUBLISHER)', process.env.ACX_PUBLISHER)
+    .option('--zlib', 'deflate files (stock sqlar; the reference CLI cannot read these rows)')
+    .option('-f, --force', 'replace an existing output file')
+    .option('--json', 'print the result as JSON')
+    .action((dir: string, opts: { out: string; key?: string; publisher?: string; zlib?: boolean; force?: boolean; json?: boolean }) => {
+      if (!opts.key) throw new CliExit(EXIT.usage, 'acx build: --key <file> is required (create one with `acx keygen`)');
+      try {
+        const r = buildCartridge({ dir, out: opts.out, key: opts.key, ...(opts.publisher ? { publisher: opts.publisher } : {}), overwrite: opts.force ?? false, compression: opts.zlib ? 'zlib' : 'none' });
+        if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        else {
+          process.stdout.write(`wrote:     ${r.out}\ncartridge: ${r.cartridgeId}\nrom hash:  ${r.manifestHash}\nkeyid:     ${r.keyid}\nobjects:   ${r.objectCount} (${r.fileCount} files, ${r.memoryCount} memory records)\n`);
+          for (const s of r.skipped) process.stdout.write(`note:      ${s}\n`);
+        }
+      } catch (error) {
+        if (error instanceof ScrubBlockedError && opts.json) {
+          process.stdout.write(`${JSON.stringify({ blocked: true, findings: error.findings }, null, 2)}\n`);
+          throw new CliExit(EXIT.refused, error.message);
+        }
+        if (error instanceof ScrubBlockedError) {
+          const lines = error.findings.map((f) => `  ${f.file} @ byte ${f.byteOffset}: ${f.ruleId}`).join('\n');
+          throw new CliExit(EXIT.refused, `acx build: scrub gate blocked the build (nothing was written):\n${lines}\n  → ${error.hint ?? ''}`);
+        }
+        throw error;
+      }
+    });
+}

@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { checkSpec } from '../../cartridge/spec.ts';
+import { CliExit, EXIT } from '../output.ts';
+
+export function register(program: Command): void {
+  program
+    .command('spec')
+    .description('validate a cartridge against the acx.package-spec/1 profile, or check an agent directory before building')
+    .argument('<target>', '.acx file or agent directory')
+    .option('--json', 'print the report as JSON')
+    .action((target: string, opts: { json?: boolean }) => {
+      const r = checkSpec(target);
+      if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      else {
+        const lines = [`${r.kind}: ${r.target}`];
+        for (const a of r.artifacts) lines.push(`  ${a.required ? '*' : ' '} ${a.role.padEnd(16)} ${a.schema.padEnd(28)} ${a.kind}${a.count !== undefined ? ` (${a.count})` : ''}`);
+        lines.push(`validation: ${r.ok ? 'clean' : 'issues'}`);
+        for (const i of r.issues) lines.push(`  - ${i}`);
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      if (!r.ok) throw new CliExit(EXIT.failure, '');
+    });
+}

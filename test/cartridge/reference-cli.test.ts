@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildCartridge } from '../../src/cartridge/build.ts';
+import { codebaseFingerprint } from '../../src/cartridge/memory.ts';
+import { withSaveZone } from '../../src/cartridge/save.ts';
+import { verifyCartridge } from '../../src/cartridge/verify.ts';
+import { FIXTURES, REFERENCE_CARTRIDGES, tempDir, writeAgentDir, writeKey } from './helpers.ts';
+
+/**
+ * Interop against the reference implementation's own CLI (lboel/acx). It is not vendored: point
+ * ACX_REFERENCE_DIR at a checkout (default ../reference-acx next to this project).
+ */
+const PROJECT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const REFERENCE_DIR = resolve(PROJECT, process.env.ACX_REFERENCE_DIR ?? '../reference-acx');
+const CLI = join(REFERENCE_DIR, 'src', 'cli.mjs');
+const available = existsSync(CLI);
+const HOW = `reference CLI not found at ${CLI}; to run these tests: git clone https://github.com/lboel/acx ${REFERENCE_DIR} (or set ACX_REFERENCE_DIR to a checkout); it needs no npm install`;
+if (!available) console.warn(`[skip] ${HOW}`);
+
+function ref(...args: string[]): { code: number; out: string } {
+  const r = spawnSync(process.execPath, ['--no-warnings', '--experimental-sqlite', CLI, ...args], { cwd: REFERENCE_DIR, encoding: 'utf8' });
+  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+}
+
+function refTrust(path: string): string {
+  return /trust:\s+(\S+)/.exec(ref('verify', path).out)?.[1] ?? 'error';
+}
+
+function acxBuilt(root: string): string {
+  const agent = join(root, 'agent');
+  mkdirSync(agent);
+  writeAgentDir(agent);
+  const out = join(root, 'built.acx');
+  buildCartridge({ dir: agent, out, key: writeKey(root).keyPath, publisher: 'io.github.example' });
+  return out;
+}
+
+describe.skipIf(!available)('interop with the reference CLI', () => {
+  it('gives the same verdict on the reference registry cartridges', () => {
+    for (const path of REFERENCE_CARTRIDGES) expect(verifyCartridge(path).verdict).toBe(refTrust(path));
+  });
+
+  it('verifies, spec-checks and strips cartridges acx builds (including with SAVE rows)', () => {
+    const root = tempDir();
+    const out = acxBuilt(root);
+    const v = ref('verify', out);
+    expect(v.code).toBe(0);
+    expect(v.out).toMatch(/trust:\s+portable/);
+    expect(v.out).toMatch(/Signature valid/);
+    expect(ref('spec', out).out).toMatch(/CLEAN/);
+    withSaveZone(out, (save) => {
+      save.putMemory([{ id: 'ci', portable: false, codebaseFingerprint: codebaseFingerprint(Buffer.alloc(32, 1), 'github.com/a/b'), summary: 'x' }]);
+      save.putFile('save/notes.md', Buffer.from('note'));
+    });
+    expect(refTrust(out)).toBe('portable');
+    const strip = ref('strip', out, join(root, 'stripped.acx'));
+    expect(strip.code).toBe(0);
+    expect(verifyCartridge(join(root, 'stripped.acx')).verdict).toBe('portable');
+  });
+
+  it('agrees that a single flipped ROM byte is tampered', () => {
+    const root = tempDir();
+    const out = acxBuilt(root);
+    for (const source of [out, REFERENCE_CARTRIDGES[1]!]) {
+      const copy = join(tempDir(), 'flip.acx');
+      copyFileSync(source, copy);
+      const db = new DatabaseSync(copy);
+      const row = db.prepare("SELECT name, data FROM sqlar WHERE name='rom/manifest/harness-requirements.json'").get() as { name: string; data: Uint8Array };
+      const data = Buffer.from(row.data);
+      data[10] = (data[10] ?? 0) ^ 0x01;
+      db.prepare('UPDATE sqlar SET data=? WHERE name=?').run(data, row.name);
+      db.close();
+      expect(verifyCartridge(copy).verdict).toBe('tampered');
+      const r = ref('verify', copy);
+      expect(r.code).not.toBe(0);
+      expect(r.out).toMatch(/tampered|Error/);
+    }
+  });
+
+  it('verifies what the reference CLI exports', () => {
+    const root = tempDir();
+    const out = join(root, 'sample.acx');
+    const e = ref('export', join(FIXTURES, 'sample-agent-package'), out, '--publisher', 'io.github.example');
+    expect(e.code).toBe(0);
+    const v = verifyCartridge(out);
+    expect(v.verdict).toBe('portable');
+    expect(v.verdict).toBe(refTrust(out));
+    expect(e.out).toContain(v.keyid);
+  });
+});
