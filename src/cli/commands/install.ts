@@ -1,0 +1,85 @@
+import type { Command } from 'commander';
+import { installConfigHome, NEW_SUFFIX, type DefaultsMap, type InstallSummary } from '../../config/install.ts';
+import { grantFileName, OPT_IN_TOOLS } from '../../config/opt-in.ts';
+import { resolveConfigHome } from '../../config/paths.ts';
+import { createLogger, type Logger } from '../../util/logger.ts';
+import { ACX_VERSION } from '../version.ts';
+
+/**
+ * `acx install`: scaffold or upgrade the config home (prompts, mcp/ and tools/ overlays) and
+ * record opt-in grants for powerful tools. Idempotent; safe to run after every upgrade.
+ */
+export interface InstallCommandOptions {
+  configHome?: string;
+  optIn?: string[];
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  version?: string;
+  defaults?: DefaultsMap;
+}
+
+export function runInstall(options: InstallCommandOptions = {}): InstallSummary {
+  return installConfigHome({
+    configHome: resolveConfigHome(options.configHome, options.env ?? process.env),
+    version: options.version ?? ACX_VERSION,
+    optIn: options.optIn ?? [],
+    logger: options.logger ?? createLogger(),
+    ...(options.defaults ? { defaults: options.defaults } : {}),
+  });
+}
+
+function line(label: string, items: readonly string[]): string[] {
+  return items.length > 0 ? [`${label.padEnd(24)}${items.join(', ')}`] : [];
+}
+
+/** The human summary: quiet about routine work, loud about every powerful tool that is on. */
+export function formatInstallSummary(summary: InstallSummary): string {
+  const out: string[] = [];
+  const was = summary.previousVersion && summary.previousVersion !== summary.version ? `; upgraded from ${summary.previousVersion}` : '';
+  out.push(`acx config home: ${summary.configHome} (acx ${summary.version}${was})`);
+  out.push(...line('created:', summary.created));
+  out.push(...line('refreshed:', summary.refreshed));
+  out.push(...line('up to date:', summary.unchanged));
+  for (const file of summary.keptEdited) {
+    out.push(`${'kept your edits:'.padEnd(24)}${file} (the new default is beside it as ${file}${NEW_SUFFIX}; merge by hand)`);
+  }
+  out.push(...line('left deleted:', summary.respectedDeleted));
+  out.push(...line('no longer shipped:', summary.retired.map((file) => `${file} (left as is)`)));
+  out.push(...line('your files, untouched:', summary.untouchedUser));
+
+  const granted = [...summary.optedIn, ...summary.grandfathered];
+  if (granted.length === 0) {
+    out.push(
+      `${'powerful tools:'.padEnd(24)}none granted (they are off by default; grant one with acx install --opt-in NAME, known: ${Object.keys(OPT_IN_TOOLS).join(', ')})`,
+    );
+  }
+  for (const name of summary.optedIn) {
+    out.push(`!! OPT-IN GRANTED: ${name}: ${OPT_IN_TOOLS[name].summary}. Revoke: delete tools/${grantFileName(name)}`);
+  }
+  for (const name of summary.grandfathered) {
+    out.push(
+      `!! OPT-IN KEPT (granted earlier, not stripped): ${name}: ${OPT_IN_TOOLS[name].summary}. Revoke: delete tools/${grantFileName(name)}`,
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+export function register(program: Command): void {
+  program
+    .command('install')
+    .description('create or upgrade the config home (prompts, mcp/ and tools/ overlays); keeps your edits; idempotent')
+    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME; default $XDG_CONFIG_HOME/acx or ~/.config/acx)')
+    .option(
+      '--opt-in <names>',
+      `grant powerful tools, comma-separated, repeatable (${Object.keys(OPT_IN_TOOLS).join(', ')})`,
+      collect,
+    )
+    .action((opts: { configHome?: string; optIn?: string[] }) => {
+      const summary = runInstall({ ...(opts.configHome ? { configHome: opts.configHome } : {}), optIn: opts.optIn ?? [] });
+      process.stdout.write(formatInstallSummary(summary));
+    });
+}
