@@ -33,12 +33,12 @@ function isResolved(model: EngineHarnessOptions['model']): model is ResolvedMode
 }
 
 export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: Journal } {
-  const model =
-    typeof options.model === 'string'
-      ? resolveModel({ spec: options.model })
-      : isResolved(options.model)
-        ? options.model
-        : fromLanguageModel(options.model);
+  let model: Promise<ResolvedModel> | undefined;
+  const resolve = () =>
+    (model ??=
+      typeof options.model === 'string'
+        ? resolveModel({ spec: options.model })
+        : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
   let journal: Journal | undefined;
   const openJournal = () => (journal ??= new Journal(journalPath));
@@ -50,7 +50,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
       const engine = new Engine({
-        model,
+        model: await resolve(),
         journal: openJournal(),
         agentId: config.agentId,
         instructions: config.instructions,

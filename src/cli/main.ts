@@ -7,20 +7,35 @@ import { ACX_VERSION } from './version.ts';
  */
 type Register = (program: Command) => void;
 
-const commandModules: Array<() => Promise<{ register: Register }>> = [];
+/** Subcommand name → its module. Only the invoked one is imported, so start-up stays cheap. */
+const commandModules: Record<string, () => Promise<{ register: Register }>> = {
+  run: () => import('./commands/run.ts'),
+  chat: () => import('./commands/chat.ts'),
+  'resolved-config': () => import('./commands/resolved-config.ts'),
+  install: () => import('./commands/install.ts'),
+  keygen: () => import('./commands/keygen.ts'),
+  build: () => import('./commands/build.ts'),
+  verify: () => import('./commands/verify.ts'),
+  inspect: () => import('./commands/inspect.ts'),
+  strip: () => import('./commands/strip.ts'),
+  spec: () => import('./commands/spec.ts'),
+  handshake: () => import('./commands/handshake.ts'),
+  mcp: () => import('./commands/mcp.ts'),
+};
 
-export async function buildProgram(): Promise<Command> {
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('acx')
     .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
     .showHelpAfterError('(run `acx help` for the list of commands)')
     .exitOverride();
-  for (const load of commandModules) (await load()).register(program);
+  const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
+  for (const load of loaders) (await load()).register(program);
   return program;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = await buildProgram();
+  const program = await buildProgram(argv[0]);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;

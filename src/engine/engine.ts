@@ -640,8 +640,7 @@ export class Engine {
         if (call.invalidReason) {
           const known = this.tools.has(call.toolName);
           this.journal.recordCallResult(
-            state.turn.id,
-            call.toolCallId,
+            { turnId: state.turn.id, step: state.step, callId: call.toolCallId },
             errorOutput(
               known
                 ? `The call to ${call.toolName} could not be parsed: ${call.invalidReason}`
@@ -713,7 +712,7 @@ export class Engine {
         if (call.status === 'done' || call.status === 'settled') return;
         const entry = this.tools.get(call.toolName);
         if (!entry) {
-          this.journal.recordCallResult(state.turn.id, call.callId, errorOutput(`There is no tool named ${call.toolName}.`));
+          this.journal.recordCallResult(call, errorOutput(`There is no tool named ${call.toolName}.`));
           return;
         }
         const decision = await this.approve(state, call, entry.tool, decisions);
@@ -723,13 +722,13 @@ export class Engine {
         }
         if (decision && !decision.approved) {
           const reason = decision.reason ?? 'The host denied this call.';
-          this.journal.recordCallResult(state.turn.id, call.callId, { type: 'execution-denied', reason });
+          this.journal.recordCallResult(call, { type: 'execution-denied', reason });
           state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason });
           state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
           return;
         }
         if (!entry.tool.execute) {
-          this.journal.setCallStatus(state.turn.id, call.callId, 'awaiting-result');
+          this.journal.setCallStatus(call, 'awaiting-result');
           waiting.push(call.callId);
           return;
         }
@@ -749,7 +748,7 @@ export class Engine {
     if (!needsApproval(tool, this.options.permissionMode)) return undefined;
     const given = decisions?.get(call.callId);
     if (given) {
-      this.journal.recordApproval(state.turn.id, call.callId, { approved: given.approved, ...(given.reason ? { reason: given.reason } : {}) });
+      this.journal.recordApproval(call, { approved: given.approved, ...(given.reason ? { reason: given.reason } : {}) });
       return given;
     }
     const request: ApprovalRequest = {
@@ -760,18 +759,18 @@ export class Engine {
     };
     state.emit({ type: 'tool-approval-request', ...request });
     if (!state.hooks.onApprovalRequest) {
-      this.journal.setCallStatus(state.turn.id, call.callId, 'awaiting-approval');
+      this.journal.setCallStatus(call, 'awaiting-approval');
       return 'waiting';
     }
     const answer = await state.hooks.onApprovalRequest(request);
-    this.journal.recordApproval(state.turn.id, call.callId, answer);
+    this.journal.recordApproval(call, answer);
     this.logger.info('approval', { tool: call.toolName, approved: answer.approved });
     return { approvalId: call.callId, ...answer };
   }
 
   private async execute(state: TurnState, call: CallRecord, entry: { tool: Tool; schema: NormalizedSchema }): Promise<void> {
     const { tool, schema } = entry;
-    this.journal.setCallStatus(state.turn.id, call.callId, 'started');
+    this.journal.setCallStatus(call, 'started');
     state.toolsRan += 1;
     this.journal.updateTurn(state.turn.id, { toolsRan: state.toolsRan });
     if (tool.visible) state.visibleActions += 1;
@@ -787,7 +786,7 @@ export class Engine {
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
       : errorOutput(outcome.error);
-    this.journal.recordCallResult(state.turn.id, call.callId, output);
+    this.journal.recordCallResult(call, output);
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const duration = seconds(performance.now() - started);
     if (outcome.ok) {
@@ -817,13 +816,12 @@ export class Engine {
         const safe = tool && (tool.effect === 'read-only' || tool.effect === 'idempotent');
         if (safe) {
           this.logger.info('recovery re-run', { tool: call.toolName, call: call.callId, effect: tool.effect });
-          this.journal.setCallStatus(state.turn.id, call.callId, 'pending');
+          this.journal.setCallStatus(call, 'pending');
           call.status = 'pending';
         } else {
           this.logger.warn('recovery outcome unknown', { tool: call.toolName, call: call.callId });
           this.journal.recordCallResult(
-            state.turn.id,
-            call.callId,
+            call,
             errorOutput(
               `The process running this turn stopped while ${call.toolName} was executing. Whether it took effect is unknown; ` +
                 'it was not run again because it is not safe to repeat. Check its effect before you retry it.',
@@ -833,13 +831,12 @@ export class Engine {
         }
       } else if (call.status === 'awaiting-result' && supplied.has(call.callId)) {
         this.journal.recordCallResult(
-          state.turn.id,
-          call.callId,
+          call,
           toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }),
         );
         call.status = 'done';
       } else if (call.status === 'awaiting-approval' || call.status === 'awaiting-result') {
-        this.journal.setCallStatus(state.turn.id, call.callId, 'pending');
+        this.journal.setCallStatus(call, 'pending');
         call.status = 'pending';
       }
     }
@@ -861,7 +858,7 @@ export class Engine {
     const open = this.journal.openCalls(state.turn.id);
     for (const call of open) {
       if (call.status !== 'done') {
-        this.journal.recordCallResult(state.turn.id, call.callId, errorOutput('Cancelled by the user before it ran.'));
+        this.journal.recordCallResult(call, errorOutput('Cancelled by the user before it ran.'));
       }
     }
     if (open.length > 0) this.settleStep(state, open[0]!.step);

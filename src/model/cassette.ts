@@ -14,9 +14,10 @@ import { BRIEF_TAG } from './brief-tag.ts';
  * model streamed back; `--replay FILE` serves those responses in order without a network or a
  * key, and fails naming the step when the agent asks something the recording did not.
  *
- * Requests are compared by a digest of what the agent decided to send (roles, texts, tool calls
- * and results, tool names). The volatile brief (clock, step counter) is excluded: it changes on
- * every run by design.
+ * Requests are compared by a digest of what the agent decided to send (roles, texts, tool calls,
+ * tool names). Excluded: the volatile brief (clock, step counter), which changes on every run by
+ * design, and tool *outputs*, which come from the environment (memory, files) and may differ on
+ * a machine that has run the agent before.
  */
 export interface CassetteInteraction {
   step: number;
@@ -76,7 +77,7 @@ function normalizeMessage(message: LanguageModelV4Prompt[number]): unknown {
         case 'tool-call':
           return ['call', part.toolName, part.input];
         case 'tool-result':
-          return ['result', part.toolCallId, part.output];
+          return ['result', part.toolCallId];
         case 'reasoning':
           return ['reasoning', part.text];
         default:

@@ -77,6 +77,7 @@ export function loadModelParams(
   options: { file?: string; overrides?: readonly string[]; logger?: Logger } = {},
 ): LoadedModelParams {
   let raw: Record<string, unknown> = {};
+  let found = false;
   if (options.file) {
     let text: string | undefined;
     try {
@@ -85,6 +86,7 @@ export function loadModelParams(
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     if (text !== undefined) {
+      found = true;
       try {
         raw = JSON.parse(text) as Record<string, unknown>;
       } catch (error) {
@@ -104,7 +106,7 @@ export function loadModelParams(
   for (const key of stripped) {
     options.logger?.warn('model_params key stripped', { key, source, reason: 'harness-owned' });
   }
-  return { params, stripped, source: options.file };
+  return { params, stripped, source: found ? options.file : undefined };
 }
 
 function parseAssignment(assignment: string): [string, unknown] {

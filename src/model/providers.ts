@@ -1,10 +1,4 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { createXai } from '@ai-sdk/xai';
-import { createOpenRouter } from '@openrouter/ai-sdk-provider';
 import { ConfigError } from '../util/errors.ts';
 
 /**
@@ -14,6 +8,8 @@ import { ConfigError } from '../util/errors.ts';
  * How prompt caching is reached differs by vendor and the difference is not cosmetic: an
  * `explicit` provider with no breakpoint silently bills full price. So every provider must
  * declare its `cacheMode`; a test fails when one does not.
+ *
+ * Provider packages are imported only when chosen, so start-up pays for one, not six.
  */
 export type CacheMode = 'automatic' | 'explicit' | 'none';
 export type ModelSurface = 'responses' | 'chat' | 'native';
@@ -29,7 +25,7 @@ export interface ProviderDefinition {
   baseUrlEnv?: string;
   defaultBaseUrl?: string;
   surfaces: readonly ModelSurface[];
-  create(settings: { modelId: string; apiKey?: string; baseURL?: string; surface: ModelSurface }): LanguageModelV4;
+  create(settings: { modelId: string; apiKey?: string; baseURL?: string; surface: ModelSurface }): Promise<LanguageModelV4>;
 }
 
 const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefinition => ({
@@ -40,12 +36,13 @@ const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefiniti
   baseUrlEnv: 'ACX_BASE_URL',
   ...(defaultBaseUrl ? { defaultBaseUrl } : {}),
   surfaces: ['chat'],
-  create: ({ modelId, apiKey, baseURL }) => {
+  create: async ({ modelId, apiKey, baseURL }) => {
     if (!baseURL) {
       throw new ConfigError(`The ${id} provider needs a base URL.`, {
         hint: 'Set ACX_BASE_URL (or --base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp.',
       });
     }
+    const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
     return createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(
       modelId,
     ) as LanguageModelV4;
@@ -60,7 +57,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyRequired: true,
     baseUrlEnv: 'OPENAI_BASE_URL',
     surfaces: ['responses', 'chat'],
-    create: ({ modelId, apiKey, baseURL, surface }) => {
+    create: async ({ modelId, apiKey, baseURL, surface }) => {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
       return (surface === 'chat' ? provider.chat(modelId) : provider.responses(modelId)) as LanguageModelV4;
     },
@@ -72,8 +70,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyRequired: true,
     baseUrlEnv: 'ANTHROPIC_BASE_URL',
     surfaces: ['native'],
-    create: ({ modelId, apiKey, baseURL }) =>
-      createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+    create: async ({ modelId, apiKey, baseURL }) =>
+      (await import('@ai-sdk/anthropic')).createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
   },
   xai: {
     id: 'xai',
@@ -82,8 +80,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyRequired: true,
     baseUrlEnv: 'XAI_BASE_URL',
     surfaces: ['responses'],
-    create: ({ modelId, apiKey, baseURL }) =>
-      createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+    create: async ({ modelId, apiKey, baseURL }) =>
+      (await import('@ai-sdk/xai')).createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
   },
   openrouter: {
     id: 'openrouter',
@@ -92,8 +90,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyRequired: true,
     baseUrlEnv: 'OPENROUTER_BASE_URL',
     surfaces: ['chat'],
-    create: ({ modelId, apiKey, baseURL }) =>
-      createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4,
+    create: async ({ modelId, apiKey, baseURL }) =>
+      (await import('@openrouter/ai-sdk-provider')).createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4,
   },
   google: {
     id: 'google',
@@ -102,8 +100,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyRequired: true,
     baseUrlEnv: 'GOOGLE_GENERATIVE_AI_BASE_URL',
     surfaces: ['native'],
-    create: ({ modelId, apiKey, baseURL }) =>
-      createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+    create: async ({ modelId, apiKey, baseURL }) =>
+      (await import('@ai-sdk/google')).createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
   },
   'openai-compatible': openaiCompatible('openai-compatible'),
   ollama: openaiCompatible('ollama', 'http://127.0.0.1:11434/v1'),
@@ -178,7 +176,7 @@ export function describeModel(options: ResolveModelOptions) {
   return { ...spec, definition, surface, baseURL };
 }
 
-export function resolveModel(options: ResolveModelOptions): ResolvedModel {
+export async function resolveModel(options: ResolveModelOptions): Promise<ResolvedModel> {
   const env = options.env ?? process.env;
   const { provider, modelId, definition, surface, baseURL } = describeModel(options);
   const keyName = definition.keyEnv.find((name) => env[name]);
@@ -188,7 +186,7 @@ export function resolveModel(options: ResolveModelOptions): ResolvedModel {
       hint: `Export ${definition.keyEnv[0]}=... (or run offline with --replay FILE).`,
     });
   }
-  const model = definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
+  const model = await definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
   return {
     model,
     provider,

@@ -29,6 +29,12 @@ export interface TurnRecord {
   endedAt: string | null;
 }
 
+export interface CallRef {
+  turnId: string;
+  step: number;
+  callId: string;
+}
+
 export interface CallRecord {
   turnId: string;
   step: number;
@@ -80,7 +86,7 @@ const MIGRATIONS = [
      status TEXT NOT NULL,
      result TEXT,
      approval TEXT,
-     PRIMARY KEY (turn_id, call_id)
+     PRIMARY KEY (turn_id, step, call_id)
    );`,
 ];
 
@@ -243,20 +249,23 @@ export class Journal {
       .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), call.status);
   }
 
-  setCallStatus(turnId: string, callId: string, status: CallStatus): void {
-    this.db.prepare('UPDATE tool_calls SET status = ? WHERE turn_id = ? AND call_id = ?').run(status, turnId, callId);
+  // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
+  setCallStatus(call: CallRef, status: CallStatus): void {
+    this.db
+      .prepare('UPDATE tool_calls SET status = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
+      .run(status, call.turnId, call.step, call.callId);
   }
 
-  recordCallResult(turnId: string, callId: string, result: unknown): void {
+  recordCallResult(call: CallRef, result: unknown): void {
     this.db
-      .prepare("UPDATE tool_calls SET status = 'done', result = ? WHERE turn_id = ? AND call_id = ?")
-      .run(JSON.stringify(result), turnId, callId);
+      .prepare("UPDATE tool_calls SET status = 'done', result = ? WHERE turn_id = ? AND step = ? AND call_id = ?")
+      .run(JSON.stringify(result), call.turnId, call.step, call.callId);
   }
 
-  recordApproval(turnId: string, callId: string, approval: { approved: boolean; reason?: string }): void {
+  recordApproval(call: CallRef, approval: { approved: boolean; reason?: string }): void {
     this.db
-      .prepare('UPDATE tool_calls SET approval = ? WHERE turn_id = ? AND call_id = ?')
-      .run(JSON.stringify(approval), turnId, callId);
+      .prepare('UPDATE tool_calls SET approval = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
+      .run(JSON.stringify(approval), call.turnId, call.step, call.callId);
   }
 
   settleStep(turnId: string, step: number): void {

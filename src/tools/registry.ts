@@ -92,7 +92,13 @@ export class ToolRegistry {
         const reason = this.policy.check(tool as PolicyTool).reason;
         skipped.push({ name: tool.name, reason });
         this.skippedTools.push({ name: tool.name, reason });
-        this.logger.warn('tool_skipped', { tool: tool.name, profile: this.policy.profile, reason });
+        // An opt-in tool nobody granted is the safe default, not a problem worth a warning.
+        const notGranted = (tool as PolicyTool).optIn === true && !this.policy.grants.has(tool.name);
+        (notGranted ? this.logger.debug : this.logger.warn).call(this.logger, 'tool_skipped', {
+          tool: tool.name,
+          profile: this.policy.profile,
+          reason,
+        });
       }
     }
     return { registered, skipped };

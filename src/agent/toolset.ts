@@ -1,0 +1,124 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createSelfAuthorshipTools } from '../config/charter.ts';
+import { readOptIns } from '../config/opt-in.ts';
+import type { ResolvedSettings } from '../config/settings.ts';
+import type { SqliteMemoryProvider } from '../memory/provider.ts';
+import { connectMcpServers, type McpServerStatus } from '../mcp/client.ts';
+import { loadMcpConfigs } from '../mcp/config.ts';
+import { mcpAuditNotice } from '../mcp/audit.ts';
+import { createExecuteTool } from '../tools/builtin/execute.ts';
+import { createFsTools } from '../tools/builtin/fs.ts';
+import { createShellTool } from '../tools/builtin/shell.ts';
+import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
+import { Policy, processIsRoot } from '../tools/policy.ts';
+import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
+import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
+import type { Tool } from '../tools/tool.ts';
+import { ConfigError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { createSkillTool } from './skills.ts';
+
+/**
+ * Assembles the tools an agent gets: the built-ins it asks for, its skills, MCP drop-ins — each
+ * offered to the ToolRegistry, which applies the Policy and records what it refused and why.
+ * `acx resolved-config` reads the same assembly, so it reports what a run would really have.
+ */
+export const DEFAULT_BUILTINS = ['memory', 'fs', 'execute', 'web_fetch', 'dispatch'] as const;
+export const KNOWN_BUILTINS = [...DEFAULT_BUILTINS, 'shell', 'system_prompt'] as const;
+
+export interface ToolsetOptions {
+  settings: ResolvedSettings;
+  memory: SqliteMemoryProvider;
+  logger: Logger;
+  /**
+   * false for resolved-config: connect no MCP server (report configured names only) and write
+   * nothing (no workspace directory).
+   */
+  connectMcp: boolean;
+  /** Built lazily: the dispatch tool needs the final tool list. */
+  dispatch?: (tools: () => readonly Tool[]) => Tool;
+}
+
+export interface Toolset {
+  registry: ToolRegistry;
+  tools: Tool[];
+  skipped: SkippedTool[];
+  isolation: IsolationInfo;
+  workspace: string;
+  mcpConfigured: string[];
+  mcpServers: McpServerStatus[];
+  /** Standing text for the model (MCP audit notice). */
+  notices: string[];
+  close(): Promise<void>;
+}
+
+export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
+  const { settings, logger } = options;
+  const wanted = new Set<string>(settings.agentDir?.manifest.tools ?? DEFAULT_BUILTINS);
+  const unknown = [...wanted].filter((name) => !(KNOWN_BUILTINS as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new ConfigError(`agent.json names unknown built-in tool(s): ${unknown.join(', ')}.`, {
+      hint: `Known built-ins: ${KNOWN_BUILTINS.join(', ')}. MCP servers go in mcp/*.json.`,
+    });
+  }
+  const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
+  const registry = new ToolRegistry({ policy, logger });
+  const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+  const isolation = await detectIsolation();
+  const offered: Tool[] = [];
+  const skipped: SkippedTool[] = [];
+
+  if (wanted.has('memory')) offered.push(...options.memory.tools());
+  if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
+  if (options.connectMcp && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
+  if (wanted.has('fs')) offered.push(...createFsTools({ workspace }));
+  if (wanted.has('execute')) {
+    if (isolation.kind === 'none' && processIsRoot() && policy.profile === 'locked') {
+      skipped.push({
+        name: 'execute',
+        reason: `this process runs as root and no OS isolation is available (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`,
+      });
+    } else {
+      offered.push(createExecuteTool({ workspace, profile: policy.profile }));
+    }
+  }
+  if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
+  // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
+  offered.push(createShellTool({ cwd: workspace }));
+  offered.push(...createSelfAuthorshipTools(settings.configHome));
+
+  const mcpConfigs = [
+    ...loadMcpConfigs({ dir: join(settings.configHome, 'mcp') }),
+    ...(settings.agentDir?.mcpDir ? loadMcpConfigs({ dir: settings.agentDir.mcpDir }) : []),
+    ...loadMcpConfigs({ specs: settings.mcp }),
+  ];
+  const notices: string[] = [];
+  let mcpServers: McpServerStatus[] = [];
+  let closeMcp = async () => {};
+  if (options.connectMcp && mcpConfigs.length > 0) {
+    const connection = await connectMcpServers(mcpConfigs, { logger });
+    mcpServers = connection.servers;
+    closeMcp = () => connection.close();
+    offered.push(...connection.tools);
+    const audit = mcpAuditNotice(connection.servers, logger);
+    if (audit) notices.push(audit.modelText);
+  }
+
+  const loaded = registry.load(offered);
+  skipped.push(...loaded.skipped);
+  if (wanted.has('dispatch') && options.dispatch) {
+    registry.load([options.dispatch(() => registry.list())]);
+  }
+  return {
+    registry,
+    tools: registry.list(),
+    skipped,
+    isolation,
+    workspace,
+    mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
+    mcpServers,
+    notices,
+    close: closeMcp,
+  };
+}

@@ -1,0 +1,111 @@
+import { createInterface, type Interface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { prepareAgent } from '../../agent/prepare.ts';
+import { resolveSettings } from '../../config/settings.ts';
+import type { ApprovalRequest } from '../../engine/events.ts';
+import { errorMessage } from '../../util/errors.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+
+/**
+ * `acx chat <agent>`: an interactive session. Replies stream as they are written, each tool call
+ * gets a line, approvals are answered at a prompt, and Ctrl-C cancels the running turn (not the
+ * process); Ctrl-C or Ctrl-D at an empty prompt leaves.
+ */
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('chat')
+      .description('talk to an agent interactively (Ctrl-C cancels a turn; Ctrl-D or /exit leaves)')
+      .argument('<agent>', 'agent directory or .acx cartridge'),
+  ).action(async (agent: string, options: Record<string, unknown>) => {
+    const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+    const settings = resolveSettings(runFlags(agent, options), { logger });
+    const prepared = await prepareAgent(settings, { logger });
+    const out = process.stdout;
+    const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
+    let turn: AbortController | undefined;
+    rl.on('SIGINT', () => {
+      if (turn) {
+        turn.abort();
+        out.write('\n[cancelling the turn]\n');
+      } else {
+        rl.close();
+      }
+    });
+    try {
+      const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
+      out.write(`acx chat: ${settings.agent.name} (session ${session.id}). Ctrl-C cancels a turn; /exit leaves.\n`);
+      for (;;) {
+        let line: string;
+        try {
+          line = await rl.question('you> ');
+        } catch {
+          break; // Ctrl-D or closed
+        }
+        const prompt = line.trim();
+        if (!prompt) continue;
+        if (prompt === '/exit' || prompt === '/quit') break;
+        turn = new AbortController();
+        try {
+          await runTurn(prepared, session, prompt, turn.signal, rl);
+        } catch (error) {
+          if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
+          else out.write(`[error] ${errorMessage(error)}\n`);
+        } finally {
+          turn = undefined;
+        }
+      }
+    } finally {
+      rl.close();
+      await prepared.close();
+    }
+  });
+}
+
+async function runTurn(
+  prepared: Awaited<ReturnType<typeof prepareAgent>>,
+  session: Awaited<ReturnType<Awaited<ReturnType<typeof prepareAgent>>['agent']['createSession']>>,
+  prompt: string,
+  abortSignal: AbortSignal,
+  rl: Interface,
+): Promise<void> {
+  const out = process.stdout;
+  const onApprovalRequest = async (request: ApprovalRequest) => {
+    out.write(`\n? ${request.toolName} wants to run with ${JSON.stringify(request.input)}\n`);
+    const answer = (await rl.question('  allow? [y/N] ', { signal: abortSignal }).catch(() => 'n')).trim().toLowerCase();
+    return answer === 'y' || answer === 'yes' ? { approved: true } : { approved: false, reason: 'The user declined.' };
+  };
+  const stream = prepared.agent.stream({ session, prompt, abortSignal, onApprovalRequest });
+  let speaking = false;
+  for await (const part of stream.fullStream) {
+    switch (part.type) {
+      case 'text-delta':
+        if (!speaking) out.write('agent> ');
+        speaking = true;
+        out.write(part.text);
+        break;
+      case 'tool-call':
+        if (speaking) out.write('\n');
+        speaking = false;
+        out.write(`  ↳ ${part.toolName} ${truncate(JSON.stringify(part.input), 100)}\n`);
+        break;
+      case 'tool-error':
+        out.write(`  ✗ ${part.toolName}: ${truncate(part.error, 160)}\n`);
+        break;
+      case 'tool-output-denied':
+        out.write(`  ✗ ${part.toolName} denied\n`);
+        break;
+      case 'error':
+        throw part.error;
+      default:
+        break;
+    }
+  }
+  if (speaking) out.write('\n');
+  await stream.result;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

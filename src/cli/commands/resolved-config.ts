@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { standingInstructions } from '../../agent/prepare.ts';
+import { assembleToolset } from '../../agent/toolset.ts';
+import { isInstalled, readVersionStamp } from '../../config/install.ts';
+import { resolveSettings } from '../../config/settings.ts';
+import { createSqliteMemoryProvider } from '../../memory/provider.ts';
+import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
+import { scrubSecrets } from '../../util/scrub.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+import { ACX_VERSION } from '../version.ts';
+
+/**
+ * `acx resolved-config [agent]`: what a run would actually do, as JSON — resolved through the
+ * same code a run uses, without building a model client (no key needed), connecting anything
+ * (no network) or writing anything. A malformed config exits non-zero with the reason.
+ */
+export async function resolvedConfig(agent: string | undefined, options: Record<string, unknown>) {
+  const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
+  const settings = resolveSettings(runFlags(agent, options), { logger });
+  const memory = createSqliteMemoryProvider({ path: settings.memoryPath, logger });
+  const toolset = await assembleToolset({ settings, memory, logger, connectMcp: false, dispatch: () => dispatchPlaceholder });
+  const aiVersion = (await import('ai/package.json', { with: { type: 'json' } })).default.version;
+  return {
+    acx_version: ACX_VERSION,
+    node_version: process.version,
+    agent: settings.agent,
+    provider: settings.model.provider,
+    sdk: 'ai',
+    sdk_version: aiVersion,
+    sdk_surface: settings.model.surface,
+    model: settings.model.modelId,
+    model_source: settings.model.source,
+    base_url: settings.model.baseURL ? scrubSecrets(settings.model.baseURL) : null,
+    cache_mode: settings.model.cacheMode,
+    replay: settings.replay,
+    record: settings.record,
+    active_profile: toolset.registry.policy.profile,
+    permission_mode: settings.permissionMode,
+    speech: settings.speech,
+    tools: toolset.tools.map((tool) => tool.name),
+    skipped: toolset.skipped,
+    opt_in_tools: [...toolset.registry.policy.grants].sort(),
+    isolation: toolset.isolation,
+    workspace: toolset.workspace,
+    mcp_servers: toolset.mcpConfigured,
+    mcp_request_timeout: resolveMcpTimeoutMs(undefined, process.env) / 1000,
+    memory_provider: memory.name,
+    memory_path: settings.memoryPath,
+    journal_path: settings.journalPath,
+    max_steps: settings.maxSteps,
+    max_context_tokens: settings.contextTokens,
+    response_retries: settings.retries,
+    model_params: settings.modelParams,
+    model_params_stripped: settings.modelParamsStripped,
+    model_params_file: settings.modelParamsFile,
+    config_home: settings.configHome,
+    config_home_installed: isInstalled(settings.configHome),
+    config_home_version: readVersionStamp(settings.configHome),
+    instructions_chars: standingInstructions(settings, logger).length,
+  };
+}
+
+// resolved-config never runs a turn; the dispatch tool only needs to be listed.
+const dispatchPlaceholder = {
+  name: 'dispatch',
+  description: 'Spawn a sub-agent',
+  inputSchema: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] },
+  capabilityScopes: ['dispatch'] as const,
+  kind: 'other' as const,
+  effect: 'unsafe' as const,
+};
+
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('resolved-config')
+      .description('print, as JSON, what a run would actually use (no key, no network, no writes)')
+      .argument('[agent]', 'agent directory or .acx cartridge'),
+  ).action(async (agent: string | undefined, options: Record<string, unknown>) => {
+    process.stdout.write(`${JSON.stringify(await resolvedConfig(agent, options), null, 2)}\n`);
+  });
+}

@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { prepareAgent } from '../../agent/prepare.ts';
+import { resolveSettings } from '../../config/settings.ts';
+import type { ApprovalRequest } from '../../engine/events.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { CliExit, EXIT } from '../output.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+
+/**
+ * `acx run <agent> "prompt"`: one turn, the reply on stdout, the log trail on stderr.
+ * A turn interrupted earlier in the same session is finished first, by evidence.
+ */
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('run')
+      .description('run one turn of an agent (a directory or a .acx cartridge) and print its reply')
+      .argument('<agent>', 'agent directory or .acx cartridge')
+      .argument('[prompt...]', 'the message; read from stdin when omitted')
+      .option('--json', 'print the turn result as JSON')
+      .option('--yes', 'approve every tool call the permission mode would ask about'),
+  ).action(async (agent: string, promptWords: string[], options: Record<string, unknown>) => {
+    const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+    const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
+    if (!prompt.trim()) throw new CliExit(EXIT.usage, 'acx run: give a prompt as an argument or on stdin.');
+    const settings = resolveSettings(runFlags(agent, options), { logger });
+    const prepared = await prepareAgent(settings, { logger });
+    try {
+      const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
+      const onApprovalRequest = options.yes
+        ? async () => ({ approved: true })
+        : async (request: ApprovalRequest) => ({
+            approved: false,
+            reason: `acx run is non-interactive and ${request.toolName} needs approval under ${settings.permissionMode}; rerun with --yes or --permission-mode allow-all to allow it.`,
+          });
+      const result = await prepared.agent.generate({ session, prompt, onApprovalRequest });
+      if (options.json) {
+        process.stdout.write(
+          `${JSON.stringify(
+            {
+              sessionId: result.sessionId,
+              turnId: result.turnId,
+              text: result.text,
+              unspoken: result.unspoken,
+              output: result.output,
+              finishReason: result.finishReason,
+              steps: result.steps,
+              usage: result.usage,
+              toolCalls: result.toolCalls,
+            },
+            null,
+            2,
+          )}\n`,
+        );
+      } else if (result.text) {
+        process.stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+      }
+    } finally {
+      await prepared.close();
+    }
+  });
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

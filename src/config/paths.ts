@@ -1,0 +1,25 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * Where acx keeps things. The config home holds what an operator edits (prompts, mcp/,
+ * tools/, model_params.json); the state home holds what acx writes (journals, memory).
+ */
+export function resolveConfigHome(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return resolve(explicit);
+  if (env.ACX_CONFIG_HOME) return resolve(env.ACX_CONFIG_HOME);
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
+  return join(base, 'acx');
+}
+
+export function resolveStateHome(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return resolve(explicit);
+  if (env.ACX_HOME) return resolve(env.ACX_HOME);
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'acx');
+}
+
+/** Each agent identity gets its own journal and memory under the state home. */
+export function agentStateDir(stateHome: string, agentId: string): string {
+  return join(stateHome, 'agents', agentId);
+}

@@ -1,0 +1,167 @@
+import { join } from 'node:path';
+import type { SpeechMode } from '../engine/brief.ts';
+import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from '../engine/engine.ts';
+import { readCassette } from '../model/cassette.ts';
+import { loadModelParams, type ModelParams } from '../model/params.ts';
+import { describeModel, type CacheMode, PROVIDERS, type ModelSurface } from '../model/providers.ts';
+import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
+import { ConfigError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
+import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
+
+/**
+ * Every knob a run has, resolved once from flags, then environment, then the agent's own
+ * defaults. `acx run` and `acx resolved-config` both go through here, so what resolved-config
+ * reports is what a run does.
+ */
+export interface RunFlags {
+  agent?: string;
+  model?: string;
+  surface?: string;
+  baseUrl?: string;
+  param?: string[];
+  modelParams?: string;
+  maxSteps?: string | number;
+  contextTokens?: string | number;
+  retries?: string | number;
+  home?: string;
+  configHome?: string;
+  session?: string;
+  record?: string;
+  replay?: string;
+  permissionMode?: string;
+  mcp?: string[];
+  workspace?: string;
+}
+
+export interface ResolvedModelSettings {
+  source: 'flag' | 'env' | 'agent' | 'replay';
+  spec: string | null;
+  provider: string;
+  modelId: string;
+  surface: ModelSurface | null;
+  baseURL: string | null;
+  cacheMode: CacheMode | null;
+}
+
+export interface ResolvedSettings {
+  agent: { id: string; name: string; source: 'directory' | 'config-home'; path: string | null };
+  agentDir: AgentDirectory | undefined;
+  model: ResolvedModelSettings;
+  record: string | null;
+  replay: string | null;
+  configHome: string;
+  stateDir: string;
+  journalPath: string;
+  memoryPath: string;
+  memoryProvider: 'sqlite';
+  permissionMode: PermissionMode;
+  speech: SpeechMode;
+  maxSteps: number;
+  contextTokens: number | null;
+  retries: number;
+  modelParams: ModelParams;
+  modelParamsStripped: string[];
+  modelParamsFile: string | null;
+  sessionId: string | null;
+  /** Where fs and execute work; default <stateDir>/workspace. */
+  workspace: string | null;
+  mcp: string[];
+}
+
+function positiveInt(value: string | number | undefined, name: string, allowZero = false): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(n) || n < 0 || (!allowZero && n === 0)) {
+    throw new ConfigError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} whole number (got "${value}").`);
+  }
+  return n;
+}
+
+export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
+  const env = options.env ?? process.env;
+  const agentDir = flags.agent ? loadAgentDirectory(flags.agent) : undefined;
+  const manifest = agentDir?.manifest;
+  const configHome = resolveConfigHome(flags.configHome, env);
+  const agentId = manifest?.id ?? 'default';
+  const stateDir = agentStateDir(resolveStateHome(flags.home, env), agentId);
+
+  let model: ResolvedModelSettings;
+  if (flags.replay) {
+    const cassette = readCassette(flags.replay);
+    model = {
+      source: 'replay',
+      spec: null,
+      provider: cassette.provider,
+      modelId: cassette.modelId,
+      surface: null,
+      baseURL: null,
+      cacheMode: PROVIDERS[cassette.provider.split('.')[0]!]?.cacheMode ?? null,
+    };
+  } else {
+    const spec = flags.model ?? env.ACX_MODEL ?? manifest?.model;
+    const source = flags.model ? 'flag' : env.ACX_MODEL ? 'env' : 'agent';
+    const described = describeModel({
+      ...(spec ? { spec } : {}),
+      ...(flags.surface ? { surface: flags.surface as ModelSurface } : {}),
+      ...(flags.baseUrl ? { baseURL: flags.baseUrl } : {}),
+      env,
+    });
+    model = {
+      source,
+      spec: spec!,
+      provider: described.provider,
+      modelId: described.modelId,
+      surface: described.surface,
+      baseURL: described.baseURL ?? null,
+      cacheMode: described.definition.cacheMode,
+    };
+  }
+
+  const modeText = flags.permissionMode ?? env.ACX_PERMISSION_MODE ?? manifest?.permissionMode ?? 'allow-edits';
+  if (!isPermissionMode(modeText)) {
+    throw new ConfigError(`Unknown permission mode "${modeText}".`, { hint: 'Use allow-reads, allow-edits or allow-all.' });
+  }
+  const speech: SpeechMode =
+    manifest?.speech && typeof manifest.speech === 'object' ? { mode: 'tool', tool: manifest.speech.tool } : { mode: 'final-text' };
+  const maxSteps = positiveInt(flags.maxSteps ?? env.ACX_MAX_STEPS, 'The step budget (--max-steps / ACX_MAX_STEPS)') ?? manifest?.maxSteps ?? DEFAULT_MAX_STEPS;
+  const contextTokens = positiveInt(
+    flags.contextTokens ?? env.ACX_MAX_CONTEXT_TOKENS,
+    'The context budget (--context-tokens / ACX_MAX_CONTEXT_TOKENS)',
+    true,
+  );
+  const retries = positiveInt(flags.retries ?? env.ACX_RESPONSE_RETRIES, 'ACX_RESPONSE_RETRIES', true) ?? DEFAULT_RETRIES;
+  const paramsFile = flags.modelParams ?? join(configHome, 'model_params.json');
+  const params = loadModelParams({
+    file: paramsFile,
+    ...(flags.param ? { overrides: flags.param } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+
+  return {
+    agent: agentDir
+      ? { id: agentId, name: manifest!.name, source: 'directory', path: agentDir.dir }
+      : { id: agentId, name: 'default', source: 'config-home', path: null },
+    agentDir,
+    model,
+    record: flags.record ?? null,
+    replay: flags.replay ?? null,
+    configHome,
+    stateDir,
+    journalPath: join(stateDir, 'journal.db'),
+    memoryPath: join(stateDir, 'memory.db'),
+    memoryProvider: 'sqlite',
+    permissionMode: modeText,
+    speech,
+    maxSteps,
+    contextTokens: contextTokens ?? null,
+    retries,
+    modelParams: params.params,
+    modelParamsStripped: params.stripped,
+    modelParamsFile: params.source ?? null,
+    sessionId: flags.session ?? env.ACX_SESSION ?? null,
+    workspace: flags.workspace ?? env.ACX_WORKSPACE ?? null,
+    mcp: flags.mcp ?? [],
+  };
+}
