@@ -1,0 +1,50 @@
+import type * as acp from '@agentclientprotocol/sdk';
+import { parseMcpServerEntry, type McpServerConfig } from '../../mcp/config.ts';
+import { errorMessage } from '../../util/errors.ts';
+
+/**
+ * The MCP servers an ACP client hands over in `session/new` / `session/load`, as acx MCP
+ * configs. stdio and Streamable HTTP are supported; the legacy SSE transport is not (and is
+ * not advertised). A server that cannot be used is reported, never fatal: the session still
+ * starts with the agent's own tools.
+ */
+export interface ClientMcpServers {
+  configs: McpServerConfig[];
+  rejected: Array<{ name: string; reason: string }>;
+}
+
+/** MCP server names prefix tool names, so they are fitted to acx's name pattern. */
+function serverName(name: string, index: number, taken: Set<string>): string {
+  let fitted = name.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  if (!fitted) fitted = `server${index + 1}`;
+  let candidate = fitted;
+  for (let i = 2; taken.has(candidate.toLowerCase()); i++) candidate = `${fitted.slice(0, 60)}_${i}`;
+  taken.add(candidate.toLowerCase());
+  return candidate;
+}
+
+export function clientMcpConfigs(servers: readonly acp.McpServer[], cwd: string): ClientMcpServers {
+  const configs: McpServerConfig[] = [];
+  const rejected: ClientMcpServers['rejected'] = [];
+  const taken = new Set<string>();
+  servers.forEach((server, index) => {
+    const name = serverName(server.name, index, taken);
+    const source = `ACP client server "${server.name}"`;
+    try {
+      if ('type' in server && server.type === 'sse') {
+        rejected.push({ name: server.name, reason: 'the legacy SSE transport is not supported (use Streamable HTTP)' });
+        return;
+      }
+      if ('url' in server) {
+        const headers = Object.fromEntries(server.headers.map((h) => [h.name, h.value]));
+        configs.push(parseMcpServerEntry(name, { url: server.url, headers }, source, cwd));
+        return;
+      }
+      const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));
+      configs.push(parseMcpServerEntry(name, { command: server.command, args: server.args, env, cwd }, source, cwd));
+    } catch (error) {
+      rejected.push({ name: server.name, reason: errorMessage(error) });
+    }
+  });
+  return { configs, rejected };
+}

@@ -1,0 +1,272 @@
+import * as acp from '@agentclientprotocol/sdk';
+import type { AgentSession, HarnessAgent } from '../../agent/harness-agent.ts';
+import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
+import type { McpConnection } from '../../mcp/client.ts';
+import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
+import type { Tool } from '../../tools/tool.ts';
+import { AcxError, errorMessage } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
+import { acpToolKind, promptUsage, stopReasonOf, toolTitle, TurnTranslator } from './updates.ts';
+
+/**
+ * One ACP session served by acx: a journaled engine session, the tools it may call (the
+ * agent's own plus the client's MCP servers), its permission mode, and at most one running
+ * turn. Every `session/update` goes through one ordered outbox, so the client sees a tool call
+ * before the permission request about it and every update of a turn before its stop reason.
+ */
+export interface AcpSessionOptions {
+  id: string;
+  cwd: string;
+  mode: PermissionMode;
+  tools: readonly Tool[];
+  /** Builds the agent for a permission mode (the engine takes its mode when a session opens). */
+  agentFor: (mode: PermissionMode) => HarnessAgent;
+  client: acp.AgentContext;
+  accept: PromptAcceptance;
+  contextSize: number | undefined;
+  mcp: McpConnection | undefined;
+  logger: Logger;
+}
+
+type ApprovalAnswer = { approved: boolean; reason?: string };
+
+interface Pending {
+  promise: Promise<ApprovalAnswer>;
+  /** Settles once; later answers (a cancel racing the client's reply) are ignored. */
+  resolve: (answer: ApprovalAnswer) => void;
+  readonly settled: boolean;
+}
+
+interface RunningTurn {
+  controller: AbortController;
+  approvals: Map<string, Pending>;
+}
+
+const OPTION = {
+  allowOnce: 'allow_once',
+  allowAlways: 'allow_always',
+  rejectOnce: 'reject_once',
+} as const;
+
+const CANCELLED: ApprovalAnswer = { approved: false, reason: 'The user cancelled the turn.' };
+
+export class AcpSession {
+  readonly id: string;
+  readonly cwd: string;
+  private readonly options: AcpSessionOptions;
+  /** The session's tools by name: the agent's own and the client's MCP tools. */
+  readonly tools: ReadonlyMap<string, Tool>;
+  private readonly logger: Logger;
+  private modeNow: PermissionMode;
+  /** The mode the current engine session was opened with. */
+  private engineMode: PermissionMode;
+  private agent: HarnessAgent;
+  private agentSession: AgentSession;
+  private turn: RunningTurn | undefined;
+  private outbox: Promise<void> = Promise.resolve();
+  /** Tools the user chose "always allow" for, in this session only. */
+  private readonly alwaysAllowed = new Set<string>();
+
+  private constructor(options: AcpSessionOptions, agent: HarnessAgent, agentSession: AgentSession) {
+    this.options = options;
+    this.id = options.id;
+    this.cwd = options.cwd;
+    this.tools = new Map(options.tools.map((tool) => [tool.name, tool]));
+    this.logger = options.logger.child({ session: options.id });
+    this.modeNow = options.mode;
+    this.engineMode = options.mode;
+    this.agent = agent;
+    this.agentSession = agentSession;
+  }
+
+  static async open(options: AcpSessionOptions): Promise<AcpSession> {
+    const agent = options.agentFor(options.mode);
+    const agentSession = await agent.createSession({ sessionId: options.id });
+    return new AcpSession(options, agent, agentSession);
+  }
+
+  get mode(): PermissionMode {
+    return this.modeNow;
+  }
+
+  get running(): boolean {
+    return this.turn !== undefined;
+  }
+
+  /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
+  setMode(mode: PermissionMode): void {
+    this.modeNow = mode;
+    this.logger.info('acp mode', { mode });
+  }
+
+  /** Sends updates in order; a failed send is logged (the client may have gone) and never breaks the turn. */
+  send(update: acp.SessionUpdate): void {
+    this.outbox = this.outbox
+      .then(() => this.options.client.notify(acp.methods.client.session.update, { sessionId: this.id, update }))
+      .catch((error: unknown) => this.logger.warn('acp update not sent', { error: errorMessage(error) }));
+  }
+
+  flush(): Promise<void> {
+    return this.outbox;
+  }
+
+  async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
+    if (this.turn) {
+      throw acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
+    }
+    let content;
+    try {
+      content = toUserContent(blocks, this.options.accept);
+    } catch (error) {
+      throw new acp.RequestError(-32602, `Invalid params: ${describe(error)}`);
+    }
+    const turn: RunningTurn = { controller: new AbortController(), approvals: new Map() };
+    this.turn = turn;
+    let translator: TurnTranslator | undefined;
+    let stopReason: acp.StopReason;
+    try {
+      await this.syncEngineMode();
+      translator = new TurnTranslator({ tools: this.tools, mode: this.engineMode, contextSize: this.options.contextSize });
+      const stream = this.agent.stream({
+        session: this.agentSession,
+        prompt: content,
+        abortSignal: turn.controller.signal,
+        onApprovalRequest: (request) => this.pending(turn, request.approvalId).promise,
+      });
+      for await (const part of stream.fullStream) {
+        if (part.type === 'tool-approval-request') {
+          void this.askPermission(turn, part);
+          continue;
+        }
+        for (const update of translator.translate(part)) this.send(update);
+      }
+      const result = await stream.result;
+      stopReason = turn.controller.signal.aborted ? 'cancelled' : stopReasonOf(result.finishReason);
+    } catch (error) {
+      for (const update of translator?.closeOpen(turn.controller.signal.aborted ? 'Cancelled.' : 'The turn failed.') ?? []) this.send(update);
+      if (!turn.controller.signal.aborted) {
+        await this.flush();
+        this.logger.error('acp turn failed', { error: errorMessage(error) });
+        throw new acp.RequestError(-32603, `Internal error: ${describe(error)}`, error instanceof AcxError ? { code: error.code } : undefined);
+      }
+      stopReason = 'cancelled';
+    } finally {
+      for (const pending of turn.approvals.values()) pending.resolve(CANCELLED);
+      this.turn = undefined;
+    }
+    await this.flush();
+    const usage = promptUsage(translator?.usage ?? emptyUsage());
+    this.logger.info('acp turn end', { stop: stopReason });
+    // `usage` is the ACP draft field; clients that do not know it ignore it.
+    return { stopReason, ...(usage ? { usage } : {}) } as acp.PromptResponse;
+  }
+
+  /** Stops the running turn: the model call and tools are aborted, open approvals answered "no". */
+  cancel(): void {
+    const turn = this.turn;
+    if (!turn) return;
+    this.logger.info('acp cancel');
+    turn.controller.abort();
+    for (const pending of turn.approvals.values()) pending.resolve(CANCELLED);
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    await this.flush();
+    await this.agentSession.detach();
+    await this.options.mcp?.close();
+  }
+
+  /** The engine fixes its permission mode per session; reopen it (same journal id) after a switch. */
+  private async syncEngineMode(): Promise<void> {
+    if (this.engineMode === this.modeNow) return;
+    this.agent = this.options.agentFor(this.modeNow);
+    this.agentSession = await this.agent.createSession({ sessionId: this.id });
+    this.engineMode = this.modeNow;
+  }
+
+  private pending(turn: RunningTurn, approvalId: string): Pending {
+    let pending = turn.approvals.get(approvalId);
+    if (!pending) {
+      let settle!: (answer: ApprovalAnswer) => void;
+      const promise = new Promise<ApprovalAnswer>((r) => (settle = r));
+      const created = {
+        promise,
+        settled: false,
+        resolve(answer: ApprovalAnswer) {
+          if (created.settled) return;
+          created.settled = true;
+          settle(answer);
+        },
+      };
+      pending = created;
+      turn.approvals.set(approvalId, pending);
+    }
+    return pending;
+  }
+
+  private async askPermission(turn: RunningTurn, request: ApprovalRequest): Promise<void> {
+    const pending = this.pending(turn, request.approvalId);
+    const tool = this.tools.get(request.toolName);
+    const approve = () => {
+      if (pending.settled) return;
+      this.send({ sessionUpdate: 'tool_call_update', toolCallId: request.toolCallId, status: 'in_progress' });
+      pending.resolve({ approved: true });
+    };
+    // The mode may have been widened since the turn started, or the user said "always" earlier.
+    if ((tool && !needsApproval(tool, this.modeNow)) || this.alwaysAllowed.has(request.toolName)) {
+      approve();
+      return;
+    }
+    const options: acp.PermissionOption[] = [
+      { optionId: OPTION.allowOnce, name: 'Allow once', kind: 'allow_once' },
+      ...(tool?.needsApproval
+        ? []
+        : [{ optionId: OPTION.allowAlways, name: `Always allow ${request.toolName} in this session`, kind: 'allow_always' as const }]),
+      { optionId: OPTION.rejectOnce, name: 'Reject', kind: 'reject_once' },
+    ];
+    await this.flush();
+    if (turn.controller.signal.aborted) {
+      pending.resolve(CANCELLED);
+      return;
+    }
+    let answer: ApprovalAnswer;
+    try {
+      const response = await this.options.client.request(
+        acp.methods.client.session.requestPermission,
+        {
+          sessionId: this.id,
+          toolCall: {
+            toolCallId: request.toolCallId,
+            title: toolTitle(request.toolName, request.input),
+            name: request.toolName,
+            kind: acpToolKind(tool?.kind),
+            status: 'pending',
+            rawInput: request.input,
+          },
+          options,
+        },
+        { cancellationSignal: turn.controller.signal, stopWaitingOnCancel: true },
+      );
+      const outcome = response.outcome;
+      if (outcome.outcome === 'cancelled') answer = CANCELLED;
+      else if (outcome.optionId === OPTION.allowOnce) answer = { approved: true };
+      else if (outcome.optionId === OPTION.allowAlways && !tool?.needsApproval) {
+        this.alwaysAllowed.add(request.toolName);
+        answer = { approved: true };
+      } else if (outcome.optionId === OPTION.rejectOnce) answer = { approved: false, reason: 'The user rejected this call.' };
+      else answer = { approved: false, reason: `The client chose an unknown option "${outcome.optionId}".` };
+    } catch (error) {
+      answer = turn.controller.signal.aborted ? CANCELLED : { approved: false, reason: `The permission request failed: ${errorMessage(error)}` };
+      if (!turn.controller.signal.aborted) this.logger.warn('acp permission request failed', { error: errorMessage(error) });
+    }
+    this.logger.info('acp permission', { tool: request.toolName, approved: answer.approved });
+    if (answer.approved) approve();
+    else pending.resolve(answer);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof AcxError ? error.describe() : errorMessage(error);
+}
