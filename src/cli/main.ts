@@ -21,6 +21,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   spec: () => import('./commands/spec.ts'),
   handshake: () => import('./commands/handshake.ts'),
   mcp: () => import('./commands/mcp.ts'),
+  acp: () => import('./commands/acp.ts'),
 };
 
 export async function buildProgram(only?: string): Promise<Command> {

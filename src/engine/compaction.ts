@@ -4,6 +4,7 @@ import type { ResolvedModel } from '../model/providers.ts';
 import type { Journal, StoredMessage } from '../store/journal.ts';
 import { errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { slugifyKey } from '../memory/keys.ts';
 import { elide } from './caps.ts';
 import { CHARS_PER_TOKEN, type ContextBudget } from './context-budget.ts';
 import { callModel } from './model-call.ts';
@@ -134,7 +135,9 @@ export async function compactSession(options: {
   });
   if (options.memory) {
     try {
-      await options.memory.remember(`compaction/${sessionId}/${options.now.toISOString()}`, summary);
+      // Session ids are free text; memory keys are not.
+      const session = slugifyKey(sessionId, 64).replace(/[/:]/g, '_') || 'session';
+      await options.memory.remember(`compaction/${session}/${options.now.toISOString()}`, summary);
     } catch (error) {
       logger.warn('memory remember failed', { error: errorMessage(error) });
     }

@@ -359,14 +359,17 @@ export class Engine {
       const calls = result.toolCalls;
       this.persistAssistant(state, result);
       this.options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
-      state.emit({
-        type: 'finish-step',
-        step: state.step,
-        finishReason: calls.length > 0 ? 'tool-calls' : normalizeFinish(result.finishReason),
-        usage: result.usage,
-      });
+      // Like the AI SDK, a step finishes after its tools ran.
+      const finishStep = () =>
+        state.emit({
+          type: 'finish-step',
+          step: state.step,
+          finishReason: calls.length > 0 ? 'tool-calls' : normalizeFinish(result.finishReason),
+          usage: result.usage,
+        });
 
       if (calls.length === 0) {
+        finishStep();
         this.logger.info(`step ${state.step}/${maxSteps}: final reply`, {
           duration: seconds(performance.now() - stepStarted),
         });
@@ -376,6 +379,7 @@ export class Engine {
       }
 
       const outcome = await this.runStepCalls(state, this.journal.calls(state.turn.id, state.step));
+      finishStep();
       this.logger.info(`step ${state.step}/${maxSteps}: tools=${calls.map((c) => c.toolName).join(',')}`, {
         duration: seconds(performance.now() - stepStarted),
       });

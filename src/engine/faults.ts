@@ -25,6 +25,8 @@ export function classifyFault(raw: unknown): FaultClass {
     const text = `${error.message} ${error.responseBody ?? ''}`;
     if ((status === 400 || status === 413 || status === 422) && OVERFLOW.test(text)) return 'context-overflow';
     if (status >= 500) return 'transient-server';
+    // A 2xx whose body could not be processed (cut mid-JSON, stream dropped mid-event).
+    if (status >= 200 && status < 300) return 'transient-malformed';
     return 'permanent';
   }
   if (

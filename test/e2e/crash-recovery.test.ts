@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +12,20 @@ import { Journal } from '../../src/store/journal.ts';
  */
 const AGENT = join(import.meta.dirname, '../fixtures/agents/crash-agent.ts');
 
-function runAgent(home: string, effects: string, crash: string) {
-  const child = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return child;
+interface AgentRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runAgent(home: string, effects: string, crash: string): Promise<AgentRun> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
 }
 
 function lines(file: string): string[] {
@@ -51,15 +59,13 @@ function assertWellFormed(home: string) {
 // step-settled), model-call, assistant-persisted, turn-ended
 const total = 18;
 
-describe('crash recovery (e2e, real processes)', () => {
-  const clean = (() => {
+// Each case spawns two real processes; on a loaded 2-core machine that can take a while.
+describe('crash recovery (e2e, real processes)', { timeout: 240_000 }, () => {
+  it.concurrent('a clean run calls each tool once and finishes', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    const run = runAgent(home, effects, 'none');
-    return { run, home, effects };
-  })();
-
-  it('a clean run calls each tool once and finishes', () => {
+    const run = await runAgent(home, effects, 'none');
+    const clean = { run, home, effects };
     expect(clean.run.status, clean.run.stderr).toBe(0);
     const out = JSON.parse(clean.run.stdout.trim()) as { text: string; checkpoints: number };
     expect(out.text).toBe('all done');
@@ -68,12 +74,12 @@ describe('crash recovery (e2e, real processes)', () => {
   });
 
   for (let at = 1; at <= total; at++) {
-    it(`killed at checkpoint ${at}: resumes to the same answer with zero duplicated side effects`, () => {
+    it.concurrent(`killed at checkpoint ${at}: resumes to the same answer with zero duplicated side effects`, async () => {
       const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-      const killed = runAgent(home, effects, `checkpoint:${at}`);
+      const killed = await runAgent(home, effects, `checkpoint:${at}`);
       expect(killed.signal).toBe('SIGKILL');
-      const resumed = runAgent(home, effects, 'none');
+      const resumed = await runAgent(home, effects, 'none');
       expect(resumed.status, resumed.stderr).toBe(0);
       expect(JSON.parse(resumed.stdout.trim()).text).toBe('all done');
       const sends = lines(join(effects, 'send.log'));
@@ -88,43 +94,43 @@ describe('crash recovery (e2e, real processes)', () => {
     });
   }
 
-  it('killed inside an unsafe tool after its effect: not re-run, and the model is told the outcome is unknown', () => {
+  it.concurrent('killed inside an unsafe tool after its effect: not re-run, and the model is told the outcome is unknown', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect(runAgent(home, effects, 'inside:send:after:1').signal).toBe('SIGKILL');
-    const resumed = runAgent(home, effects, 'none');
+    expect((await runAgent(home, effects, 'inside:send:after:1')).signal).toBe('SIGKILL');
+    const resumed = await runAgent(home, effects, 'none');
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(lines(join(effects, 'send.log'))).toEqual(['a', 'b']);
     const messages = assertWellFormed(home);
     expect(JSON.stringify(messages)).toMatch(/Whether it took effect is unknown/);
   });
 
-  it('killed inside an unsafe tool before its effect: still not re-run (the engine cannot know)', () => {
+  it.concurrent('killed inside an unsafe tool before its effect: still not re-run (the engine cannot know)', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect(runAgent(home, effects, 'inside:send:before:1').signal).toBe('SIGKILL');
-    const resumed = runAgent(home, effects, 'none');
+    expect((await runAgent(home, effects, 'inside:send:before:1')).signal).toBe('SIGKILL');
+    const resumed = await runAgent(home, effects, 'none');
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(lines(join(effects, 'send.log'))).toEqual(['b']);
     assertWellFormed(home);
   });
 
-  it('killed inside a read-only tool: it is re-run', () => {
+  it.concurrent('killed inside a read-only tool: it is re-run', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect(runAgent(home, effects, 'inside:lookup:after:1').signal).toBe('SIGKILL');
-    const resumed = runAgent(home, effects, 'none');
+    expect((await runAgent(home, effects, 'inside:lookup:after:1')).signal).toBe('SIGKILL');
+    const resumed = await runAgent(home, effects, 'none');
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(lines(join(effects, 'lookup.log'))).toEqual(['q', 'q']);
     expect(lines(join(effects, 'send.log'))).toEqual(['a', 'b']);
     assertWellFormed(home);
   });
 
-  it('killed inside an idempotent tool: it is re-run under the same idempotency key', () => {
+  it.concurrent('killed inside an idempotent tool: it is re-run under the same idempotency key', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect(runAgent(home, effects, 'inside:save:after:1').signal).toBe('SIGKILL');
-    const resumed = runAgent(home, effects, 'none');
+    expect((await runAgent(home, effects, 'inside:save:after:1')).signal).toBe('SIGKILL');
+    const resumed = await runAgent(home, effects, 'none');
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(readdirSync(effects).filter((f) => f.startsWith('upsert-'))).toHaveLength(1);
     assertWellFormed(home);
