@@ -1,0 +1,10 @@
+export { createACP, DEFAULT_CLIENT_APP, type ACPHarness } from './create.ts';
+export type * from './settings.ts';
+export { validateSettings, DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
+export { createCredentialRequestTransformation, startCredentialProxy, type CredentialRequestTransformation, type CredentialProxy } from './credential-proxy.ts';
+export { createLocalSandbox, type Sandbox, type SandboxSession, type LocalSandboxOptions } from './sandbox.ts';
+export { bootstrap, bootstrapIdentity, bootstrapDir, defaultCacheDir, type BootstrapResult } from './bootstrap.ts';
+export { resolveGatewayEnv, selectAuth, DEFAULT_GATEWAY_BASE_URL } from './auth.ts';
+export { TurnTranslator, finishReasonOf, permissionKindOf, usageOf } from './translate.ts';
+export { HOST_MCP_SERVER_NAME } from './session.ts';
+export * from './profiles/index.ts';

@@ -1,0 +1,140 @@
+import { type Logger } from '../util/logger.ts';
+import { AcxError, ConfigError } from '../util/errors.ts';
+import { selectAuth } from './auth.ts';
+import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy } from './credential-proxy.ts';
+import type { ACPSettings } from './settings.ts';
+
+/**
+ * The agent's launch environment, built from nothing: isolation variables from the sandbox,
+ * forwardEnv from the host, the profile's persistent env, the Gateway env when selected, and
+ * credentials — placeholders when they are brokered through acx's proxy, real values only when
+ * a credential cannot be brokered (no brokering callback, or a transformation the local proxy
+ * cannot route).
+ */
+
+export interface LaunchEnv {
+  env: Record<string, string>;
+  authMode: 'direct' | 'ai-gateway';
+  proxy: CredentialProxy | undefined;
+  /** Credential names whose real value had to be forwarded. */
+  forwardedReal: string[];
+}
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/** Writes `value` at `path` into a copy of `base` (used for _meta and JSON launch variables). */
+export function withPath(base: Record<string, unknown> | undefined, path: readonly string[], value: unknown): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(base ?? {})) as Record<string, unknown>;
+  setPath(copy, path, value);
+  return copy;
+}
+
+export function applyLaunchEnvJson(env: Record<string, string>, variable: string, path: readonly string[], value: unknown): void {
+  let base: Record<string, unknown> = {};
+  const current = env[variable];
+  if (current !== undefined && current.trim() !== '') {
+    try {
+      const parsed = JSON.parse(current) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      base = parsed as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`${variable} must hold a JSON object to carry the instructions.`, { cause: error, hint: `Fix the value of ${variable} or choose another instructionMapping.` });
+    }
+  }
+  env[variable] = JSON.stringify(withPath(base, path, value));
+}
+
+function routable(t: CredentialRequestTransformation): boolean {
+  return typeof t.upstream === 'string';
+}
+
+export async function buildLaunchEnv(
+  settings: ACPSettings,
+  input: {
+    hostEnv: Record<string, string | undefined>;
+    bootstrapEnv: Record<string, string>;
+    sandboxEnv: Record<string, string>;
+    supportsRequestTransformations: boolean;
+    clientApp: { name: string; version: string };
+    logger: Logger;
+  },
+): Promise<LaunchEnv> {
+  const { hostEnv } = input;
+  const auth = selectAuth(settings, hostEnv, input.clientApp);
+  const credentialNames = new Set(settings.credentialEnv ?? []);
+  const env: Record<string, string> = {};
+  for (const name of settings.forwardEnv ?? []) {
+    const value = hostEnv[name];
+    if (value !== undefined) env[name] = value;
+  }
+  Object.assign(env, input.bootstrapEnv);
+  for (const [name, value] of Object.entries(auth.gatewayEnv)) if (!credentialNames.has(name)) env[name] = value;
+
+  // The effective runtime environment the brokering callback sees; Gateway values win.
+  const effective: Record<string, string | undefined> = { ...hostEnv };
+  for (const name of credentialNames) effective[name] = auth.authEnv[name];
+  Object.assign(effective, auth.gatewayEnv);
+
+  const brokering = settings.credentialBrokering !== undefined && input.supportsRequestTransformations;
+  const placeholders = new Map<string, string>();
+  for (const name of credentialNames) {
+    const real = effective[name];
+    if (real === undefined || real === '') continue;
+    let value = real;
+    if (brokering) {
+      value = mintPlaceholder(name);
+      placeholders.set(name, value);
+    }
+    if (settings.credentialForwarding) value = await settings.credentialForwarding(value, name);
+    env[name] = value;
+  }
+  const forwardedReal: string[] = [];
+  let proxy: CredentialProxy | undefined;
+  if (settings.credentialBrokering) {
+    if (!input.supportsRequestTransformations) {
+      // Sandboxes that cannot rewrite requests keep the legacy behaviour: real values.
+      for (const name of credentialNames) if (env[name] !== undefined) forwardedReal.push(name);
+    } else {
+      const transformations: readonly CredentialRequestTransformation[] = settings.credentialBrokering({ env: effective, sandboxEnv: { ...env } }) ?? [];
+      if (!Array.isArray(transformations as unknown)) throw new ConfigError(`${settings.harnessId}: credentialBrokering must return an array of transformations.`);
+      const usable = transformations.filter(routable);
+      // A placeholder that no routable transformation can swap would just fail upstream:
+      // forward the real value for it (what a sandbox without request rewriting does).
+      for (const [name, placeholder] of placeholders) {
+        const covered = usable.some((t) => (t.match.headers ?? []).some((h) => h.value.exact.includes(placeholder)));
+        if (!covered) {
+          env[name] = settings.credentialForwarding ? await settings.credentialForwarding(effective[name]!, name) : effective[name]!;
+          forwardedReal.push(name);
+        }
+      }
+      if (usable.length > 0) {
+        proxy = await startCredentialProxy(usable, { logger: input.logger });
+        for (const t of usable) {
+          const route = proxy.routeFor(t.upstream!);
+          if (!route) continue;
+          if (t.baseUrlEnv) env[t.baseUrlEnv] = route;
+          for (const [name, value] of Object.entries(env)) {
+            if (!credentialNames.has(name) && value.includes(t.upstream!)) env[name] = value.split(t.upstream!).join(route);
+          }
+        }
+      }
+    }
+  } else {
+    for (const name of credentialNames) if (env[name] !== undefined) forwardedReal.push(name);
+  }
+  if (forwardedReal.length > 0) input.logger.warn('acp credential forwarded without brokering', { harness: settings.harnessId, names: forwardedReal.join(',') });
+  // Isolation variables always win: forwardEnv must not point the agent at the host's HOME.
+  Object.assign(env, input.sandboxEnv);
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string') throw new AcxError('acp-env', `Launch environment value ${name} is not a string.`);
+  }
+  return { env, authMode: auth.mode, proxy, forwardedReal };
+}

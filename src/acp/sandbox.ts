@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { AcxError } from '../util/errors.ts';
+import { isSafeRelativePath } from './settings.ts';
+
+/**
+ * Where an ACP agent runs. The adapter only needs: an empty working directory, an isolated
+ * home, exposed ports, a way to write files below the home, and a way to start a process with
+ * exactly the environment it is given. The local sandbox does this with directories and a
+ * scrubbed environment on this machine; a remote sandbox can implement the same interface.
+ */
+export interface SandboxSession {
+  readonly id: string;
+  /** The session's working directory; starts empty. */
+  readonly workdir: string;
+  /** The agent's $HOME. */
+  readonly home: string;
+  /** Exposed ports, in order; 0 means "any free loopback port". */
+  readonly ports: readonly number[];
+  /** The isolation variables every process in this sandbox gets (HOME, XDG_*, CODEX_HOME, TMPDIR, PATH). */
+  baseEnv(): Record<string, string>;
+  /** Writes a file at a path relative to $HOME (parent directories created). */
+  writeHomeFile(relativePath: string, contents: string): string;
+  /** Starts a process without a shell, with exactly `env`. */
+  spawn(command: string, args: readonly string[], options: { env: Record<string, string>; cwd?: string }): ChildProcess;
+  destroy(): Promise<void>;
+}
+
+export interface Sandbox {
+  readonly kind: string;
+  /** Outbound requests can be rewritten after they leave the agent (credential placeholders). */
+  readonly supportsRequestTransformations: boolean;
+  createSession(options: { harnessId: string; sessionId: string }): Promise<SandboxSession>;
+}
+
+export interface LocalSandboxOptions {
+  /** Parent of the per-session directories; default the OS temp dir. */
+  root?: string;
+  /** Exposed loopback ports; default [0] (any free port). An empty list exposes none. */
+  ports?: readonly number[];
+  /** Keep the session directory after destroy (for debugging). */
+  keep?: boolean;
+}
+
+/** The system PATH the agent gets, after the directory of the Node that runs acx (agents' `#!/usr/bin/env node`). */
+const SYSTEM_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
+  return {
+    kind: 'local',
+    supportsRequestTransformations: true,
+    async createSession({ harnessId }) {
+      const root = mkdtempSync(join(options.root ?? tmpdir(), `acx-acp-${harnessId}-`));
+      const workdir = join(root, 'work');
+      const home = join(root, 'home');
+      const tmp = join(root, 'tmp');
+      for (const dir of [workdir, home, tmp]) mkdirSync(dir, { recursive: true });
+      const id = `local-${randomBytes(6).toString('hex')}`;
+      const env: Record<string, string> = {
+        HOME: home,
+        USERPROFILE: home,
+        XDG_CONFIG_HOME: join(home, '.config'),
+        XDG_CACHE_HOME: join(home, '.cache'),
+        XDG_DATA_HOME: join(home, '.local', 'share'),
+        XDG_STATE_HOME: join(home, '.local', 'state'),
+        CODEX_HOME: join(home, '.codex'),
+        TMPDIR: tmp,
+        PATH: [dirname(process.execPath), ...SYSTEM_PATH].join(delimiter),
+        LANG: 'C.UTF-8',
+      };
+      for (const key of ['XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'CODEX_HOME'] as const) mkdirSync(env[key]!, { recursive: true });
+      return {
+        id,
+        workdir,
+        home,
+        ports: options.ports ?? [0],
+        baseEnv: () => ({ ...env }),
+        writeHomeFile(relativePath, contents) {
+          if (!isSafeRelativePath(relativePath)) {
+            throw new AcxError('acp-sandbox', `Refusing to write ${JSON.stringify(relativePath)}: not a relative path below $HOME.`);
+          }
+          const target = resolve(home, relativePath);
+          if (!target.startsWith(home + sep)) throw new AcxError('acp-sandbox', `Refusing to write outside $HOME: ${relativePath}`);
+          mkdirSync(dirname(target), { recursive: true });
+          writeFileSync(target, contents, { mode: 0o600 });
+          return target;
+        },
+        spawn(command, args, spawnOptions) {
+          return spawn(command, [...args], {
+            cwd: spawnOptions.cwd ?? workdir,
+            env: spawnOptions.env,
+            stdio: ['pipe', 'pipe', 'pipe'],
+            shell: false,
+            detached: process.platform !== 'win32', // own process group, so the whole tree can be stopped
+          });
+        },
+        async destroy() {
+          if (!options.keep) rmSync(root, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}

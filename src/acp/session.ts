@@ -1,0 +1,486 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
+import type { UserContent } from 'ai';
+import type { AgentConfig, HarnessContinueInput, HarnessRunInput, HarnessSession } from '../agent/harness.ts';
+import { TurnAbortedError, type TurnHooks, type TurnResult } from '../engine/engine.ts';
+import type { ApprovalRequest, HarnessStreamPart } from '../engine/events.ts';
+import { createHostToolServer, type HostToolServer } from '../mcp/host-server.ts';
+import { type HttpServing, serveHttp } from '../mcp/serve.ts';
+import { modeAllows, needsApproval } from '../tools/permission.ts';
+import { normalizeSchema } from '../tools/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+import { AcxError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
+import type { BootstrapResult } from './bootstrap.ts';
+import { applyLaunchEnvJson, buildLaunchEnv, withPath } from './launch-env.ts';
+import { answer, CANCELLED } from './permissions.ts';
+import type { SandboxSession } from './sandbox.ts';
+import type { ACPMcpServer, ACPPermissionModeTarget, ACPSettings } from './settings.ts';
+import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './translate.ts';
+
+/**
+ * One acx session on an ACP agent: a sandbox session, the agent process, the host-tool MCP
+ * server, and one ACP session. Turns run one at a time; cancellation sends `session/cancel`,
+ * answers pending permission requests with `cancelled`, and leaves the session ready for the
+ * next turn (or kills the agent if it does not stop in time).
+ */
+
+export const HOST_MCP_SERVER_NAME = 'acx';
+const BRIDGE_SCRIPT = fileURLToPath(new URL('./mcp-stdio-bridge.ts', import.meta.url));
+
+export interface OpenACPSessionInput {
+  settings: ACPSettings;
+  config: AgentConfig;
+  sessionId: string;
+  bootstrap: BootstrapResult;
+  sandbox: SandboxSession;
+  hostEnv: Record<string, string | undefined>;
+  supportsRequestTransformations: boolean;
+  clientApp: { name: string; version: string };
+  logger: Logger;
+}
+
+interface ActiveTurn {
+  hooks: TurnHooks;
+  emit: (part: HarnessStreamPart) => void;
+  translator: TurnTranslator;
+  cancelled: boolean;
+  pendingPermissions: Set<(r: acp.RequestPermissionResponse) => void>;
+}
+
+function toMcpServer(name: string, server: ACPMcpServer): acp.McpServer {
+  if (!('command' in server)) {
+    return { type: server.type, name, url: server.url, headers: Object.entries(server.headers ?? {}).map(([n, value]) => ({ name: n, value })) };
+  }
+  return { name, command: server.command, args: [...(server.args ?? [])], env: Object.entries(server.env ?? {}).map(([n, value]) => ({ name: n, value })) };
+}
+
+function promptBlocks(prompt: string | UserContent, caps: acp.PromptCapabilities | undefined): acp.ContentBlock[] {
+  if (typeof prompt === 'string') return [{ type: 'text', text: prompt }];
+  const blocks: acp.ContentBlock[] = [];
+  for (const part of prompt) {
+    if (part.type === 'text') blocks.push({ type: 'text', text: part.text });
+    else if (part.type === 'image' || (part.type === 'file' && String(part.mediaType ?? '').startsWith('image/'))) {
+      if (!caps?.image) throw new HarnessCapabilityUnsupportedError('This ACP agent does not accept images in prompts (promptCapabilities.image is not advertised).');
+      const data = part.type === 'image' ? part.image : part.data;
+      const mimeType = (part.mediaType as string | undefined) ?? 'image/png';
+      if (typeof data === 'string' && !/^https?:/.test(data)) blocks.push({ type: 'image', data, mimeType });
+      else if (data instanceof Uint8Array) blocks.push({ type: 'image', data: Buffer.from(data).toString('base64'), mimeType });
+      else throw new HarnessCapabilityUnsupportedError('Image prompts for ACP agents must be inline data, not URLs.');
+    } else {
+      throw new HarnessCapabilityUnsupportedError(`Prompt part type "${part.type}" cannot be sent to an ACP agent.`, { hint: 'Send text (and images when the agent supports them).' });
+    }
+  }
+  return blocks;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: () => AcxError): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(message()), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function listenError(error: unknown, port: number): AcxError {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE' || code === 'EACCES') {
+    return new AcxError('acp-port-unavailable', `The bridge port ${port} on 127.0.0.1 is not available (${code}).`, {
+      hint: 'Free the port, or configure another exposed port (createACP port, or the sandbox ports).',
+      cause: error,
+    });
+  }
+  return new AcxError('acp-port-unavailable', `Could not listen on 127.0.0.1:${port}: ${errorMessage(error)}`, { cause: error });
+}
+
+export async function openACPSession(input: OpenACPSessionInput): Promise<HarnessSession> {
+  const { settings, config, sandbox, logger } = input;
+  const log = logger.child({ harness: settings.harnessId, session: input.sessionId });
+
+  // Capability checks come before any process starts.
+  const modeTarget: ACPPermissionModeTarget | null | undefined = settings.permissionModeMapping?.[config.permissionMode];
+  if (settings.permissionModeMapping && modeTarget === null) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not support permissionMode '${config.permissionMode}'.`, {
+      hint: `Supported: ${Object.entries(settings.permissionModeMapping).filter(([, v]) => v !== null).map(([k]) => k).join(', ') || 'none'}.`,
+    });
+  }
+  if (config.output !== undefined && !settings.outputSchemaMapping) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} has no structured output mapping; ACP v1 does not standardize structured output.`, {
+      hint: 'Remove output from the agent, or use a profile with outputSchemaMapping.',
+    });
+  }
+  const port = settings.port ?? sandbox.ports[0];
+  if (port === undefined) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} needs a sandbox with at least one exposed port for the host bridge.`, {
+      hint: 'Expose a port on the sandbox (e.g. ports: [4000]) or set port on createACP.',
+    });
+  }
+  if (settings.port !== undefined && !sandbox.ports.includes(settings.port) && !sandbox.ports.includes(0)) {
+    throw new HarnessCapabilityUnsupportedError(`Port ${settings.port} is not exposed by the sandbox (exposed: ${sandbox.ports.join(', ') || 'none'}).`, {
+      hint: 'Set port to one of the exposed ports.',
+    });
+  }
+
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => {});
+    cleanups.length = 0;
+  };
+  let turn: ActiveTurn | undefined;
+
+  try {
+    // Host tools, served in-process over Streamable HTTP on the bridge port with a bearer token.
+    const tools: Tool[] = config.tools.map((t) => ({ ...t, needsApproval: needsApproval(t, config.permissionMode) }));
+    let host: HostToolServer | undefined;
+    let serving: HttpServing | undefined;
+    if (tools.length > 0) {
+      host = createHostToolServer(tools, {
+        name: HOST_MCP_SERVER_NAME,
+        version: '1',
+        logger: log,
+        approve: async (call) => {
+          const active = turn;
+          if (!active?.hooks.onApprovalRequest) return false;
+          const request: ApprovalRequest = { approvalId: `approval-${randomUUID()}`, toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input };
+          active.emit({ type: 'tool-approval-request', ...request });
+          const decision = await active.hooks.onApprovalRequest(request);
+          return decision.approved;
+        },
+      });
+      const h = host;
+      cleanups.push(() => h.close());
+      const token = settings.mintBridgeToken ? settings.mintBridgeToken(sandbox.id) : undefined;
+      serving = await serveHttp(host, { port, ...(token !== undefined ? { token } : {}), logger: log }).catch((error: unknown) => {
+        throw listenError(error, port);
+      });
+      const s = serving;
+      cleanups.push(() => s.close());
+    }
+
+    // Launch environment, credentials, files below $HOME.
+    const launch = await buildLaunchEnv(settings, {
+      hostEnv: input.hostEnv,
+      bootstrapEnv: input.bootstrap.env,
+      sandboxEnv: sandbox.baseEnv(),
+      supportsRequestTransformations: input.supportsRequestTransformations,
+      clientApp: input.clientApp,
+      logger: log,
+    });
+    if (launch.proxy) {
+      const p = launch.proxy;
+      cleanups.push(() => p.close());
+    }
+    const env = launch.env;
+    const im = settings.instructionMapping;
+    const instructions = config.instructions.trim();
+    if (instructions && im?.type === 'launch-env-json') applyLaunchEnvJson(env, im.variable, im.path, instructions);
+    if (instructions && im?.type === 'filesystem') sandbox.writeHomeFile(im.path, instructions + '\n');
+    if (settings.homeFiles) {
+      for (const [path, contents] of Object.entries(settings.homeFiles({ env: { ...env }, home: sandbox.home }))) sandbox.writeHomeFile(path, contents);
+    }
+
+    // The agent process.
+    let acpSessionId: string | undefined;
+    const child = sandbox.spawn(input.bootstrap.executable, settings.args ?? [], { env, cwd: sandbox.workdir });
+    let proc!: AgentProcess;
+    proc = connectAgentProcess(
+      child,
+      {
+        onUpdate: (params) => {
+          if (params.sessionId !== acpSessionId || !turn || turn.cancelled) return; // late updates of a finished or cancelled turn
+          turn.translator.handle(params.update);
+        },
+        onPermission: (params, signal) => onPermission(params, signal),
+        onExtRequest: settings.askUserQuestions
+          ? (method, params) => (method === settings.askUserQuestions!.method ? settings.askUserQuestions!.answer(params) : undefined)
+          : undefined,
+      },
+      { label: settings.harnessId, logger: log },
+    );
+    cleanups.push(() => proc.stop());
+    const agentCall = <T>(promise: Promise<T>, what: string, timeoutMs?: number): Promise<T> => {
+      // A dropped connection usually means the process is exiting: prefer its exit report.
+      const settled = promise.catch(async (error: unknown) => {
+        const exit = await Promise.race([proc.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref())]);
+        throw exit ?? error;
+      });
+      const raced = Promise.race([settled, proc.exited.then((e) => Promise.reject(e))]);
+      return timeoutMs === undefined
+        ? raced
+        : withTimeout(raced, timeoutMs, () => new AcxError('acp-startup-timeout', `${settings.harnessId} did not answer ${what} within ${timeoutMs} ms.`, { hint: 'Raise startupTimeoutMs, or check the agent\'s stderr and configuration.' }));
+    };
+    const ctx = proc.connection.agent;
+    const startupTimeout = settings.startupTimeoutMs ?? 120_000;
+
+    const init = await agentCall(
+      ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {
+          fs: { readTextFile: false, writeTextFile: false },
+          terminal: false,
+          ...(settings.authentication?.clientCapabilities ?? {}),
+          ...(settings.clientCapabilities ?? {}),
+        },
+        clientInfo: { name: input.clientApp.name, version: input.clientApp.version },
+      }),
+      'initialize',
+      startupTimeout,
+    );
+    if (init.protocolVersion !== 1) {
+      throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} speaks ACP protocol version ${init.protocolVersion}; acx supports version 1.`);
+    }
+    const methodId = settings.authentication?.methodId;
+    if (methodId) {
+      const advertised = (init.authMethods ?? []).map((m) => m.id);
+      if (!advertised.includes(methodId)) {
+        throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not advertise the authentication method '${methodId}'.`, { hint: `Advertised: ${advertised.join(', ') || 'none'}.` });
+      }
+      await agentCall(ctx.request(acp.methods.agent.authenticate, { methodId, ...(settings.authentication?.meta ? { _meta: settings.authentication.meta } : {}) }), 'authenticate', startupTimeout);
+    }
+
+    const mcpServers: acp.McpServer[] = [];
+    if (serving) {
+      if (settings.hostToolMcpTransport === 'http') {
+        if (!init.agentCapabilities?.mcpCapabilities?.http) {
+          throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not advertise mcpCapabilities.http, so hostToolMcpTransport 'http' cannot be used.`, { hint: "Use hostToolMcpTransport: 'stdio'." });
+        }
+        mcpServers.push({ type: 'http', name: HOST_MCP_SERVER_NAME, url: serving.url, headers: [{ name: 'Authorization', value: `Bearer ${serving.token}` }] });
+      } else {
+        mcpServers.push({
+          name: HOST_MCP_SERVER_NAME,
+          command: process.execPath,
+          args: [BRIDGE_SCRIPT],
+          env: [
+            { name: 'ACX_MCP_URL', value: serving.url },
+            { name: 'ACX_MCP_TOKEN', value: serving.token },
+          ],
+        });
+      }
+    }
+    for (const [name, server] of Object.entries(settings.mcpServers ?? {})) {
+      if ((server.type === 'http' && !init.agentCapabilities?.mcpCapabilities?.http) || (server.type === 'sse' && !init.agentCapabilities?.mcpCapabilities?.sse)) {
+        throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not accept ${server.type} MCP servers (mcpServers.${name}).`);
+      }
+      mcpServers.push(toMcpServer(name, server));
+    }
+
+    let meta: Record<string, unknown> | undefined = settings.session?.meta ? (JSON.parse(JSON.stringify(settings.session.meta)) as Record<string, unknown>) : undefined;
+    if (instructions && im?.type === 'session-meta') meta = withPath(meta, im.path, instructions);
+    const created = await agentCall(
+      ctx.request(acp.methods.agent.session.new, { cwd: sandbox.workdir, mcpServers, ...(meta ? { _meta: meta } : {}) }),
+      'session/new',
+      startupTimeout,
+    );
+    acpSessionId = created.sessionId;
+    const sessionIdOnAgent = created.sessionId;
+    let configOptions = created.configOptions ?? [];
+
+    const setConfig = async (configId: string, value: string | boolean, purpose: string) => {
+      const option = configOptions.find((o) => o.id === configId);
+      if (!option) {
+        throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} has no session config option '${configId}' (${purpose}).`, { hint: `Advertised: ${configOptions.map((o) => o.id).join(', ') || 'none'}.` });
+      }
+      if (option.type === 'select' && typeof value === 'string') {
+        const values = option.options.flatMap((o) => ('options' in o ? o.options.map((x) => x.value) : [o.value]));
+        if (!values.includes(value)) {
+          throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not offer '${value}' for '${configId}' (${purpose}); offered: ${values.join(', ')}.`, { hint: 'Choose one of the offered values.' });
+        }
+        if (option.currentValue === value) return;
+      }
+      const response = await agentCall(
+        ctx.request(acp.methods.agent.session.setConfigOption, typeof value === 'boolean' ? { sessionId: sessionIdOnAgent, configId, type: 'boolean', value } : { sessionId: sessionIdOnAgent, configId, value }),
+        `session/set_config_option ${configId}`,
+        startupTimeout,
+      );
+      configOptions = response.configOptions ?? configOptions;
+    };
+
+    // Model mapping.
+    if (settings.model) {
+      if (settings.modelMapping.type === 'session-config-option') await setConfig(settings.modelMapping.path, settings.model, 'model');
+      else {
+        await agentCall(ctx.request('session/set_model', { sessionId: sessionIdOnAgent, [settings.modelMapping.path]: settings.model }), 'session/set_model', startupTimeout);
+      }
+    }
+    // Permission mode mapping, validated against what the session advertises.
+    if (modeTarget) {
+      if (modeTarget.type === 'session-mode') {
+        const modes = created.modes;
+        const available = modes?.availableModes.map((m) => m.id) ?? [];
+        if (!available.includes(modeTarget.modeId)) {
+          throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} does not advertise the session mode '${modeTarget.modeId}' for permissionMode '${config.permissionMode}'.`, {
+            hint: `Advertised modes: ${available.join(', ') || 'none'}. (Claude Code advertises bypassPermissions as root only with IS_SANDBOX=1.)`,
+          });
+        }
+        if (modes?.currentModeId !== modeTarget.modeId) {
+          await agentCall(ctx.request(acp.methods.agent.session.setMode, { sessionId: sessionIdOnAgent, modeId: modeTarget.modeId }), 'session/set_mode', startupTimeout);
+        }
+      } else {
+        await setConfig(modeTarget.configId, modeTarget.value, `permissionMode '${config.permissionMode}'`);
+      }
+    }
+    log.info('acp session ready', { agent: init.agentInfo?.name ?? 'unknown', acpSession: sessionIdOnAgent, auth: launch.authMode });
+
+    const hostToolNames = new Set(tools.map((t) => t.name));
+    const mapped = settings.permissionModeMapping !== undefined;
+
+    async function onPermission(params: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
+      const active = turn;
+      if (!active || active.cancelled || params.sessionId !== acpSessionId) return CANCELLED;
+      const info = active.translator.toolFromPermission(params.toolCall);
+      // Host tools are gated by acx itself (the host MCP server asks onApprovalRequest when the
+      // permission mode requires it), so the agent's own prompt for them is answered here.
+      if (!info.providerExecuted) return answer(params.options, true);
+      const kind = permissionKindOf(params.toolCall.kind ?? info.kind);
+      if (!mapped && modeAllows(config.permissionMode, kind) && params.options.some((o) => o.kind === 'allow_once')) return answer(params.options, true);
+      if (!active.hooks.onApprovalRequest) {
+        active.translator.denied(info.toolCallId, 'No approval handler: pass onApprovalRequest to answer ACP permission requests.');
+        return answer(params.options, false);
+      }
+      const request: ApprovalRequest = { approvalId: `approval-${randomUUID()}`, toolCallId: info.toolCallId, toolName: info.toolName, input: params.toolCall.rawInput ?? info.input };
+      active.emit({ type: 'tool-approval-request', ...request });
+      return new Promise<acp.RequestPermissionResponse>((resolve) => {
+        const settle = (r: acp.RequestPermissionResponse) => {
+          active.pendingPermissions.delete(settle);
+          resolve(r);
+        };
+        active.pendingPermissions.add(settle);
+        signal.addEventListener('abort', () => settle(CANCELLED), { once: true });
+        active.hooks.onApprovalRequest!(request).then(
+          (decision) => {
+            if (active.cancelled) return settle(CANCELLED);
+            if (!decision.approved) active.translator.denied(info.toolCallId, decision.reason);
+            settle(answer(params.options, decision.approved));
+          },
+          (error: unknown) => {
+            log.warn('acp approval handler failed', { reason: errorMessage(error) });
+            active.translator.denied(info.toolCallId, errorMessage(error));
+            settle(answer(params.options, false));
+          },
+        );
+      });
+    }
+
+    let firstTurn = true;
+    let busy = false;
+    let dead: AcxError | undefined;
+    void proc.exited.then((error) => {
+      dead = error;
+    });
+    const cancelGraceMs = settings.cancelGraceMs ?? 10_000;
+    const outputSchema = config.output !== undefined ? normalizeSchema(config.output) : undefined;
+
+    const runTurn = async (runInput: HarnessRunInput): Promise<TurnResult> => {
+      if (dead) throw dead;
+      if (busy) throw new AcxError('acp-turn-in-progress', 'This ACP session is already running a turn.', { hint: 'Wait for the turn to finish or cancel it first.' });
+      busy = true;
+      const turnId = randomUUID();
+      const emit = runInput.emit ?? (() => {});
+      const translator = new TurnTranslator({ emit, hostToolNames, hostServerName: HOST_MCP_SERVER_NAME, builtinTools: settings.builtinTools });
+      const active: ActiveTurn = { hooks: runInput, emit, translator, cancelled: false, pendingPermissions: new Set() };
+      let killTimer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        if (active.cancelled) return;
+        active.cancelled = true;
+        for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+        ctx.notify(acp.methods.agent.session.cancel, { sessionId: sessionIdOnAgent }).catch(() => {});
+        // An agent that ignores session/cancel is stopped, so the caller never hangs.
+        killTimer = setTimeout(() => void proc.stop(), cancelGraceMs);
+        killTimer.unref();
+      };
+      try {
+        if (runInput.abortSignal?.aborted) throw new TurnAbortedError();
+        const blocks = promptBlocks(runInput.prompt, init.agentCapabilities?.promptCapabilities);
+        if (firstTurn && instructions && !im) blocks.unshift({ type: 'text', text: `<instructions>\n${instructions}\n</instructions>` });
+        let promptMeta: Record<string, unknown> | undefined;
+        if (outputSchema && settings.outputSchemaMapping) promptMeta = withPath(undefined, settings.outputSchemaMapping.path, outputSchema.jsonSchema);
+        turn = active;
+        emit({ type: 'start', sessionId: input.sessionId, turnId, resumed: false });
+        translator.start();
+        runInput.abortSignal?.addEventListener('abort', onAbort, { once: true });
+        firstTurn = false;
+        let response: acp.PromptResponse;
+        try {
+          response = await agentCall(ctx.request(acp.methods.agent.session.prompt, { sessionId: sessionIdOnAgent, prompt: blocks, ...(promptMeta ? { _meta: promptMeta } : {}) }), 'session/prompt');
+        } catch (error) {
+          if (active.cancelled) {
+            emit({ type: 'abort' });
+            throw new TurnAbortedError();
+          }
+          throw error instanceof AcxError ? error : new AcxError('acp-prompt-failed', `${settings.harnessId} failed the prompt: ${errorMessage(error)}`, { cause: error });
+        }
+        if (active.cancelled || response.stopReason === 'cancelled') {
+          emit({ type: 'abort' });
+          throw new TurnAbortedError();
+        }
+        const finishReason = finishReasonOf(response.stopReason);
+        const usage = usageOf(response);
+        translator.finish(finishReason);
+        emit({ type: 'finish', finishReason, totalUsage: usage });
+        let output: unknown;
+        if (outputSchema) {
+          try {
+            const parsed = JSON.parse(translator.text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as unknown;
+            const checked = outputSchema.validate(parsed);
+            if (!checked.ok) throw new Error((checked.errors ?? []).join('; '));
+            output = checked.value;
+          } catch (error) {
+            throw new AcxError('acp-output-invalid', `${settings.harnessId} did not answer with JSON matching the output schema: ${errorMessage(error)}`, { hint: 'Check the profile\'s outputSchemaMapping.' });
+          }
+        }
+        return {
+          sessionId: input.sessionId,
+          turnId,
+          text: translator.text,
+          unspoken: undefined,
+          output,
+          finishReason,
+          usage,
+          steps: translator.step,
+          toolCalls: translator.toolCalls,
+          toolResults: translator.toolResults,
+          pendingApprovals: [],
+          pendingToolCalls: [],
+          resumed: false,
+        };
+      } finally {
+        runInput.abortSignal?.removeEventListener('abort', onAbort);
+        if (killTimer) clearTimeout(killTimer);
+        for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+        if (turn === active) turn = undefined;
+        busy = false;
+      }
+    };
+
+    let closed = false;
+    const close = async () => {
+      if (closed) return;
+      closed = true;
+      await cleanup();
+    };
+    return {
+      id: input.sessionId,
+      hasUnfinishedTurn: () => false,
+      run: runTurn,
+      async continue(_input: HarnessContinueInput): Promise<TurnResult> {
+        throw new HarnessCapabilityUnsupportedError('ACP turns do not suspend: approvals are answered inline through onApprovalRequest.', {
+          hint: 'Pass onApprovalRequest to generate/stream instead of continuing a turn.',
+        });
+      },
+      detach: close,
+      async destroy() {
+        await close();
+        await sandbox.destroy();
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    await sandbox.destroy().catch(() => {});
+    throw error;
+  }
+}

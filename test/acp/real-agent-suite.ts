@@ -1,0 +1,154 @@
+// One end-to-end suite for real ACP agents installed by the adapter's own bootstrap (cached in
+// ACX_CACHE_DIR, default ~/.cache/acx) and pointed at the local scripted model server.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ACPHarness } from '../../src/acp/create.ts';
+import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import type { HarnessStreamPart } from '../../src/engine/events.ts';
+import type { PermissionMode } from '../../src/tools/permission.ts';
+import { tool } from '../../src/tools/tool.ts';
+import { startModelServer } from '../support/model-server.ts';
+import type { ModelServer, RecordedRequest, ResponderResult } from '../support/model-server.ts';
+
+export const REAL_KEY = 'sk-real-e2e-secret-0123456789';
+
+export interface RealAgentOptions {
+  name: string;
+  harness: (server: ModelServer) => ACPHarness | Promise<ACPHarness>;
+  permissionMode: PermissionMode;
+  /** A native tool call that makes the agent ask the client for permission (omit when the agent cannot ask). */
+  permissionCall?: { name: string; input: unknown };
+  /** Where the real key is expected on upstream requests. */
+  keyHeader: (r: RecordedRequest) => string | undefined;
+}
+
+/** Function tool names, including Responses API `namespace` tools (Codex sends MCP tools as `mcp__<server>` namespaces). */
+function toolNamesOf(r: RecordedRequest): string[] {
+  const names = [...r.view.tools];
+  for (const t of (r.body?.tools ?? []) as Array<{ type?: string; name?: string; tools?: Array<{ name?: string }> }>) {
+    if (t.type === 'namespace' && t.name) for (const inner of t.tools ?? []) names.push(`${t.name}__${inner.name}`);
+  }
+  return names;
+}
+
+function lastUserText(r: RecordedRequest): string {
+  const users = r.view.messages.filter((m) => m.role === 'user');
+  return users[users.length - 1]?.text ?? '';
+}
+
+export function describeRealAgent(options: RealAgentOptions): void {
+  describe(`${options.name} over ACP (real agent, local model server)`, () => {
+    let server: ModelServer;
+    let harness: ACPHarness;
+    let release: () => void = () => {};
+    const calls: string[] = [];
+    const echo = tool({
+      name: 'echo',
+      description: 'Echoes the given text back. Use it when asked to echo.',
+      inputSchema: z.object({ text: z.string() }),
+      capabilityScopes: [],
+      kind: 'read',
+      effect: 'read-only',
+      execute: ({ text }: { text: string }) => {
+        calls.push(text);
+        return `ECHOED(${text})`;
+      },
+    });
+
+    beforeAll(async () => {
+      server = await startModelServer({
+        fallback: (r): ResponderResult => {
+          const said = lastUserText(r);
+          const last = r.view.messages[r.view.messages.length - 1];
+          const gotToolResult = last?.role === 'tool';
+          if (said.includes('[slow]')) {
+            return { text: 'thinking slowly...', pauseUntil: new Promise<void>((resolve) => (release = resolve)) };
+          }
+          if (said.includes('[echo]')) {
+            if (gotToolResult) return { text: `Tool said: ${last.toolResults?.[0]?.output ?? ''}` };
+            const name = toolNamesOf(r).find((t) => t.endsWith('echo'));
+            if (!name) return { text: `no echo tool among ${toolNamesOf(r).join(',')}` };
+            return { toolCalls: [{ name, input: { text: 'hello host' } }] };
+          }
+          if (said.includes('[permission]') && options.permissionCall) {
+            if (gotToolResult) return { text: 'permission flow finished' };
+            return { toolCalls: [options.permissionCall] };
+          }
+          return { text: 'PONG from the model server' };
+        },
+      });
+      harness = await options.harness(server);
+      await harness.bootstrap();
+    }, 600_000);
+
+    afterAll(async () => {
+      release();
+      await harness?.close?.();
+      await server?.close();
+    });
+
+    it('runs a text turn, brokers the real key, and runs a second turn calling a host tool over MCP', async () => {
+      const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode, tools: [echo], instructions: 'Always answer in English.' });
+      const session = await agent.createSession();
+      try {
+        const first = await agent.generate({ session, prompt: 'Reply with pong. [pong]' });
+        expect(first.text).toContain('PONG from the model server');
+        expect(first.finishReason).toBe('stop');
+        const upstream = server.requests[server.requests.length - 1]!;
+        expect(options.keyHeader(upstream)).toContain(REAL_KEY);
+        expect(JSON.stringify(upstream.body)).toContain('Always answer in English.');
+
+        const stream = agent.stream({ session, prompt: 'Use the echo tool. [echo]' });
+        const parts: HarnessStreamPart[] = [];
+        for await (const p of stream.fullStream) parts.push(p);
+        const second = await stream.result;
+        expect(calls).toEqual(["hello host"]);
+        expect(second.text).toContain('ECHOED(hello host)');
+        expect(parts.find((p) => p.type === 'tool-call')).toMatchObject({ toolName: 'echo' });
+      } finally {
+        await session.destroy();
+      }
+    }, 180_000);
+
+    if (options.permissionCall) {
+      it('turns the agent\'s permission request into an acx approval', async () => {
+        const asked: string[] = [];
+        const agent = new HarnessAgent({
+          harness,
+          permissionMode: options.permissionMode,
+          onApprovalRequest: async (request) => {
+            asked.push(request.toolName);
+            return { approved: true };
+          },
+        });
+        const session = await agent.createSession();
+        try {
+          const result = await agent.generate({ session, prompt: 'Do it. [permission]' });
+          expect(asked.length).toBeGreaterThan(0);
+          expect(result.text).toContain('permission flow finished');
+        } finally {
+          await session.destroy();
+        }
+      }, 180_000);
+    }
+
+    it('cancels mid-turn and the next turn is clean', async () => {
+      const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode });
+      const session = await agent.createSession();
+      try {
+        const controller = new AbortController();
+        const before = server.requests.length;
+        const turn = agent.generate({ session, prompt: 'Think slowly. [slow]', abortSignal: controller.signal });
+        while (server.requests.length === before) await new Promise((r) => setTimeout(r, 50));
+        controller.abort();
+        await expect(turn).rejects.toMatchObject({ code: 'aborted' });
+        release();
+        const next = await agent.generate({ session, prompt: 'Reply with pong. [pong]' });
+        expect(next.text).toContain('PONG from the model server');
+        expect(next.text).not.toContain('thinking slowly');
+      } finally {
+        await session.destroy();
+      }
+    }, 180_000);
+  });
+}
