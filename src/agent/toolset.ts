@@ -5,7 +5,7 @@ import { readOptIns } from '../config/opt-in.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import { connectMcpServers, type McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpServerConfig } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
@@ -38,6 +38,12 @@ export interface ToolsetOptions {
   connectMcp: boolean;
   /** Built lazily: the dispatch tool needs the final tool list. */
   dispatch?: (tools: () => readonly Tool[]) => Tool;
+  /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
+  extraTools?: readonly Tool[];
+  /** Cartridge boot: MCP drop-ins declared in the ROM. */
+  extraMcpConfigs?: readonly McpServerConfig[];
+  /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
+  adaptBuiltin?: (tool: Tool) => Tool;
 }
 
 export interface Toolset {
@@ -71,26 +77,34 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
 
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
+  if (options.extraTools) offered.push(...options.extraTools);
   if (options.connectMcp && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
   if (wanted.has('fs')) offered.push(...createFsTools({ workspace }));
   if (wanted.has('execute')) {
-    if (isolation.kind === 'none' && processIsRoot() && policy.profile === 'locked') {
-      skipped.push({
-        name: 'execute',
-        reason: `this process runs as root and no OS isolation is available (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`,
-      });
-    } else {
-      offered.push(createExecuteTool({ workspace, profile: policy.profile }));
-    }
+    // Without OS isolation, execute is a powerful tool: it needs the `execute-unisolated` grant,
+    // and as root also the unlocked profile.
+    const refusal =
+      isolation.kind !== 'none'
+        ? undefined
+        : !policy.grants.has('execute-unisolated')
+          ? `no OS isolation is available (${isolation.reason}); install bubblewrap, or grant it with acx install --opt-in execute-unisolated`
+          : processIsRoot() && policy.profile === 'locked'
+            ? `this process runs as root without OS isolation (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`
+            : undefined;
+    if (refusal) skipped.push({ name: 'execute', reason: refusal });
+    else offered.push(createExecuteTool({ workspace, profile: policy.profile }));
   }
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
   offered.push(...createSelfAuthorshipTools(settings.configHome));
+  const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
+  offered.splice(0, offered.length, ...offered.map(adapt));
 
   const mcpConfigs = [
     ...loadMcpConfigs({ dir: join(settings.configHome, 'mcp') }),
     ...(settings.agentDir?.mcpDir ? loadMcpConfigs({ dir: settings.agentDir.mcpDir }) : []),
+    ...(options.extraMcpConfigs ?? []),
     ...loadMcpConfigs({ specs: settings.mcp }),
   ];
   const notices: string[] = [];
@@ -108,7 +122,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const loaded = registry.load(offered);
   skipped.push(...loaded.skipped);
   if (wanted.has('dispatch') && options.dispatch) {
-    registry.load([options.dispatch(() => registry.list())]);
+    registry.load([adapt(options.dispatch(() => registry.list()))]);
   }
   return {
     registry,
