@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { respondByTurn, startModelServer } from '../test/support/model-server.ts';
+import { QUICKSTART_PROMPT } from './quickstart.ts';
 
-export const QUICKSTART_PROMPT = 'Remember that the release freeze starts on 12 December. When can we still deploy before it?';
 
 const root = join(import.meta.dirname, '..');
 const server = await startModelServer({

@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startModelServer, type ModelServer } from '../support/model-server.ts';
+
+/**
+ * `acx resolved-config` must report what a run actually does: the same model, the same tools
+ * (MCP drop-ins by server name), the same limits — and fail the same way on a malformed config.
+ */
+const ROOT = join(import.meta.dirname, '../..');
+
+function acx(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', join(ROOT, 'bin/acx.js'), ...args], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+function agentWithMcpDropIn(): { agent: string; home: string } {
+  const base = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+  const agent = join(base, 'agent');
+  cpSync(join(ROOT, 'examples/notes-keeper'), agent, { recursive: true });
+  mkdirSync(join(agent, 'mcp'), { recursive: true });
+  writeFileSync(
+    join(agent, 'mcp', 'fixture.json'),
+    JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp/stdio-server.ts')] }),
+  );
+  const home = join(base, 'home');
+  mkdirSync(home);
+  return { agent, home };
+}
+
+let server: ModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
+  it('names the model and the tools a run really sends, without a key or a network', async () => {
+    const { agent, home } = agentWithMcpDropIn();
+    server = await startModelServer({ script: ['hello'] });
+    const base = { PATH: process.env.PATH ?? '', HOME: home };
+    const resolved = await acx(['resolved-config', agent, '--model', 'openai:demo-model', '--max-steps', '7', '--home', home, '--config-home', home], base);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const config = JSON.parse(resolved.stdout) as Record<string, unknown> & { tools: string[]; mcp_servers: string[] };
+    expect(config).toMatchObject({ provider: 'openai', model: 'demo-model', sdk_surface: 'responses', max_steps: 7, active_profile: 'locked' });
+    expect(config.mcp_servers).toEqual(['fixture']);
+
+    const run = await acx(['run', agent, 'hi', '--model', 'openai:demo-model', '--max-steps', '7', '--home', home, '--config-home', home], {
+      ...base,
+      ACX_LOG_LEVEL: 'info',
+      OPENAI_API_KEY: 'sk-local-test',
+      OPENAI_BASE_URL: server.openaiBaseURL,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('hello');
+    const request = server.requests[0]!;
+    expect(request.view.model).toBe('demo-model');
+    const sent = request.view.tools;
+    // Every tool resolved-config lists was sent; the rest come from the configured MCP server.
+    expect(sent).toEqual(expect.arrayContaining(config.tools));
+    expect(sent.filter((name) => !config.tools.includes(name)).every((name) => name.startsWith('fixture__'))).toBe(true);
+    expect(sent.some((name) => name.startsWith('fixture__'))).toBe(true);
+    expect(request.view.messages.at(-1)!.text).toContain('Step 1 of 7');
+    // Leaving the safe default is loud in the log and plain to the model.
+    expect(request.view.system.join('\n')).toMatch(/sanctioned for your use by the operator/);
+    expect(run.stderr).toMatch(/WARNING mcp drop-ins active/);
+  });
+
+  it('fails, non-zero and with the reason, on a malformed model_params.json — as a run would', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    writeFileSync(join(home, 'model_params.json'), '{"temperature": 0.2,');
+    const env = { PATH: process.env.PATH ?? '', HOME: home };
+    const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--config-home', home, '--home', home], env);
+    expect(resolved.code).toBe(1);
+    expect(resolved.stderr).toMatch(/model_params\.json is not valid JSON/);
+    const run = await acx(['run', join(ROOT, 'examples/notes-keeper'), 'hi', '--config-home', home, '--home', home], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/model_params\.json is not valid JSON/);
+  });
+
+  it('needs no key: a missing key only fails the run, naming the variable', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home };
+    const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], env);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const run = await acx(['run', join(ROOT, 'examples/notes-keeper'), 'hi', '--home', home, '--config-home', home], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/OPENAI_API_KEY is not set/);
+  });
+});
