@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { ConfigError, errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { grantFileName, listOptIns, OPT_IN_TOOLS, parseOptInNames, type OptInName } from './opt-in.ts';
@@ -77,24 +78,7 @@ export function sha256Hex(content: string | Buffer): string {
   return createHash('sha256').update(content).digest('hex');
 }
 
-/** Writes a file through a temp file in the same directory and a rename, so readers see old or new, never half. */
-export function writeFileAtomic(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-  const fd = openSync(temp, 'wx', 0o644);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-}
+export { writeFileAtomic } from '../util/atomic-write.ts';
 
 let packaged: DefaultsMap | undefined;
 

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AssistantModelMessage, ModelMessage, ToolResultPart, UserContent } from 'ai';
 import type { ToolResultOutput } from '@ai-sdk/provider-utils';
+import { type MemoryProvider, safeContext, safeObserve } from '../memory/provider.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
 import { Journal, type CallRecord, type StoredMessage, type TurnRecord } from '../store/journal.ts';
@@ -35,19 +36,7 @@ export const DEFAULT_MAX_STEPS = 24;
 export const DEFAULT_RETRIES = 2;
 
 /** The memory operations the engine uses; a MemoryProvider satisfies it. */
-export interface EngineMemory {
-  readonly name: string;
-  observe(exchange: {
-    agentId: string;
-    sessionId: string;
-    prompt: string;
-    text: string;
-    unspoken: boolean;
-    toolCalls: { name: string; input: unknown }[];
-  }): Promise<void>;
-  context(scope: { agentId: string; sessionId: string; query: string }): Promise<string | undefined>;
-  remember(key: string, value: string): Promise<void>;
-}
+export type EngineMemory = Pick<MemoryProvider, 'name' | 'observe' | 'context' | 'remember'>;
 
 /** Durability boundaries, reported so tests can kill the process exactly there. */
 export type Checkpoint =
@@ -326,16 +315,13 @@ export class Engine {
   private async composeTurnContext(state: TurnState): Promise<string[]> {
     const lines = [...(this.options.briefLines ?? [])];
     if (this.options.memory) {
-      try {
-        const context = await this.options.memory.context({
-          agentId: this.options.agentId,
-          sessionId: state.sessionId,
-          query: state.prompt,
-        });
-        if (context) lines.push(context);
-      } catch (error) {
-        this.logger.warn('memory context failed', { provider: this.options.memory.name, error: errorMessage(error) });
-      }
+      // Bounded in time and never throws: a memory backend failure must not break a turn.
+      const context = await safeContext(
+        this.options.memory,
+        { agentId: this.options.agentId, sessionId: state.sessionId, query: state.prompt },
+        this.logger,
+      );
+      if (context) lines.push(context);
     }
     if (this.output) {
       lines.push(
@@ -505,7 +491,7 @@ export class Engine {
       });
       text = result.text.trim() || fallbackReserveNote(maxSteps, 'the report was empty');
     } catch (error) {
-      if (classifyFault(error) === 'aborted') throw new TurnAbortedError();
+      if (classifyFault(error) === 'aborted') throw this.abortTurn(state);
       this.logger.warn('reserve summary failed', { session: state.sessionId, error: errorMessage(error) });
       text = fallbackReserveNote(maxSteps, errorMessage(error));
     }
@@ -885,18 +871,18 @@ export class Engine {
 
   private async observe(state: TurnState, text: string, unspoken: boolean): Promise<void> {
     if (!this.options.memory) return;
-    try {
-      await this.options.memory.observe({
+    await safeObserve(
+      this.options.memory,
+      {
         agentId: this.options.agentId,
         sessionId: state.sessionId,
         prompt: state.prompt,
         text,
         unspoken,
         toolCalls: state.calls.map((call) => ({ name: call.toolName, input: call.input })),
-      });
-    } catch (error) {
-      this.logger.warn('memory observe failed', { provider: this.options.memory.name, error: errorMessage(error) });
-    }
+      },
+      this.logger,
+    );
   }
 
   private async maybeCompact(state: TurnState): Promise<void> {

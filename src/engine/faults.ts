@@ -29,6 +29,13 @@ export function classifyFault(raw: unknown): FaultClass {
     if (status >= 200 && status < 300) return 'transient-malformed';
     return 'permanent';
   }
+  // A provider error event after the stream started (Anthropic `overloaded_error`, OpenAI
+  // `error`): ai@7 reports it as StreamProviderError, which it does not export, so match its name.
+  if (error instanceof Error && error.name === 'AI_StreamProviderError') {
+    const e = error as Error & { statusCode?: number; data?: unknown };
+    if (OVERFLOW.test(`${e.message} ${JSON.stringify(e.data ?? '')}`)) return 'context-overflow';
+    return (e.statusCode ?? 0) >= 500 ? 'transient-server' : 'permanent';
+  }
   if (
     JSONParseError.isInstance(error) ||
     TypeValidationError.isInstance(error) ||

@@ -184,7 +184,7 @@ const DEFAULT_HOOK_TIMEOUT_MS = 15_000;
 
 /** Runs `provider.observe`; a failure or a hang is logged as a WARNING and swallowed. */
 export async function safeObserve(
-  provider: MemoryProvider,
+  provider: Pick<MemoryProvider, 'name' | 'observe'>,
   exchange: MemoryExchange,
   logger: Logger,
   options: SafeHookOptions = {},
@@ -198,7 +198,7 @@ export async function safeObserve(
 
 /** Runs `provider.context`; a failure, a hang or a non-text answer injects nothing (logged). */
 export async function safeContext(
-  provider: MemoryProvider,
+  provider: Pick<MemoryProvider, 'name' | 'context'>,
   scope: MemoryScope,
   logger: Logger,
   options: SafeHookOptions = {},

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { AcxError, ConfigError } from '../util/errors.ts';
 import { BRIEF_TAG } from './brief-tag.ts';
 
@@ -104,12 +105,6 @@ export function readCassette(path: string): Cassette {
   return parsed;
 }
 
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
-}
-
 function replayStream(parts: unknown[]): ReadableStream<LanguageModelV4StreamPart> {
   return new ReadableStream({
     start(controller) {
@@ -191,7 +186,7 @@ export function createRecordingModel(inner: LanguageModelV4, path: string): Lang
         flush() {
           if (parts.some((part) => (part as { type: string }).type === 'error')) return;
           cassette.interactions.push({ step: cassette.interactions.length + 1, request, parts });
-          writeAtomically(path, `${JSON.stringify(cassette, null, 1)}\n`);
+          writeFileAtomic(path, `${JSON.stringify(cassette, null, 1)}\n`);
         },
       });
       return { ...result, stream: result.stream.pipeThrough(tee) };

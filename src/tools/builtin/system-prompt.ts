@@ -1,7 +1,8 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic, writeFileExclusive } from '../../util/atomic-write.ts';
 import { AcxError } from '../../util/errors.ts';
 import type { PolicyTool } from '../policy.ts';
 
@@ -52,27 +53,6 @@ function confirmMatches(confirm: string, currentHash: string): boolean {
   const given = Buffer.from(confirm.trim().toLowerCase(), 'utf8');
   const expected = Buffer.from(currentHash, 'utf8');
   return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-function writeExclusive(path: string, content: string): void {
-  const fd = openSync(path, 'wx', 0o644);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function writeAtomic(path: string, content: string): void {
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-  writeExclusive(temp, content);
-  try {
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
 }
 
 /** A short line diff (LCS) for the preview; large prompts get a size summary instead. */
@@ -213,12 +193,12 @@ export function createSystemPromptTools(options: SystemPromptToolOptions): Polic
           const name = `${SYSTEM_PROMPT_FILE}.${stamp}${n > 0 ? `-${n}` : ''}.bak`;
           const path = join(options.configHome, ...name.split('/'));
           if (existsSync(path)) continue;
-          writeExclusive(path, current.content);
+          writeFileExclusive(path, current.content);
           backup = name;
         }
       }
       mkdirSync(dirname(target), { recursive: true });
-      writeAtomic(target, input.content);
+      writeFileAtomic(target, input.content);
       const newHash = sha256Hex(input.content);
       context.logger.info('system_prompt_edited', {
         old_sha256: currentHash.slice(0, 12),

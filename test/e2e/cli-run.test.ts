@@ -1,0 +1,152 @@
+// Item 13, `acx run` end to end as a user runs it: a real child process on the pinned Node, the
+// example agent replayed from its cassette with no API key in the environment.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const AGENT = join(ROOT, 'examples/notes-keeper');
+const CASSETTE = join(AGENT, 'cassettes/quickstart.json');
+
+/** The caller's environment minus every model key and acx setting: a fresh machine. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/API_KEY|_TOKEN|^ACX_|_BASE_URL$/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** Runs acx as a child process (async, so this file's cases run side by side). */
+function acx(
+  args: string[],
+  env = cleanEnv(),
+  home = mkdtempSync(join(tmpdir(), 'acx-cli-')),
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args, '--home', home, '--config-home', home], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+// Each case spawns the CLI (~2 s of CPU); on a loaded machine that is slow, hence the timeout.
+describe.concurrent('acx run (e2e)', { timeout: 120_000 }, () => {
+  it('replays the example agent offline with no API key and prints the answer', async () => {
+    const run = await acx(['run', AGENT, QUICKSTART_PROMPT, '--replay', CASSETTE]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/release freeze starts on 12 December/);
+    expect(run.stdout).toMatch(/Thursday 10 December/);
+    expect(run.stderr, 'no error or warning at the default level').not.toMatch(/ERROR|WARNING/);
+  });
+
+  it('--json prints the turn result as one JSON document', async () => {
+    const run = await acx(['run', AGENT, QUICKSTART_PROMPT, '--replay', CASSETTE, '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout) as Record<string, unknown>;
+    // output and unspoken are left out when there are none (structured output, tool speech mode).
+    expect(Object.keys(result).sort()).toEqual(['finishReason', 'sessionId', 'steps', 'text', 'toolCalls', 'turnId', 'usage']);
+    expect(result).toMatchObject({
+      sessionId: expect.any(String),
+      turnId: expect.any(String),
+      text: expect.stringMatching(/Thursday 10 December/),
+      finishReason: 'stop',
+      steps: 2,
+      usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number), totalTokens: expect.any(Number) },
+    });
+    const calls = result.toolCalls as Array<{ toolName: string }>;
+    expect(calls.map((c) => c.toolName)).toEqual(['memory_write', 'memory_search']);
+  });
+
+  it('replaying with a different prompt fails clearly, naming the model call', async () => {
+    const run = await acx(['run', AGENT, 'A completely different question?', '--replay', CASSETTE]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/Replay mismatch at model call 1/);
+    expect(run.stdout).toBe('');
+  });
+
+  it('with no model selected and no replay: exit 1 and a hint naming ACX_MODEL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acx-agent-'));
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ id: 'no-model', name: 'No Model', version: '0.1.0' }));
+    mkdirSync(join(dir, 'prompts'));
+    writeFileSync(join(dir, 'prompts/system-prompt.md'), 'You are helpful.');
+    const run = await acx(['run', dir, 'hello']);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/No model selected/);
+    expect(run.stderr).toMatch(/ACX_MODEL/);
+    expect(run.stderr, 'a clean error, not a stack trace').not.toMatch(/\n\s+at /);
+  });
+});
+
+describe.concurrent('acx run against a live model (e2e, the local model server)', { timeout: 120_000 }, () => {
+  const KEY = 'sk-test-CLIKEY-5d1e0f9a7b3c';
+  let server: ModelServer;
+  beforeAll(async () => {
+    server = await startModelServer({
+      fallback: respondByTurn(({ request }) => {
+        if (!request.view.messages.some((m) => m.role === 'tool')) {
+          return { toolCalls: [{ name: 'memory_write', input: { key: 'cli/fact', value: 'The build is green.' } }] };
+        }
+        return `Stored. (${request.view.messages.find((m) => m.role === 'user')?.text})`;
+      }),
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const live = () => cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL, ACX_LOG_LEVEL: 'info' });
+
+  it('--model, model_params.json and --param reach the wire; harness-owned keys are stripped; no key or prompt in the log', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+    writeFileSync(join(home, 'model_params.json'), '{"temperature": 0.4, "maxOutputTokens": 300, "model": "hijack"}');
+    const prompt = 'CLI-PROMPT-4471 remember that the build is green';
+    const run = await acx(['run', AGENT, prompt, '--model', 'openai:cli-model', '--param', 'temperature=0.25'], live(), home);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/WARNING model_params key stripped key=model/);
+    expect(run.stdout).toContain(`Stored. (${prompt})`);
+    const mine = server.requests.filter((r) => JSON.stringify(r.body).includes('CLI-PROMPT-4471'));
+    expect(mine.length).toBe(2);
+    for (const request of mine) {
+      expect(request.body.model).toBe('cli-model');
+      expect(request.body.temperature, '--param overrides the file').toBe(0.25);
+      expect(request.body.max_output_tokens, 'the file reaches the wire').toBe(300);
+    }
+    expect(run.stderr).toMatch(/INFO llm provider=openai model=cli-model/);
+    expect(run.stderr).not.toContain(KEY);
+    expect(run.stderr).not.toContain('CLI-PROMPT-4471');
+  });
+
+  it('--record then --replay: the same answer offline, with no key and no server', async () => {
+    const cassette = join(mkdtempSync(join(tmpdir(), 'acx-cassette-')), 'run.json');
+    const prompt = 'CLI-RECORD-9902 remember the build';
+    const recorded = await acx(['run', AGENT, prompt, '--model', 'openai:cli-model', '--record', cassette], live());
+    expect(recorded.status, recorded.stderr).toBe(0);
+    const replayed = await acx(['run', AGENT, prompt, '--replay', cassette]);
+    expect(replayed.status, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toBe(recorded.stdout);
+    expect(readFileSync(cassette, 'utf8')).not.toContain(KEY);
+  });
+
+  it('a malformed model_params.json fails at start-up, before any model call', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+    writeFileSync(join(home, 'model_params.json'), '{"temperature": ');
+    const before = server.requests.length;
+    const run = await acx(['run', AGENT, 'CLI-MALFORMED-1', '--model', 'openai:cli-model'], live(), home);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/model_params\.json is not valid JSON/);
+    expect(server.requests.slice(before).some((r) => JSON.stringify(r.body).includes('CLI-MALFORMED-1'))).toBe(false);
+  });
+});

@@ -1,0 +1,165 @@
+// Item 1, the model seam: provider:id specs, keys from the environment, model_params.json and
+// --param reaching the wire, harness-owned keys stripped, malformed files refused, cache modes.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../src/config/settings.ts';
+import { parseModelSpec, PROVIDERS, resolveModel } from '../../src/model/providers.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import type { ModelServer } from '../support/model-server.ts';
+import { echoTool, linesOf, OPENAI_KEY, openaiModel, rig, startModelServer, tmpHome } from './helpers.ts';
+
+let server: ModelServer;
+beforeEach(async () => {
+  server = await startModelServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+describe('provider:id specs', () => {
+  it('splits at the first colon, so model ids may themselves hold colons', () => {
+    expect(parseModelSpec('openai:gpt-5.4-mini')).toEqual({ provider: 'openai', modelId: 'gpt-5.4-mini' });
+    expect(parseModelSpec('ollama:llama3.1:8b')).toEqual({ provider: 'ollama', modelId: 'llama3.1:8b' });
+    expect(parseModelSpec('openrouter:z-ai/glm-5.2')).toEqual({ provider: 'openrouter', modelId: 'z-ai/glm-5.2' });
+  });
+
+  it('refuses a spec without a provider, and an unknown provider, naming what to write', () => {
+    expect(() => parseModelSpec('gpt-4o')).toThrow(/not a model spec/);
+    expect(() => parseModelSpec('openai:')).toThrow(/not a model spec/);
+    try {
+      parseModelSpec('acme:model-1');
+      expect.unreachable('an unknown provider must be refused');
+    } catch (error) {
+      expect((error as Error).message).toMatch(/Unknown model provider "acme"/);
+      expect((error as { hint?: string }).hint).toMatch(/openai.*anthropic/);
+    }
+  });
+
+  it('reads the spec from ACX_MODEL and says so when neither it nor --model is set', async () => {
+    const model = await resolveModel({
+      env: { ACX_MODEL: 'openai:from-env', OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: server.openaiBaseURL },
+    });
+    expect(model.provider).toBe('openai');
+    expect(model.modelId).toBe('from-env');
+    await expect(resolveModel({ env: {} })).rejects.toMatchObject({ hint: expect.stringMatching(/ACX_MODEL/) });
+  });
+
+  it('a missing key is a clear error naming the environment variable', async () => {
+    await expect(resolveModel({ spec: 'openai:m', env: {} })).rejects.toThrow(/OPENAI_API_KEY/);
+    await expect(resolveModel({ spec: 'anthropic:claude', env: {} })).rejects.toThrow(/ANTHROPIC_API_KEY/);
+    await expect(resolveModel({ spec: 'xai:grok-4', env: {} })).rejects.toThrow(/XAI_API_KEY/);
+    await expect(resolveModel({ spec: 'openrouter:x/y', env: {} })).rejects.toThrow(/OPENROUTER_API_KEY/);
+    await expect(resolveModel({ spec: 'google:gemini', env: {} })).rejects.toThrow(/GOOGLE_GENERATIVE_AI_API_KEY/);
+  });
+
+  it('the openai chat surface speaks Chat Completions, the default speaks Responses', async () => {
+    server.setFallback('ok');
+    for (const surface of [undefined, 'chat'] as const) {
+      const { agent } = rig(await openaiModel(server, surface));
+      expect((await agent.generate({ prompt: 'hi' })).text).toBe('ok');
+    }
+    expect(server.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/chat/completions']);
+  });
+
+  it('an OpenAI-compatible base URL (llama.cpp, vLLM, Ollama) needs no key', async () => {
+    server.setFallback('local ok');
+    const model = await resolveModel({ spec: 'llamacpp:qwen3', baseURL: server.openaiBaseURL, env: {} });
+    const { agent } = rig(model);
+    expect((await agent.generate({ prompt: 'hi' })).text).toBe('local ok');
+    expect(server.requests[0]!.path).toBe('/v1/chat/completions');
+    expect(server.requests[0]!.body.model).toBe('qwen3');
+  });
+});
+
+describe('every provider runs a tool turn through its real AI SDK package', () => {
+  const cases = [
+    { spec: 'openai:gpt-test', env: (s: ModelServer) => ({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: s.openaiBaseURL }), path: '/v1/responses' },
+    { spec: 'anthropic:claude-test', env: (s: ModelServer) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: s.anthropicBaseURL }), path: '/v1/messages' },
+    { spec: 'xai:grok-test', env: (s: ModelServer) => ({ XAI_API_KEY: 'k', XAI_BASE_URL: s.openaiBaseURL }), path: '/v1/responses' },
+    { spec: 'openrouter:vendor/model', env: (s: ModelServer) => ({ OPENROUTER_API_KEY: 'k', OPENROUTER_BASE_URL: s.openaiBaseURL }), path: '/v1/chat/completions' },
+    { spec: 'google:gemini-test', env: (s: ModelServer) => ({ GEMINI_API_KEY: 'k', GOOGLE_GENERATIVE_AI_BASE_URL: s.googleBaseURL }), path: '/v1beta/models/gemini-test:streamGenerateContent' },
+    { spec: 'vllm:qwen-test', env: (s: ModelServer) => ({ ACX_BASE_URL: s.openaiBaseURL }), path: '/v1/chat/completions' },
+  ];
+  for (const c of cases) {
+    it(c.spec, async () => {
+      server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'hi' } }] }, 'done');
+      const echo = echoTool();
+      const { agent, logger } = rig(await resolveModel({ spec: c.spec, env: c.env(server) }), { agent: { tools: [echo] } });
+      const result = await agent.generate({ prompt: 'echo hi' });
+      expect(result.text).toBe('done');
+      expect(echo.seen).toEqual(['hi']);
+      expect(server.requests.map((r) => r.path)).toEqual([c.path, c.path]);
+      expect(linesOf(logger.lines, 'INFO', 'llm')[0]).toContain(`provider=${c.spec.split(':')[0]}`);
+    });
+  }
+});
+
+describe('model_params.json and --param', () => {
+  function settingsWith(file: string | undefined, params: string[] = []) {
+    const home = tmpHome();
+    if (file !== undefined) writeFileSync(join(home, 'model_params.json'), file);
+    const logger = createMemoryLogger('debug');
+    const settings = resolveSettings(
+      { model: 'openai:m', configHome: home, home, ...(params.length ? { param: params } : {}) },
+      { env: {}, logger },
+    );
+    return { settings, logger };
+  }
+
+  it('reach every model call on the wire (temperature and max tokens in the request body)', async () => {
+    const { settings } = settingsWith('{"temperature": 0.3}', ['maxOutputTokens=77']);
+    server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'a' } }] }, 'done');
+    const { agent } = rig(await openaiModel(server), { harness: { params: settings.modelParams }, agent: { tools: [echoTool()] } });
+    await agent.generate({ prompt: 'go' });
+    expect(server.requests).toHaveLength(2);
+    for (const request of server.requests) {
+      expect(request.body.temperature, 'model_params.json temperature on the wire').toBe(0.3);
+      expect(request.body.max_output_tokens, '--param maxOutputTokens on the wire').toBe(77);
+    }
+  });
+
+  it('--param overrides the file, on the chat wire too', async () => {
+    const { settings } = settingsWith('{"temperature": 0.3}', ['temperature=0.9']);
+    server.setFallback('ok');
+    const { agent } = rig(await openaiModel(server, 'chat'), { harness: { params: settings.modelParams } });
+    await agent.generate({ prompt: 'go' });
+    expect(server.requests[0]!.body.temperature).toBe(0.9);
+  });
+
+  it('harness-owned keys are stripped with a WARNING and never reach the wire', async () => {
+    const { settings, logger } = settingsWith('{"temperature": 0.5, "model": "gpt-evil", "tools": [], "messages": []}');
+    expect(settings.modelParams).toEqual({ temperature: 0.5 });
+    const warnings = linesOf(logger.lines, 'WARNING', 'model_params key stripped');
+    expect(warnings.map((l) => /key=(\S+)/.exec(l)?.[1]).sort()).toEqual(['messages', 'model', 'tools']);
+    server.setFallback('ok');
+    const { agent } = rig(await openaiModel(server), { harness: { params: settings.modelParams } });
+    await agent.generate({ prompt: 'go' });
+    expect(server.requests[0]!.body.model).toBe('m');
+    expect(server.requests[0]!.body.temperature).toBe(0.5);
+  });
+
+  it('a malformed file fails at start-up, naming the file; a missing file is simply off', () => {
+    expect(() => settingsWith('{"temperature": 0.5,')).toThrow(/model_params\.json is not valid JSON/);
+    expect(() => settingsWith('[1, 2]')).toThrow(/model_params\.json must hold one JSON object/);
+    expect(() => settingsWith('"hot"')).toThrow(/model_params\.json must hold one JSON object/);
+    expect(() => settingsWith('{"temprature": 0.5}')).toThrow(/"temprature" is not a model call setting/);
+    expect(settingsWith(undefined).settings.modelParams).toEqual({});
+  });
+});
+
+describe('cache modes', () => {
+  it('every provider declares a valid cacheMode (a new provider without one fails here)', () => {
+    const entries = Object.entries(PROVIDERS);
+    expect(entries.length).toBeGreaterThanOrEqual(6);
+    for (const [name, definition] of entries) {
+      expect(['automatic', 'explicit', 'none'], `provider ${name} must declare cacheMode`).toContain(definition.cacheMode);
+    }
+    expect(PROVIDERS.anthropic!.cacheMode).toBe('explicit');
+    for (const name of ['openai', 'xai', 'openrouter']) expect(PROVIDERS[name]!.cacheMode).toBe('automatic');
+  });
+
+  it('the resolved model carries its provider cache mode', async () => {
+    expect((await openaiModel(server)).cacheMode).toBe('automatic');
+  });
+});
