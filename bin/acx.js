@@ -13,4 +13,7 @@ if (major < 22) {
   );
   process.exit(1);
 }
+// Cache compiled modules between runs (keyed by content): start-up is mostly module loading.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
 await import('../src/cli/main.ts');

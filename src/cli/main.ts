@@ -36,6 +36,11 @@ export async function buildProgram(only?: string): Promise<Command> {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // The cheap probe a fleet drift-guard runs: answer before loading any command.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${ACX_VERSION}\n`);
+    return EXIT.ok;
+  }
   const program = await buildProgram(argv[0]);
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -9,8 +9,11 @@ export type SpeechMode = { mode: 'final-text' } | { mode: 'tool'; tool: string }
 
 export const LOW_STEPS = 5;
 
+// A table, not Intl: a time-zone formatter costs ~0.3 ms per step and ~50 ms to initialise.
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
 export function formatNow(now: Date): string {
-  const day = now.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' });
+  const day = WEEKDAYS[now.getUTCDay()];
   return `${now.toISOString().slice(0, 19).replace('T', ' ')} UTC (+00:00, ${day})`;
 }
 

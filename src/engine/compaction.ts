@@ -108,10 +108,9 @@ export async function compactSession(options: {
       model: options.model,
       system: SUMMARY_INSTRUCTIONS,
       messages: [{ role: 'user', content: `Transcript to summarise:\n\n${rendered}` }],
-      tools: [],
+      tools: undefined,
       params: options.params,
       abortSignal: options.abortSignal,
-      emit: () => {},
     });
     summary = result.text.trim();
     if (!summary) throw new Error('the summary came back empty');

@@ -24,7 +24,8 @@ import {
   type Usage,
 } from './events.ts';
 import { backoffMs, classifyFault, isTransient } from './faults.ts';
-import { callModel, type ModelCallResult, type ModelTool } from './model-call.ts';
+import { callModel, type ModelCallResult, type ModelTool, toolSet } from './model-call.ts';
+import type { ToolSet } from 'ai';
 import { parseStructuredOutput } from './structured-output.ts';
 import { capStepOutputs, errorOutput, toToolResultOutput } from './tool-output.ts';
 
@@ -156,6 +157,8 @@ interface TurnState {
   results: Array<TurnToolCall & { output: unknown; error?: string }>;
   started: number;
   resumed: boolean;
+  /** Results of a single-call step, written with the step's settlement instead of on their own. */
+  deferred: Map<string, ToolResultOutput>;
 }
 
 export class Engine {
@@ -168,6 +171,7 @@ export class Engine {
   private readonly logger: Logger;
   private readonly tools = new Map<string, { tool: Tool; schema: NormalizedSchema }>();
   private readonly modelTools: ModelTool[] = [];
+  private readonly sdkTools: ToolSet | undefined;
   private readonly output: NormalizedSchema | undefined;
 
   constructor(options: EngineOptions) {
@@ -198,6 +202,7 @@ export class Engine {
       this.tools.set(tool.name, { tool, schema });
       this.modelTools.push({ name: tool.name, description: tool.description, schema });
     }
+    this.sdkTools = toolSet(this.modelTools);
     const speech = this.options.speech;
     if (speech.mode === 'tool' && !this.tools.has(speech.tool)) {
       throw new AcxError('config', `Speech mode "tool" names the tool "${speech.tool}", which is not registered.`, {
@@ -287,7 +292,8 @@ export class Engine {
       step: steps,
       usage: emptyUsage(),
       lastInputTokens: undefined,
-      toolsRan: turn.toolsRan,
+      // Derived from the ledger rather than a counter: any call that started or finished ran.
+      toolsRan: this.journal.calls(turn.id).filter((call) => call.status !== 'pending' && !call.status.startsWith('awaiting')).length,
       visibleActions: 0,
       addressed: flags.addressed,
       nudged: turn.nudged,
@@ -299,6 +305,7 @@ export class Engine {
       results: [],
       started: performance.now(),
       resumed: flags.resumed,
+      deferred: new Map(),
     };
     state.turnContext = await this.composeTurnContext(state);
     this.logger.info('turn start', {
@@ -337,7 +344,6 @@ export class Engine {
       this.throwIfAborted(state);
       if (state.step >= maxSteps) return this.reserve(state);
       state.step += 1;
-      this.journal.updateTurn(state.turn.id, { steps: state.step });
       state.emit({ type: 'start-step', step: state.step });
       this.options.checkpoint?.({ at: 'model-call', turnId: state.turn.id, step: state.step });
       const stepStarted = performance.now();
@@ -558,11 +564,11 @@ export class Engine {
           model,
           system: this.options.instructions,
           messages: this.buildMessages(state, call.brief),
-          tools: this.modelTools,
+          tools: this.sdkTools,
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: this.options.params,
           abortSignal: state.hooks.abortSignal,
-          emit: state.emit,
+          emit: state.hooks.emit,
         });
         this.logModelCall(result);
         state.usage = addUsage(state.usage, result.usage);
@@ -652,7 +658,8 @@ export class Engine {
    */
   private settleStep(state: TurnState, step: number): void {
     const calls = this.journal.calls(state.turn.id, step);
-    const fullOutputs = calls.map((call) => call.result as ToolResultOutput);
+    const fullOutputs = calls.map((call) => (call.result ?? state.deferred.get(call.callId)) as ToolResultOutput);
+    state.deferred.clear();
     const capped = capStepOutputs(fullOutputs);
     const cappedInputs = capArguments(
       calls.map((call) => call.input),
@@ -678,8 +685,9 @@ export class Engine {
         }),
       ),
     });
+    const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
     this.journal.transaction(() => {
-      this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
+      if (argsCapped) this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
       const seq = this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped));
       this.journal.settleStep(state.turn.id, step);
       // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
@@ -722,7 +730,7 @@ export class Engine {
           waiting.push(call.callId);
           return;
         }
-        await this.execute(state, call, entry);
+        await this.execute(state, call, entry, calls.length === 1);
       }),
     );
     return waiting.length > 0 ? 'suspended' : 'complete';
@@ -758,11 +766,23 @@ export class Engine {
     return { approvalId: call.callId, ...answer };
   }
 
-  private async execute(state: TurnState, call: CallRecord, entry: { tool: Tool; schema: NormalizedSchema }): Promise<void> {
+  /**
+   * Runs one call. Only an unsafe tool needs the `started` mark committed before it runs (the
+   * evidence that it may have had an effect); a read-only or idempotent call found without a
+   * result is simply run again. A lone call's result is written with the step's settlement;
+   * parallel calls record theirs as they finish, so one slow call cannot hold the others hostage.
+   */
+  private async execute(
+    state: TurnState,
+    call: CallRecord,
+    entry: { tool: Tool; schema: NormalizedSchema },
+    alone: boolean,
+  ): Promise<void> {
     const { tool, schema } = entry;
-    this.journal.setCallStatus(call, 'started');
     state.toolsRan += 1;
-    this.journal.updateTurn(state.turn.id, { toolsRan: state.toolsRan });
+    if (tool.effect === 'unsafe') {
+      this.journal.setCallStatus(call, 'started');
+    }
     if (tool.visible) state.visibleActions += 1;
     this.options.checkpoint?.({ at: 'tool-started', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const started = performance.now();
@@ -776,7 +796,8 @@ export class Engine {
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
       : errorOutput(outcome.error);
-    this.journal.recordCallResult(call, output);
+    if (alone) state.deferred.set(call.callId, output);
+    else this.journal.recordCallResult(call, output);
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const duration = seconds(performance.now() - started);
     if (outcome.ok) {

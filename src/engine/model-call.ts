@@ -1,4 +1,4 @@
-import { jsonSchema, type ModelMessage, streamText, type ToolSet } from 'ai';
+import { generateText, jsonSchema, type LanguageModelUsage, type ModelMessage, streamText, type ToolSet } from 'ai';
 import type { ResolvedModel } from '../model/providers.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { NormalizedSchema } from '../tools/schema.ts';
@@ -18,11 +18,13 @@ export interface ModelCallRequest {
   model: ResolvedModel;
   system: string;
   messages: ModelMessage[];
-  tools: readonly ModelTool[];
+  /** Built once per engine with `toolSet()`: the SDK's view of the tools. */
+  tools: ToolSet | undefined;
   toolChoice?: 'auto' | 'none';
   params: ModelParams;
   abortSignal?: AbortSignal | undefined;
-  emit: (part: HarnessStreamPart) => void;
+  /** Set when someone consumes deltas (stream()); otherwise the cheaper non-streaming call is used. */
+  emit?: ((part: HarnessStreamPart) => void) | undefined;
 }
 
 export interface ModelToolCall {
@@ -45,7 +47,8 @@ export interface ModelCallResult {
   durationMs: number;
 }
 
-function toolSet(tools: readonly ModelTool[]): ToolSet {
+export function toolSet(tools: readonly ModelTool[]): ToolSet | undefined {
+  if (tools.length === 0) return undefined;
   const set: ToolSet = {};
   for (const tool of tools) {
     set[tool.name] = { description: tool.description, inputSchema: jsonSchema(tool.schema.jsonSchema as never) };
@@ -53,17 +56,61 @@ function toolSet(tools: readonly ModelTool[]): ToolSet {
   return set;
 }
 
-export async function callModel(request: ModelCallRequest): Promise<ModelCallResult> {
-  const started = performance.now();
-  let failure: unknown;
-  const result = streamText({
+function settings(request: ModelCallRequest) {
+  return {
     model: request.model.model,
     system: request.system,
     messages: request.messages,
-    ...(request.tools.length > 0 ? { tools: toolSet(request.tools), toolChoice: request.toolChoice ?? 'auto' } : {}),
+    ...(request.tools ? { tools: request.tools, toolChoice: request.toolChoice ?? 'auto' } : {}),
     ...(request.params as object),
     maxRetries: 0,
     ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
+  } as const;
+}
+
+function usageOf(usage: LanguageModelUsage): Usage {
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.totalTokens,
+    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens,
+  };
+}
+
+function toModelToolCall(call: { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown }): ModelToolCall {
+  return {
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    input: call.input,
+    ...(call.invalid ? { invalidReason: String((call.error as Error)?.message ?? call.error ?? 'invalid call') } : {}),
+  };
+}
+
+export async function callModel(request: ModelCallRequest): Promise<ModelCallResult> {
+  return request.emit ? callStreaming(request, request.emit) : callOnce(request);
+}
+
+/** One non-streaming call: no delta consumer, so no stream pipeline to pay for. */
+async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
+  const started = performance.now();
+  const result = await generateText(settings(request));
+  return {
+    text: result.text,
+    reasoning: result.reasoningText ?? '',
+    toolCalls: result.toolCalls.map((call) => toModelToolCall(call as never)),
+    finishReason: result.finishReason,
+    usage: usageOf(result.usage),
+    responseMessages: result.response.messages as ModelMessage[],
+    providerMetadata: result.providerMetadata as Record<string, unknown> | undefined,
+    durationMs: performance.now() - started,
+  };
+}
+
+async function callStreaming(request: ModelCallRequest, emit: (part: HarnessStreamPart) => void): Promise<ModelCallResult> {
+  const started = performance.now();
+  let failure: unknown;
+  const result = streamText({
+    ...settings(request),
     onError: ({ error }) => {
       failure ??= error;
     },
@@ -79,31 +126,19 @@ export async function callModel(request: ModelCallRequest): Promise<ModelCallRes
     switch (part.type) {
       case 'text-delta':
         text += part.text;
-        request.emit({ type: 'text-delta', id: part.id, text: part.text });
+        emit({ type: 'text-delta', id: part.id, text: part.text });
         break;
       case 'reasoning-delta':
         reasoning += part.text;
-        request.emit({ type: 'reasoning-delta', id: part.id, text: part.text });
+        emit({ type: 'reasoning-delta', id: part.id, text: part.text });
         break;
-      case 'tool-call': {
-        const call = part as { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown };
-        toolCalls.push({
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          input: call.input,
-          ...(call.invalid ? { invalidReason: String((call.error as Error)?.message ?? call.error ?? 'invalid call') } : {}),
-        });
+      case 'tool-call':
+        toolCalls.push(toModelToolCall(part as never));
         break;
-      }
       case 'finish-step':
         finishReason = part.finishReason;
         providerMetadata = part.providerMetadata as Record<string, unknown> | undefined;
-        usage = {
-          inputTokens: part.usage.inputTokens,
-          outputTokens: part.usage.outputTokens,
-          totalTokens: part.usage.totalTokens,
-          cachedInputTokens: part.usage.inputTokenDetails?.cacheReadTokens,
-        };
+        usage = usageOf(part.usage);
         break;
       case 'error':
         failure ??= part.error;

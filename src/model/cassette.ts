@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
@@ -14,6 +16,9 @@ import { BRIEF_TAG } from './brief-tag.ts';
  * Record / replay of model calls. `--record FILE` saves every request and the response the
  * model streamed back; `--replay FILE` serves those responses in order without a network or a
  * key, and fails naming the step when the agent asks something the recording did not.
+ *
+ * Both kinds of call (streamed and not) are kept in one form, the stream parts, and served back
+ * in whichever form the replaying agent asks for.
  *
  * Requests are compared by a digest of what the agent decided to send (roles, texts, tool calls,
  * tool names). Excluded: the volatile brief (clock, step counter), which changes on every run by
@@ -105,19 +110,101 @@ export function readCassette(path: string): Cassette {
   return parsed;
 }
 
+function revive(part: unknown): LanguageModelV4StreamPart {
+  const copy = { ...(part as Record<string, unknown>) };
+  if (copy.type === 'response-metadata' && typeof copy.timestamp === 'string') copy.timestamp = new Date(copy.timestamp);
+  return copy as LanguageModelV4StreamPart;
+}
+
 function replayStream(parts: unknown[]): ReadableStream<LanguageModelV4StreamPart> {
   return new ReadableStream({
     start(controller) {
-      for (const part of parts) {
-        const copy = { ...(part as Record<string, unknown>) };
-        if (copy.type === 'response-metadata' && typeof copy.timestamp === 'string') {
-          copy.timestamp = new Date(copy.timestamp);
-        }
-        controller.enqueue(copy as LanguageModelV4StreamPart);
-      }
+      for (const part of parts) controller.enqueue(revive(part));
       controller.close();
     },
   });
+}
+
+/** A non-streamed result as the stream parts that would have carried it. */
+export function resultToParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  if (result.response) {
+    parts.push({ type: 'response-metadata', ...(result.response.id ? { id: result.response.id } : {}), ...(result.response.timestamp ? { timestamp: result.response.timestamp } : {}), ...(result.response.modelId ? { modelId: result.response.modelId } : {}) });
+  }
+  result.content.forEach((item, index) => {
+    const meta = 'providerMetadata' in item && item.providerMetadata ? { providerMetadata: item.providerMetadata } : {};
+    const id = String(index);
+    if (item.type === 'text') {
+      parts.push({ type: 'text-start', id, ...meta }, { type: 'text-delta', id, delta: item.text, ...meta }, { type: 'text-end', id, ...meta });
+    } else if (item.type === 'reasoning') {
+      parts.push({ type: 'reasoning-start', id, ...meta }, { type: 'reasoning-delta', id, delta: item.text, ...meta }, { type: 'reasoning-end', id, ...meta });
+    } else {
+      parts.push(item as LanguageModelV4StreamPart);
+    }
+  });
+  parts.push({
+    type: 'finish',
+    usage: result.usage,
+    finishReason: result.finishReason,
+    ...(result.providerMetadata ? { providerMetadata: result.providerMetadata } : {}),
+  });
+  return parts;
+}
+
+/** Stream parts folded back into the non-streamed result they describe. */
+export function partsToResult(parts: readonly LanguageModelV4StreamPart[]): LanguageModelV4GenerateResult {
+  const content: LanguageModelV4Content[] = [];
+  const open = new Map<string, { type: 'text' | 'reasoning'; text: string; providerMetadata?: unknown }>();
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let response: LanguageModelV4GenerateResult['response'];
+  for (const part of parts) {
+    switch (part.type) {
+      case 'text-start':
+      case 'reasoning-start': {
+        const item = { type: part.type === 'text-start' ? ('text' as const) : ('reasoning' as const), text: '', ...(part.providerMetadata ? { providerMetadata: part.providerMetadata } : {}) };
+        open.set(`${item.type}:${part.id}`, item);
+        content.push(item as LanguageModelV4Content);
+        break;
+      }
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const item = open.get(`${part.type === 'text-delta' ? 'text' : 'reasoning'}:${part.id}`);
+        if (item) item.text += part.delta;
+        break;
+      }
+      case 'text-end':
+      case 'reasoning-end': {
+        const item = open.get(`${part.type === 'text-end' ? 'text' : 'reasoning'}:${part.id}`);
+        if (item && part.providerMetadata) item.providerMetadata = part.providerMetadata;
+        break;
+      }
+      case 'finish':
+        finish = part;
+        break;
+      case 'response-metadata':
+        response = { ...(part.id ? { id: part.id } : {}), ...(part.timestamp ? { timestamp: part.timestamp } : {}), ...(part.modelId ? { modelId: part.modelId } : {}) };
+        break;
+      case 'stream-start':
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-input-end':
+      case 'ping':
+      case 'raw':
+      case 'error':
+        break;
+      default:
+        content.push(part as LanguageModelV4Content);
+    }
+  }
+  if (!finish) throw new AcxError('replay-incomplete', 'The recorded call has no finish part; record it again with --record.');
+  return {
+    content,
+    finishReason: finish.finishReason,
+    usage: finish.usage,
+    ...(finish.providerMetadata ? { providerMetadata: finish.providerMetadata } : {}),
+    ...(response ? { response } : {}),
+    warnings: [],
+  } as LanguageModelV4GenerateResult;
 }
 
 /** A model that answers from a cassette, in order; no network, no key. */
@@ -150,8 +237,8 @@ export function createReplayModel(path: string): LanguageModelV4 {
     provider: cassette.provider,
     modelId: cassette.modelId,
     supportedUrls: {},
-    async doGenerate() {
-      throw new AcxError('replay-stream-only', 'Cassettes replay streamed calls only.');
+    async doGenerate(options) {
+      return partsToResult(serve(options).parts.map(revive));
     },
     async doStream(options) {
       const interaction = serve(options);
@@ -168,12 +255,21 @@ export function createRecordingModel(inner: LanguageModelV4, path: string): Lang
     modelId: inner.modelId,
     interactions: [],
   };
+  const record = (request: CassetteInteraction['request'], parts: unknown[]) => {
+    cassette.interactions.push({ step: cassette.interactions.length + 1, request, parts });
+    writeFileAtomic(path, `${JSON.stringify(cassette, null, 1)}\n`);
+  };
   return {
     specificationVersion: 'v4',
     provider: inner.provider,
     modelId: inner.modelId,
     supportedUrls: inner.supportedUrls,
-    doGenerate: (options) => inner.doGenerate(options),
+    async doGenerate(options) {
+      const request = describeRequest(options);
+      const result = await inner.doGenerate(options);
+      record(request, resultToParts(result));
+      return result;
+    },
     async doStream(options) {
       const request = describeRequest(options);
       const result = await inner.doStream(options);
@@ -185,8 +281,7 @@ export function createRecordingModel(inner: LanguageModelV4, path: string): Lang
         },
         flush() {
           if (parts.some((part) => (part as { type: string }).type === 'error')) return;
-          cassette.interactions.push({ step: cassette.interactions.length + 1, request, parts });
-          writeFileAtomic(path, `${JSON.stringify(cassette, null, 1)}\n`);
+          record(request, parts);
         },
       });
       return { ...result, stream: result.stream.pipeThrough(tee) };

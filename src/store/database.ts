@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { AcxError } from '../util/errors.ts';
 
 /**
@@ -67,12 +67,19 @@ export function userVersion(db: Database): number {
  * Runs `fn` in a transaction. Nested calls join the outer transaction (savepoints would let an
  * inner failure half-commit an outer unit, which the journal never wants).
  */
+const transactionStatements = new WeakMap<Database, { begin: StatementSync; commit: StatementSync }>();
+
 export function transaction<T>(db: Database, fn: () => T): T {
   if (db.isTransaction) return fn();
-  db.exec('BEGIN IMMEDIATE');
+  let statements = transactionStatements.get(db);
+  if (!statements) {
+    statements = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT') };
+    transactionStatements.set(db, statements);
+  }
+  statements.begin.run();
   try {
     const result = fn();
-    db.exec('COMMIT');
+    statements.commit.run();
     return result;
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');

@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { StatementSync } from 'node:sqlite';
 import { type Database, openDatabase, transaction } from './database.ts';
 
 /**
@@ -96,9 +97,18 @@ export class Journal {
   readonly db: Database;
   readonly path: string;
 
+  private readonly statements = new Map<string, StatementSync>();
+
   constructor(path: string) {
     this.path = path;
     this.db = openDatabase(path, { migrations: MIGRATIONS });
+  }
+
+  /** Prepares each statement once: preparing costs more than running these small statements. */
+  private prepare(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
   }
 
   close(): void {
@@ -111,18 +121,18 @@ export class Journal {
 
   ensureSession(sessionId: string): void {
     const t = now();
-    this.db
+    this
       .prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING')
       .run(sessionId, t, t);
   }
 
   hasSession(sessionId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) !== undefined;
+    return this.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) !== undefined;
   }
 
   listSessions(): Array<{ id: string; createdAt: string; updatedAt: string }> {
     return (
-      this.db.prepare('SELECT id, created_at, updated_at FROM sessions ORDER BY updated_at DESC').all() as Array<{
+      this.prepare('SELECT id, created_at, updated_at FROM sessions ORDER BY updated_at DESC').all() as Array<{
         id: string;
         created_at: string;
         updated_at: string;
@@ -135,16 +145,16 @@ export class Journal {
       this.db
         .prepare('DELETE FROM tool_calls WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?)')
         .run(sessionId);
-      this.db.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
-      this.db.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
-      this.db.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
+      this.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
+      this.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
+      this.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
     });
   }
 
   // ---- messages -------------------------------------------------------------------------
 
   messages(sessionId: string): StoredMessage[] {
-    const rows = this.db
+    const rows = this
       .prepare('SELECT seq, turn_id, kind, body FROM messages WHERE session_id = ? ORDER BY seq')
       .all(sessionId) as Array<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>;
     return rows.map((row) => ({
@@ -156,19 +166,17 @@ export class Journal {
   }
 
   appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage): number {
-    const row = this.db
+    const row = this
       .prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?')
       .get(sessionId) as { next: number };
-    const t = now();
-    this.db
+    this
       .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(sessionId, row.next, turnId, kind, JSON.stringify(message), t);
-    this.db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(t, sessionId);
+      .run(sessionId, row.next, turnId, kind, JSON.stringify(message), now());
     return row.next;
   }
 
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): void {
-    this.db
+    this
       .prepare('UPDATE messages SET body = ? WHERE session_id = ? AND seq = ?')
       .run(JSON.stringify(message), sessionId, seq);
   }
@@ -176,7 +184,7 @@ export class Journal {
   /** Replaces every message before `cutSeq` with one summary message (compaction). */
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): void {
     this.transaction(() => {
-      this.db.prepare('DELETE FROM messages WHERE session_id = ? AND seq < ?').run(sessionId, cutSeq);
+      this.prepare('DELETE FROM messages WHERE session_id = ? AND seq < ?').run(sessionId, cutSeq);
       this.db
         .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, NULL, ?, ?, ?)')
         .run(sessionId, cutSeq - 1, 'summary', JSON.stringify(summary), now());
@@ -186,19 +194,19 @@ export class Journal {
   // ---- turns ----------------------------------------------------------------------------
 
   startTurn(turnId: string, sessionId: string): void {
-    this.db
-      .prepare('INSERT INTO turns (id, session_id, status, started_at) VALUES (?, ?, ?, ?)')
-      .run(turnId, sessionId, 'running', now());
+    const t = now();
+    this.prepare('INSERT INTO turns (id, session_id, status, started_at) VALUES (?, ?, ?, ?)').run(turnId, sessionId, 'running', t);
+    this.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(t, sessionId);
   }
 
   turn(turnId: string): TurnRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM turns WHERE id = ?').get(turnId) as TurnRow | undefined;
+    const row = this.prepare('SELECT * FROM turns WHERE id = ?').get(turnId) as TurnRow | undefined;
     return row ? toTurn(row) : undefined;
   }
 
   /** The newest turn of the session that has not ended (running or suspended), if any. */
   unfinishedTurn(sessionId: string): TurnRecord | undefined {
-    const row = this.db
+    const row = this
       .prepare(
         "SELECT * FROM turns WHERE session_id = ? AND status IN ('running', 'suspended') ORDER BY started_at DESC, rowid DESC LIMIT 1",
       )
@@ -208,7 +216,7 @@ export class Journal {
 
   turns(sessionId: string): TurnRecord[] {
     return (
-      this.db.prepare('SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, rowid').all(sessionId) as unknown as TurnRow[]
+      this.prepare('SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, rowid').all(sessionId) as unknown as TurnRow[]
     ).map(toTurn);
   }
 
@@ -236,13 +244,13 @@ export class Journal {
       values.push(now());
     }
     if (sets.length === 0) return;
-    this.db.prepare(`UPDATE turns SET ${sets.join(', ')} WHERE id = ?`).run(...values, turnId);
+    this.prepare(`UPDATE turns SET ${sets.join(', ')} WHERE id = ?`).run(...values, turnId);
   }
 
   // ---- tool calls -----------------------------------------------------------------------
 
   insertCall(call: Omit<CallRecord, 'result' | 'approval'>): void {
-    this.db
+    this
       .prepare(
         'INSERT INTO tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
@@ -251,25 +259,25 @@ export class Journal {
 
   // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
   setCallStatus(call: CallRef, status: CallStatus): void {
-    this.db
+    this
       .prepare('UPDATE tool_calls SET status = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
       .run(status, call.turnId, call.step, call.callId);
   }
 
   recordCallResult(call: CallRef, result: unknown): void {
-    this.db
+    this
       .prepare("UPDATE tool_calls SET status = 'done', result = ? WHERE turn_id = ? AND step = ? AND call_id = ?")
       .run(JSON.stringify(result), call.turnId, call.step, call.callId);
   }
 
   recordApproval(call: CallRef, approval: { approved: boolean; reason?: string }): void {
-    this.db
+    this
       .prepare('UPDATE tool_calls SET approval = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
       .run(JSON.stringify(approval), call.turnId, call.step, call.callId);
   }
 
   settleStep(turnId: string, step: number): void {
-    this.db
+    this
       .prepare("UPDATE tool_calls SET status = 'settled', result = NULL WHERE turn_id = ? AND step = ?")
       .run(turnId, step);
   }
@@ -277,8 +285,8 @@ export class Journal {
   calls(turnId: string, step?: number): CallRecord[] {
     const rows = (
       step === undefined
-        ? this.db.prepare('SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY step, ordinal').all(turnId)
-        : this.db.prepare('SELECT * FROM tool_calls WHERE turn_id = ? AND step = ? ORDER BY ordinal').all(turnId, step)
+        ? this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY step, ordinal').all(turnId)
+        : this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? AND step = ? ORDER BY ordinal').all(turnId, step)
     ) as unknown as CallRow[];
     return rows.map((row) => ({
       turnId: row.turn_id,

@@ -41,19 +41,27 @@ export function normalizeSchema(schema: InputSchema): NormalizedSchema {
       },
     };
   }
-  let validator: ValidateFunction;
-  try {
-    validator = ajv.compile(schema);
-  } catch (error) {
-    throw new TypeError(`Invalid JSON Schema: ${(error as Error).message}`);
+  // Checked against the meta-schema now (cheap), compiled on first use: most tools are never
+  // called in a given run, and compiling every schema up front costs start-up time.
+  if (!ajv.validateSchema(schema)) {
+    throw new TypeError(`Invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
   }
+  let validator: ValidateFunction | undefined;
+  const compile = (): ValidateFunction => {
+    try {
+      return (validator ??= ajv.compile(schema));
+    } catch (error) {
+      throw new TypeError(`Invalid JSON Schema: ${(error as Error).message}`);
+    }
+  };
   return {
     jsonSchema: schema,
     validate(value) {
-      if (validator(value)) return { ok: true, value };
+      const check = compile();
+      if (check(value)) return { ok: true, value };
       return {
         ok: false,
-        errors: (validator.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}`),
+        errors: (check.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}`),
       };
     },
   };

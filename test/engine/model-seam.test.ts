@@ -78,7 +78,7 @@ describe('every provider runs a tool turn through its real AI SDK package', () =
     { spec: 'anthropic:claude-test', env: (s: ModelServer) => ({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: s.anthropicBaseURL }), path: '/v1/messages' },
     { spec: 'xai:grok-test', env: (s: ModelServer) => ({ XAI_API_KEY: 'k', XAI_BASE_URL: s.openaiBaseURL }), path: '/v1/responses' },
     { spec: 'openrouter:vendor/model', env: (s: ModelServer) => ({ OPENROUTER_API_KEY: 'k', OPENROUTER_BASE_URL: s.openaiBaseURL }), path: '/v1/chat/completions' },
-    { spec: 'google:gemini-test', env: (s: ModelServer) => ({ GEMINI_API_KEY: 'k', GOOGLE_GENERATIVE_AI_BASE_URL: s.googleBaseURL }), path: '/v1beta/models/gemini-test:streamGenerateContent' },
+    { spec: 'google:gemini-test', env: (s: ModelServer) => ({ GEMINI_API_KEY: 'k', GOOGLE_GENERATIVE_AI_BASE_URL: s.googleBaseURL }), path: '/v1beta/models/gemini-test:generateContent' },
     { spec: 'vllm:qwen-test', env: (s: ModelServer) => ({ ACX_BASE_URL: s.openaiBaseURL }), path: '/v1/chat/completions' },
   ];
   for (const c of cases) {

@@ -1,4 +1,5 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { partsToResult } from '../../src/model/cassette.ts';
 
 /**
  * An in-process LanguageModelV4 whose answer is a function of the request. For engine unit
@@ -38,8 +39,11 @@ export function scriptedModel(script: ScriptFn | ScriptedReply[], modelId = 'scr
     modelId,
     supportedUrls: {},
     calls,
-    async doGenerate() {
-      throw new Error('scripted model streams only');
+    async doGenerate(options) {
+      const { stream } = await this.doStream(options);
+      const parts: LanguageModelV4StreamPart[] = [];
+      for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) parts.push(part);
+      return partsToResult(parts);
     },
     async doStream(options) {
       calls.push(options);
