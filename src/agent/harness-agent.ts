@@ -8,7 +8,7 @@ import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError } from '../util/errors.ts';
 import { AsyncQueue } from './async-queue.ts';
-import type { Harness, HarnessSession } from './harness.ts';
+import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 
 /**
  * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
@@ -18,7 +18,11 @@ export interface HarnessAgentSettings {
   harness: Harness;
   /** A stable identity for the agent's memory and idempotency keys. */
   id?: string;
+  /** For harnesses that pick their own model (ACP agents); the engine harness is given its model directly. */
+  model?: string;
   instructions?: string;
+  /** Skills the harness may load natively (written to an ACP agent's skills directory). */
+  skills?: AgentConfig['skills'];
   tools?: readonly Tool[] | Record<string, Omit<Tool, 'name'> & { name?: string }>;
   activeTools?: readonly string[];
   inactiveTools?: readonly string[];
@@ -114,6 +118,8 @@ export class HarnessAgent {
     const inner = await this.settings.harness.openSession(
       {
         agentId: this.id,
+        model: this.settings.model,
+        skills: this.settings.skills,
         instructions: this.settings.instructions ?? '',
         tools: this.tools,
         output: this.settings.output,

@@ -11,7 +11,11 @@ import type { UserContent } from 'ai';
  */
 export interface AgentConfig {
   agentId: string;
+  /** The model to ask the harness for (an ACP agent maps it through its modelMapping). */
+  model?: string | undefined;
   instructions: string;
+  /** Skills with their bodies, for harnesses that load skills natively (an ACP agent's skills directory). */
+  skills?: ReadonlyArray<{ name: string; description: string; body: string }> | undefined;
   tools: readonly Tool[];
   output: InputSchema | undefined;
   permissionMode: PermissionMode;
