@@ -4,6 +4,7 @@ import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
+import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 
 /**
@@ -33,7 +34,24 @@ export function register(program: Command): void {
             approved: false,
             reason: `acx run is non-interactive and ${request.toolName} needs approval under ${settings.permissionMode}; rerun with --yes or --permission-mode allow-all to allow it.`,
           });
-      const result = await prepared.agent.generate({ session, prompt, onApprovalRequest });
+      // On a terminal, show what the turn is doing while it runs; elsewhere stay silent and cheap.
+      const progress = createProgress();
+      let result;
+      try {
+        if (process.stderr.isTTY) {
+          const stream = prepared.agent.stream({ session, prompt, onApprovalRequest });
+          for await (const part of stream.fullStream) {
+            if (part.type === 'start-step') progress.update(`thinking (step ${part.step} of ${settings.maxSteps})`);
+            else if (part.type === 'tool-call') progress.update(`running ${part.toolName}`);
+            else if (part.type === 'retry') progress.update(`retrying the model call (attempt ${part.attempt + 1})`);
+          }
+          result = await stream.result;
+        } else {
+          result = await prepared.agent.generate({ session, prompt, onApprovalRequest });
+        }
+      } finally {
+        progress.done();
+      }
       if (options.json) {
         process.stdout.write(
           `${JSON.stringify(
