@@ -25,7 +25,9 @@ export function addRunOptions(command: Command): Command {
       ]),
     )
     .option('--workspace <dir>', 'directory the fs and execute tools work in (env ACX_WORKSPACE; default <home>/agents/<id>/workspace)')
-    .option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file (repeatable)', collect);
+    .option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file (repeatable)', collect)
+    .option('--allow-portable', 'cartridges: run one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
+    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)');
 }
 
 export function runFlags(agent: string | undefined, options: Record<string, unknown>): RunFlags {

@@ -1,4 +1,13 @@
 import { join } from 'node:path';
+import {
+  type AppliedLoopPolicy,
+  applyLoopPolicy,
+  cartridgeStateDir,
+  type CartridgeRom,
+  isCartridgePath,
+  loadCartridge,
+} from '../agent/boot-cartridge.ts';
+import type { VerifyResult } from '../cartridge/verify.ts';
 import type { SpeechMode } from '../engine/brief.ts';
 import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from '../engine/engine.ts';
 import { readCassette } from '../model/cassette.ts';
@@ -33,6 +42,25 @@ export interface RunFlags {
   permissionMode?: string;
   mcp?: string[];
   workspace?: string;
+  /** Cartridges: run a `portable` (or unsigned `legacy`) one (env ACX_ALLOW_PORTABLE=1). */
+  allowPortable?: boolean;
+  /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
+  registry?: string;
+}
+
+/** What a run knows about the cartridge it boots (absent for directories and the config home). */
+export interface CartridgeSettings {
+  path: string;
+  verify: VerifyResult;
+  rom: CartridgeRom;
+  /** The loop-context policy as applied to this run. */
+  policy: AppliedLoopPolicy;
+  /** The context ceiling the host set (flag/env), before the cartridge's policy; null when unset. */
+  hostContextTokens: number | null;
+  /** Per-installation salt for SAVE codebase fingerprints. */
+  saltPath: string;
+  /** Whether ROM-declared MCP drop-ins may start (only for trusted/local cartridges). */
+  romMcpAllowed: boolean;
 }
 
 export interface ResolvedModelSettings {
@@ -46,8 +74,9 @@ export interface ResolvedModelSettings {
 }
 
 export interface ResolvedSettings {
-  agent: { id: string; name: string; source: 'directory' | 'config-home'; path: string | null };
+  agent: { id: string; name: string; source: 'directory' | 'cartridge' | 'config-home'; path: string | null };
   agentDir: AgentDirectory | undefined;
+  cartridge: CartridgeSettings | undefined;
   model: ResolvedModelSettings;
   record: string | null;
   replay: string | null;
@@ -70,6 +99,10 @@ export interface ResolvedSettings {
   mcp: string[];
 }
 
+function isTruthy(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+}
+
 function positiveInt(value: string | number | undefined, name: string, allowZero = false): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = typeof value === 'number' ? value : Number(value);
@@ -81,11 +114,21 @@ function positiveInt(value: string | number | undefined, name: string, allowZero
 
 export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
   const env = options.env ?? process.env;
-  const agentDir = flags.agent ? loadAgentDirectory(flags.agent) : undefined;
+  const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
+  // A cartridge is verified and trust-gated before anything in its ROM is read.
+  const loaded = cartridgeFile
+    ? loadCartridge(flags.agent!, {
+        allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
+        ...((flags.registry ?? env.ACX_TRUST_REGISTRY) ? { registry: flags.registry ?? env.ACX_TRUST_REGISTRY } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      })
+    : undefined;
+  const agentDir = loaded ? loaded.agentDir : flags.agent ? loadAgentDirectory(flags.agent) : undefined;
   const manifest = agentDir?.manifest;
   const configHome = resolveConfigHome(flags.configHome, env);
   const agentId = manifest?.id ?? 'default';
-  const stateDir = agentStateDir(resolveStateHome(flags.home, env), agentId);
+  const stateHome = resolveStateHome(flags.home, env);
+  const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
 
   let model: ResolvedModelSettings;
   if (flags.replay) {
@@ -125,12 +168,24 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
   }
   const speech: SpeechMode =
     manifest?.speech && typeof manifest.speech === 'object' ? { mode: 'tool', tool: manifest.speech.tool } : { mode: 'final-text' };
-  const maxSteps = positiveInt(flags.maxSteps ?? env.ACX_MAX_STEPS, 'The step budget (--max-steps / ACX_MAX_STEPS)') ?? manifest?.maxSteps ?? DEFAULT_MAX_STEPS;
-  const contextTokens = positiveInt(
+  const hostMaxSteps = positiveInt(flags.maxSteps ?? env.ACX_MAX_STEPS, 'The step budget (--max-steps / ACX_MAX_STEPS)');
+  const hostContextTokens = positiveInt(
     flags.contextTokens ?? env.ACX_MAX_CONTEXT_TOKENS,
     'The context budget (--context-tokens / ACX_MAX_CONTEXT_TOKENS)',
     true,
   );
+  // A cartridge's loop-context policy sets the step budget and context ceiling; host limits win.
+  const policy = loaded
+    ? applyLoopPolicy({
+        policy: loaded.rom.policy,
+        hostMaxSteps,
+        agentMaxSteps: manifest?.maxSteps,
+        defaultMaxSteps: DEFAULT_MAX_STEPS,
+        hostContextTokens,
+      })
+    : undefined;
+  const maxSteps = policy?.maxSteps ?? hostMaxSteps ?? manifest?.maxSteps ?? DEFAULT_MAX_STEPS;
+  const contextTokens = policy ? (policy.contextTokens ?? undefined) : hostContextTokens;
   const retries = positiveInt(flags.retries ?? env.ACX_RESPONSE_RETRIES, 'ACX_RESPONSE_RETRIES', true) ?? DEFAULT_RETRIES;
   const paramsFile = flags.modelParams ?? join(configHome, 'model_params.json');
   const params = loadModelParams({
@@ -141,9 +196,20 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
 
   return {
     agent: agentDir
-      ? { id: agentId, name: manifest!.name, source: 'directory', path: agentDir.dir }
+      ? { id: agentId, name: manifest!.name, source: loaded ? 'cartridge' : 'directory', path: agentDir.dir }
       : { id: agentId, name: 'default', source: 'config-home', path: null },
     agentDir,
+    cartridge: loaded
+      ? {
+          path: loaded.rom.path,
+          verify: loaded.verify,
+          rom: loaded.rom,
+          policy: policy!,
+          hostContextTokens: hostContextTokens ?? null,
+          saltPath: join(stateHome, 'installation.salt'),
+          romMcpAllowed: loaded.verify.verdict === 'trusted' || loaded.verify.verdict === 'local',
+        }
+      : undefined,
     model,
     record: flags.record ?? null,
     replay: flags.replay ?? null,

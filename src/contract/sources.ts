@@ -1,15 +1,22 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Cartridge } from '../cartridge/container.ts';
+import { verifyCartridge, type VerifyResult } from '../cartridge/verify.ts';
+import { resolveContextBudget } from '../engine/context-budget.ts';
+import { connectMcpServers } from '../mcp/client.ts';
+import { loadMcpConfigs } from '../mcp/config.ts';
+import { describeModel } from '../model/providers.ts';
 import { AcxError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
 import type { ModelFacts } from './descriptor.ts';
 import type { HostTool } from './negotiate.ts';
 import { HARNESS_REQUIREMENTS_PATH, isPlainObject } from './requirements.ts';
 
 /**
- * Where the handshake gets its inputs. The CLI is written against this interface so the cartridge
- * reader (src/cartridge), the MCP client (src/mcp) and the model layer (src/model) can be plugged
- * in without touching the handshake. The temporary implementations below cover what this layer
- * can do alone: manifest files on disk and host tools described in a JSON file.
+ * Where the handshake gets its inputs. The CLI is written against this interface; the sources
+ * below are the real ones: the cartridge reader (verify first, then read the manifest's exact
+ * bytes), the MCP client for `--mcp`, and the model layer for `--model`. The CLI adds acx's own
+ * built-in tools for a cartridge (src/agent/prepare.ts) on top.
  */
 export interface HandshakeSources {
   /** The exact bytes of the cartridge's harness-requirements manifest. */
@@ -22,11 +29,39 @@ export interface HandshakeSources {
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
+export interface HandshakeSourceOptions {
+  /** Trust registry the cartridge's signature is judged against. */
+  registry?: string;
+  /** Called with the verification result of a cartridge before its manifest is read. */
+  onVerified?: (result: VerifyResult) => void;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+}
+
+/** A cartridge is verified first; a tampered one is refused before its manifest is read. */
+export function readCartridgeManifest(file: string, options: HandshakeSourceOptions = {}): Uint8Array {
+  const result = verifyCartridge(file, options.registry ? { registry: options.registry } : {});
+  options.onVerified?.(result);
+  if (result.verdict === 'tampered') {
+    throw new AcxError('cartridge-tampered', `${file} is tampered; its manifest is not negotiated: ${result.reasons.join('; ')}`, {
+      hint: 'Do not use this file; get a fresh copy from its publisher.',
+    });
+  }
+  const cart = Cartridge.open(file, { readonly: true });
+  try {
+    const bytes = cart.getFile(HARNESS_REQUIREMENTS_PATH);
+    if (!bytes) throw new AcxError('usage', `${file} has no ${HARNESS_REQUIREMENTS_PATH}`, { hint: 'Rebuild the cartridge with acx build (it always writes the manifest).' });
+    return new Uint8Array(bytes);
+  } finally {
+    cart.close();
+  }
+}
+
 /**
- * Temporary manifest reader: a path to `harness-requirements.json`, or a directory holding it
- * (directly or under `rom/manifest/`). A `.acx` cartridge needs the cartridge reader.
+ * A cartridge (`.acx`), a path to `harness-requirements.json`, or a directory holding it
+ * (directly or under `rom/manifest/`).
  */
-export async function readManifestBytesFromPath(file: string): Promise<Uint8Array> {
+export async function readManifestBytesFromPath(file: string, options: HandshakeSourceOptions = {}): Promise<Uint8Array> {
   const info = await stat(file).catch((cause: unknown) => {
     throw new AcxError('usage', `Cannot read ${file}: ${(cause as Error).message}`, {
       hint: 'Pass a cartridge, a harness-requirements.json file, or a directory containing one.',
@@ -46,12 +81,72 @@ export async function readManifestBytesFromPath(file: string): Promise<Uint8Arra
     target = found[0]!;
   }
   const bytes = new Uint8Array(await readFile(target));
-  if (Buffer.from(bytes.subarray(0, 16)).toString('latin1') === SQLITE_HEADER) {
-    throw new AcxError('not-wired', `${file} is a cartridge; reading manifests out of .acx files is not connected yet`, {
-      hint: `Extract it for now (sqlite3 ${file} -Ax ${HARNESS_REQUIREMENTS_PATH}) and pass the JSON file.`,
-    });
-  }
+  if (Buffer.from(bytes.subarray(0, 16)).toString('latin1') === SQLITE_HEADER) return readCartridgeManifest(target, options);
   return bytes;
+}
+
+/** `name=...` and `*.json` specs pass through; a bare command line or URL is named mcp1, mcp2, ... */
+export function namedMcpSpecs(servers: readonly string[]): string[] {
+  return servers.map((spec, index) => {
+    const trimmed = spec.trim();
+    return /^[A-Za-z0-9][A-Za-z0-9_.-]*=/.test(trimmed) || trimmed.endsWith('.json') ? trimmed : `mcp${index + 1}=${trimmed}`;
+  });
+}
+
+/**
+ * Connects each server (MCP initialize), lists its tools and disconnects. A tool's granted scopes
+ * are those its drop-in config grants (`scopes`, default none; `--grant` adds more). The
+ * negotiated revision is the oldest any server agreed to. A server that cannot be reached fails
+ * the handshake with its reason: a descriptor made without it would describe another host.
+ */
+export async function listMcpHostTools(servers: readonly string[], options: HandshakeSourceOptions = {}): Promise<{ tools: HostTool[]; protocolRevision?: string }> {
+  const configs = loadMcpConfigs({ specs: namedMcpSpecs(servers) });
+  const connection = await connectMcpServers(configs, { ...(options.logger ? { logger: options.logger } : {}), ...(options.env ? { env: options.env } : {}) });
+  try {
+    const skipped = connection.servers.filter((server) => server.status !== 'ok');
+    if (skipped.length > 0) {
+      throw new AcxError('mcp-unavailable', `MCP server(s) could not be used for the handshake: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`, {
+        hint: 'Check the command or URL (try it with `acx mcp`), or leave the server out.',
+      });
+    }
+    const revisions = connection.servers.map((server) => server.protocolVersion).filter((v): v is string => typeof v === 'string').sort();
+    return {
+      tools: connection.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        grantedScopes: [...tool.capabilityScopes],
+        source: 'mcp',
+      })),
+      ...(revisions[0] ? { protocolRevision: revisions[0] } : {}),
+    };
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * The facts acx would run a model with: tool use (acx drives every model through tool calls),
+ * the context window the engine resolves (ACX_MAX_CONTEXT_TOKENS, else the model's statement,
+ * else the 128k floor), no structured-output guarantee. The id must name a provider acx knows.
+ */
+export function describeModelFacts(modelId: string, env: NodeJS.ProcessEnv = process.env): ModelFacts {
+  describeModel({ spec: modelId, env });
+  const host = Number(env.ACX_MAX_CONTEXT_TOKENS);
+  return {
+    toolUse: true,
+    contextWindowTokens: resolveContextBudget({ configured: Number.isInteger(host) && host > 0 ? host : undefined }).limit,
+    structuredOutput: false,
+  };
+}
+
+/** The real sources: cartridge reader, MCP client, model layer. */
+export function createHandshakeSources(options: HandshakeSourceOptions = {}): HandshakeSources {
+  return {
+    readManifestBytes: (file) => readManifestBytesFromPath(file, options),
+    listMcpTools: (servers) => listMcpHostTools(servers, options),
+    describeModel: async (modelId) => describeModelFacts(modelId, options.env),
+  };
 }
 
 /** Host tools described in a JSON file: an array (or {tools: [...]}) of {name, inputSchema, grantedScopes?, description?, source?}. */
@@ -84,17 +179,5 @@ export async function readHostToolsFile(file: string): Promise<HostTool[]> {
   });
 }
 
-/** The temporary sources: files only; MCP and model look-ups say they are not connected yet. */
-export const fileHandshakeSources: HandshakeSources = {
-  readManifestBytes: readManifestBytesFromPath,
-  async listMcpTools() {
-    throw new AcxError('not-wired', '--mcp is not connected to the MCP client yet', {
-      hint: 'Describe the host tools in a JSON file and pass --tools FILE for now.',
-    });
-  },
-  async describeModel(modelId: string) {
-    throw new AcxError('not-wired', `Looking up the facts of model "${modelId}" is not connected yet`, {
-      hint: 'Pass --context-window N (and --no-tool-use / --structured-output when they apply).',
-    });
-  },
-};
+/** The default sources (no trust registry; see createHandshakeSources for one). */
+export const fileHandshakeSources: HandshakeSources = createHandshakeSources();

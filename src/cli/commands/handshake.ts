@@ -1,10 +1,15 @@
 import { rename, writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
+import { grantedAreaScopes, hostToolsOf, isCartridgePath, negotiatedRevision, readSaveFile } from '../../agent/boot-cartridge.ts';
+import { describeCartridgeHost } from '../../agent/prepare.ts';
+import { COMPLIANCE_PATH, withSaveZone } from '../../cartridge/save.ts';
+import type { VerifyResult } from '../../cartridge/verify.ts';
 import { AcxError } from '../../util/errors.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../../contract/negotiate.ts';
 import { UnsupportedHarnessError } from '../../contract/refusal.ts';
-import { fileHandshakeSources, readHostToolsFile, type HandshakeSources } from '../../contract/sources.ts';
+import { createHandshakeSources, readHostToolsFile, type HandshakeSources } from '../../contract/sources.ts';
 import { CliExit, EXIT } from '../output.ts';
 
 /**
@@ -29,6 +34,14 @@ export interface HandshakeOptions {
   net?: string;
   out?: string;
   json?: boolean;
+  /** Trust registry for a cartridge's verdict (env ACX_TRUST_REGISTRY). */
+  registry?: string;
+  /** Cartridges: offer acx's own built-in tools, as `acx run` would (default true). */
+  builtins?: boolean;
+  /** Cartridges: persist an accepted descriptor in SAVE (default true). */
+  persist?: boolean;
+  home?: string;
+  configHome?: string;
 }
 
 export interface HandshakeRun {
@@ -38,38 +51,89 @@ export interface HandshakeRun {
   stdout: string;
   /** What goes to stderr (the JSON-RPC refusal, when refused). */
   stderr: string;
+  /** Cartridges: the trust verdict, and whether the descriptor was written to SAVE. */
+  verify?: VerifyResult;
+  persisted?: boolean;
 }
 
-/** The command's core, callable without commander or a process. */
-export async function runHandshake(file: string, options: HandshakeOptions, sources: HandshakeSources = fileHandshakeSources): Promise<HandshakeRun> {
-  const manifestBytes = await sources.readManifestBytes(file);
+/**
+ * The command's core, callable without commander or a process. For a cartridge the host is the
+ * one `acx run` would boot it on (acx's built-ins, its MCP drop-ins, plus --tools / --mcp), the
+ * verdict is checked first (tampered: refused, nothing read), and an accepted descriptor is
+ * persisted in SAVE for the preflight self-check.
+ */
+export async function runHandshake(file: string, options: HandshakeOptions, sources?: HandshakeSources): Promise<HandshakeRun> {
+  const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+  let verify: VerifyResult | undefined;
+  const registry = options.registry ?? (process.env.ACX_TRUST_REGISTRY || undefined);
+  const source = sources ?? createHandshakeSources({ ...(registry ? { registry } : {}), onVerified: (r) => (verify = r), logger });
+  const manifestBytes = await source.readManifestBytes(file).catch((error: unknown) => {
+    if (error instanceof AcxError && error.code === 'cartridge-tampered') throw new CliExit(EXIT.tampered, `acx: ${error.describe()}`);
+    throw error;
+  });
+  const cartridge = verify !== undefined || isCartridgePath(file);
   const tools: HostTool[] = options.tools ? await readHostToolsFile(options.tools) : [];
   let protocolRevision = options.protocolRevision;
+  let romModel: string | undefined;
+  let areas: { filesystem: string[]; network: string[] } | undefined;
+  if (cartridge && options.builtins !== false) {
+    const host = await describeCartridgeHost(
+      {
+        agent: file,
+        ...(registry ? { registry } : {}),
+        ...(options.model ? { model: options.model } : {}),
+        ...(options.home ? { home: options.home } : {}),
+        ...(options.configHome ? { configHome: options.configHome } : {}),
+      },
+      { logger },
+    );
+    try {
+      tools.push(...hostToolsOf(host.tools, host.mcpServers));
+      areas = grantedAreaScopes(host.tools);
+      if (host.mcpServers.some((server) => server.status === 'ok')) protocolRevision ??= negotiatedRevision(host.mcpServers);
+      romModel = host.settings.agentDir?.manifest.model;
+    } finally {
+      await host.close();
+    }
+  }
   if (options.mcp && options.mcp.length > 0) {
-    const fromMcp = await sources.listMcpTools(options.mcp);
+    const fromMcp = await source.listMcpTools(options.mcp);
     tools.push(...fromMcp.tools);
-    protocolRevision ??= fromMcp.protocolRevision;
+    if (fromMcp.protocolRevision && (!protocolRevision || fromMcp.protocolRevision < protocolRevision) && !options.protocolRevision) {
+      protocolRevision = fromMcp.protocolRevision;
+    }
   }
   applyGrants(tools, options.grant ?? []);
-  const model = await modelFacts(options, sources);
+  const model = await modelFacts({ ...options, ...(options.model ? {} : romModel ? { model: romModel } : {}) }, source);
   const descriptor = negotiate({
     manifestBytes,
     hostTools: tools,
     protocolRevision: protocolRevision ?? DEFAULT_PROTOCOL_REVISION,
     model,
-    grantedFilesystem: splitList(options.fs ?? 'fs.read'),
-    grantedNetwork: splitList(options.net ?? ''),
+    grantedFilesystem: splitList(options.fs ?? (areas ? areas.filesystem.join(',') : 'fs.read')),
+    grantedNetwork: splitList(options.net ?? (areas ? areas.network.join(',') : '')),
     roleBindings: parsePairs(options.bind ?? [], '--bind', 'ROLE=TOOL'),
   });
   if (options.out) await writeAtomically(options.out, `${JSON.stringify(descriptor, null, 2)}\n`);
 
   const refused = descriptor.verdict === 'refuse';
+  let persisted = false;
+  if (cartridge && !refused && options.persist !== false) {
+    const text = `${JSON.stringify(descriptor, null, 2)}\n`;
+    if (readSaveFile(file, COMPLIANCE_PATH)?.toString('utf8') !== text) {
+      withSaveZone(file, (save) => save.putComplianceDescriptor(descriptor));
+    }
+    persisted = true;
+  }
   const jsonRpc = refused ? JSON.stringify(new UnsupportedHarnessError(descriptor).toJsonRpc()) : '';
+  const summary = formatDescriptor(file, descriptor, verify, persisted);
   return {
     descriptor,
     exitCode: refused ? EXIT.refused : EXIT.ok,
-    stdout: options.json ? `${JSON.stringify(descriptor, null, 2)}\n` : formatDescriptor(file, descriptor),
+    stdout: options.json ? `${JSON.stringify(descriptor, null, 2)}\n` : summary,
     stderr: refused ? `${jsonRpc}\n` : '',
+    ...(verify ? { verify } : {}),
+    ...(cartridge ? { persisted } : {}),
   };
 }
 
@@ -78,6 +142,11 @@ export function register(program: Command): void {
     .command('handshake')
     .description('bind host tools to a cartridge\'s required roles and print the compliance descriptor (exit 3 when refused)')
     .argument('<file>', 'a cartridge, a harness-requirements.json, or a directory containing one')
+    .option('--registry <file>', 'trust registry for the cartridge\'s verdict (env ACX_TRUST_REGISTRY)')
+    .option('--no-builtins', 'cartridges: do not offer acx\'s own built-in tools (only --tools / --mcp)')
+    .option('--no-persist', 'cartridges: do not save an accepted descriptor in the SAVE zone')
+    .option('--home <dir>', 'state directory, as for acx run (env ACX_HOME)')
+    .option('--config-home <dir>', 'config home whose MCP drop-ins acx run would use (env ACX_CONFIG_HOME)')
     .option('--tools <file>', 'host tools as JSON: [{name, inputSchema, grantedScopes, description?, source?}]')
     .addOption(new Option('--mcp <server...>', 'MCP server(s) whose tools are offered (command line or URL)'))
     .addOption(new Option('--model <id>', 'the model the cartridge would run on').env('ACX_MODEL'))
@@ -87,8 +156,8 @@ export function register(program: Command): void {
     .option('--protocol-revision <rev>', `negotiated MCP revision (default: the MCP server's answer, else ${DEFAULT_PROTOCOL_REVISION})`)
     .option('--grant <tool=scopes>', 'grant scopes to a tool, e.g. shell=exec,fs.read (repeatable)', collect, [])
     .option('--bind <role=tool>', 'bind a role to a tool explicitly, e.g. acx:execute=shell (repeatable)', collect, [])
-    .option('--fs <scopes>', 'filesystem scopes the host grants (comma-separated)', 'fs.read')
-    .option('--net <scopes>', 'network scopes the host grants (comma-separated)', '')
+    .option('--fs <scopes>', 'filesystem scopes the host grants, comma-separated (default: fs.read; for a cartridge, what its tools hold)')
+    .option('--net <scopes>', 'network scopes the host grants, comma-separated (default: none; for a cartridge, what its tools hold)')
     .option('--out <file>', 'also write the descriptor to this file (for the preflight self-check)')
     .option('--json', 'print the descriptor as JSON')
     .action(async (file: string, options: HandshakeOptions) => {
@@ -104,7 +173,7 @@ async function modelFacts(options: HandshakeOptions, sources: HandshakeSources):
   const contextWindowTokens = options.contextWindow ?? described.contextWindowTokens;
   if (contextWindowTokens === undefined) {
     throw new AcxError('usage', 'The handshake needs the model\'s context window', {
-      hint: 'Pass --context-window N (or set ACX_CONTEXT_WINDOW), or --model ID once model look-up is connected.',
+      hint: 'Pass --model provider:model-id (or set ACX_MODEL), or --context-window N (or set ACX_CONTEXT_WINDOW).',
     });
   }
   return {
@@ -155,9 +224,11 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   await rename(temporary, file);
 }
 
-export function formatDescriptor(file: string, d: ComplianceDescriptor): string {
+export function formatDescriptor(file: string, d: ComplianceDescriptor, verify?: VerifyResult, persisted?: boolean): string {
   const mark = (ok: boolean) => (ok ? 'ok  ' : 'FAIL');
-  const lines = [`Handshake for ${file}`, `  requirements ${d.requirementsHash}`];
+  const lines = [`Handshake for ${file}`];
+  if (verify) lines.push(`  cartridge ${verify.verdict}${verify.publisherId ? ` (${verify.publisherId})` : ''}: ${verify.reasons.join('; ')}`);
+  lines.push(`  requirements ${d.requirementsHash}`);
   for (const check of d.checks.filter((c) => !c.id.startsWith('tool:'))) {
     lines.push(`  ${mark(check.met)} ${check.id}: requested ${check.requested}, offered ${check.offered}`);
   }
@@ -170,5 +241,6 @@ export function formatDescriptor(file: string, d: ComplianceDescriptor): string 
   }
   if (d.optionalAbsent.length > 0) lines.push(`  optional roles absent (the agent runs degraded): ${d.optionalAbsent.join(', ')}`);
   lines.push(d.verdict === 'accept' ? 'verdict: accept' : `verdict: refuse (unmet: ${d.unmet.join(', ')})`);
+  if (persisted) lines.push(`descriptor saved in the cartridge's SAVE zone (${COMPLIANCE_PATH})`);
   return `${lines.join('\n')}\n`;
 }
