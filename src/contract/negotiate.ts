@@ -232,7 +232,10 @@ function bindRoles(contracts: ToolRoleContract[], tools: Map<string, HostTool>, 
   const taken = new Set([...result.values()].filter((b) => b.satisfied && b.boundTool).map((b) => b.boundTool!));
   for (const contract of contracts) {
     if (result.has(contract.role)) continue;
-    const candidates = [...tools.values()]
+    // Optional (inventory) roles bind by explicit mapping or by name only: their contracts are
+    // often empty objects, so structure alone would bind any tool with the scopes (memory_list
+    // as list_agents) and the agent would never be told the tool it wanted is absent.
+    const candidates = (contract.tier === 'optional' ? [] : [...tools.values()])
       .filter((tool) => !taken.has(tool.name) && evaluate(tool, contract).satisfied)
       .sort((a, b) => extraScopes(a, contract) - extraScopes(b, contract) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const chosen = candidates[0];

@@ -609,8 +609,13 @@ export class Engine {
     return this.journal.messages(sessionId).map((m) => ({ ...m }));
   }
 
+  private nextSeq(state: TurnState): number | undefined {
+    const last = state.transcript.at(-1);
+    return last ? last.seq + 1 : undefined;
+  }
+
   private appendEntry(state: TurnState, kind: Entry['kind'], message: ModelMessage): number {
-    const seq = this.journal.appendMessage(state.sessionId, state.turn.id, kind, message);
+    const seq = this.journal.appendMessage(state.sessionId, state.turn.id, kind, message, this.nextSeq(state));
     state.transcript.push({ seq, turnId: state.turn.id, kind, message });
     return seq;
   }
@@ -688,7 +693,7 @@ export class Engine {
     const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
     this.journal.transaction(() => {
       if (argsCapped) this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
-      const seq = this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped));
+      const seq = this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), this.nextSeq(state));
       this.journal.settleStep(state.turn.id, step);
       // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
       state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });

@@ -49,6 +49,8 @@ export interface CallRecord {
   approval: { approved: boolean; reason?: string } | null;
 }
 
+// messages and tool_calls are WITHOUT ROWID: keyed by their primary key alone, each write touches
+// one b-tree instead of two, which is most of a journal commit.
 const MIGRATIONS = [
   `CREATE TABLE sessions (
      id TEXT PRIMARY KEY,
@@ -63,7 +65,7 @@ const MIGRATIONS = [
      body TEXT NOT NULL,
      created_at TEXT NOT NULL,
      PRIMARY KEY (session_id, seq)
-   );
+   ) WITHOUT ROWID;
    CREATE TABLE turns (
      id TEXT PRIMARY KEY,
      session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -88,7 +90,7 @@ const MIGRATIONS = [
      result TEXT,
      approval TEXT,
      PRIMARY KEY (turn_id, step, call_id)
-   );`,
+   ) WITHOUT ROWID;`,
 ];
 
 const now = () => new Date().toISOString();
@@ -165,14 +167,28 @@ export class Journal {
     }));
   }
 
-  appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage): number {
-    const row = this
-      .prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?')
-      .get(sessionId) as { next: number };
+  /**
+   * Appends a message and returns its sequence number. A caller that keeps the transcript in
+   * memory may pass the next number itself; the primary key still refuses a duplicate.
+   */
+  appendMessage(
+    sessionId: string,
+    turnId: string | null,
+    kind: StoredMessage['kind'],
+    message: ModelMessage,
+    seq?: number,
+  ): number {
+    const next =
+      seq ??
+      (
+        this.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?').get(sessionId) as {
+          next: number;
+        }
+      ).next;
     this
       .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(sessionId, row.next, turnId, kind, JSON.stringify(message), now());
-    return row.next;
+      .run(sessionId, next, turnId, kind, JSON.stringify(message), now());
+    return next;
   }
 
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): void {

@@ -79,12 +79,13 @@ describe('acx handshake (core)', () => {
   it('says what is missing instead of guessing', async () => {
     const { manifest, toolsFile } = writeFixtures();
     await expect(runHandshake(manifest, { tools: toolsFile })).rejects.toThrow(/needs the model's context window/);
-    await expect(runHandshake(manifest, { tools: toolsFile, model: 'gpt-x' })).rejects.toThrow(/not connected yet/);
-    await expect(runHandshake(manifest, { tools: toolsFile, contextWindow: 1, mcp: ['node server.js'] })).rejects.toThrow(/--mcp is not connected/);
+    await expect(runHandshake(manifest, { tools: toolsFile, model: 'gpt-x' })).rejects.toThrow(/is not a model spec/);
+    await expect(runHandshake(manifest, { tools: toolsFile, contextWindow: 1, mcp: ['node server.js'] })).rejects.toThrow(/could not be used for the handshake/);
     await expect(runHandshake(path.join(dir, 'missing.json'), { contextWindow: 1 })).rejects.toThrow(/Cannot read/);
     await expect(runHandshake(manifest, { tools: toolsFile, contextWindow: 1, grant: ['ghost=exec'] })).rejects.toThrow(/--grant names "ghost"/);
     const cartridge = path.join(import.meta.dirname, '..', 'fixtures', 'reference', 'rex-calder.acx');
-    await expect(runHandshake(cartridge, { contextWindow: 1 })).rejects.toThrow(/is a cartridge; reading manifests out of .acx files is not connected yet/);
+    // A cartridge is read after verification; a 1-token context window is then refused.
+    expect((await runHandshake(cartridge, { contextWindow: 1 })).exitCode).toBe(3);
   });
 
   it('registers as a commander subcommand', () => {

@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
@@ -24,6 +24,18 @@ export function register(program: Command): void {
     const prepared = await prepareAgent(settings, { logger });
     const out = process.stdout;
     const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
+    // Lines are read through one buffered iterator, so lines piped in while a turn runs are kept
+    // and the end of input ends the chat instead of leaving a question pending forever.
+    const lines = rl[Symbol.asyncIterator]();
+    const ask: Ask = async (question, signal) => {
+      rl.setPrompt(question);
+      rl.prompt();
+      const aborted = new Promise<IteratorResult<string>>((resolve) =>
+        signal?.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true }),
+      );
+      const next = await Promise.race([lines.next(), aborted]);
+      return next.done ? undefined : next.value;
+    };
     let turn: AbortController | undefined;
     rl.on('SIGINT', () => {
       if (turn) {
@@ -37,18 +49,14 @@ export function register(program: Command): void {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
       out.write(`acx chat: ${settings.agent.name} (session ${session.id}). Ctrl-C cancels a turn; /exit leaves.\n`);
       for (;;) {
-        let line: string;
-        try {
-          line = await rl.question('you> ');
-        } catch {
-          break; // Ctrl-D or closed
-        }
+        const line = await ask('you> ');
+        if (line === undefined) break; // Ctrl-D, or the end of piped input
         const prompt = line.trim();
         if (!prompt) continue;
         if (prompt === '/exit' || prompt === '/quit') break;
         turn = new AbortController();
         try {
-          await runTurn(prepared, session, prompt, turn.signal, rl);
+          await runTurn(prepared, session, prompt, turn.signal, ask);
         } catch (error) {
           if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
           else out.write(`[error] ${errorMessage(error)}\n`);
@@ -63,17 +71,19 @@ export function register(program: Command): void {
   });
 }
 
+type Ask = (question: string, signal?: AbortSignal) => Promise<string | undefined>;
+
 async function runTurn(
   prepared: Awaited<ReturnType<typeof prepareAgent>>,
   session: Awaited<ReturnType<Awaited<ReturnType<typeof prepareAgent>>['agent']['createSession']>>,
   prompt: string,
   abortSignal: AbortSignal,
-  rl: Interface,
+  ask: Ask,
 ): Promise<void> {
   const out = process.stdout;
   const onApprovalRequest = async (request: ApprovalRequest) => {
     out.write(`\n? ${request.toolName} wants to run with ${JSON.stringify(request.input)}\n`);
-    const answer = (await rl.question('  allow? [y/N] ', { signal: abortSignal }).catch(() => 'n')).trim().toLowerCase();
+    const answer = ((await ask('  allow? [y/N] ', abortSignal)) ?? 'n').trim().toLowerCase();
     return answer === 'y' || answer === 'yes' ? { approved: true } : { approved: false, reason: 'The user declined.' };
   };
   const stream = prepared.agent.stream({ session, prompt, abortSignal, onApprovalRequest });

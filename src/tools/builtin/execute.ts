@@ -48,12 +48,16 @@ const DEFAULT_MAX_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 
 export class Sandbox {
-  readonly workspace: string;
   private readonly options: ExecuteOptions;
+  private resolvedWorkspace: string | undefined;
 
   constructor(options: ExecuteOptions) {
     this.options = options;
-    this.workspace = resolveWorkspace(options.workspace);
+  }
+
+  /** The workspace's real path, resolved on first use (describing tools must not need it to exist). */
+  get workspace(): string {
+    return (this.resolvedWorkspace ??= resolveWorkspace(this.options.workspace));
   }
 
   /** The isolation this sandbox will use, or why it cannot run at all. */

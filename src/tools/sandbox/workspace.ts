@@ -34,12 +34,18 @@ const PROC_FD = '/proc/self/fd';
 const hasProcFd = process.platform === 'linux' && fs.existsSync(PROC_FD);
 
 export class Workspace {
-  readonly root: string;
+  private readonly rootInput: string;
+  private resolvedRoot: string | undefined;
   private readonly hooks: WorkspaceHooks;
 
   constructor(root: string, hooks: WorkspaceHooks = {}) {
-    this.root = resolveWorkspace(root);
+    this.rootInput = root;
     this.hooks = hooks;
+  }
+
+  /** The workspace's real path, resolved on first use (describing tools must not need it to exist). */
+  get root(): string {
+    return (this.resolvedRoot ??= resolveWorkspace(this.rootInput));
   }
 
   /** Splits a model-supplied path into segments, refusing absolute paths, `..` and NUL. */
