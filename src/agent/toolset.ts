@@ -97,7 +97,13 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
-  offered.push(...createSelfAuthorshipTools(settings.configHome));
+  // Self-authorship edits the agent's own system prompt: the agent directory's, or the config
+  // home's for the default agent. A cartridge's prompt is signed ROM and cannot change.
+  if (settings.agent.source === 'cartridge') {
+    skipped.push({ name: 'system_prompt', reason: "a cartridge's system prompt is signed ROM and cannot be edited" });
+  } else {
+    offered.push(...createSelfAuthorshipTools(settings.agentDir?.dir ?? settings.configHome));
+  }
   const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
   offered.splice(0, offered.length, ...offered.map(adapt));
 

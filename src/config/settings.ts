@@ -112,6 +112,9 @@ function positiveInt(value: string | number | undefined, name: string, allowZero
   return n;
 }
 
+/** The agent argument that selects the config home's own agent instead of a directory or cartridge. */
+export const DEFAULT_AGENT = 'default';
+
 export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
@@ -123,7 +126,12 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
         ...(options.logger ? { logger: options.logger } : {}),
       })
     : undefined;
-  const agentDir = loaded ? loaded.agentDir : flags.agent ? loadAgentDirectory(flags.agent) : undefined;
+  // `default` names the config home's own agent: its prompts/ compose the instructions.
+  const agentDir = loaded
+    ? loaded.agentDir
+    : flags.agent && flags.agent !== DEFAULT_AGENT
+      ? loadAgentDirectory(flags.agent)
+      : undefined;
   const manifest = agentDir?.manifest;
   const configHome = resolveConfigHome(flags.configHome, env);
   const agentId = manifest?.id ?? 'default';

@@ -17,7 +17,7 @@ export function register(program: Command): void {
     program
       .command('chat')
       .description('talk to an agent interactively (Ctrl-C cancels a turn; Ctrl-D or /exit leaves)')
-      .argument('<agent>', 'agent directory or .acx cartridge'),
+      .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent'),
   ).action(async (agent: string, options: Record<string, unknown>) => {
     const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
     const settings = resolveSettings(runFlags(agent, options), { logger });

@@ -16,7 +16,7 @@ export function register(program: Command): void {
     program
       .command('run')
       .description('run one turn of an agent (a directory or a .acx cartridge) and print its reply')
-      .argument('<agent>', 'agent directory or .acx cartridge')
+      .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
       .argument('[prompt...]', 'the message; read from stdin when omitted')
       .option('--json', 'print the turn result as JSON')
       .option('--yes', 'approve every tool call the permission mode would ask about'),
