@@ -4,7 +4,7 @@ import { createSelfAuthorshipTools } from '../config/charter.ts';
 import { readOptIns } from '../config/opt-in.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
-import { connectMcpServers, type McpServerStatus } from '../mcp/client.ts';
+import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpServerConfig } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
@@ -71,7 +71,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
   const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
-  const isolation = await detectIsolation();
+  // Probing spawns a sandboxed process; do it only for agents that can execute commands.
+  const isolation: IsolationInfo = wanted.has('execute')
+    ? await detectIsolation()
+    : { kind: 'none', reason: 'not probed: this agent has no execute tool' };
   const offered: Tool[] = [];
   const skipped: SkippedTool[] = [];
 
@@ -117,6 +120,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   let mcpServers: McpServerStatus[] = [];
   let closeMcp = async () => {};
   if (options.connectMcp && mcpConfigs.length > 0) {
+    // The MCP client is the largest import; load it only when a server is configured.
+    const { connectMcpServers } = await import('../mcp/client.ts');
     const connection = await connectMcpServers(mcpConfigs, { logger });
     mcpServers = connection.servers;
     closeMcp = () => connection.close();

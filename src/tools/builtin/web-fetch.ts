@@ -3,7 +3,6 @@ import net from 'node:net';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { convert } from 'html-to-text';
 import { z } from 'zod';
 import { NetGuardError, resolvePublicAddresses, type Resolver } from '../../util/net-guard.ts';
 import type { Tool } from '../tool.ts';
@@ -181,6 +180,8 @@ async function readResponse(url: URL, response: http.IncomingMessage, redirects:
   }
   let text = decodeText(buffer, contentType);
   if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml') {
+    // Imported when first needed: most runs never fetch a page.
+    const { convert } = await import('html-to-text');
     text = convert(text, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] });
   }
   if (text.length > maxChars) {
