@@ -157,8 +157,15 @@ interface TurnState {
   results: Array<TurnToolCall & { output: unknown; error?: string }>;
   started: number;
   resumed: boolean;
-  /** Results of a single-call step, written with the step's settlement instead of on their own. */
+  /** Results of safe single-call steps, written with the step's settlement instead of on their own. */
   deferred: Map<string, ToolResultOutput>;
+  /**
+   * A settled step's journal writes, committed with the next write of the turn (the next
+   * assistant message, or the turn's end) so a step costs one commit. Safe because a step only
+   * waits here when every unfinished piece of evidence it holds is safe to re-create: results of
+   * unsafe calls are always committed as they arrive.
+   */
+  pendingSettle: (() => void) | undefined;
 }
 
 export class Engine {
@@ -306,6 +313,7 @@ export class Engine {
       started: performance.now(),
       resumed: flags.resumed,
       deferred: new Map(),
+      pendingSettle: undefined,
     };
     state.turnContext = await this.composeTurnContext(state);
     this.logger.info('turn start', {
@@ -386,7 +394,7 @@ export class Engine {
     const speech = this.options.speech;
     if (speech.mode === 'tool' && state.addressed && state.visibleActions === 0 && !state.nudged) {
       state.nudged = true;
-      this.journal.transaction(() => {
+      this.commit(state, () => {
         this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech) });
         this.journal.updateTurn(state.turn.id, { nudged: true });
       });
@@ -397,10 +405,12 @@ export class Engine {
       const parsed = parseStructuredOutput(text, this.output);
       if (!parsed.ok) {
         state.repairedOutput = true;
-        this.appendEntry(state, 'note', {
-          role: 'user',
-          content: `[harness] Your final answer is not valid for the required output schema: ${parsed.error}. Reply again with only the JSON value.`,
-        });
+        this.commit(state, () =>
+          this.appendEntry(state, 'note', {
+            role: 'user',
+            content: `[harness] Your final answer is not valid for the required output schema: ${parsed.error}. Reply again with only the JSON value.`,
+          }),
+        );
         return 'continue';
       }
     }
@@ -416,12 +426,14 @@ export class Engine {
       else failure = parsed.error;
     }
     const unspoken = this.options.speech.mode === 'tool';
-    this.journal.updateTurn(state.turn.id, {
-      status: failure ? 'failed' : 'done',
-      finalText: text,
-      steps: state.step,
-      ...(failure ? { error: `output invalid: ${failure}` } : {}),
-    });
+    this.commit(state, () =>
+      this.journal.updateTurn(state.turn.id, {
+        status: failure ? 'failed' : 'done',
+        finalText: text,
+        steps: state.step,
+        ...(failure ? { error: `output invalid: ${failure}` } : {}),
+      }),
+    );
     this.options.checkpoint?.({ at: 'turn-ended', turnId: state.turn.id });
     if (unspoken && text) {
       this.logger.info('unspoken', { session: state.sessionId, kind: 'narration', chars: text.length, text });
@@ -466,7 +478,7 @@ export class Engine {
   }
 
   private suspend(state: TurnState): TurnResult {
-    this.journal.updateTurn(state.turn.id, { status: 'suspended' });
+    this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'suspended' }));
     const open = this.journal.openCalls(state.turn.id);
     const pendingApprovals = open
       .filter((call) => call.status === 'awaiting-approval')
@@ -501,7 +513,7 @@ export class Engine {
       this.logger.warn('reserve summary failed', { session: state.sessionId, error: errorMessage(error) });
       text = fallbackReserveNote(maxSteps, errorMessage(error));
     }
-    this.appendEntry(state, 'assistant', { role: 'assistant', content: text });
+    this.commit(state, () => this.appendEntry(state, 'assistant', { role: 'assistant', content: text }));
     return this.finish(state, text, 'length');
   }
 
@@ -620,13 +632,22 @@ export class Engine {
     return seq;
   }
 
+  /** One journal transaction for this turn, carrying any settlement still waiting to be written. */
+  private commit(state: TurnState, write: () => void = () => {}): void {
+    this.journal.transaction(() => {
+      state.pendingSettle?.();
+      state.pendingSettle = undefined;
+      write();
+    });
+  }
+
   /** The assistant message naming the calls is committed before any of them runs. */
   private persistAssistant(state: TurnState, result: ModelCallResult): void {
     const assistant = (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? {
       role: 'assistant',
       content: result.text,
     };
-    this.journal.transaction(() => {
+    this.commit(state, () => {
       this.appendEntry(state, 'assistant', assistant);
       result.toolCalls.forEach((call, ordinal) => {
         this.journal.insertCall({
@@ -691,13 +712,19 @@ export class Engine {
       ),
     });
     const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
-    this.journal.transaction(() => {
+    const seq = this.nextSeq(state) ?? 1;
+    const write = () => {
       if (argsCapped) this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
-      const seq = this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), this.nextSeq(state));
+      this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), seq);
       this.journal.settleStep(state.turn.id, step);
-      // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
-      state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });
-    });
+    };
+    // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
+    state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });
+    const previous = state.pendingSettle;
+    state.pendingSettle = () => {
+      previous?.();
+      write();
+    };
     this.options.checkpoint?.({ at: 'step-settled', turnId: state.turn.id, step });
   }
 
@@ -801,7 +828,7 @@ export class Engine {
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
       : errorOutput(outcome.error);
-    if (alone) state.deferred.set(call.callId, output);
+    if (alone && tool.effect !== 'unsafe') state.deferred.set(call.callId, output);
     else this.journal.recordCallResult(call, output);
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const duration = seconds(performance.now() - started);
@@ -871,6 +898,7 @@ export class Engine {
 
   private abortTurn(state: TurnState): TurnAbortedError {
     // Calls that never got a result are settled as cancelled so the transcript stays well-formed.
+    this.commit(state);
     const open = this.journal.openCalls(state.turn.id);
     for (const call of open) {
       if (call.status !== 'done') {
@@ -878,14 +906,16 @@ export class Engine {
       }
     }
     if (open.length > 0) this.settleStep(state, open[0]!.step);
-    this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step });
+    this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
     this.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
     state.emit({ type: 'abort' });
     return new TurnAbortedError();
   }
 
   private failTurn(state: TurnState, error: unknown): void {
-    this.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` });
+    this.commit(state, () =>
+      this.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` }),
+    );
     this.logger.error('turn end', {
       session: state.sessionId,
       turn: state.turn.id,
@@ -918,6 +948,7 @@ export class Engine {
   }
 
   private async compact(state: TurnState, options: { hard: boolean; inputTokens: number | undefined }): Promise<CompactionOutcome> {
+    this.commit(state); // compaction reads the journal: write any waiting settlement first
     const outcome = await compactSession({
       journal: this.journal,
       sessionId: state.sessionId,
