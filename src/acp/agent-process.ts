@@ -124,8 +124,8 @@ export function connectAgentProcess(child: ChildProcess, handlers: ClientHandler
     stderrTail: () => stderr,
     async stop() {
       connection.close();
-      if (exited) return;
       const pid = child.pid;
+      if (exited) return reapGroup(pid);
       const signalTree = (signal: NodeJS.Signals) => {
         try {
           if (pid !== undefined && process.platform !== 'win32') process.kill(-pid, signal);
@@ -141,6 +141,30 @@ export function connectAgentProcess(child: ChildProcess, handlers: ClientHandler
       const killer = setTimeout(() => signalTree('SIGKILL'), 3000);
       await exitedPromise;
       clearTimeout(killer);
+      await reapGroup(pid);
     },
   };
+}
+
+/**
+ * The agent's own children (Claude Code's CLI, MCP servers it started) can outlive it for a
+ * moment and keep writing below $HOME. Wait for its process group to empty, then kill what is left.
+ */
+async function reapGroup(pid: number | undefined, graceMs = 2000): Promise<void> {
+  if (pid === undefined || process.platform === 'win32') return;
+  const alive = () => {
+    try {
+      process.kill(-pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + graceMs;
+  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (alive()) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+  }
 }

@@ -43,6 +43,12 @@ export interface LocalSandboxOptions {
   ports?: readonly number[];
   /** Keep the session directory after destroy (for debugging). */
   keep?: boolean;
+  /**
+   * Use this existing directory as every session's working directory instead of a fresh empty
+   * one (e.g. `acx run --workspace DIR`: the agent works on the user's files). It is never
+   * deleted by destroy.
+   */
+  workdir?: string;
 }
 
 /** The system PATH the agent gets, after the directory of the Node that runs acx (agents' `#!/usr/bin/env node`). */
@@ -54,7 +60,7 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
     supportsRequestTransformations: true,
     async createSession({ harnessId }) {
       const root = mkdtempSync(join(options.root ?? tmpdir(), `acx-acp-${harnessId}-`));
-      const workdir = join(root, 'work');
+      const workdir = options.workdir !== undefined ? resolve(options.workdir) : join(root, 'work');
       const home = join(root, 'home');
       const tmp = join(root, 'tmp');
       for (const dir of [workdir, home, tmp]) mkdirSync(dir, { recursive: true });

@@ -17,7 +17,8 @@ import type { BootstrapResult } from './bootstrap.ts';
 import { applyLaunchEnvJson, buildLaunchEnv, withPath } from './launch-env.ts';
 import { answer, CANCELLED } from './permissions.ts';
 import type { SandboxSession } from './sandbox.ts';
-import type { ACPMcpServer, ACPPermissionModeTarget, ACPSettings } from './settings.ts';
+import { type ACPMcpServer, type ACPPermissionModeTarget, type ACPSettings, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
+import { writeSkills } from './skills.ts';
 import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './translate.ts';
 
 /**
@@ -180,6 +181,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
     const instructions = config.instructions.trim();
     if (instructions && im?.type === 'launch-env-json') applyLaunchEnvJson(env, im.variable, im.path, instructions);
     if (instructions && im?.type === 'filesystem') sandbox.writeHomeFile(im.path, instructions + '\n');
+    writeSkills(sandbox, settings.skillsDirectory ?? DEFAULT_SKILLS_DIRECTORY, config.skills ?? []);
     if (settings.homeFiles) {
       for (const [path, contents] of Object.entries(settings.homeFiles({ env: { ...env }, home: sandbox.home }))) sandbox.writeHomeFile(path, contents);
     }
@@ -300,11 +302,12 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
       configOptions = response.configOptions ?? configOptions;
     };
 
-    // Model mapping.
-    if (settings.model) {
-      if (settings.modelMapping.type === 'session-config-option') await setConfig(settings.modelMapping.path, settings.model, 'model');
+    // Model mapping: the agent's model (AgentConfig.model) wins over the profile's own setting.
+    const model = config.model ?? settings.model;
+    if (model) {
+      if (settings.modelMapping.type === 'session-config-option') await setConfig(settings.modelMapping.path, model, 'model');
       else {
-        await agentCall(ctx.request('session/set_model', { sessionId: sessionIdOnAgent, [settings.modelMapping.path]: settings.model }), 'session/set_model', startupTimeout);
+        await agentCall(ctx.request('session/set_model', { sessionId: sessionIdOnAgent, [settings.modelMapping.path]: model }), 'session/set_model', startupTimeout);
       }
     }
     // Permission mode mapping, validated against what the session advertises.

@@ -51,11 +51,12 @@ export function finishReasonOf(stop: acp.StopReason | string): FinishReason {
     case 'end_turn':
       return 'stop';
     case 'max_tokens':
+    case 'max_turn_requests': // the agent's own step budget is spent (acx's ACP server answers this)
       return 'length';
     case 'refusal':
       return 'content-filter';
     default:
-      return 'other'; // max_turn_requests, cancelled, anything newer
+      return 'other'; // cancelled, anything newer
   }
 }
 

@@ -1,5 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../acp/profiles/by-name.ts';
+import { createLocalSandbox, type Sandbox } from '../acp/sandbox.ts';
 import { composeCharter } from '../config/charter.ts';
 import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
@@ -8,25 +11,29 @@ import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../cli/version.ts';
-import { AcxError, ConfigError } from '../util/errors.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness } from './engine-harness.ts';
 import { HarnessAgent } from './harness-agent.ts';
-import type { Harness } from './harness.ts';
+import type { Harness, HarnessSession } from './harness.ts';
 import { composeInstructions } from './skills.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 
 /**
  * Turns resolved settings into a running agent: the model (real, recorded or replayed), the
- * memory provider, the tools (policy-checked), the standing instructions, and the native
- * engine harness.
+ * memory provider, the tools (policy-checked), the standing instructions, and the harness that
+ * runs the turns — acx's native engine, or an ACP coding agent (`--harness NAME`) that gets the
+ * same instructions, skills and host tools (served to it over MCP).
  */
 export interface PreparedAgent {
   agent: HarnessAgent;
   settings: ResolvedSettings;
+  /** Which harness runs the turns: `engine` or an ACP profile name (`claude-code`, `codex`, …). */
+  harness: HarnessName;
+  /** The engine's model; for an ACP harness, a stand-in naming the agent's model (never called). */
   model: ResolvedModel;
   toolset: Toolset;
   instructions: string;
@@ -81,10 +88,32 @@ export function standingInstructions(settings: ResolvedSettings, logger: Logger)
   return composeCharter(settings.configHome, { logger }).text;
 }
 
-export async function prepareAgent(settings: ResolvedSettings, options: { logger: Logger }): Promise<PreparedAgent> {
+export interface PrepareOptions {
+  logger: Logger;
+  /** The harness to run on; default `settings.harness` when present, else ACX_HARNESS, else `engine`. */
+  harness?: HarnessName;
+  /** Where ACX_HARNESS and the ACP profile's credentials are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** ACP harnesses: where the agent process runs; default a local sandbox working in the agent's workspace. */
+  sandbox?: Sandbox;
+}
+
+/** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
+export function chosenHarness(settings: ResolvedSettings, options: Pick<PrepareOptions, 'harness' | 'env'> = {}): HarnessName {
+  if (options.harness) return resolveHarnessName(options.harness, {});
+  const carried = settings.harness;
+  return resolveHarnessName(carried, options.env ?? process.env);
+}
+
+export async function prepareAgent(settings: ResolvedSettings, options: PrepareOptions): Promise<PreparedAgent> {
   const { logger } = options;
+  const env = options.env ?? process.env;
+  const harnessName = chosenHarness(settings, options);
+  const onACP = harnessName !== 'engine';
+  if (onACP) checkACPRun(settings, harnessName, env);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger });
-  const model = await buildModel(settings);
+  const acpModel = onACP ? acpModelId(settings) : undefined;
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings);
   const cartridge = settings.cartridge;
   const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
   const memory = cartridge
@@ -111,7 +140,18 @@ export async function prepareAgent(settings: ResolvedSettings, options: { logger
     memory,
     logger,
   };
-  const dispatchHarness = createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
+  // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
+  // further sessions of the same agent, and every session ends with the run (see closingSessions).
+  const acpHarness = onACP
+    ? closingSessions(
+        createProfileHarness(harnessName as ACPHarnessName, {
+          hostEnv: env,
+          logger,
+          sandbox: options.sandbox ?? createLocalSandbox({ workdir: resolve(settings.workspace ?? join(settings.stateDir, 'workspace')) }),
+        }),
+      )
+    : undefined;
+  const dispatchHarness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
   const toolset = await assembleToolset({
     settings,
     memory,
@@ -146,7 +186,11 @@ export async function prepareAgent(settings: ResolvedSettings, options: { logger
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
     for (const note of cartridge.policy.notApplied) logger.info('cartridge policy not applied', { note });
   }
-  const harness = createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps });
+  const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps });
+  if (onACP) {
+    logger.info('harness', { harness: harnessName, model: acpModel ?? 'agent default', tools: toolset.tools.length });
+    logger.info('harness settings not applied', { harness: harnessName, note: 'max_steps and context_tokens govern the native engine; the ACP agent runs its own loop' });
+  }
   const agent = new HarnessAgent({
     harness,
     id: settings.agent.id,
@@ -154,19 +198,73 @@ export async function prepareAgent(settings: ResolvedSettings, options: { logger
     tools: toolset.tools,
     permissionMode: settings.permissionMode,
     speech: settings.speech,
+    ...(acpModel ? { model: acpModel } : {}),
+    skills: (settings.agentDir?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
   });
   return {
     agent,
     settings,
+    harness: harnessName,
     model,
     toolset,
     instructions,
     ...(activation ? { activation } : {}),
     async close() {
-      await toolset.close();
       await harness.close?.();
-      await dispatchHarness.close?.();
+      if (dispatchHarness !== harness) await dispatchHarness.close?.();
+      await toolset.close();
       await memory.close();
+    },
+  };
+}
+
+/** What an ACP run cannot do, refused before anything starts. */
+function checkACPRun(settings: ResolvedSettings, name: HarnessName, env: NodeJS.ProcessEnv): void {
+  if (settings.replay || settings.record) {
+    throw new HarnessCapabilityUnsupportedError(`--${settings.replay ? 'replay' : 'record'} works with the native engine only: the ${name} harness calls its own model.`, {
+      hint: 'Drop --harness (or ACX_HARNESS) to replay a cassette, or point the agent at a local model server through its base-URL variable.',
+    });
+  }
+  checkProfileCredentials(name as ACPHarnessName, env);
+}
+
+/**
+ * The model to ask the ACP agent for: only one the user chose for this run (--model / ACX_MODEL),
+ * as its model id without the provider prefix. agent.json's model is the engine's default and is
+ * not forced on another agent, which then keeps its own default.
+ */
+function acpModelId(settings: ResolvedSettings): string | undefined {
+  return settings.model.source === 'flag' || settings.model.source === 'env' ? settings.model.modelId : undefined;
+}
+
+/** A ResolvedModel naming the ACP agent's model for reports; acx never calls it. */
+function harnessModelStandIn(name: HarnessName, modelId: string | undefined): ResolvedModel {
+  const refuse = () => {
+    throw new AcxError('harness-model', `The ${name} harness calls its own model; acx does not call it directly.`);
+  };
+  const id = modelId ?? 'default';
+  const model = { specificationVersion: 'v4', provider: `acp.${name}`, modelId: id, supportedUrls: {}, doGenerate: refuse, doStream: refuse } as unknown as LanguageModelV4;
+  return { model, provider: `acp:${name}`, modelId: id, surface: 'native', cacheMode: 'none', baseURL: undefined, contextWindowTokens: undefined, vision: true };
+}
+
+/**
+ * ACP sessions cannot be reopened (a new agent process starts a new ACP session), so a run's
+ * sessions are destroyed when the run closes: the agent process stops and its sandbox home goes.
+ * The working directory (the agent's workspace) stays.
+ */
+function closingSessions(harness: Harness): Harness {
+  const sessions = new Set<HarnessSession>();
+  return {
+    id: harness.id,
+    async openSession(config, options) {
+      const session = await harness.openSession(config, options);
+      sessions.add(session);
+      return session;
+    },
+    async close() {
+      await Promise.allSettled([...sessions].map((session) => session.destroy()));
+      sessions.clear();
+      await harness.close?.();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { HARNESS_NAMES } from '../acp/profiles/names.ts';
 import type { RunFlags } from '../config/settings.ts';
 
 /** The flags every command that runs an agent shares; each has an environment variable too. */
@@ -27,7 +28,10 @@ export function addRunOptions(command: Command): Command {
     .option('--workspace <dir>', 'directory the fs and execute tools work in (env ACX_WORKSPACE; default <home>/agents/<id>/workspace)')
     .option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file (repeatable)', collect)
     .option('--allow-portable', 'cartridges: run one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
-    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)');
+    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
+    .addOption(
+      new Option('--harness <name>', 'what runs the turns: acx\'s engine or an ACP coding agent (env ACX_HARNESS; default engine)').choices([...HARNESS_NAMES]),
+    );
 }
 
 export function runFlags(agent: string | undefined, options: Record<string, unknown>): RunFlags {

@@ -14,6 +14,7 @@ import { readCassette } from '../model/cassette.ts';
 import { loadModelParams, type ModelParams } from '../model/params.ts';
 import { describeModel, type CacheMode, PROVIDERS, type ModelSurface } from '../model/providers.ts';
 import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
+import { resolveHarnessName, type HarnessName } from '../acp/profiles/names.ts';
 import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
@@ -42,6 +43,7 @@ export interface RunFlags {
   permissionMode?: string;
   mcp?: string[];
   workspace?: string;
+  harness?: string;
   /** Cartridges: run a `portable` (or unsigned `legacy`) one (env ACX_ALLOW_PORTABLE=1). */
   allowPortable?: boolean;
   /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
@@ -97,6 +99,8 @@ export interface ResolvedSettings {
   /** Where fs and execute work; default <stateDir>/workspace. */
   workspace: string | null;
   mcp: string[];
+  /** What runs the turns: acx's engine or an ACP profile (--harness / ACX_HARNESS). */
+  harness: HarnessName;
 }
 
 function isTruthy(value: string | undefined): boolean {
@@ -237,5 +241,6 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
     sessionId: flags.session ?? env.ACX_SESSION ?? null,
     workspace: flags.workspace ?? env.ACX_WORKSPACE ?? null,
     mcp: flags.mcp ?? [],
+    harness: resolveHarnessName(flags.harness, env),
   };
 }

@@ -27,7 +27,8 @@ import { BRIEF_TAG } from './brief-tag.ts';
  */
 export interface CassetteInteraction {
   step: number;
-  request: { digest: string; messages: number; lastUser: string; tools: string[] };
+  /** `system` is a short digest of the system messages, to say *what* differs on a mismatch. */
+  request: { digest: string; messages: number; lastUser: string; tools: string[]; system?: string };
   parts: unknown[];
 }
 
@@ -59,7 +60,12 @@ export function describeRequest(options: LanguageModelV4CallOptions): CassetteIn
     lastUser && Array.isArray(lastUser.content)
       ? lastUser.content.map((part) => textOfPart(part as { type: string; text?: string })).join(' ')
       : '';
-  return { digest, messages: options.prompt.length, lastUser: lastUserText.slice(0, 120), tools };
+  const systemText = options.prompt
+    .filter((m) => m.role === 'system')
+    .map((m) => (typeof m.content === 'string' ? m.content : ''))
+    .join('\n');
+  const system = createHash('sha256').update(systemText).digest('hex').slice(0, 16);
+  return { digest, messages: options.prompt.length, lastUser: lastUserText.slice(0, 120), tools, system };
 }
 
 function isBriefOnly(message: LanguageModelV4Prompt[number]): boolean {
@@ -91,6 +97,20 @@ function normalizeMessage(message: LanguageModelV4Prompt[number]): unknown {
       }
     }),
   ];
+}
+
+/** Says in words what differs between a recorded request and the one the agent makes now. */
+function describeDifference(recorded: CassetteInteraction['request'], now: CassetteInteraction['request']): string {
+  const differences: string[] = [];
+  const added = now.tools.filter((t) => !recorded.tools.includes(t));
+  const removed = recorded.tools.filter((t) => !now.tools.includes(t));
+  if (added.length > 0) differences.push(`tools not in the recording: ${added.join(', ')}`);
+  if (removed.length > 0) differences.push(`recorded tools now missing: ${removed.join(', ')}`);
+  if (recorded.system !== undefined && recorded.system !== now.system) differences.push('the instructions (system prompt) differ');
+  if (recorded.lastUser !== now.lastUser) differences.push(`the last user text was "${recorded.lastUser}", now "${now.lastUser}"`);
+  if (recorded.messages !== now.messages) differences.push(`${recorded.messages} messages were recorded, now ${now.messages}`);
+  if (differences.length === 0) differences.push('the conversation so far (messages or tool calls) differs');
+  return differences.join('; ');
 }
 
 export function readCassette(path: string): Cassette {
@@ -223,9 +243,7 @@ export function createReplayModel(path: string): LanguageModelV4 {
     }
     if (interaction.request.digest !== request.digest) {
       throw new ReplayMismatchError(
-        `Replay mismatch at model call ${step}: the request differs from the recording ` +
-          `(recorded ${interaction.request.messages} messages, last user text "${interaction.request.lastUser}"; ` +
-          `now ${request.messages} messages, last user text "${request.lastUser}").`,
+        `Replay mismatch at model call ${step}: ${describeDifference(interaction.request, request)}.`,
         'Replay needs the same agent, prompt and tools as the recorded run; record again with --record to update it.',
       );
     }

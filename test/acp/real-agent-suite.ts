@@ -23,7 +23,7 @@ export interface RealAgentOptions {
 }
 
 /** Function tool names, including Responses API `namespace` tools (Codex sends MCP tools as `mcp__<server>` namespaces). */
-function toolNamesOf(r: RecordedRequest): string[] {
+export function toolNamesOf(r: RecordedRequest): string[] {
   const names = [...r.view.tools];
   for (const t of (r.body?.tools ?? []) as Array<{ type?: string; name?: string; tools?: Array<{ name?: string }> }>) {
     if (t.type === 'namespace' && t.name) for (const inner of t.tools ?? []) names.push(`${t.name}__${inner.name}`);

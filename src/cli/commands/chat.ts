@@ -27,9 +27,15 @@ export function register(program: Command): void {
     // Lines are read through one buffered iterator, so lines piped in while a turn runs are kept
     // and the end of input ends the chat instead of leaving a question pending forever.
     const lines = rl[Symbol.asyncIterator]();
+    let inputClosed = false;
+    rl.on('close', () => (inputClosed = true));
     const ask: Ask = async (question, signal) => {
-      rl.setPrompt(question);
-      rl.prompt();
+      // After piped input ends the interface is closed, but lines it buffered are still served.
+      if (inputClosed) out.write(question);
+      else {
+        rl.setPrompt(question);
+        rl.prompt();
+      }
       const aborted = new Promise<IteratorResult<string>>((resolve) =>
         signal?.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true }),
       );

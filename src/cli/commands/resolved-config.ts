@@ -25,6 +25,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     acx_version: ACX_VERSION,
     node_version: process.version,
     agent: settings.agent,
+    harness: settings.harness,
     provider: settings.model.provider,
     sdk: 'ai',
     sdk_version: aiVersion,
