@@ -57,20 +57,53 @@ export class Cartridge {
 
   /** Creates a new, empty cartridge at `path` (which must not exist). */
   static create(path: string): Cartridge {
-    if (existsSync(path)) {
-      throw new AcxError('cartridge-exists', `refusing to create ${path}: the file already exists`, {
-        hint: 'choose another output path or remove the file first',
+    const cart = new Cartridge(openNew(path), path, false);
+    // Header and schema in one transaction: one journal + fsync cycle instead of one per table.
+    cart.tx(() => cart.db.exec(SCHEMA));
+    return cart;
+  }
+
+  /**
+   * Creates a new cartridge at `path` (which must not exist) and fills it in ONE transaction:
+   * header, schema and everything `fill` writes commit together (one fsync), or nothing does.
+   * The rollback journal is kept in memory, so this is only for a scratch file that the caller
+   * renames into place after success and deletes after failure (as `buildCartridge` does); the
+   * finished file is an ordinary rollback-journal cartridge. The cartridge is closed on return.
+   */
+  static createWith<T>(path: string, fill: (cart: Cartridge) => T): T {
+    const cart = new Cartridge(openNew(path), path, false);
+    try {
+      cart.db.exec('PRAGMA journal_mode = MEMORY');
+      return cart.tx(() => {
+        cart.db.exec(SCHEMA);
+        return fill(cart);
       });
+    } finally {
+      cart.close();
     }
-    const db = new DatabaseSync(path);
-    db.exec(`PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${userVersionFor(false)};`);
-    db.exec(DDL);
-    return new Cartridge(db, path, false);
   }
 
   /** Opens and checks the file identity (application_id, spec major, required tables). */
   static open(path: string, options: { readonly?: boolean } = {}): Cartridge {
-    const readonly = options.readonly ?? true;
+    return Cartridge.openChecked(path, options.readonly ?? true, false).cart;
+  }
+
+  /**
+   * Opens `path` read-only and runs `fn` in ONE read transaction that begins before the identity
+   * check: `fn` sees exactly the file that was identified (with its table names, read in the
+   * same statement), and the file is locked and checked once. Closes the cartridge afterwards.
+   */
+  static readSnapshot<T>(path: string, fn: (cart: Cartridge, tables: ReadonlySet<string>) => T): T {
+    const { cart, tables } = Cartridge.openChecked(path, true, true);
+    try {
+      return fn(cart, tables);
+    } finally {
+      if (cart.db.isOpen && cart.db.isTransaction) cart.db.exec('ROLLBACK'); // read-only: nothing to keep
+      cart.close();
+    }
+  }
+
+  private static openChecked(path: string, readonly: boolean, snapshot: boolean): { cart: Cartridge; tables: Set<string> } {
     if (!existsSync(path)) {
       throw new AcxError('cartridge-missing', `no such cartridge: ${path}`, { hint: 'check the path' });
     }
@@ -81,22 +114,28 @@ export class Cartridge {
       throw notACartridge(path, errorMessage(error));
     }
     try {
-      const appId = Number(pragma(db, 'application_id'));
+      if (snapshot) db.exec('BEGIN');
+      // One statement (one lock/read cycle) for the whole identity check.
+      let appId = 0;
+      let userVersion = 0;
+      const tables = new Set<string>();
+      for (const row of db.prepare(IDENTITY_SQL).all() as Array<{ k: string; v: unknown }>) {
+        if (row.k === 'app') appId = Number(row.v);
+        else if (row.k === 'uv') userVersion = Number(row.v);
+        else tables.add(String(row.v));
+      }
       if (appId !== APPLICATION_ID) {
         throw notACartridge(path, `application_id is 0x${(appId >>> 0).toString(16)}, expected 0x41435831 ("ACX1")`);
       }
-      const major = (Number(pragma(db, 'user_version')) >>> 24) & 0xff;
+      const major = (userVersion >>> 24) & 0xff;
       if (major !== SPEC_MAJOR) {
         throw new AcxError('cartridge-version', `${path} uses cartridge spec major ${major}; acx reads major ${SPEC_MAJOR}`, {
           hint: 'upgrade acx or re-export the cartridge with a compatible tool',
         });
       }
-      const tables = new Set(
-        (db.prepare("SELECT name FROM sqlite_master WHERE type='table'").all() as Array<{ name: string }>).map((r) => r.name),
-      );
       const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
       if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
-      return new Cartridge(db, path, readonly);
+      return { cart: new Cartridge(db, path, readonly), tables };
     } catch (error) {
       db.close();
       if (error instanceof AcxError) throw error;
@@ -122,6 +161,12 @@ export class Cartridge {
     return this.stmt("SELECT 1 AS x FROM sqlite_master WHERE type='table' AND name=?").get(name) !== undefined;
   }
 
+  /** Names of all tables (one query, for callers that check several). */
+  tableNames(): Set<string> {
+    const rows = this.stmt("SELECT name FROM sqlite_master WHERE type='table'").all() as Array<{ name: string }>;
+    return new Set(rows.map((r) => r.name));
+  }
+
   tx<T>(fn: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
     try {
@@ -131,6 +176,24 @@ export class Cartridge {
     } catch (error) {
       this.db.exec('ROLLBACK');
       throw error;
+    }
+  }
+
+  /**
+   * Runs `fn` inside one read transaction, so everything it reads comes from one consistent
+   * snapshot and the file is locked and checked once, not once per statement. Inside an open
+   * transaction it just runs `fn`.
+   */
+  read<T>(fn: () => T): T {
+    if (this.db.isTransaction) return fn();
+    this.db.exec('BEGIN');
+    let done = false;
+    try {
+      const result = fn();
+      done = true;
+      return result;
+    } finally {
+      if (this.db.isTransaction) this.db.exec(done ? 'COMMIT' : 'ROLLBACK');
     }
   }
 
@@ -155,18 +218,16 @@ export class Cartridge {
   }
 
   setMeta(key: string, value: string): void {
-    this.db
-      .prepare('INSERT INTO cartridge(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value')
-      .run(key, value);
+    this.stmt('INSERT INTO cartridge(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value').run(key, value);
   }
 
   deleteMeta(key: string): void {
-    this.db.prepare('DELETE FROM cartridge WHERE key=?').run(key);
+    this.stmt('DELETE FROM cartridge WHERE key=?').run(key);
   }
 
   allMeta(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const row of this.db.prepare('SELECT key,value FROM cartridge ORDER BY key').all() as Array<{ key: string; value: string }>) {
+    for (const row of this.stmt('SELECT key,value FROM cartridge ORDER BY key').all() as Array<{ key: string; value: string }>) {
       out[row.key] = row.value;
     }
     return out;
@@ -182,11 +243,9 @@ export class Cartridge {
       const packed = deflateSync(raw, { level: 9 });
       if (packed.length < raw.length) data = packed;
     }
-    this.db
-      .prepare(
-        'INSERT INTO sqlar(name,mode,mtime,sz,data) VALUES(?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET mode=excluded.mode,mtime=excluded.mtime,sz=excluded.sz,data=excluded.data',
-      )
-      .run(name, options.mode ?? 0o100644, options.mtime ?? 0, raw.length, data);
+    this.stmt(
+      'INSERT INTO sqlar(name,mode,mtime,sz,data) VALUES(?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET mode=excluded.mode,mtime=excluded.mtime,sz=excluded.sz,data=excluded.data',
+    ).run(name, options.mode ?? 0o100644, options.mtime ?? 0, raw.length, data);
     return raw.length;
   }
 
@@ -196,40 +255,37 @@ export class Cartridge {
       | { sz: number | null; data: Uint8Array | null }
       | undefined;
     if (!row || row.data == null || row.sz == null) return null;
-    return decodeSqlarData(name, Number(row.sz), row.data);
+    // node:sqlite hands out a fresh copy of the blob, so it can be wrapped without copying again.
+    return decodeSqlarData(name, Number(row.sz), row.data, false);
   }
 
   listFiles(prefix = ''): string[] {
-    const rows = this.db.prepare('SELECT name FROM sqlar ORDER BY name').all() as Array<{ name: string }>;
+    const rows = this.stmt('SELECT name FROM sqlar ORDER BY name').all() as Array<{ name: string }>;
     return rows.map((r) => r.name).filter((n) => typeof n === 'string' && n.startsWith(prefix));
   }
 
   fileRows(): SqlarRow[] {
-    return this.db
-      .prepare('SELECT name, mode, mtime, sz, length(data) AS stored FROM sqlar ORDER BY name')
-      .all() as unknown as SqlarRow[];
+    return this.stmt('SELECT name, mode, mtime, sz, length(data) AS stored FROM sqlar ORDER BY name').all() as unknown as SqlarRow[];
   }
 
   // ---- objects ----------------------------------------------------------------------------
   putObject(row: ObjectRow): void {
-    this.db
-      .prepare('INSERT INTO objects(oid,kind,source_ref,canon,zone,sz) VALUES(?,?,?,?,?,?)')
-      .run(row.oid, row.kind, row.source_ref, row.canon, row.zone, row.sz);
+    this.stmt('INSERT INTO objects(oid,kind,source_ref,canon,zone,sz) VALUES(?,?,?,?,?,?)').run(row.oid, row.kind, row.source_ref, row.canon, row.zone, row.sz);
   }
 
   objects(zone?: Zone): ObjectRow[] {
     const sql = zone
       ? 'SELECT oid,kind,source_ref,canon,zone,sz FROM objects WHERE zone=?'
       : 'SELECT oid,kind,source_ref,canon,zone,sz FROM objects';
-    const stmt = this.db.prepare(sql);
+    const stmt = this.stmt(sql);
     return (zone ? stmt.all(zone) : stmt.all()) as unknown as ObjectRow[];
   }
 }
 
 /** sqlar convention: sz == length(data) means stored raw; otherwise deflated. */
-export function decodeSqlarData(name: string, sz: number, data: Uint8Array): Buffer {
+export function decodeSqlarData(name: string, sz: number, data: Uint8Array, copy = true): Buffer {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (buf.length === sz) return Buffer.from(buf);
+  if (buf.length === sz) return copy ? Buffer.from(buf) : buf;
   if (!Number.isInteger(sz) || sz < 0 || sz > MAX_ENTRY_BYTES) {
     throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} declares an impossible size ${sz}`);
   }
@@ -249,6 +305,22 @@ export function decodeSqlarData(name: string, sz: number, data: Uint8Array): Buf
   throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} cannot be decompressed to its declared ${sz} bytes`, {
     hint: 'the file is damaged or was altered; get a fresh copy from its publisher',
   });
+}
+
+/** application_id, user_version and the table names, as (k, v) rows of one statement. */
+const IDENTITY_SQL = `SELECT 'app' AS k, application_id AS v FROM pragma_application_id()
+  UNION ALL SELECT 'uv', user_version FROM pragma_user_version()
+  UNION ALL SELECT 't', name FROM sqlite_master WHERE type='table'`;
+
+const SCHEMA = `PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${userVersionFor(false)};\n${DDL}`;
+
+function openNew(path: string): DatabaseSync {
+  if (existsSync(path)) {
+    throw new AcxError('cartridge-exists', `refusing to create ${path}: the file already exists`, {
+      hint: 'choose another output path or remove the file first',
+    });
+  }
+  return new DatabaseSync(path);
 }
 
 function pragma(db: DatabaseSync, name: string): unknown {

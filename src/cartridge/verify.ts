@@ -5,7 +5,7 @@ import { Cartridge } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';
 import { portablePathProblem, UNSIGNED_META_KEYS } from './format.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
-import { computeRomManifest } from './manifest.ts';
+import { compareCodePoints, computeRomManifest, readRomSources, type RomSources } from './manifest.ts';
 import { emptyRegistry, loadTrustRegistry, trustProblems, type LoadedRegistry } from './trust.ts';
 
 /** SPEC §4.5, in evaluation order. Only `tampered` is a rejection. */
@@ -38,30 +38,35 @@ const RANK: Record<Verdict, number> = { tampered: 0, legacy: 1, portable: 2, tru
 /** Opens `path` read-only and evaluates the trust taxonomy. Throws AcxError if it is not a cartridge. */
 export function verifyCartridge(path: string, options: VerifyOptions = {}): VerifyResult {
   const registry = typeof options.registry === 'string' ? loadTrustRegistry(options.registry) : options.registry;
-  const cart = Cartridge.open(path, { readonly: true });
-  try {
-    return verifyOpen(cart, { ...options, registry: registry ?? emptyRegistry() });
-  } finally {
-    cart.close();
-  }
+  // The identity check and the whole evaluation read one snapshot of the file.
+  return Cartridge.readSnapshot(path, (cart, tables) => verifyGuarded(cart, { ...options, registry: registry ?? emptyRegistry() }, tables));
 }
 
 /** Same as verifyCartridge on an already open cartridge. Never throws for content defects. */
 export function verifyOpen(cart: Cartridge, options: VerifyOptions = {}): VerifyResult {
+  return verifyGuarded(cart, options);
+}
+
+function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: ReadonlySet<string>): VerifyResult {
   try {
-    return evaluate(cart, options);
+    // One read transaction: a consistent snapshot, and one lock/check of the file for all reads.
+    return cart.read(() => evaluate(cart, options, tables ?? cart.tableNames()));
   } catch (error) {
     // A damaged file must become a rejection, not a crash.
     return { verdict: 'tampered', reasons: [`cartridge could not be read: ${errorMessage(error)}`], warnings: [], manifestHash: null };
   }
 }
 
-function evaluate(cart: Cartridge, options: VerifyOptions): VerifyResult {
+/** Runs inside one read transaction; `tables` were read in it. */
+function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<string>): VerifyResult {
   const registry = typeof options.registry === 'object' ? options.registry : emptyRegistry();
   const now = (options.now ?? new Date()).getTime();
   const warnings: string[] = [];
-  const structural = structuralProblems(cart, warnings);
-  const manifest = computeRomManifest(cart);
+  const sources = readRomSources(cart, tables);
+  // Every ROM object's oid is recomputed from its live source here; the structural checks then
+  // reuse those digests (same bytes, same snapshot) instead of hashing the files again.
+  const manifest = computeRomManifest(cart, sources);
+  const structural = structuralProblems(cart, sources, tables, warnings);
   const manifestHash = manifest.manifestHash;
   const tampered = (reasons: string[], extra: Partial<VerifyResult> = {}): VerifyResult => ({
     verdict: 'tampered', reasons, warnings, manifestHash, ...extra,
@@ -72,14 +77,14 @@ function evaluate(cart: Cartridge, options: VerifyOptions): VerifyResult {
     ...structural,
     ...manifest.mismatches.map((m) => `ROM object ${m.sourceRef}: ${m.reason}`),
   ];
-  const recorded = cart.getMeta('acx.rom_manifest_hash');
+  const recorded = sources.meta.get('acx.rom_manifest_hash') ?? null;
   if (recorded != null && !digestsEqual(recorded, manifestHash)) {
     contentProblems.push(`acx.rom_manifest_hash ${recorded} differs from the recomputed ${manifestHash}`);
   }
   if (contentProblems.length) return tampered(contentProblems);
 
-  const sigRows = cart.db
-    .prepare("SELECT * FROM signatures WHERE target='rom-manifest' ORDER BY created_at DESC, sig_id")
+  const sigRows = cart
+    .stmt("SELECT * FROM signatures WHERE target='rom-manifest' ORDER BY created_at DESC, sig_id")
     .all() as Array<Record<string, unknown>>;
   // 2. legacy: no DSSE envelope at all.
   if (sigRows.length === 0) {
@@ -102,14 +107,16 @@ function evaluate(cart: Cartridge, options: VerifyOptions): VerifyResult {
       const keyid = env.signatures[i]?.keyid ?? (typeof row.keyid === 'string' ? row.keyid : '');
       const entry = registry.byKeyId.get(keyid);
       let publicKey: KeyObject | null = null;
-      if (entry) publicKey = publicKeyFromPem(entry.publicKeyPem);
+      if (entry) publicKey = cachedPublicKey(entry.publicKeyPem).key;
       else if (typeof row.public_key_pem === 'string' && row.public_key_pem.trim()) {
+        let parsed: { key: KeyObject; keyid: string };
         try {
-          publicKey = publicKeyFromPem(row.public_key_pem);
+          parsed = cachedPublicKey(row.public_key_pem);
         } catch (error) {
           return tampered([`${label}: embedded public key is unusable: ${errorMessage(error)}`], { keyid });
         }
-        if (keyIdOf(publicKey) !== keyid) return tampered([`${label}: embedded public key does not match keyid ${keyid}`], { keyid });
+        publicKey = parsed.key;
+        if (parsed.keyid !== keyid) return tampered([`${label}: embedded public key does not match keyid ${keyid}`], { keyid });
       }
       if (!publicKey) {
         const result: VerifyResult = {
@@ -160,53 +167,73 @@ function evaluate(cart: Cartridge, options: VerifyOptions): VerifyResult {
 }
 
 /** Problems that make a cartridge unsafe or inconsistent regardless of its signature. */
-function structuralProblems(cart: Cartridge, warnings: string[]): string[] {
-  const problems: string[] = [];
-  const romObjects = cart.objects('rom');
+function structuralProblems(cart: Cartridge, sources: RomSources, tables: ReadonlySet<string>, warnings: string[]): string[] {
+  const problems: string[] = [...sources.keyProblems];
+  const romObjects = sources.objects;
   const covered = new Set(romObjects.map((o) => o.source_ref));
-  for (const row of cart.fileRows()) {
+  const names = new Set<unknown>();
+  for (const row of cart.stmt('SELECT name FROM sqlar ORDER BY name').all() as Array<{ name: unknown }>) {
+    if (names.has(row.name)) problems.push(`archive path ${JSON.stringify(String(row.name).slice(0, 200))} appears more than once`);
+    names.add(row.name);
     const problem = portablePathProblem(row.name);
     if (problem) {
       problems.push(`unsafe archive path ${JSON.stringify(String(row.name).slice(0, 200))}: ${problem}`);
       continue;
     }
-    if (row.name.startsWith('rom/') && !covered.has(row.name)) problems.push(`ROM file ${row.name} is not covered by the signed manifest`);
+    const name = row.name as string;
+    if (name.startsWith('rom/') && !covered.has(name)) problems.push(`ROM file ${name} is not covered by the signed manifest`);
   }
   for (const obj of romObjects) {
     if (obj.source_ref.startsWith('save/')) problems.push(`ROM object points into the SAVE zone: ${obj.source_ref}`);
   }
-  const memory = cart.db.prepare('SELECT id, zone, codebase_fingerprint, payload FROM memory').all() as Array<{
-    id: string; zone: string; codebase_fingerprint: string | null; payload: string;
-  }>;
-  for (const m of memory) {
+  for (const m of sources.memory.values()) {
     if (m.zone === 'rom' && !covered.has(`memory:${m.id}`)) problems.push(`ROM memory ${m.id} is not covered by the signed manifest`);
     const tier = memoryTierProblem(m);
     if (tier) problems.push(`memory ${m.id}: ${tier}`);
   }
-  if (cart.hasTable('capabilities')) {
-    for (const c of cart.db.prepare('SELECT id FROM capabilities').all() as Array<{ id: string }>) {
-      if (!covered.has(`capability:${c.id}`)) problems.push(`capability ${c.id} is not covered by the signed manifest`);
-    }
+  for (const id of sources.capabilities?.keys() ?? []) {
+    if (!covered.has(`capability:${id}`)) problems.push(`capability ${id} is not covered by the signed manifest`);
   }
-  if (cart.hasTable('acx_skill')) {
-    for (const s of cart.db.prepare('SELECT sqlar_path, content_sha256 FROM acx_skill').all() as Array<{ sqlar_path: string; content_sha256: string }>) {
-      const bytes = typeof s.sqlar_path === 'string' && !portablePathProblem(s.sqlar_path) ? cart.getFile(s.sqlar_path) : null;
-      if (!bytes) problems.push(`skill index points at a missing SKILL.md ${String(s.sqlar_path)}`);
-      else if (!digestsEqual(String(s.content_sha256).replace(/^sha256:/, ''), sha256Hex(bytes))) {
+  if (tables.has('acx_skill')) {
+    for (const s of cart.stmt('SELECT sqlar_path, content_sha256 FROM acx_skill').all() as Array<{ sqlar_path: string; content_sha256: string }>) {
+      const path = typeof s.sqlar_path === 'string' && !portablePathProblem(s.sqlar_path) ? s.sqlar_path : null;
+      // The manifest pass already hashed this file's live bytes in this snapshot (when it is a ROM object).
+      let digest = path ? sources.fileDigests.get(path) : undefined;
+      if (path && digest === undefined) {
+        const bytes = cart.getFile(path);
+        if (bytes) digest = sha256Hex(bytes);
+      }
+      if (digest === undefined) problems.push(`skill index points at a missing SKILL.md ${String(s.sqlar_path)}`);
+      else if (!digestsEqual(String(s.content_sha256).replace(/^sha256:/, ''), digest)) {
         problems.push(`skill index hash for ${s.sqlar_path} does not match the file`);
       }
     }
   }
-  const unsigned = Object.keys(cart.allMeta()).filter((k) => !UNSIGNED_META_KEYS.has(k) && !covered.has(`cartridge:${k}`));
+  const unsigned = [...sources.meta.keys()].sort(compareCodePoints).filter((k) => !UNSIGNED_META_KEYS.has(k) && !covered.has(`cartridge:${k}`));
   if (unsigned.length) warnings.push(`metadata not covered by the signature (informational only): ${unsigned.join(', ')}`);
   return problems;
 }
 
+// Parsed public keys by PEM text: KeyObjects are immutable, and parsing plus deriving the keyid
+// costs more than the signature check itself. Bounded: a long-lived process sees few keys.
+const publicKeys = new Map<string, { key: KeyObject; keyid: string }>();
+
+function cachedPublicKey(pem: string): { key: KeyObject; keyid: string } {
+  let hit = publicKeys.get(pem);
+  if (!hit) {
+    const key = publicKeyFromPem(pem);
+    hit = { key, keyid: keyIdOf(key) };
+    if (publicKeys.size >= 64) publicKeys.clear();
+    publicKeys.set(pem, hit);
+  }
+  return hit;
+}
+
 /** SPEC §7.1 tier rule on a stored memory row. */
-export function memoryTierProblem(m: { zone: string; codebase_fingerprint: string | null; payload: string }): string | null {
+export function memoryTierProblem(m: { zone: string; codebase_fingerprint: string | null; payload: string | null }): string | null {
   let rec: Record<string, unknown>;
   try {
-    rec = JSON.parse(m.payload) as Record<string, unknown>;
+    rec = JSON.parse(m.payload as string) as Record<string, unknown>;
   } catch {
     return 'payload is not JSON';
   }

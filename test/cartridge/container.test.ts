@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { deflateRawSync, deflateSync } from 'node:zlib';
@@ -74,6 +74,46 @@ describe('container format', () => {
       expect(m.mismatches).toEqual([]);
       expect(m.manifestHash).toBe(c.getMeta('acx.rom_manifest_hash'));
       c.close();
+    }
+  });
+
+  it('creates a cartridge in one transaction: all of it, as a plain rollback-journal file, or nothing', () => {
+    const dir = tempDir();
+    const ok = join(dir, 'ok.acx');
+    const n = Cartridge.createWith(ok, (c) => {
+      c.setMeta('acx.agent_name', 'x');
+      return c.putFile('rom/a.txt', Buffer.from('hello'));
+    });
+    expect(n).toBe(5);
+    const header = readFileSync(ok).subarray(0, 100);
+    expect([header[18], header[19]]).toEqual([1, 1]); // rollback journal, not WAL
+    expect(header.readUInt32BE(60)).toBe(0x01000100);
+    expect(existsSync(`${ok}-journal`)).toBe(false);
+    const c = Cartridge.open(ok);
+    expect(c.getFile('rom/a.txt')?.toString()).toBe('hello');
+    c.close();
+
+    const failed = join(dir, 'failed.acx');
+    expect(() => Cartridge.createWith(failed, (c) => {
+      c.setMeta('acx.agent_name', 'x');
+      throw new Error('boom');
+    })).toThrow('boom');
+    expect(() => Cartridge.open(failed)).toThrow(/not an \.acx cartridge/); // not even the schema was committed
+    expect(() => Cartridge.createWith(ok, () => 0)).toThrow(/already exists/);
+  });
+
+  it('orders by code point, also around surrogates and lone surrogates', () => {
+    const byIterator = (a: string, b: string): number => {
+      const x = [...a].map((ch) => ch.codePointAt(0) ?? 0);
+      const y = [...b].map((ch) => ch.codePointAt(0) ?? 0);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+      return x.length - y.length;
+    };
+    const units = ['a', '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uE000', '\uFFFF', '\u{1F600}', '\u{10000}'];
+    const strings = [''];
+    for (const u of units) for (const v of units) strings.push(u, u + v, `x${u}${v}`);
+    for (const a of strings) {
+      for (const b of strings) expect(Math.sign(compareCodePoints(a, b)), JSON.stringify([a, b])).toBe(Math.sign(byIterator(a, b)));
     }
   });
 

@@ -58,7 +58,22 @@ const mutations: Mutation[] = [
   ['envelope garbage base64', (db) => editEnvelope(db, (e) => { e.payload = '%%%'; })],
   ['signature manifest_hash changed', (db) => db.exec("UPDATE signatures SET manifest_hash='sha256:' || printf('%064d', 2)")],
   ['embedded public key swapped', (db) => db.prepare('UPDATE signatures SET public_key_pem=?').run(generateSigningKey().publicKeyPem)],
+  ['skill index hash changed', (db) => db.exec("UPDATE acx_skill SET content_sha256 = printf('%064d', 3)")],
+  ['skill index points at a missing file', (db) => db.exec("UPDATE acx_skill SET sqlar_path = 'rom/skills/gone/SKILL.md'")],
+  // A table rebuilt without its primary key can hold a second row under a signed id: the signed
+  // row still hashes right, so the extra row must be caught as such.
+  ['memory table rebuilt with a duplicate ROM id', (db) => rebuildWithDuplicate(db, 'memory', "zone='rom'", 'payload', "payload || ' '")],
+  ['meta table rebuilt with a duplicate covered key', (db) => rebuildWithDuplicate(db, 'cartridge', "key='acx.agent_name'", 'value', "'Mallory'")],
+  ['sqlar table rebuilt with a duplicate ROM file', (db) => rebuildWithDuplicate(db, 'sqlar', "name GLOB 'rom/*'", 'data', "CAST('evil' AS BLOB)")],
 ];
+
+function rebuildWithDuplicate(db: DatabaseSync, table: string, where: string, column: string, replacement: string): void {
+  const cols = (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  db.exec(`CREATE TABLE old_copy AS SELECT * FROM ${table}; DROP TABLE ${table};
+    CREATE TABLE ${table}(${cols.join(', ')}); INSERT INTO ${table} SELECT * FROM old_copy;
+    INSERT INTO ${table} SELECT ${cols.map((c) => (c === column ? replacement : c)).join(', ')} FROM old_copy WHERE ${where} LIMIT 1;
+    DROP TABLE old_copy;`);
+}
 
 const subjects: Array<[string, () => string]> = [
   ['reference cartridge', () => REFERENCE_CARTRIDGES[0]!],
