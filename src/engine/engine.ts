@@ -157,8 +157,11 @@ interface TurnState {
   results: Array<TurnToolCall & { output: unknown; error?: string }>;
   started: number;
   resumed: boolean;
-  /** Results of safe single-call steps, written with the step's settlement instead of on their own. */
-  deferred: Map<string, ToolResultOutput>;
+  /**
+   * Full results produced in this process for the open step, by call id. A safe lone call's
+   * result lives only here until the step's settlement is written.
+   */
+  outputs: Map<string, ToolResultOutput>;
   /**
    * A settled step's journal writes, committed with the next write of the turn (the next
    * assistant message, or the turn's end) so a step costs one commit. Safe because a step only
@@ -312,7 +315,7 @@ export class Engine {
       results: [],
       started: performance.now(),
       resumed: flags.resumed,
-      deferred: new Map(),
+      outputs: new Map(),
       pendingSettle: undefined,
     };
     state.turnContext = await this.composeTurnContext(state);
@@ -357,7 +360,7 @@ export class Engine {
       const stepStarted = performance.now();
       const result = await this.callWithRescue(state);
       const calls = result.toolCalls;
-      this.persistAssistant(state, result);
+      const records = this.persistAssistant(state, result);
       this.options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
       // Like the AI SDK, a step finishes after its tools ran.
       const finishStep = () =>
@@ -378,13 +381,13 @@ export class Engine {
         return decided;
       }
 
-      const outcome = await this.runStepCalls(state, this.journal.calls(state.turn.id, state.step));
+      const outcome = await this.runStepCalls(state, records);
       finishStep();
       this.logger.info(`step ${state.step}/${maxSteps}: tools=${calls.map((c) => c.toolName).join(',')}`, {
         duration: seconds(performance.now() - stepStarted),
       });
       if (outcome === 'suspended') return this.suspend(state);
-      this.settleStep(state, state.step);
+      this.settleStep(state, state.step, records);
       this.throwIfAborted(state);
     }
   }
@@ -642,27 +645,32 @@ export class Engine {
   }
 
   /** The assistant message naming the calls is committed before any of them runs. */
-  private persistAssistant(state: TurnState, result: ModelCallResult): void {
+  private persistAssistant(state: TurnState, result: ModelCallResult): CallRecord[] {
     const assistant = (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? {
       role: 'assistant',
       content: result.text,
     };
+    const records: CallRecord[] = result.toolCalls.map((call, ordinal) => ({
+      turnId: state.turn.id,
+      step: state.step,
+      callId: call.toolCallId,
+      ordinal,
+      toolName: call.toolName,
+      input: call.input,
+      status: 'pending',
+      result: null,
+      approval: null,
+    }));
     this.commit(state, () => {
       this.appendEntry(state, 'assistant', assistant);
       result.toolCalls.forEach((call, ordinal) => {
-        this.journal.insertCall({
-          turnId: state.turn.id,
-          step: state.step,
-          callId: call.toolCallId,
-          ordinal,
-          toolName: call.toolName,
-          input: call.input,
-          status: call.invalidReason ? 'done' : 'pending',
-        });
+        const record = records[ordinal]!;
+        this.journal.insertCall(record);
         if (call.invalidReason) {
           const known = this.tools.has(call.toolName);
-          this.journal.recordCallResult(
-            { turnId: state.turn.id, step: state.step, callId: call.toolCallId },
+          this.recordResult(
+            state,
+            record,
             errorOutput(
               known
                 ? `The call to ${call.toolName} could not be parsed: ${call.invalidReason}`
@@ -676,16 +684,27 @@ export class Engine {
       state.calls.push({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
       state.emit({ type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
     }
+    return records;
+  }
+
+  /**
+   * Records a call's result: kept in memory for the step's settlement, and written now unless
+   * `defer` (a safe lone call, whose result is written with the settlement).
+   */
+  private recordResult(state: TurnState, call: CallRecord, output: ToolResultOutput, defer = false): void {
+    state.outputs.set(call.callId, output);
+    call.status = 'done';
+    if (!defer) this.journal.recordCallResult(call, output);
   }
 
   /**
    * A step settles when every call has a result: the capped results and capped arguments are
    * written in one transaction, and the full results leave the ledger.
    */
-  private settleStep(state: TurnState, step: number): void {
-    const calls = this.journal.calls(state.turn.id, step);
-    const fullOutputs = calls.map((call) => (call.result ?? state.deferred.get(call.callId)) as ToolResultOutput);
-    state.deferred.clear();
+  private settleStep(state: TurnState, step: number, known?: readonly CallRecord[]): void {
+    const calls = known ?? this.journal.calls(state.turn.id, step);
+    const fullOutputs = calls.map((call) => (state.outputs.get(call.callId) ?? call.result) as ToolResultOutput);
+    state.outputs.clear();
     const capped = capStepOutputs(fullOutputs);
     const cappedInputs = capArguments(
       calls.map((call) => call.input),
@@ -742,7 +761,7 @@ export class Engine {
         if (call.status === 'done' || call.status === 'settled') return;
         const entry = this.tools.get(call.toolName);
         if (!entry) {
-          this.journal.recordCallResult(call, errorOutput(`There is no tool named ${call.toolName}.`));
+          this.recordResult(state, call, errorOutput(`There is no tool named ${call.toolName}.`));
           return;
         }
         const decision = await this.approve(state, call, entry.tool, decisions);
@@ -752,7 +771,7 @@ export class Engine {
         }
         if (decision && !decision.approved) {
           const reason = decision.reason ?? 'The host denied this call.';
-          this.journal.recordCallResult(call, { type: 'execution-denied', reason });
+          this.recordResult(state, call, { type: 'execution-denied', reason });
           state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason });
           state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
           return;
@@ -828,8 +847,7 @@ export class Engine {
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
       : errorOutput(outcome.error);
-    if (alone && tool.effect !== 'unsafe') state.deferred.set(call.callId, output);
-    else this.journal.recordCallResult(call, output);
+    this.recordResult(state, call, output, alone && tool.effect !== 'unsafe');
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const duration = seconds(performance.now() - started);
     if (outcome.ok) {
@@ -901,8 +919,8 @@ export class Engine {
     this.commit(state);
     const open = this.journal.openCalls(state.turn.id);
     for (const call of open) {
-      if (call.status !== 'done') {
-        this.journal.recordCallResult(call, errorOutput('Cancelled by the user before it ran.'));
+      if (call.status !== 'done' && !state.outputs.has(call.callId)) {
+        this.recordResult(state, call, errorOutput('Cancelled by the user before it ran.'));
       }
     }
     if (open.length > 0) this.settleStep(state, open[0]!.step);
