@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { canonicalJson } from '../util/jcs.ts';
 import { AcxError } from '../util/errors.ts';
 import type { ACPSettings, ACPSource } from './settings.ts';
@@ -154,10 +154,42 @@ function installEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, ...extra };
 }
 
+/** The pnpm release used through npx when pnpm is not installed (pnpm 9 reads lockfile v9). */
+export const PINNED_PNPM_VERSION = '9.15.9';
+
+function onPath(name: string, path: string): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
+ * How to run pnpm: the `pnpm` on PATH, else the pinned release through the npx next to the Node
+ * running acx (or on PATH) — `npx --yes pnpm@<version>`, so nothing needs a global install.
+ */
+export function pnpmCommand(path: string): { command: string; args: string[] } {
+  const pnpm = onPath('pnpm', path);
+  if (pnpm) return { command: pnpm, args: [] };
+  const beside = join(dirname(process.execPath), 'npx');
+  const npx = existsSync(beside) ? beside : onPath('npx', path);
+  if (!npx) {
+    throw new AcxError('acp-bootstrap-failed', 'Neither pnpm nor npx is available to install an npm-locked ACP source.', { hint: 'Install pnpm (or npm, which provides npx) and retry.' });
+  }
+  return { command: npx, args: ['--yes', `pnpm@${PINNED_PNPM_VERSION}`] };
+}
+
 export interface BootstrapOptions {
   cacheDir: string;
   progress: NodeJS.WritableStream | null;
   timeoutMs?: number;
+  /** Extra environment for the installers (e.g. `npm_config_registry`); never part of the identity. */
+  installEnv?: Record<string, string>;
 }
 
 export async function bootstrap(settings: ACPSettings, options: BootstrapOptions): Promise<BootstrapResult> {
@@ -184,12 +216,20 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
     if (source.type === 'npm-simple') {
       const spec = source.packageVersion ? `${source.packageName}@${source.packageVersion}` : source.packageName;
       writeFileSync(join(impl, 'package.json'), JSON.stringify({ name: `acx-bootstrap-${settings.harnessId}`, private: true }, null, 2));
-      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({}), label: `installing ${spec}`, progress, timeoutMs });
+      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({ ...options.installEnv }), label: `installing ${spec}`, progress, timeoutMs });
     } else if (source.type === 'npm-locked') {
       writeFileSync(join(impl, 'package.json'), source.packageJson);
       writeFileSync(join(impl, 'pnpm-lock.yaml'), source.pnpmLockYaml);
       if (source.pnpmWorkspaceYaml !== undefined) writeFileSync(join(impl, 'pnpm-workspace.yaml'), source.pnpmWorkspaceYaml);
-      await run('pnpm', ['install', '--frozen-lockfile'], { cwd: impl, env: installEnv({}), label: 'installing the locked pnpm project', progress, timeoutMs });
+      const pnpm = pnpmCommand(process.env.PATH ?? '');
+      await run(pnpm.command, [...pnpm.args, 'install', '--frozen-lockfile'], {
+        cwd: impl,
+        // No install-time prompts; HOME stays the host's so pnpm's store is shared between bootstraps.
+        env: installEnv({ CI: 'true', npm_config_yes: 'true', ...options.installEnv }),
+        label: 'installing the locked pnpm project',
+        progress,
+        timeoutMs,
+      });
     } else {
       const home = join(impl, 'home');
       mkdirSync(join(home, '.local', 'bin'), { recursive: true });

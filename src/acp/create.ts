@@ -3,7 +3,7 @@ import type { AgentConfig, Harness, HarnessSession } from '../agent/harness.ts';
 import { silentLogger } from '../util/logger.ts';
 import { bootstrap, type BootstrapResult, defaultCacheDir } from './bootstrap.ts';
 import { createLocalSandbox } from './sandbox.ts';
-import { openACPSession } from './session.ts';
+import { type ACPHarnessSession, openACPSession } from './session.ts';
 import { type ACPSettings, validateSettings } from './settings.ts';
 
 /**
@@ -19,6 +19,7 @@ export interface ACPHarness extends Harness {
   readonly settings: Readonly<ACPSettings>;
   /** Installs (or reuses) the implementation without opening a session. */
   bootstrap(): Promise<BootstrapResult>;
+  openSession(config: AgentConfig, options: { sessionId: string }): Promise<ACPHarnessSession>;
 }
 
 export function createACP(settings: ACPSettings): ACPHarness {
@@ -44,7 +45,7 @@ export function createACP(settings: ACPSettings): ACPHarness {
     id: `acp:${settings.harnessId}`,
     settings: frozen,
     bootstrap: ensureBootstrap,
-    async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
+    async openSession(config: AgentConfig, { sessionId }): Promise<ACPHarnessSession> {
       const installed = await ensureBootstrap();
       const sandboxSession = await sandbox.createSession({ harnessId: settings.harnessId, sessionId });
       const session = await openACPSession({

@@ -6,5 +6,6 @@ export { createLocalSandbox, type Sandbox, type SandboxSession, type LocalSandbo
 export { bootstrap, bootstrapIdentity, bootstrapDir, defaultCacheDir, type BootstrapResult } from './bootstrap.ts';
 export { resolveGatewayEnv, selectAuth, DEFAULT_GATEWAY_BASE_URL } from './auth.ts';
 export { TurnTranslator, finishReasonOf, permissionKindOf, usageOf } from './translate.ts';
-export { HOST_MCP_SERVER_NAME } from './session.ts';
+export { HOST_MCP_SERVER_NAME, type ACPHarnessSession } from './session.ts';
+export { createToolCatalog, missingToolMessage, type ToolCatalog, type StaleToolCall } from './tool-catalog.ts';
 export * from './profiles/index.ts';

@@ -19,6 +19,7 @@ import { answer, CANCELLED } from './permissions.ts';
 import type { SandboxSession } from './sandbox.ts';
 import { type ACPMcpServer, type ACPPermissionModeTarget, type ACPSettings, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
 import { writeSkills } from './skills.ts';
+import { createToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './translate.ts';
 
 /**
@@ -30,6 +31,20 @@ import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './tra
 
 export const HOST_MCP_SERVER_NAME = 'acx';
 const BRIDGE_SCRIPT = fileURLToPath(new URL('./mcp-stdio-bridge.ts', import.meta.url));
+
+/** An ACP session of the adapter: a HarnessSession whose host tools can change between turns. */
+export interface ACPHarnessSession extends HarnessSession {
+  /**
+   * Replaces the host tools served to the agent. Connected agents get
+   * `notifications/tools/list_changed` and are expected to refetch; a turn in which the agent
+   * still calls a removed tool without having refetched fails with
+   * HarnessCapabilityUnsupportedError. A session opened without host tools has no MCP server to
+   * change: open a new session instead.
+   */
+  setTools(tools: readonly Tool[]): void;
+  /** The names of the host tools the agent is currently offered. */
+  toolNames(): string[];
+}
 
 export interface OpenACPSessionInput {
   settings: ACPSettings;
@@ -99,7 +114,7 @@ function listenError(error: unknown, port: number): AcxError {
   return new AcxError('acp-port-unavailable', `Could not listen on 127.0.0.1:${port}: ${errorMessage(error)}`, { cause: error });
 }
 
-export async function openACPSession(input: OpenACPSessionInput): Promise<HarnessSession> {
+export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHarnessSession> {
   const { settings, config, sandbox, logger } = input;
   const log = logger.child({ harness: settings.harnessId, session: input.sessionId });
 
@@ -136,8 +151,10 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
 
   try {
     // Host tools, served in-process over Streamable HTTP on the bridge port with a bearer token.
-    const tools: Tool[] = config.tools.map((t) => ({ ...t, needsApproval: needsApproval(t, config.permissionMode) }));
+    const gate = (list: readonly Tool[]): Tool[] => list.map((t) => ({ ...t, needsApproval: needsApproval(t, config.permissionMode) }));
+    const tools: Tool[] = gate(config.tools);
     let host: HostToolServer | undefined;
+    let catalog: ToolCatalog | undefined;
     let serving: HttpServing | undefined;
     if (tools.length > 0) {
       host = createHostToolServer(tools, {
@@ -155,8 +172,9 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
       });
       const h = host;
       cleanups.push(() => h.close());
+      catalog = createToolCatalog(host);
       const token = settings.mintBridgeToken ? settings.mintBridgeToken(sandbox.id) : undefined;
-      serving = await serveHttp(host, { port, ...(token !== undefined ? { token } : {}), logger: log }).catch((error: unknown) => {
+      serving = await serveHttp(catalog.host, { port, ...(token !== undefined ? { token } : {}), logger: log }).catch((error: unknown) => {
         throw listenError(error, port);
       });
       const s = serving;
@@ -370,6 +388,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
     }
 
     let firstTurn = true;
+    let refreshedVersion = 0;
     let busy = false;
     let dead: AcxError | undefined;
     void proc.exited.then((error) => {
@@ -402,6 +421,13 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
         if (firstTurn && instructions && !im) blocks.unshift({ type: 'text', text: `<instructions>\n${instructions}\n</instructions>` });
         let promptMeta: Record<string, unknown> | undefined;
         if (outputSchema && settings.outputSchemaMapping) promptMeta = withPath(undefined, settings.outputSchemaMapping.path, outputSchema.jsonSchema);
+        if (catalog && catalog.version !== refreshedVersion) {
+          // The catalog changed since the last turn: give connected agents a moment to handle
+          // list_changed and refetch before the prompt, so a well-behaved agent sees new tools.
+          refreshedVersion = catalog.version;
+          if (!(await catalog.awaitRefresh(settings.toolRefreshGraceMs ?? 2000))) log.info('acp agent did not refetch host tools after list_changed');
+        }
+        catalog?.drainMissingCalls(); // calls between turns belong to no turn
         turn = active;
         emit({ type: 'start', sessionId: input.sessionId, turnId, resumed: false });
         translator.start();
@@ -420,6 +446,16 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
         if (active.cancelled || response.stopReason === 'cancelled') {
           emit({ type: 'abort' });
           throw new TurnAbortedError();
+        }
+        const missing = catalog?.drainMissingCalls() ?? [];
+        const stale = missing.filter((c) => c.removed && !c.refreshed);
+        for (const call of missing.filter((c) => !stale.includes(c))) log.warn('acp agent called a tool the host does not provide', { tool: call.toolName });
+        if (stale.length > 0) {
+          const names = [...new Set(stale.map((c) => c.toolName))].join(', ');
+          throw new HarnessCapabilityUnsupportedError(
+            `${settings.harnessId} kept stale host tools: it called ${names}, which acx no longer provides, without refetching tools/list after notifications/tools/list_changed. Current tools: ${catalog!.names().join(', ') || 'none'}.`,
+            { hint: 'This agent does not refresh its MCP tool list: open a new session after changing the tools.' },
+          );
         }
         const finishReason = finishReasonOf(response.stopReason);
         const usage = usageOf(response);
@@ -468,6 +504,20 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<Harnes
     };
     return {
       id: input.sessionId,
+      setTools(next: readonly Tool[]) {
+        if (closed) throw new AcxError('acp-session-closed', 'This ACP session is closed.', { hint: 'Open a new session.' });
+        if (!catalog) {
+          throw new HarnessCapabilityUnsupportedError(`This ${settings.harnessId} session was opened without host tools, so the agent has no acx MCP server to refresh.`, {
+            hint: 'Open a new session with the tools instead.',
+          });
+        }
+        const gated = gate(next);
+        catalog.setTools(gated);
+        hostToolNames.clear();
+        for (const t of gated) hostToolNames.add(t.name);
+        log.info('acp host tools changed', { tools: gated.length, catalog: catalog.version });
+      },
+      toolNames: () => catalog?.names() ?? [],
       hasUnfinishedTurn: () => false,
       run: runTurn,
       async continue(_input: HarnessContinueInput): Promise<TurnResult> {

@@ -122,6 +122,8 @@ export interface ACPSettings {
   sandbox?: Sandbox;
   /** Cache root for bootstraps; default $ACX_CACHE_DIR or ~/.cache/acx. */
   cacheDir?: string;
+  /** After a session's host tools change, how long the next turn waits for the agent to refetch tools/list; default 2 s. */
+  toolRefreshGraceMs?: number;
   /** How long to wait for the agent to answer `session/cancel` before killing it; default 10 s. */
   cancelGraceMs?: number;
   logger?: Logger;

@@ -139,10 +139,22 @@ export function describeRealAgent(options: RealAgentOptions): void {
         const controller = new AbortController();
         const before = server.requests.length;
         const turn = agent.generate({ session, prompt: 'Think slowly. [slow]', abortSignal: controller.signal });
-        while (server.requests.length === before) await new Promise((r) => setTimeout(r, 50));
+        // Wait (bounded) until the agent's model request is in flight and held by the server.
+        for (let i = 0; server.requests.length === before; i++) {
+          if (i > 1200) throw new Error('the agent never called the model server within 60 s');
+          await new Promise((r) => setTimeout(r, 50));
+        }
         controller.abort();
-        await expect(turn).rejects.toMatchObject({ code: 'aborted' });
-        release();
+        // A real upstream answers eventually: let the held response go after a while, so an
+        // agent slow to honour the cancel cannot deadlock the test; the turn must still end as
+        // cancelled.
+        const letGo = setTimeout(release, 5_000);
+        try {
+          await expect(turn).rejects.toMatchObject({ code: 'aborted' });
+        } finally {
+          clearTimeout(letGo);
+          release();
+        }
         const next = await agent.generate({ session, prompt: 'Reply with pong. [pong]' });
         expect(next.text).toContain('PONG from the model server');
         expect(next.text).not.toContain('thinking slowly');
