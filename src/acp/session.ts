@@ -4,12 +4,12 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { UserContent } from 'ai';
 import type { AgentConfig, HarnessContinueInput, HarnessRunInput, HarnessSession } from '../agent/harness.ts';
 import { TurnAbortedError, type TurnHooks, type TurnResult } from '../engine/engine.ts';
-import type { ApprovalRequest, HarnessStreamPart } from '../engine/events.ts';
+import { type ApprovalRequest, emptyUsage, type HarnessStreamPart } from '../engine/events.ts';
 import { createHostToolServer, type HostToolServer } from '../mcp/host-server.ts';
 import { type HttpServing, serveHttp } from '../mcp/serve.ts';
 import { modeAllows, needsApproval } from '../tools/permission.ts';
 import { normalizeSchema } from '../tools/schema.ts';
-import type { Tool } from '../tools/tool.ts';
+import type { Tool, ToolOutput } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
@@ -59,11 +59,30 @@ export interface OpenACPSessionInput {
 }
 
 interface ActiveTurn {
+  turnId: string;
   hooks: TurnHooks;
+  /** Where parts go: the current run()/continue() caller, or a buffer while the turn is paused. */
   emit: (part: HarnessStreamPart) => void;
   translator: TurnTranslator;
   cancelled: boolean;
   pendingPermissions: Set<(r: acp.RequestPermissionResponse) => void>;
+  /** MCP calls of host tools without `execute`, held open until continue() supplies results. */
+  held: Map<string, HeldCall>;
+  /** Wakes the turn's driver when a call is held while it waits for the prompt. */
+  wake: (() => void) | undefined;
+  /** The in-flight session/prompt, as an outcome that never rejects (it may settle while paused). */
+  outcome: Promise<{ response: acp.PromptResponse } | { error: unknown }> | undefined;
+  killTimer: NodeJS.Timeout | undefined;
+  /** Parts produced while paused, replayed to the continue() caller. */
+  buffer: HarnessStreamPart[] | undefined;
+}
+
+interface HeldCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  resolve: (output: ToolOutput) => void;
+  reject: (error: Error) => void;
 }
 
 function toMcpServer(name: string, server: ACPMcpServer): acp.McpServer {
@@ -168,6 +187,29 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
           active.emit({ type: 'tool-approval-request', ...request });
           const decision = await active.hooks.onApprovalRequest(request);
           return decision.approved;
+        },
+        // A host tool without `execute`: hold the MCP call and pause the turn until continue()
+        // supplies the result (the ACP session/prompt stays in flight meanwhile).
+        onCall: (call) => {
+          const active = turn;
+          if (!active || active.cancelled) {
+            return Promise.reject(new AcxError('acp-no-turn', `${call.tool.name} has no executor and no turn is waiting for its result.`));
+          }
+          return new Promise<ToolOutput>((resolve, reject) => {
+            const held: HeldCall = { toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input, resolve, reject };
+            active.held.set(call.toolCallId, held);
+            call.signal.addEventListener(
+              'abort',
+              () => {
+                if (active.held.delete(call.toolCallId)) reject(new Error('The agent cancelled the tool call.'));
+              },
+              { once: true },
+            );
+            active.emit({ type: 'tool-call', toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input, providerExecuted: false, dynamic: false } as HarnessStreamPart);
+            active.translator.toolCalls.push({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input });
+            log.info('acp host call awaiting a result', { tool: call.tool.name, toolCallId: call.toolCallId });
+            active.wake?.();
+          });
         },
       });
       const h = host;
@@ -390,6 +432,8 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     let firstTurn = true;
     let refreshedVersion = 0;
     let busy = false;
+    /** A turn that returned with pendingToolCalls while its session/prompt is still in flight. */
+    let paused: ActiveTurn | undefined;
     let dead: AcxError | undefined;
     void proc.exited.then((error) => {
       dead = error;
@@ -397,52 +441,93 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     const cancelGraceMs = settings.cancelGraceMs ?? 10_000;
     const outputSchema = config.output !== undefined ? normalizeSchema(config.output) : undefined;
 
-    const runTurn = async (runInput: HarnessRunInput): Promise<TurnResult> => {
-      if (dead) throw dead;
-      if (busy) throw new AcxError('acp-turn-in-progress', 'This ACP session is already running a turn.', { hint: 'Wait for the turn to finish or cancel it first.' });
-      busy = true;
-      const turnId = randomUUID();
-      const emit = runInput.emit ?? (() => {});
-      const translator = new TurnTranslator({ emit, hostToolNames, hostServerName: HOST_MCP_SERVER_NAME, builtinTools: settings.builtinTools });
-      const active: ActiveTurn = { hooks: runInput, emit, translator, cancelled: false, pendingPermissions: new Set() };
-      let killTimer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
-        if (active.cancelled) return;
-        active.cancelled = true;
-        for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
-        ctx.notify(acp.methods.agent.session.cancel, { sessionId: sessionIdOnAgent }).catch(() => {});
-        // An agent that ignores session/cancel is stopped, so the caller never hangs.
-        killTimer = setTimeout(() => void proc.stop(), cancelGraceMs);
-        killTimer.unref();
+    /** Cancels a turn: session/cancel, pending permissions answered `cancelled`, held host calls ended with an error. */
+    const cancelTurn = (active: ActiveTurn) => {
+      if (active.cancelled) return;
+      active.cancelled = true;
+      for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+      for (const held of [...active.held.values()]) held.reject(new Error('The turn was cancelled before the host supplied a result.'));
+      active.held.clear();
+      ctx.notify(acp.methods.agent.session.cancel, { sessionId: sessionIdOnAgent }).catch(() => {});
+      // An agent that ignores session/cancel is stopped, so the caller never hangs.
+      active.killTimer = setTimeout(() => void proc.stop(), cancelGraceMs);
+      active.killTimer.unref();
+    };
+
+    const endTurn = (active: ActiveTurn) => {
+      if (active.killTimer) clearTimeout(active.killTimer);
+      for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+      for (const held of [...active.held.values()]) held.reject(new Error('The turn ended before the host supplied a result.'));
+      active.held.clear();
+      if (turn === active) turn = undefined;
+      if (paused === active) paused = undefined;
+    };
+
+    const pendingOf = (active: ActiveTurn) => [...active.held.values()].map(({ toolCallId, toolName, input: callInput }) => ({ toolCallId, toolName, input: callInput }));
+
+    /** Returns from run()/continue() while held host calls wait; later parts are buffered for continue(). */
+    const pause = (active: ActiveTurn, resumed: boolean): TurnResult => {
+      const pendingToolCalls = pendingOf(active);
+      const steps = active.translator.step;
+      const usage = emptyUsage();
+      active.translator.pause();
+      active.emit({ type: 'finish', finishReason: 'tool-calls', totalUsage: usage });
+      const buffer: HarnessStreamPart[] = [];
+      active.buffer = buffer;
+      active.emit = (part) => buffer.push(part);
+      paused = active;
+      log.info('acp turn paused', { awaiting_results: pendingToolCalls.length });
+      return {
+        sessionId: input.sessionId,
+        turnId: active.turnId,
+        text: '',
+        unspoken: undefined,
+        output: undefined,
+        finishReason: 'tool-calls',
+        usage,
+        steps,
+        toolCalls: [...active.translator.toolCalls],
+        toolResults: [...active.translator.toolResults],
+        pendingApprovals: [],
+        pendingToolCalls,
+        resumed,
       };
+    };
+
+    /** Consumes the prompt's updates until its stop reason, or pauses while a host call waits for a result. */
+    const drive = async (active: ActiveTurn, hooks: TurnHooks, resumed: boolean): Promise<TurnResult> => {
+      const emit = (part: HarnessStreamPart) => active.emit(part);
+      const translator = active.translator;
+      const onAbort = () => cancelTurn(active);
+      hooks.abortSignal?.addEventListener('abort', onAbort, { once: true });
+      let pausedAgain = false;
       try {
-        if (runInput.abortSignal?.aborted) throw new TurnAbortedError();
-        const blocks = promptBlocks(runInput.prompt, init.agentCapabilities?.promptCapabilities);
-        if (firstTurn && instructions && !im) blocks.unshift({ type: 'text', text: `<instructions>\n${instructions}\n</instructions>` });
-        let promptMeta: Record<string, unknown> | undefined;
-        if (outputSchema && settings.outputSchemaMapping) promptMeta = withPath(undefined, settings.outputSchemaMapping.path, outputSchema.jsonSchema);
-        if (catalog && catalog.version !== refreshedVersion) {
-          // The catalog changed since the last turn: give connected agents a moment to handle
-          // list_changed and refetch before the prompt, so a well-behaved agent sees new tools.
-          refreshedVersion = catalog.version;
-          if (!(await catalog.awaitRefresh(settings.toolRefreshGraceMs ?? 2000))) log.info('acp agent did not refetch host tools after list_changed');
+        if (hooks.abortSignal?.aborted) cancelTurn(active);
+        let outcome: { response: acp.PromptResponse } | { error: unknown };
+        for (;;) {
+          if (!active.cancelled && active.held.size > 0) {
+            pausedAgain = true;
+            return pause(active, resumed);
+          }
+          const woke = new Promise<'held'>((resolve) => {
+            active.wake = () => resolve('held');
+          });
+          const next = await Promise.race([active.outcome!, woke]);
+          active.wake = undefined;
+          if (next !== 'held') {
+            outcome = next;
+            break;
+          }
         }
-        catalog?.drainMissingCalls(); // calls between turns belong to no turn
-        turn = active;
-        emit({ type: 'start', sessionId: input.sessionId, turnId, resumed: false });
-        translator.start();
-        runInput.abortSignal?.addEventListener('abort', onAbort, { once: true });
-        firstTurn = false;
-        let response: acp.PromptResponse;
-        try {
-          response = await agentCall(ctx.request(acp.methods.agent.session.prompt, { sessionId: sessionIdOnAgent, prompt: blocks, ...(promptMeta ? { _meta: promptMeta } : {}) }), 'session/prompt');
-        } catch (error) {
+        if ('error' in outcome) {
           if (active.cancelled) {
             emit({ type: 'abort' });
             throw new TurnAbortedError();
           }
+          const error = outcome.error;
           throw error instanceof AcxError ? error : new AcxError('acp-prompt-failed', `${settings.harnessId} failed the prompt: ${errorMessage(error)}`, { cause: error });
         }
+        const response = outcome.response;
         if (active.cancelled || response.stopReason === 'cancelled') {
           emit({ type: 'abort' });
           throw new TurnAbortedError();
@@ -474,7 +559,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         }
         return {
           sessionId: input.sessionId,
-          turnId,
+          turnId: active.turnId,
           text: translator.text,
           unspoken: undefined,
           output,
@@ -485,13 +570,107 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
           toolResults: translator.toolResults,
           pendingApprovals: [],
           pendingToolCalls: [],
-          resumed: false,
+          resumed,
         };
       } finally {
-        runInput.abortSignal?.removeEventListener('abort', onAbort);
-        if (killTimer) clearTimeout(killTimer);
-        for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
-        if (turn === active) turn = undefined;
+        hooks.abortSignal?.removeEventListener('abort', onAbort);
+        active.wake = undefined;
+        if (!pausedAgain) endTurn(active);
+      }
+    };
+
+    const runTurn = async (runInput: HarnessRunInput): Promise<TurnResult> => {
+      if (dead) throw dead;
+      if (paused) {
+        throw new AcxError('acp-turn-paused', 'This ACP session has a turn paused for host tool results, so it cannot take a new message yet.', {
+          hint: `Continue it first with continueGenerate/continueStream({ session, toolResults }) for ${pendingOf(paused).map((c) => c.toolCallId).join(', ')} (or continue with an aborted abortSignal to cancel it).`,
+        });
+      }
+      if (busy) throw new AcxError('acp-turn-in-progress', 'This ACP session is already running a turn.', { hint: 'Wait for the turn to finish or cancel it first.' });
+      busy = true;
+      const active: ActiveTurn = {
+        turnId: randomUUID(),
+        hooks: runInput,
+        emit: runInput.emit ?? (() => {}),
+        translator: undefined as unknown as TurnTranslator,
+        cancelled: false,
+        pendingPermissions: new Set(),
+        held: new Map(),
+        wake: undefined,
+        outcome: undefined,
+        killTimer: undefined,
+        buffer: undefined,
+      };
+      active.translator = new TurnTranslator({ emit: (part) => active.emit(part), hostToolNames, hostServerName: HOST_MCP_SERVER_NAME, builtinTools: settings.builtinTools });
+      try {
+        if (runInput.abortSignal?.aborted) throw new TurnAbortedError();
+        const blocks = promptBlocks(runInput.prompt, init.agentCapabilities?.promptCapabilities);
+        if (firstTurn && instructions && !im) blocks.unshift({ type: 'text', text: `<instructions>\n${instructions}\n</instructions>` });
+        let promptMeta: Record<string, unknown> | undefined;
+        if (outputSchema && settings.outputSchemaMapping) promptMeta = withPath(undefined, settings.outputSchemaMapping.path, outputSchema.jsonSchema);
+        if (catalog && catalog.version !== refreshedVersion) {
+          // The catalog changed since the last turn: give connected agents a moment to handle
+          // list_changed and refetch before the prompt, so a well-behaved agent sees new tools.
+          refreshedVersion = catalog.version;
+          if (!(await catalog.awaitRefresh(settings.toolRefreshGraceMs ?? 2000))) log.info('acp agent did not refetch host tools after list_changed');
+        }
+        catalog?.drainMissingCalls(); // calls between turns belong to no turn
+        turn = active;
+        active.emit({ type: 'start', sessionId: input.sessionId, turnId: active.turnId, resumed: false });
+        active.translator.start();
+        firstTurn = false;
+        active.outcome = agentCall(ctx.request(acp.methods.agent.session.prompt, { sessionId: sessionIdOnAgent, prompt: blocks, ...(promptMeta ? { _meta: promptMeta } : {}) }), 'session/prompt').then(
+          (response) => ({ response }),
+          (error: unknown) => ({ error }),
+        );
+        return await drive(active, runInput, false);
+      } finally {
+        if (!active.outcome) endTurn(active); // failed before the prompt was sent
+        busy = false;
+      }
+    };
+
+    const continueTurn = async (continueInput: HarnessContinueInput): Promise<TurnResult> => {
+      if (dead) throw dead;
+      if (busy) throw new AcxError('acp-turn-in-progress', 'This ACP session is already running a turn.', { hint: 'Wait for the turn to finish or cancel it first.' });
+      const active = paused;
+      if (!active) {
+        throw new AcxError('acp-no-paused-turn', 'This ACP session has no turn waiting for tool results.', { hint: 'Send a new message with generate/stream instead.' });
+      }
+      if (continueInput.approvals && continueInput.approvals.length > 0) {
+        throw new HarnessCapabilityUnsupportedError('ACP turns do not wait for approvals: they are answered inline through onApprovalRequest.', {
+          hint: 'Continue this turn with toolResults only.',
+        });
+      }
+      const results = continueInput.toolResults ?? [];
+      const unknown = results.filter((r) => !active.held.has(r.toolCallId)).map((r) => r.toolCallId);
+      if (unknown.length > 0) {
+        throw new AcxError('acp-unknown-tool-call', `No paused tool call of this ACP session has the id ${unknown.join(', ')}.`, {
+          hint: `Pending tool calls: ${[...active.held.keys()].join(', ') || 'none'}.`,
+        });
+      }
+      busy = true;
+      paused = undefined;
+      try {
+        const buffered = active.buffer ?? [];
+        active.buffer = undefined;
+        active.hooks = continueInput;
+        active.emit = continueInput.emit ?? (() => {});
+        active.emit({ type: 'start', sessionId: input.sessionId, turnId: active.turnId, resumed: true });
+        if (!continueInput.abortSignal?.aborted) {
+          for (const r of results) {
+            const held = active.held.get(r.toolCallId);
+            if (!held) continue; // listed twice
+            active.held.delete(r.toolCallId);
+            active.emit({ type: 'tool-result', toolCallId: held.toolCallId, toolName: held.toolName, input: held.input, output: r.output, providerExecuted: false } as HarnessStreamPart);
+            active.translator.toolResults.push({ toolCallId: held.toolCallId, toolName: held.toolName, input: held.input, output: r.output });
+            held.resolve(r.output as ToolOutput);
+          }
+        }
+        active.translator.resume();
+        for (const part of buffered) active.emit(part);
+        return await drive(active, continueInput, true);
+      } finally {
         busy = false;
       }
     };
@@ -500,6 +679,16 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     const close = async () => {
       if (closed) return;
       closed = true;
+      if (paused) {
+        // Held host calls end with an error result and the agent is told to cancel before it stops.
+        const p = paused;
+        cancelTurn(p);
+        endTurn(p);
+        // Let the agent acknowledge the cancel (bounded) so it is not killed mid-prompt.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([p.outcome, new Promise<void>((r) => (timer = setTimeout(r, Math.min(cancelGraceMs, 2000))))]);
+        clearTimeout(timer);
+      }
       await cleanup();
     };
     return {
@@ -518,13 +707,9 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         log.info('acp host tools changed', { tools: gated.length, catalog: catalog.version });
       },
       toolNames: () => catalog?.names() ?? [],
-      hasUnfinishedTurn: () => false,
+      hasUnfinishedTurn: () => paused !== undefined,
       run: runTurn,
-      async continue(_input: HarnessContinueInput): Promise<TurnResult> {
-        throw new HarnessCapabilityUnsupportedError('ACP turns do not suspend: approvals are answered inline through onApprovalRequest.', {
-          hint: 'Pass onApprovalRequest to generate/stream instead of continuing a turn.',
-        });
-      },
+      continue: continueTurn,
       detach: close,
       async destroy() {
         await close();

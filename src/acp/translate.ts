@@ -132,6 +132,17 @@ export class TurnTranslator {
     this.options.emit({ type: 'start-step', step: this.step });
   }
 
+  /** Closes the current step for a pause (a host call waits for a result); the next step opens on resume(). */
+  pause(): void {
+    this.options.emit({ type: 'finish-step', step: this.step, finishReason: 'tool-calls', usage: emptyUsage() });
+    this.step += 1;
+    this.toolFinishedInStep = false;
+  }
+
+  resume(): void {
+    this.options.emit({ type: 'start-step', step: this.step });
+  }
+
   finish(finishReason: FinishReason): void {
     this.options.emit({ type: 'finish-step', step: this.step, finishReason, usage: emptyUsage() });
   }
