@@ -72,6 +72,8 @@ interface ActiveTurn {
   wake: (() => void) | undefined;
   /** The in-flight session/prompt, as an outcome that never rejects (it may settle while paused). */
   outcome: Promise<{ response: acp.PromptResponse } | { error: unknown }> | undefined;
+  /** Ends the outcome when the agent cannot: it was stopped after ignoring session/cancel. */
+  forceOutcome?: ((value: { error: unknown }) => void) | undefined;
   killTimer: NodeJS.Timeout | undefined;
   /** Parts produced while paused, replayed to the continue() caller. */
   buffer: HarnessStreamPart[] | undefined;
@@ -449,8 +451,11 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       for (const held of [...active.held.values()]) held.reject(new Error('The turn was cancelled before the host supplied a result.'));
       active.held.clear();
       ctx.notify(acp.methods.agent.session.cancel, { sessionId: sessionIdOnAgent }).catch(() => {});
-      // An agent that ignores session/cancel is stopped, so the caller never hangs.
-      active.killTimer = setTimeout(() => void proc.stop(), cancelGraceMs);
+      // An agent that ignores session/cancel is stopped, so the caller never hangs — even when
+      // its process tree keeps the connection's pipe open, the turn's outcome is ended here.
+      active.killTimer = setTimeout(() => {
+        void proc.stop().finally(() => active.forceOutcome?.({ error: new Error(`${settings.harnessId} ignored session/cancel and was stopped`) }));
+      }, cancelGraceMs);
       active.killTimer.unref();
     };
 
@@ -619,10 +624,14 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         active.emit({ type: 'start', sessionId: input.sessionId, turnId: active.turnId, resumed: false });
         active.translator.start();
         firstTurn = false;
-        active.outcome = agentCall(ctx.request(acp.methods.agent.session.prompt, { sessionId: sessionIdOnAgent, prompt: blocks, ...(promptMeta ? { _meta: promptMeta } : {}) }), 'session/prompt').then(
-          (response) => ({ response }),
-          (error: unknown) => ({ error }),
-        );
+        const forced = new Promise<{ error: unknown }>((resolve) => (active.forceOutcome = resolve));
+        active.outcome = Promise.race([
+          agentCall(ctx.request(acp.methods.agent.session.prompt, { sessionId: sessionIdOnAgent, prompt: blocks, ...(promptMeta ? { _meta: promptMeta } : {}) }), 'session/prompt').then(
+            (response) => ({ response }),
+            (error: unknown) => ({ error }),
+          ),
+          forced,
+        ]);
         return await drive(active, runInput, false);
       } finally {
         if (!active.outcome) endTurn(active); // failed before the prompt was sent
