@@ -40,7 +40,11 @@ export function describeRealAgent(options: RealAgentOptions): void {
   describe(`${options.name} over ACP (real agent, local model server)`, () => {
     let server: ModelServer;
     let harness: ACPHarness;
-    let release: () => void = () => {};
+    // Every held [slow] response (an agent may send more than one request for a prompt).
+    const holds: Array<() => void> = [];
+    const release = () => {
+      for (const letGo of holds.splice(0)) letGo();
+    };
     const calls: string[] = [];
     const echo = tool({
       name: 'echo',
@@ -62,7 +66,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
           const last = r.view.messages[r.view.messages.length - 1];
           const gotToolResult = last?.role === 'tool';
           if (said.includes('[slow]')) {
-            return { text: 'thinking slowly...', pauseUntil: new Promise<void>((resolve) => (release = resolve)) };
+            return { text: 'thinking slowly...', pauseUntil: new Promise<void>((resolve) => holds.push(resolve)) };
           }
           if (said.includes('[echo]')) {
             if (gotToolResult) return { text: `Tool said: ${last.toolResults?.[0]?.output ?? ''}` };
