@@ -24,7 +24,7 @@ import { createACP } from '../src/acp/create.ts';
 import { claudeCodeProfile } from '../src/acp/profiles/claude-code.ts';
 import type { ACPSettings } from '../src/acp/settings.ts';
 import { HarnessAgent } from '../src/agent/harness-agent.ts';
-import { fakeInstallCommand } from '../test/acp/fake-profile.ts';
+import { fakeProfile } from '../test/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 
 const npmFlag = process.argv.find((a) => a.startsWith('--npm'));
@@ -36,15 +36,7 @@ const server = npmFlag ? await startModelServer({ fallback: { text: 'PONG' } }) 
 
 function settingsFor(cacheDir: string): ACPSettings {
   if (!npmFlag) {
-    return {
-      harnessId: 'bench-fake-acp',
-      source: { type: 'install-command', command: fakeInstallCommand() },
-      executable: 'fake-acp',
-      modelMapping: { type: 'session-config-option', path: 'model' },
-      cacheDir,
-      progress: null,
-      hostEnv: {},
-    };
+    return fakeProfile(cacheDir, { harnessId: 'bench-fake-acp' });
   }
   const spec = npmFlag.includes('=') ? npmFlag.slice(npmFlag.indexOf('=') + 1) : '';
   const at = spec.lastIndexOf('@');

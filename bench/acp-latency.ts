@@ -26,7 +26,7 @@ import { createACP } from '../src/acp/create.ts';
 import { claudeCodeProfile } from '../src/acp/profiles/claude-code.ts';
 import type { ACPSettings } from '../src/acp/settings.ts';
 import { HarnessAgent } from '../src/agent/harness-agent.ts';
-import { fakeInstallCommand } from '../test/acp/fake-profile.ts';
+import { fakeProfile } from '../test/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -115,15 +115,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
 
 // ---- fake agent --------------------------------------------------------------------------------
 const cacheDir = mkdtempSync(join(tmpdir(), 'acx-bench-acp-'));
-const fakeSettings: ACPSettings = {
-  harnessId: 'bench-fake-acp',
-  source: { type: 'install-command', command: fakeInstallCommand() },
-  executable: 'fake-acp',
-  modelMapping: { type: 'session-config-option', path: 'model' },
-  cacheDir,
-  progress: null,
-  hostEnv: {},
-};
+const fakeSettings: ACPSettings = fakeProfile(cacheDir, { harnessId: 'bench-fake-acp' });
 const harness = createACP(fakeSettings);
 const installed = await harness.bootstrap();
 const agent = new HarnessAgent({ harness, permissionMode: 'allow-all' });

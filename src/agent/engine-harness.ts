@@ -1,31 +1,26 @@
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { type Checkpoint, Engine, type EngineMemory } from '../engine/engine.ts';
-import type { ModelParams } from '../model/params.ts';
+import { Engine, type EngineOptions } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal } from '../store/journal.ts';
-import { type Logger, silentLogger } from '../util/logger.ts';
+import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 
 /**
  * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
  */
-export interface EngineHarnessOptions {
+/** Engine settings a harness passes through unchanged to every session's engine. */
+type EngineTuning = Pick<
+  EngineOptions,
+  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines'
+>;
+
+export interface EngineHarnessOptions extends EngineTuning {
   /** An AI SDK LanguageModel, a resolved model, or a `provider:model-id` spec. */
   model: LanguageModelV4 | ResolvedModel | string;
   /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
   home?: string;
   journalPath?: string;
-  maxSteps?: number;
-  contextTokens?: number;
-  params?: ModelParams;
-  retries?: number;
-  retryBaseMs?: number;
-  memory?: EngineMemory;
-  logger?: Logger;
-  clock?: () => Date;
-  checkpoint?: (event: Checkpoint) => void;
-  briefLines?: readonly string[];
 }
 
 function isResolved(model: EngineHarnessOptions['model']): model is ResolvedModel {
@@ -49,7 +44,9 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       return openJournal();
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
+      const { model: _model, home: _home, journalPath: _journalPath, ...tuning } = options;
       const engine = new Engine({
+        ...tuning,
         model: await resolve(),
         journal: openJournal(),
         agentId: config.agentId,
@@ -57,16 +54,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         tools: config.tools,
         speech: config.speech,
         permissionMode: config.permissionMode,
-        ...(config.output ? { output: config.output } : {}),
-        ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-        ...(options.contextTokens !== undefined ? { contextTokens: options.contextTokens } : {}),
-        ...(options.params ? { params: options.params } : {}),
-        ...(options.retries !== undefined ? { retries: options.retries } : {}),
-        ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
-        ...(options.memory ? { memory: options.memory } : {}),
-        ...(options.clock ? { clock: options.clock } : {}),
-        ...(options.checkpoint ? { checkpoint: options.checkpoint } : {}),
-        ...(options.briefLines ? { briefLines: options.briefLines } : {}),
+        output: config.output,
         logger: options.logger ?? silentLogger,
       });
       engine.journal.ensureSession(sessionId);
