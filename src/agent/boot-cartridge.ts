@@ -12,7 +12,8 @@ import { negotiate, type HostTool } from '../contract/negotiate.ts';
 import { preflightCheck } from '../contract/preflight.ts';
 import { UnsupportedHarnessError } from '../contract/refusal.ts';
 import { HARNESS_REQUIREMENTS_PATH, parseHarnessRequirements } from '../contract/requirements.ts';
-import { resolveContextBudget } from '../engine/context-budget.ts';
+import { STEP_RESULT_BUDGET } from '../engine/caps.ts';
+import { CHARS_PER_TOKEN, resolveContextBudget } from '../engine/context-budget.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { parseMcpConfigDocument, type McpServerConfig } from '../mcp/config.ts';
 import { PROVIDERS } from '../model/providers.ts';
@@ -353,6 +354,8 @@ export interface AppliedLoopPolicy {
   contextTokens: number | null;
   contextTokensSource: 'host' | 'policy' | 'engine';
   /** Policy knobs the engine has no setting for (reported, not silently dropped). */
+  /** Characters of tool results a step keeps in the transcript (toolResultTruncation.maxTokens); null = the engine's default. */
+  stepResultBudget: number | null;
   notApplied: string[];
 }
 
@@ -384,13 +387,18 @@ export function applyLoopPolicy(input: {
     const window = resolveContextBudget({ modelLimit: input.modelContextWindow }).limit;
     context = { contextTokens: Math.min(window, policy.targetTokenBudget * 2), contextTokensSource: 'policy' };
   }
+  // toolResultTruncation.maxTokens → the per-step result cap, never above the host's own cap
+  // (which the compaction headroom guarantee counts on).
   const notApplied: string[] = [];
-  if (policy.toolResultTruncation) {
+  const truncation = policy.toolResultTruncation;
+  const stepResultBudget =
+    truncation?.maxTokens != null ? Math.min(STEP_RESULT_BUDGET, Math.floor(truncation.maxTokens * CHARS_PER_TOKEN)) : null;
+  if (truncation?.keepLastN != null) {
     notApplied.push(
-      `context.toolResultTruncation ${JSON.stringify(policy.toolResultTruncation)}: the engine caps tool results with its fixed per-step budget`,
+      `context.toolResultTruncation.keepLastN ${truncation.keepLastN}: the engine keeps every result whole for the turn it ran in and caps it afterwards`,
     );
   }
-  return { ...steps, ...context, notApplied };
+  return { ...steps, ...context, stepResultBudget, notApplied };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 /** Engine settings a harness passes through unchanged to every session's engine. */
 type EngineTuning = Pick<
   EngineOptions,
-  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines'
+  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines' | 'stepResultBudget'
 >;
 
 export interface EngineHarnessOptions extends EngineTuning {

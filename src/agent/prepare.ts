@@ -135,6 +135,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     model,
     journalPath: settings.journalPath,
     ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
+    ...(cartridge?.policy.stepResultBudget != null ? { stepResultBudget: cartridge.policy.stepResultBudget } : {}),
     params: settings.modelParams,
     retries: settings.retries,
     memory,

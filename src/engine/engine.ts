@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { composeBrief, fallbackReserveNote, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
-import { capArguments, STEP_ARGS_BUDGET } from './caps.ts';
+import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
 import {
@@ -70,6 +70,8 @@ export interface EngineOptions {
   checkpoint?: (event: Checkpoint) => void;
   /** Extra standing lines for every step's brief (e.g. which optional tools are absent). */
   briefLines?: readonly string[];
+  /** Characters of tool results one step keeps in the journal (default 4,096; a cartridge policy may lower it). */
+  stepResultBudget?: number;
 }
 
 export interface ApprovalDecision {
@@ -705,7 +707,7 @@ export class Engine {
     const calls = known ?? this.journal.calls(state.turn.id, step);
     const fullOutputs = calls.map((call) => (state.outputs.get(call.callId) ?? call.result) as ToolResultOutput);
     state.outputs.clear();
-    const capped = capStepOutputs(fullOutputs);
+    const capped = capStepOutputs(fullOutputs, this.options.stepResultBudget ?? STEP_RESULT_BUDGET);
     const cappedInputs = capArguments(
       calls.map((call) => call.input),
       STEP_ARGS_BUDGET,

@@ -77,6 +77,10 @@ describe('loop-context policy', () => {
     const applied = applyLoopPolicy({ policy, hostMaxSteps: undefined, agentMaxSteps: 12, defaultMaxSteps: 24, hostContextTokens: undefined });
     expect(applied).toMatchObject({ maxSteps: 9, maxStepsSource: 'policy', contextTokens: 60000, contextTokensSource: 'policy' });
     expect(applied.notApplied[0]).toMatch(/toolResultTruncation/);
+    // toolResultTruncation.maxTokens caps a step's kept results, never above the host's own cap
+    expect(applied.stepResultBudget).toBe(4096);
+    const tight = parseLoopPolicy(Buffer.from(JSON.stringify({ context: { toolResultTruncation: { maxTokens: 500 } } })));
+    expect(applyLoopPolicy({ policy: tight, hostMaxSteps: undefined, agentMaxSteps: undefined, defaultMaxSteps: 24, hostContextTokens: undefined })).toMatchObject({ stepResultBudget: 1500, notApplied: [] });
     // never above the host's window
     const big = parseLoopPolicy(Buffer.from(JSON.stringify({ context: { compaction: { targetTokenBudget: 500000 } } })));
     expect(applyLoopPolicy({ policy: big, hostMaxSteps: undefined, agentMaxSteps: undefined, defaultMaxSteps: 24, hostContextTokens: undefined }).contextTokens).toBe(128000);

@@ -52,6 +52,19 @@ describe('the think → act loop', () => {
     expect(briefOf(model.calls[2]!)).toMatch(/Only 0 step\(s\) remain/);
   });
 
+  it('keeps at most stepResultBudget characters of a step\'s results in the journal', async () => {
+    const big = tool({ ...echo, name: 'big', execute: () => 'x'.repeat(5000) });
+    const model = scriptedModel([{ toolCalls: [{ name: 'big', input: { text: 'a' } }] }, { text: 'ok' }]);
+    const harness = createEngineHarness({ model: fromLanguageModel(model), home: home(), stepResultBudget: 1500 });
+    const agent = new HarnessAgent({ harness, tools: [big] });
+    const session = await agent.createSession({ sessionId: 's' });
+    await agent.generate({ session, prompt: 'go' });
+    const stored = harness.journal.messages('s').find((m) => m.kind === 'tool')!;
+    const kept = JSON.stringify(stored.message);
+    expect(kept).toMatch(/chars elided of 5,000/);
+    expect(kept.length).toBeLessThan(2000);
+  });
+
   it('refuses a non-positive step budget with a clear error', async () => {
     for (const maxSteps of [0, -3, 1.5]) {
       const agent = new HarnessAgent({ harness: createEngineHarness({ model: fromLanguageModel(scriptedModel([])), home: home(), maxSteps }) });
