@@ -25,6 +25,7 @@ import {
 } from './events.ts';
 import { backoffMs, classifyFault, isTransient } from './faults.ts';
 import { callModel, type ModelCallResult, type ModelTool, toolSet } from './model-call.ts';
+import { ProviderPrompt } from './provider-prompt.ts';
 import type { ToolSet } from 'ai';
 import { parseStructuredOutput } from './structured-output.ts';
 import { capStepOutputs, errorOutput, toToolResultOutput } from './tool-output.ts';
@@ -164,6 +165,8 @@ interface TurnState {
    * result lives only here until the step's settlement is written.
    */
   outputs: Map<string, ToolResultOutput>;
+  /** The transcript as the provider reads it, converted once per message for this turn. */
+  providerPrompt: ProviderPrompt;
   /**
    * A settled step's journal writes, committed with the next write of the turn (the next
    * assistant message, or the turn's end) so a step costs one commit. Safe because a step only
@@ -318,6 +321,7 @@ export class Engine {
       started: performance.now(),
       resumed: flags.resumed,
       outputs: new Map(),
+      providerPrompt: new ProviderPrompt(),
       pendingSettle: undefined,
     };
     state.turnContext = await this.composeTurnContext(state);
@@ -528,17 +532,6 @@ export class Engine {
     return this.options.clock?.() ?? new Date();
   }
 
-  private buildMessages(state: TurnState, brief: string): ModelMessage[] {
-    const messages = state.transcript.map((entry) => entry.message);
-    if (this.options.model.cacheMode === 'explicit' && messages.length > 0) {
-      // One breakpoint at the stable/volatile boundary: the last frozen message, never the brief.
-      const last = messages.length - 1;
-      messages[last] = withCacheBreakpoint(messages[last]!);
-    }
-    messages.push({ role: 'user', content: brief });
-    return messages;
-  }
-
   private async callWithRescue(state: TurnState): Promise<ModelCallResult> {
     const brief = composeBrief({
       now: this.now(),
@@ -580,7 +573,9 @@ export class Engine {
         const result = await callModel({
           model,
           system: this.options.instructions,
-          messages: this.buildMessages(state, call.brief),
+          messages: state.transcript.map((entry) => entry.message),
+          brief: call.brief,
+          prompt: state.providerPrompt,
           tools: this.sdkTools,
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: this.options.params,
@@ -1035,11 +1030,6 @@ function replaceToolInputs(message: AssistantModelMessage, inputs: Map<string, u
       part.type === 'tool-call' && inputs.has(part.toolCallId) ? { ...part, input: inputs.get(part.toolCallId) } : part,
     ),
   };
-}
-
-function withCacheBreakpoint(message: ModelMessage): ModelMessage {
-  const cacheControl = { anthropic: { cacheControl: { type: 'ephemeral' } } };
-  return { ...message, providerOptions: { ...(message.providerOptions ?? {}), ...cacheControl } } as ModelMessage;
 }
 
 function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
