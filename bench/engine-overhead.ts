@@ -7,8 +7,8 @@
  * answers: toolSteps + 1 model calls. Both sides run the same turn:
  *   acx:    createEngineHarness({ model, home, maxSteps }) + HarnessAgent (allow-all) + generate()
  *   anchor: generateText({ model, tools, stopWhen: isStepCount(toolSteps + 1) }) from 'ai'
- * plus, for reading only, the SDK's streamText loop (acx streams every model call, so this shows
- * how much of the gap is streaming itself). Runs alternate; medians of per-step µs are compared.
+ * plus, for reading only, the SDK's streamText loop (what a turn costs when every call streams, as
+ * acx's stream() does). Runs alternate; medians of per-step µs are compared.
  * Goal: acx/anchor at most 1.5x (aim: under 1.0x). No thresholds fail anything: PASS/FAIL is
  * printed for the reader.
  *
@@ -271,7 +271,7 @@ const toolPath = segMs.tool - segJournal.tool;
 const engineOther = segMs.beforeTool + segMs.settle + segMs.between - segJournal.beforeTool - segJournal.settle - segJournal.between;
 const accounted = segMs.model + segMs.beforeTool + segMs.tool + segMs.settle + segMs.between;
 console.log(`\nWhere acx's step time goes (instrumented pass, ${BREAKDOWN_RUNS} turns; ${us(per(instrumentedMs)).trim()} per step with the timers on)`);
-console.log(`  model call path (brief, messages, streamText, stream parse): ${us(per(modelPath))}  of which inside the mock model ${us(per(mockMs)).trim()}`);
+console.log(`  model call path (brief, prompt conversion, doGenerate, parse): ${us(per(modelPath))}  of which inside the mock model ${us(per(mockMs)).trim()}`);
 console.log(`  journal (SQLite + JSON), all methods:                        ${us(per(journalMs))}`);
 console.log(`  tool execution (validate, execute, map result):              ${us(per(toolPath))}  of which the tool body ${us(per(tickBodyMs)).trim()}`);
 console.log(`  engine bookkeeping between those (caps, approval, emit):     ${us(per(engineOther))}`);
@@ -289,7 +289,7 @@ if (PROFILE) {
     const url = frame.url;
     if (url.includes('/src/store/')) return 'journal: src/store + node:sqlite + JSON';
     if (url.includes('/src/engine/model-call.ts')) return 'model call: acx wrapper (model-call.ts)';
-    if (url.includes('/node_modules/ai/') || url.includes('/node_modules/@ai-sdk/')) return 'model call: AI SDK streamText';
+    if (url.includes('/node_modules/ai/') || url.includes('/node_modules/@ai-sdk/')) return 'model call: AI SDK (prompt, tools, parsing)';
     if (url.includes('/test/support/') || url.includes('/bench/support/loop-model')) return 'mock model';
     if (url.includes('/src/tools/')) return 'tool run: src/tools (validate, execute)';
     if (url.includes('/src/engine/brief.ts')) return 'engine: brief (clock, Intl)';

@@ -307,8 +307,7 @@ export class Engine {
       step: steps,
       usage: emptyUsage(),
       lastInputTokens: undefined,
-      // Derived from the ledger rather than a counter: any call that started or finished ran.
-      toolsRan: this.journal.calls(turn.id).filter((call) => call.status !== 'pending' && !call.status.startsWith('awaiting')).length,
+      toolsRan: toolsRanIn(transcript, turn.id, this.journal.openCalls(turn.id)),
       visibleActions: 0,
       addressed: flags.addressed,
       nudged: turn.nudged,
@@ -662,7 +661,6 @@ export class Engine {
       this.appendEntry(state, 'assistant', assistant);
       result.toolCalls.forEach((call, ordinal) => {
         const record = records[ordinal]!;
-        this.journal.insertCall(record);
         if (call.invalidReason) {
           const known = this.tools.has(call.toolName);
           this.recordResult(
@@ -698,8 +696,7 @@ export class Engine {
    * A step settles when every call has a result: the capped results and capped arguments are
    * written in one transaction, and the full results leave the ledger.
    */
-  private settleStep(state: TurnState, step: number, known?: readonly CallRecord[]): void {
-    const calls = known ?? this.journal.calls(state.turn.id, step);
+  private settleStep(state: TurnState, step: number, calls: readonly CallRecord[]): void {
     const fullOutputs = calls.map((call) => (state.outputs.get(call.callId) ?? call.result) as ToolResultOutput);
     state.outputs.clear();
     const capped = capStepOutputs(fullOutputs, this.options.stepResultBudget ?? STEP_RESULT_BUDGET);
@@ -878,21 +875,17 @@ export class Engine {
           call.status = 'pending';
         } else {
           this.logger.warn('recovery outcome unknown', { tool: call.toolName, call: call.callId });
-          this.journal.recordCallResult(
+          this.recordResult(
+            state,
             call,
             errorOutput(
               `The process running this turn stopped while ${call.toolName} was executing. Whether it took effect is unknown; ` +
                 'it was not run again because it is not safe to repeat. Check its effect before you retry it.',
             ),
           );
-          call.status = 'done';
         }
       } else if (call.status === 'awaiting-result' && supplied.has(call.callId)) {
-        this.journal.recordCallResult(
-          call,
-          toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }),
-        );
-        call.status = 'done';
+        this.recordResult(state, call, toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }));
       } else if (call.status === 'awaiting-approval' || call.status === 'awaiting-result') {
         this.journal.setCallStatus(call, 'pending');
         call.status = 'pending';
@@ -901,7 +894,7 @@ export class Engine {
     const decisions = new Map((input.approvals ?? []).map((d) => [d.approvalId, d]));
     const outcome = await this.runStepCalls(state, open, decisions);
     if (outcome === 'suspended') return 'suspended';
-    this.settleStep(state, step);
+    this.settleStep(state, step, open);
     return 'settled';
   }
 
@@ -920,7 +913,7 @@ export class Engine {
         this.recordResult(state, call, errorOutput('Cancelled by the user before it ran.'));
       }
     }
-    if (open.length > 0) this.settleStep(state, open[0]!.step);
+    if (open.length > 0) this.settleStep(state, open[0]!.step, open);
     this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
     this.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
     state.emit({ type: 'abort' });
@@ -1012,6 +1005,21 @@ export function textOf(message: ModelMessage): string {
     .filter((part) => part.type === 'text')
     .map((part) => part.text ?? '')
     .join('');
+}
+
+/**
+ * How many calls of the turn ran, derived from evidence rather than a counter: every call of a
+ * settled step (its result is in a tool message), and the open step's calls that started or
+ * finished.
+ */
+function toolsRanIn(transcript: readonly Entry[], turnId: string, open: readonly CallRecord[]): number {
+  let ran = open.filter((call) => call.status === 'started' || call.status === 'done').length;
+  for (const entry of transcript) {
+    if (entry.turnId === turnId && entry.kind === 'tool' && Array.isArray(entry.message.content)) {
+      ran += entry.message.content.filter((part) => part.type === 'tool-result').length;
+    }
+  }
+  return ran;
 }
 
 export function hasToolCalls(message: ModelMessage): boolean {

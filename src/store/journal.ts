@@ -30,10 +30,14 @@ export interface TurnRecord {
   endedAt: string | null;
 }
 
-export interface CallRef {
+/** What identifies a call and what it was asked to do: enough to write its ledger row. */
+export interface CallIdentity {
   turnId: string;
   step: number;
   callId: string;
+  ordinal: number;
+  toolName: string;
+  input: unknown;
 }
 
 export interface CallRecord {
@@ -264,32 +268,40 @@ export class Journal {
   }
 
   // ---- tool calls -----------------------------------------------------------------------
+  //
+  // The ledger holds a row for a call only once something is recorded of it (a status beyond
+  // pending, a result, an approval). A call nothing is recorded of yet is still on record: the
+  // assistant message naming it is committed before any call runs, and `openCalls` reads it from
+  // there. That keeps a step of safe calls to one journal commit that touches no ledger row.
 
-  insertCall(call: Omit<CallRecord, 'result' | 'approval'>): void {
+  private static readonly CALL_COLUMNS = 'turn_id, step, call_id, ordinal, tool_name, input, status, result, approval';
+
+  private upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): void {
     this
       .prepare(
-        'INSERT INTO tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+          `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
       )
+      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval);
+  }
+
+  insertCall(call: CallIdentity & { status: CallStatus }): void {
+    this
+      .prepare(`INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)`)
       .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), call.status);
   }
 
   // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
-  setCallStatus(call: CallRef, status: CallStatus): void {
-    this
-      .prepare('UPDATE tool_calls SET status = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
-      .run(status, call.turnId, call.step, call.callId);
+  setCallStatus(call: CallIdentity, status: CallStatus): void {
+    this.upsertCall(call, status, null, null, 'status = excluded.status');
   }
 
-  recordCallResult(call: CallRef, result: unknown): void {
-    this
-      .prepare("UPDATE tool_calls SET status = 'done', result = ? WHERE turn_id = ? AND step = ? AND call_id = ?")
-      .run(JSON.stringify(result), call.turnId, call.step, call.callId);
+  recordCallResult(call: CallIdentity, result: unknown): void {
+    this.upsertCall(call, 'done', JSON.stringify(result), null, "status = 'done', result = excluded.result");
   }
 
-  recordApproval(call: CallRef, approval: { approved: boolean; reason?: string }): void {
-    this
-      .prepare('UPDATE tool_calls SET approval = ? WHERE turn_id = ? AND step = ? AND call_id = ?')
-      .run(JSON.stringify(approval), call.turnId, call.step, call.callId);
+  recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): void {
+    this.upsertCall(call, call.status, null, JSON.stringify(approval), 'approval = excluded.approval');
   }
 
   settleStep(turnId: string, step: number): void {
@@ -317,10 +329,54 @@ export class Journal {
     }));
   }
 
-  /** The calls of the turn's newest step that has not settled. */
+  /**
+   * The calls of the turn's newest step that has not settled: the step whose assistant message
+   * names calls and has no tool message after it. Each call is its ledger row when it has one,
+   * otherwise a pending call read from the assistant message (ordinal = its place there).
+   */
   openCalls(turnId: string): CallRecord[] {
-    return this.calls(turnId).filter((call) => call.status !== 'settled');
+    const turn = this.turn(turnId);
+    if (!turn) return [];
+    const rows = this
+      .prepare("SELECT kind, body FROM messages WHERE session_id = ? AND turn_id = ? AND kind IN ('assistant', 'tool') ORDER BY seq")
+      .all(turn.sessionId, turnId) as Array<{ kind: 'assistant' | 'tool'; body: string }>;
+    let step = 0;
+    let open: { step: number; parts: ToolCallPart[] } | undefined;
+    for (const row of rows) {
+      if (row.kind === 'tool') {
+        open = undefined;
+        continue;
+      }
+      step += 1;
+      const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
+      open = parts.length > 0 ? { step, parts } : undefined;
+    }
+    const ledger = this.calls(turnId).filter((call) => call.status !== 'settled');
+    if (!open) return ledger;
+    const { step: openStep, parts } = open;
+    const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
+    return parts.map(
+      (part, ordinal): CallRecord =>
+        recorded.get(part.toolCallId) ?? {
+          turnId,
+          step: openStep,
+          callId: part.toolCallId,
+          ordinal,
+          toolName: part.toolName,
+          input: part.input,
+          status: 'pending',
+          result: null,
+          approval: null,
+        },
+    );
   }
+}
+
+type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
+
+function toolCallParts(message: ModelMessage): ToolCallPart[] {
+  if (message.role !== 'assistant' || typeof message.content === 'string') return [];
+  return message.content.filter((part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call');
 }
 
 interface TurnRow {

@@ -1,0 +1,75 @@
+// The tool-call ledger: a call gets a row only once something is recorded of it; until then the
+// committed assistant message naming it is the evidence, and openCalls reads it from there.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ModelMessage } from 'ai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/store/journal.ts';
+
+let dir: string;
+let journal: Journal;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'acx-journal-'));
+  journal = new Journal(join(dir, 'journal.db'));
+  journal.ensureSession('s');
+  journal.transaction(() => {
+    journal.startTurn('t', 's');
+    journal.appendMessage('s', 't', 'user', { role: 'user', content: 'go' });
+  });
+});
+afterEach(() => {
+  journal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const assistant = (...calls: Array<[id: string, tool: string, input: unknown]>): ModelMessage => ({
+  role: 'assistant',
+  content: calls.map(([toolCallId, toolName, input]) => ({ type: 'tool-call' as const, toolCallId, toolName, input })),
+});
+const ledgerRows = () => journal.db.prepare('SELECT call_id, status FROM tool_calls ORDER BY step, ordinal').all();
+
+describe('journal tool-call ledger', () => {
+  it('reads a step of calls nothing was recorded of from its assistant message, without ledger rows', () => {
+    journal.appendMessage('s', 't', 'assistant', assistant(['a', 'fs_read', { path: 'x' }], ['b', 'fs_list', {}]));
+    expect(ledgerRows()).toEqual([]);
+    expect(journal.openCalls('t')).toEqual([
+      { turnId: 't', step: 1, callId: 'a', ordinal: 0, toolName: 'fs_read', input: { path: 'x' }, status: 'pending', result: null, approval: null },
+      { turnId: 't', step: 1, callId: 'b', ordinal: 1, toolName: 'fs_list', input: {}, status: 'pending', result: null, approval: null },
+    ]);
+  });
+
+  it('records status, approval and result on one row each, keeping what was recorded before', () => {
+    journal.appendMessage('s', 't', 'assistant', assistant(['a', 'send', { to: 'x' }], ['b', 'fs_read', {}]));
+    const [a] = journal.openCalls('t');
+    journal.recordApproval(a!, { approved: true });
+    journal.setCallStatus(a!, 'started');
+    journal.recordCallResult(a!, { type: 'text', value: 'sent' });
+    const open = journal.openCalls('t');
+    expect(open[0]).toMatchObject({ callId: 'a', status: 'done', result: { type: 'text', value: 'sent' }, approval: { approved: true } });
+    expect(open[1]).toMatchObject({ callId: 'b', status: 'pending', ordinal: 1 });
+    expect(ledgerRows()).toEqual([{ call_id: 'a', status: 'done' }]);
+  });
+
+  it('has no open calls once the step settled, and finds the next step by its place in the turn', () => {
+    journal.appendMessage('s', 't', 'assistant', assistant(['a', 'send', {}]));
+    const [a] = journal.openCalls('t');
+    journal.setCallStatus(a!, 'started');
+    journal.transaction(() => {
+      journal.appendMessage('s', 't', 'tool', {
+        role: 'tool',
+        content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'send', output: { type: 'text', value: 'ok' } }],
+      });
+      journal.settleStep('t', 1);
+    });
+    expect(journal.openCalls('t')).toEqual([]);
+    // Some models reuse call ids across steps: the second step's `a` is a different call.
+    journal.appendMessage('s', 't', 'assistant', assistant(['a', 'send', { again: true }]));
+    expect(journal.openCalls('t')).toMatchObject([{ step: 2, callId: 'a', status: 'pending', input: { again: true } }]);
+  });
+
+  it('a final answer without calls leaves nothing open', () => {
+    journal.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'done' });
+    expect(journal.openCalls('t')).toEqual([]);
+  });
+});
