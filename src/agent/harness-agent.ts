@@ -44,6 +44,12 @@ export interface GenerateOptions {
   session?: AgentSession;
   prompt: string | UserContent;
   addressed?: boolean;
+  /**
+   * An id for this turn that makes delivering the same message twice safe: if the session already
+   * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
+   * unfinished or failed one is continued by evidence. Native engine only.
+   */
+  turnId?: string;
   abortSignal?: AbortSignal;
   onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
@@ -182,15 +188,23 @@ export class HarnessAgent {
     if (inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
       const resumed = await inner.continue(this.hooks(options, emit));
+      // The message delivered again is the one whose turn was interrupted: that turn is its answer.
+      if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
       if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
         throw new AcxError('turn-suspended', 'The session has a turn waiting for approvals or tool results.', {
           hint: 'Answer them with continueGenerate({ session, approvals, toolResults }) before sending a new message.',
         });
       }
     }
+    if (options.turnId !== undefined && this.settings.harness.id !== 'engine') {
+      throw new AcxError('turn-id-unsupported', `Turn ids need acx's native engine; this agent runs on ${this.settings.harness.id}.`, {
+        hint: 'Run it on the engine (no --harness), or deliver each message once.',
+      });
+    }
     return inner.run({
       prompt: options.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
+      ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
       ...this.hooks(options, emit),
     });
   }

@@ -25,6 +25,8 @@ export interface AgentConfig {
 export interface HarnessRunInput extends TurnHooks {
   prompt: string | UserContent;
   addressed?: boolean;
+  /** Caller-chosen turn id that makes redelivering a message safe (native engine only). */
+  turnId?: string;
 }
 
 export interface HarnessContinueInput extends TurnHooks {

@@ -93,6 +93,13 @@ export interface TurnInput extends TurnHooks {
   prompt: string | UserContent;
   /** The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech mode. */
   addressed?: boolean;
+  /**
+   * The turn's id, chosen by the caller to make delivering the same message twice safe (a queue
+   * or router that delivers at least once). If the session already has a turn with this id, its
+   * message is not taken again: a finished turn returns what it recorded and runs nothing; an
+   * unfinished, failed or cancelled one is continued by evidence.
+   */
+  turnId?: string;
 }
 
 export interface ContinueInput extends TurnHooks {
@@ -245,13 +252,15 @@ export class Engine {
   async runTurn(input: TurnInput): Promise<TurnResult> {
     const { sessionId } = input;
     this.journal.ensureSession(sessionId);
+    const existing = input.turnId ? this.journal.turn(input.turnId) : undefined;
+    if (existing) return this.rerunTurn(existing, input);
     const unfinished = this.journal.unfinishedTurn(sessionId);
     if (unfinished) {
       throw new AcxError('turn-unfinished', `Session ${sessionId} has an unfinished turn (${unfinished.id}).`, {
         hint: 'Continue it first (continueTurn / acx run resumes it automatically).',
       });
     }
-    const turnId = randomUUID();
+    const turnId = input.turnId ?? randomUUID();
     const message: ModelMessage = { role: 'user', content: input.prompt };
     this.journal.transaction(() => {
       this.journal.startTurn(turnId, sessionId);
@@ -263,6 +272,54 @@ export class Engine {
       resumed: false,
     });
     return this.drive(state);
+  }
+
+  /** The same turn id again: never take its message twice (see TurnInput.turnId). */
+  private async rerunTurn(turn: TurnRecord, input: TurnInput): Promise<TurnResult> {
+    if (turn.sessionId !== input.sessionId) {
+      throw new AcxError('turn-id-taken', `Turn id ${turn.id} belongs to another session (${turn.sessionId}).`, {
+        hint: 'Derive turn ids from the session and the message, so that they are unique per session.',
+      });
+    }
+    const { onApprovalRequest, abortSignal, emit } = input;
+    const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit };
+    if (turn.status === 'done') {
+      this.logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
+      return this.recordedResult(turn);
+    }
+    const newer = this.journal.unfinishedTurn(turn.sessionId);
+    if (newer && newer.id !== turn.id) {
+      throw new AcxError('turn-unfinished', `Session ${turn.sessionId} has another unfinished turn (${newer.id}).`, {
+        hint: 'Continue it first.',
+      });
+    }
+    if (turn.status === 'failed' || turn.status === 'cancelled') {
+      // Its settled steps stand; the turn picks up where it stopped, by evidence.
+      this.journal.updateTurn(turn.id, { status: 'running', error: null });
+    }
+    return this.continueTurn(hooks);
+  }
+
+  /** What a finished turn recorded, for a caller that delivered its message again. */
+  private recordedResult(turn: TurnRecord): TurnResult {
+    const text = turn.finalText ?? '';
+    const unspoken = this.options.speech.mode === 'tool';
+    const parsed = this.output ? parseStructuredOutput(text, this.output) : undefined;
+    return {
+      sessionId: turn.sessionId,
+      turnId: turn.id,
+      text: unspoken ? '' : text,
+      unspoken: unspoken ? text : undefined,
+      output: parsed?.ok ? parsed.value : undefined,
+      finishReason: 'stop',
+      usage: emptyUsage(),
+      steps: turn.steps,
+      toolCalls: [],
+      toolResults: [],
+      pendingApprovals: [],
+      pendingToolCalls: [],
+      resumed: true,
+    };
   }
 
   /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */

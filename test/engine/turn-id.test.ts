@@ -1,0 +1,58 @@
+// Caller-chosen turn ids make delivering the same message twice safe: a finished turn answers
+// from the journal and runs nothing; a failed one is continued where it stopped, never started
+// again with a second copy of the message.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelServer } from '../support/model-server.ts';
+import { echoTool, openaiModel, rig, startModelServer } from './helpers.ts';
+
+let server: ModelServer;
+beforeEach(async () => {
+  server = await startModelServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const userMessages = (r: ReturnType<typeof rig>, sessionId: string) =>
+  r.readJournal((journal) => journal.messages(sessionId).filter((m) => m.kind === 'user').length);
+
+describe('generate({ turnId })', () => {
+  it('a message delivered twice is answered once: the second delivery returns the recorded reply', async () => {
+    server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'once' } }] }, 'Echoed once.');
+    const echo = echoTool();
+    const r = rig(await openaiModel(server), { agent: { tools: [echo] } });
+    const session = await r.agent.createSession({ sessionId: 'inbox' });
+    const first = await r.agent.generate({ session, prompt: 'echo once', turnId: 'delivery-1' });
+    const again = await r.agent.generate({ session, prompt: 'echo once', turnId: 'delivery-1' });
+    expect(first).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: false });
+    expect(again).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: true, steps: 2 });
+    expect(server.requests).toHaveLength(2); // no model call for the second delivery
+    expect(echo.seen).toEqual(['once']); // and no tool ran again
+    expect(userMessages(r, 'inbox')).toBe(1);
+  });
+
+  it('a turn that failed is continued by the next delivery, keeping the steps it finished', async () => {
+    server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'side effect' } }] }, { fail: { status: 400 } });
+    const echo = echoTool();
+    const r = rig(await openaiModel(server), { agent: { tools: [echo] } });
+    const session = await r.agent.createSession({ sessionId: 'inbox' });
+    await expect(r.agent.generate({ session, prompt: 'do it', turnId: 'delivery-7' })).rejects.toThrow();
+    expect(r.readJournal((journal) => journal.turn('delivery-7')?.status)).toBe('failed');
+
+    server.enqueue('Done, the echo already ran.');
+    const retried = await r.agent.generate({ session, prompt: 'do it', turnId: 'delivery-7' });
+    expect(retried).toMatchObject({ turnId: 'delivery-7', text: 'Done, the echo already ran.', resumed: true });
+    expect(echo.seen).toEqual(['side effect']);
+    expect(userMessages(r, 'inbox')).toBe(1);
+    expect(r.readJournal((journal) => journal.turn('delivery-7'))).toMatchObject({ status: 'done', error: null, steps: 2 });
+  });
+
+  it('refuses a turn id that belongs to another session', async () => {
+    server.enqueue('first');
+    const r = rig(await openaiModel(server));
+    await r.agent.generate({ session: await r.agent.createSession({ sessionId: 'a' }), prompt: 'hi', turnId: 'shared' });
+    await expect(
+      r.agent.generate({ session: await r.agent.createSession({ sessionId: 'b' }), prompt: 'hi', turnId: 'shared' }),
+    ).rejects.toThrow(/belongs to another session/);
+  });
+});
