@@ -22,6 +22,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   handshake: () => import('./commands/handshake.ts'),
   mcp: () => import('./commands/mcp.ts'),
   acp: () => import('./commands/acp.ts'),
+  wake: () => import('./commands/wake.ts'),
 };
 
 export async function buildProgram(only?: string): Promise<Command> {

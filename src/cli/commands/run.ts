@@ -6,6 +6,7 @@ import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
+import { readStdin } from '../stdin.ts';
 
 /**
  * `acx run <agent> "prompt"`: one turn, the reply on stdout, the log trail on stderr.
@@ -77,11 +78,4 @@ export function register(program: Command): void {
       await prepared.close();
     }
   });
-}
-
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

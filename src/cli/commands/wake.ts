@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { prepareAgent } from '../../agent/prepare.ts';
+import { DEFAULT_BREAKER, wake } from '../../agent/wake.ts';
+import { resolveSettings } from '../../config/settings.ts';
+import type { BreakerSettings } from '../../store/wake-store.ts';
+import { WakeStore } from '../../store/wake-store.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { CliExit, EXIT } from '../output.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+import { readStdin } from '../stdin.ts';
+
+/**
+ * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
+ * queue worker would. Records the event, answers every pending event of the session in order,
+ * prints each reply, exits. Safe to deliver the same event twice and to kill at any moment.
+ */
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('wake')
+      .description('answer an event (and anything still pending) for one session, then exit: one process per event')
+      .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
+      .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
+      .option('--event <id>', 'the event\'s id: the same id delivered again is answered once (env ACX_EVENT_ID)')
+      .option('--json', 'print one JSON line per answered event')
+      .option('--breaker-max <n>', `most wakes per session within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
+      .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
+      .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
+      .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)'),
+  ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
+    const env = process.env;
+    const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
+    if (!sessionId) {
+      throw new CliExit(EXIT.usage, 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
+    }
+    const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
+    if (harness && harness !== 'engine') {
+      throw new CliExit(
+        EXIT.usage,
+        `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); --harness ${harness} cannot resume a turn in a new process.`,
+      );
+    }
+    const text = messageWords.length > 0 ? messageWords.join(' ') : await readStdin();
+    const eventId = (options.event as string | undefined) ?? env.ACX_EVENT_ID;
+    if (eventId !== undefined && !text.trim()) {
+      throw new CliExit(EXIT.usage, `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
+    }
+    const event = text.trim() ? { id: eventId ?? randomUUID(), text } : undefined;
+    if (event && eventId === undefined) {
+      logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
+    }
+    const breaker = breakerSettings(options, env);
+    const maxAttempts = positiveInt(options.maxAttempts ?? env.ACX_WAKE_MAX_ATTEMPTS, 3, '--max-attempts');
+
+    const settings = resolveSettings(runFlags(agent, { ...options, session: sessionId }), { logger });
+    const store = new WakeStore(join(settings.stateDir, 'wake.db'));
+    try {
+      const prepared = await prepareAgent(settings, { logger });
+      try {
+        const outcome = await wake({
+          agent: prepared.agent,
+          store,
+          sessionId,
+          event,
+          breaker,
+          maxAttempts,
+          deliveryId: env.ACX_DELIVERY_ID,
+          logger,
+          onReply: (item, result) => {
+            if (options.json) {
+              process.stdout.write(
+                `${JSON.stringify({ sessionId, eventId: item.eventId, turnId: result.turnId, text: result.text, unspoken: result.unspoken, resumed: result.resumed })}\n`,
+              );
+            } else if (result.text) {
+              process.stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+            }
+          },
+        });
+        if (outcome.failedEvents.length > 0) {
+          throw new CliExit(EXIT.failure, `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
+        }
+      } finally {
+        await prepared.close();
+      }
+    } finally {
+      store.close();
+    }
+  });
+}
+
+function breakerSettings(options: Record<string, unknown>, env: NodeJS.ProcessEnv): BreakerSettings {
+  const max = integer(options.breakerMax ?? env.ACX_WAKE_BREAKER_MAX, DEFAULT_BREAKER.max, '--breaker-max');
+  const windowS = positiveNumber(options.breakerWindow ?? env.ACX_WAKE_BREAKER_WINDOW, DEFAULT_BREAKER.windowMs / 1000, '--breaker-window');
+  const cooldownS = positiveNumber(options.breakerCooldown ?? env.ACX_WAKE_BREAKER_COOLDOWN, windowS, '--breaker-cooldown');
+  return { max, windowMs: windowS * 1000, cooldownMs: cooldownS * 1000 };
+}
+
+function integer(raw: unknown, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value)) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a whole number, not "${String(raw)}".`);
+  return value;
+}
+
+function positiveInt(raw: unknown, fallback: number, name: string): number {
+  const value = integer(raw, fallback, name);
+  if (value < 1) throw new CliExit(EXIT.usage, `acx wake: ${name} must be at least 1, not ${value}.`);
+  return value;
+}
+
+function positiveNumber(raw: unknown, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a positive number of seconds, not "${String(raw)}".`);
+  return value;
+}

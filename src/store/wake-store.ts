@@ -1,0 +1,331 @@
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import type { StatementSync } from 'node:sqlite';
+import { type Database, openDatabase, transaction } from './database.ts';
+
+/**
+ * What wake mode keeps between its per-event processes, beside the journal: the inbox of events
+ * per session (each recorded once by its id, pending until its turn completed), the session's
+ * lease (which live wake is answering it), and the circuit breaker's record of recent wakes.
+ *
+ * Everything a wake decides on arrival happens in one write transaction (`admit`), and a wake
+ * gives the lease back only in a transaction that finds no pending event (`release`): so an
+ * event that arrives while another wake is busy is either seen by that wake or finds the lease
+ * free — it is never left behind.
+ */
+export interface WakeEvent {
+  id: string;
+  text: string;
+}
+
+export interface InboxItem {
+  sessionId: string;
+  eventId: string;
+  seq: number;
+  text: string;
+  state: 'pending' | 'done' | 'failed';
+  attempts: number;
+  receivedAt: string;
+  doneAt: string | null;
+  reply: string | null;
+  error: string | null;
+}
+
+export interface BreakerSettings {
+  /** Most wakes a session may take within the window; 0 or less disables the breaker. */
+  max: number;
+  windowMs: number;
+  /** After a trip, how long until it may reset (once the burst has also cleared). */
+  cooldownMs: number;
+}
+
+/** Who holds a session's lease: enough to tell whether that process is still alive. */
+export interface LeaseHolder {
+  pid: number;
+  host: string;
+  /** The process's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
+  started: number | null;
+}
+
+export type Admission =
+  | { kind: 'leader'; eventIsNew: boolean }
+  | { kind: 'busy'; eventIsNew: boolean; holder: LeaseHolder }
+  | { kind: 'declined'; eventIsNew: boolean; wakesInWindow: number };
+
+const MIGRATIONS = [
+  `CREATE TABLE inbox (
+     session_id TEXT NOT NULL,
+     event_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     text TEXT NOT NULL,
+     state TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     received_at TEXT NOT NULL,
+     done_at TEXT,
+     reply TEXT,
+     error TEXT,
+     PRIMARY KEY (session_id, event_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX inbox_pending ON inbox(session_id, state, seq);
+   CREATE TABLE leases (
+     session_id TEXT PRIMARY KEY,
+     holder TEXT NOT NULL,
+     acquired_at TEXT NOT NULL
+   );
+   CREATE TABLE wakes (
+     session_id TEXT NOT NULL,
+     at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX wakes_by_session ON wakes(session_id, at_ms);
+   CREATE TABLE breaker_trips (
+     session_id TEXT PRIMARY KEY,
+     tripped_at_ms INTEGER NOT NULL
+   );`,
+];
+
+/** This process, as a lease holder. */
+export function currentHolder(): LeaseHolder {
+  return { pid: process.pid, host: hostname(), started: processStart(process.pid) };
+}
+
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
+function processStart(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[19]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a lease holder is still running. A holder on another host cannot be checked from here
+ * and counts as alive (never steal a live claim); on this host, the pid must exist and, where
+ * the start time can be read, be the same process.
+ */
+export function holderIsAlive(holder: LeaseHolder): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const started = processStart(holder.pid);
+  return holder.started === null || started === null || started === holder.started;
+}
+
+export class WakeStore {
+  readonly db: Database;
+  private readonly statements = new Map<string, StatementSync>();
+  private readonly isAlive: (holder: LeaseHolder) => boolean;
+
+  constructor(path: string, options: { isAlive?: (holder: LeaseHolder) => boolean } = {}) {
+    this.db = openDatabase(path, { migrations: MIGRATIONS });
+    this.isAlive = options.isAlive ?? holderIsAlive;
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  private prepare(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+
+  /**
+   * A wake arrives: record its event (once per id), count the wake for the circuit breaker, and
+   * take the session's lease unless a live wake holds it. One transaction.
+   */
+  admit(
+    sessionId: string,
+    event: WakeEvent | undefined,
+    breaker: BreakerSettings,
+    holder: LeaseHolder = currentHolder(),
+    nowMs: number = Date.now(),
+  ): Admission {
+    return transaction(this.db, () => {
+      const eventIsNew = event ? this.record(sessionId, event, nowMs) : false;
+      const wakesInWindow = this.countWake(sessionId, breaker, nowMs);
+      if (this.breakerDeclines(sessionId, breaker, wakesInWindow, nowMs)) return { kind: 'declined', eventIsNew, wakesInWindow };
+      const lease = this.prepare('SELECT holder FROM leases WHERE session_id = ?').get(sessionId) as { holder: string } | undefined;
+      if (lease) {
+        const current = JSON.parse(lease.holder) as LeaseHolder;
+        const mine = current.pid === holder.pid && current.host === holder.host;
+        if (!mine && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current };
+      }
+      this
+        .prepare(
+          'INSERT INTO leases (session_id, holder, acquired_at) VALUES (?, ?, ?) ' +
+            'ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at',
+        )
+        .run(sessionId, JSON.stringify(holder), new Date(nowMs).toISOString());
+      return { kind: 'leader', eventIsNew };
+    });
+  }
+
+  private record(sessionId: string, event: WakeEvent, nowMs: number): boolean {
+    const next = (
+      this.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM inbox WHERE session_id = ?').get(sessionId) as { next: number }
+    ).next;
+    const inserted = this
+      .prepare(
+        "INSERT INTO inbox (session_id, event_id, seq, text, state, received_at) VALUES (?, ?, ?, ?, 'pending', ?) " +
+          'ON CONFLICT (session_id, event_id) DO NOTHING',
+      )
+      .run(sessionId, event.id, next, event.text, new Date(nowMs).toISOString());
+    return Number(inserted.changes) > 0;
+  }
+
+  /** Records this wake and returns how many the session took within the window, this one included. */
+  private countWake(sessionId: string, breaker: BreakerSettings, nowMs: number): number {
+    const since = nowMs - breaker.windowMs;
+    this.prepare('DELETE FROM wakes WHERE session_id = ? AND at_ms <= ?').run(sessionId, since);
+    this.prepare('INSERT INTO wakes (session_id, at_ms) VALUES (?, ?)').run(sessionId, nowMs);
+    return (this.prepare('SELECT COUNT(*) AS n FROM wakes WHERE session_id = ?').get(sessionId) as { n: number }).n;
+  }
+
+  /**
+   * Over the cap within the window, the breaker trips and every wake declines until the cooldown
+   * has passed *and* the burst has cleared; then it resets by itself.
+   */
+  private breakerDeclines(sessionId: string, breaker: BreakerSettings, wakesInWindow: number, nowMs: number): boolean {
+    if (breaker.max <= 0) return false;
+    const trip = this.prepare('SELECT tripped_at_ms FROM breaker_trips WHERE session_id = ?').get(sessionId) as
+      | { tripped_at_ms: number }
+      | undefined;
+    if (trip) {
+      if (nowMs - trip.tripped_at_ms >= breaker.cooldownMs && wakesInWindow <= breaker.max) {
+        this.prepare('DELETE FROM breaker_trips WHERE session_id = ?').run(sessionId);
+        return false;
+      }
+      return true;
+    }
+    if (wakesInWindow <= breaker.max) return false;
+    this.prepare('INSERT INTO breaker_trips (session_id, tripped_at_ms) VALUES (?, ?)').run(sessionId, nowMs);
+    return true;
+  }
+
+  isTripped(sessionId: string): boolean {
+    return this.prepare('SELECT 1 FROM breaker_trips WHERE session_id = ?').get(sessionId) !== undefined;
+  }
+
+  /** The oldest event of the session still waiting for its turn to complete. */
+  nextPending(sessionId: string): InboxItem | undefined {
+    const row = this
+      .prepare("SELECT * FROM inbox WHERE session_id = ? AND state = 'pending' ORDER BY seq LIMIT 1")
+      .get(sessionId) as InboxRow | undefined;
+    return row ? toItem(row) : undefined;
+  }
+
+  item(sessionId: string, eventId: string): InboxItem | undefined {
+    const row = this.prepare('SELECT * FROM inbox WHERE session_id = ? AND event_id = ?').get(sessionId, eventId) as
+      | InboxRow
+      | undefined;
+    return row ? toItem(row) : undefined;
+  }
+
+  items(sessionId: string): InboxItem[] {
+    return (this.prepare('SELECT * FROM inbox WHERE session_id = ? ORDER BY seq').all(sessionId) as unknown as InboxRow[]).map(toItem);
+  }
+
+  /** Counts an attempt before the event's turn runs, so a message that always fails is noticed. */
+  markAttempt(sessionId: string, eventId: string): number {
+    this.prepare('UPDATE inbox SET attempts = attempts + 1 WHERE session_id = ? AND event_id = ?').run(sessionId, eventId);
+    return this.item(sessionId, eventId)?.attempts ?? 0;
+  }
+
+  markDone(sessionId: string, eventId: string, reply: string): void {
+    this
+      .prepare("UPDATE inbox SET state = 'done', done_at = ?, reply = ?, error = NULL WHERE session_id = ? AND event_id = ?")
+      .run(new Date().toISOString(), reply, sessionId, eventId);
+  }
+
+  /** Gives up on an event after too many failed attempts: kept for inspection, no longer blocking the inbox. */
+  markFailed(sessionId: string, eventId: string, error: string): void {
+    this
+      .prepare("UPDATE inbox SET state = 'failed', done_at = ?, error = ? WHERE session_id = ? AND event_id = ?")
+      .run(new Date().toISOString(), error, sessionId, eventId);
+  }
+
+  recordError(sessionId: string, eventId: string, error: string): void {
+    this.prepare('UPDATE inbox SET error = ? WHERE session_id = ? AND event_id = ?').run(error, sessionId, eventId);
+  }
+
+  /**
+   * Gives the lease back, unless an event arrived meanwhile: then the lease is kept and false
+   * returned, and the caller answers it (the wake that recorded it saw the lease held).
+   */
+  release(sessionId: string, holder: LeaseHolder = currentHolder()): boolean {
+    return transaction(this.db, () => {
+      if (this.nextPending(sessionId)) return false;
+      this.dropLease(sessionId, holder);
+      return true;
+    });
+  }
+
+  /** Gives the lease back whatever is pending (after a failure): the next wake picks the events up. */
+  abandon(sessionId: string, holder: LeaseHolder = currentHolder()): void {
+    this.dropLease(sessionId, holder);
+  }
+
+  private dropLease(sessionId: string, holder: LeaseHolder): void {
+    const lease = this.prepare('SELECT holder FROM leases WHERE session_id = ?').get(sessionId) as { holder: string } | undefined;
+    if (!lease) return;
+    const current = JSON.parse(lease.holder) as LeaseHolder;
+    if (current.pid === holder.pid && current.host === holder.host) {
+      this.prepare('DELETE FROM leases WHERE session_id = ?').run(sessionId);
+    }
+  }
+
+  /** Every session wake mode knows, with when it last received an event. */
+  sessions(): Array<{ sessionId: string; lastEventAt: string | null }> {
+    return (
+      this
+        .prepare(
+          'SELECT session_id, MAX(received_at) AS last FROM inbox GROUP BY session_id ' +
+            'UNION SELECT session_id, NULL FROM wakes WHERE session_id NOT IN (SELECT session_id FROM inbox) GROUP BY session_id',
+        )
+        .all() as Array<{ session_id: string; last: string | null }>
+    ).map((row) => ({ sessionId: row.session_id, lastEventAt: row.last }));
+  }
+
+  deleteSession(sessionId: string): void {
+    transaction(this.db, () => {
+      for (const table of ['inbox', 'leases', 'wakes', 'breaker_trips']) {
+        this.prepare(`DELETE FROM ${table} WHERE session_id = ?`).run(sessionId);
+      }
+    });
+  }
+}
+
+interface InboxRow {
+  session_id: string;
+  event_id: string;
+  seq: number;
+  text: string;
+  state: InboxItem['state'];
+  attempts: number;
+  received_at: string;
+  done_at: string | null;
+  reply: string | null;
+  error: string | null;
+}
+
+function toItem(row: InboxRow): InboxItem {
+  return {
+    sessionId: row.session_id,
+    eventId: row.event_id,
+    seq: row.seq,
+    text: row.text,
+    state: row.state,
+    attempts: row.attempts,
+    receivedAt: row.received_at,
+    doneAt: row.done_at,
+    reply: row.reply,
+    error: row.error,
+  };
+}

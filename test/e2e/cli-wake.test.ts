@@ -1,0 +1,222 @@
+// Wake mode end to end: `acx wake` as a router runs it, one real child process per event, against
+// the local model server. An event is answered once however often it is delivered; a wake killed
+// mid-turn loses nothing and repeats no side effect; a live wake's lease is never taken; the
+// circuit breaker declines without a model call and keeps the event for later.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/store/journal.ts';
+import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const AGENT = join(ROOT, 'examples/notes-keeper');
+const KEY = 'sk-test-WAKEKEY-2c9d41e07a';
+
+let server: ModelServer;
+/** Replies held back until the test releases them, by the event text they answer. */
+const holds = new Map<string, { reached: () => void; reachedP: Promise<void>; release: () => void; releasedP: Promise<void> }>();
+
+function hold(text: string) {
+  let reached!: () => void;
+  let release!: () => void;
+  const reachedP = new Promise<void>((resolve) => (reached = resolve));
+  const releasedP = new Promise<void>((resolve) => (release = resolve));
+  const entry = { reached, reachedP, release, releasedP };
+  holds.set(text, entry);
+  return entry;
+}
+
+/** The newest message the user (not the harness's brief) wrote in this request. */
+function eventText(request: RecordedRequest): string {
+  const users = request.view.messages.filter((m) => m.role === 'user' && !m.text?.startsWith('<acx-brief>'));
+  return users.at(-1)?.text ?? '';
+}
+const isFirstStep = (request: RecordedRequest) => request.view.messages.at(-2)?.role === 'user' || request.view.messages.at(-2) === undefined;
+
+beforeAll(async () => {
+  server = await startModelServer({
+    fallback: respondByTurn(async ({ request }) => {
+      const text = eventText(request);
+      if (text.startsWith('poison')) return { fail: { status: 400 } };
+      const answered = request.view.messages.findLastIndex((m) => m.role === 'tool') > request.view.messages.findLastIndex((m) => m.role === 'user' && m.text === text);
+      if (!answered) return { toolCalls: [{ name: 'memory_write', input: { key: `wake/${text}`, value: `seen ${text}` } }] };
+      const held = holds.get(text);
+      if (held) {
+        held.reached();
+        await held.releasedP;
+      }
+      return `Answered: ${text}`;
+    }),
+  });
+});
+afterAll(async () => {
+  for (const held of holds.values()) held.release();
+  await server.close();
+});
+
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/API_KEY|_TOKEN|^ACX_|_BASE_URL$/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL, ACX_MODEL: 'openai:wake-model', ...extra };
+}
+
+interface Wake {
+  child: ChildProcess;
+  done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+function wake(home: string, args: string[], env: Record<string, string> = {}): Wake {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), 'wake', AGENT, ...args, '--home', home, '--config-home', home], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+const requestsFor = (text: string) => server.requests.filter((r) => eventText(r) === text);
+
+/** The agent's journal under the state home, opened the way a user inspecting it would. */
+function readJournal<T>(home: string, fn: (journal: Journal) => T): T {
+  const path = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('journal.db'));
+  const journal = new Journal(join(home, path!));
+  try {
+    return fn(journal);
+  } finally {
+    journal.close();
+  }
+}
+
+describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
+  it('answers an event once however often it is delivered; a wake with nothing new makes no model call', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const first = await wake(home, ['--session', 'room-1', '--event', 'evt-1', 'alpha one']).done;
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toBe('Answered: alpha one\n');
+    expect(first.stderr).toMatch(/INFO wake start session=room-1 event=evt-1 new_event=true/);
+    expect(first.stderr).toMatch(/INFO wake end session=room-1 outcome=answered turns=1 steps=2/);
+    expect(requestsFor('alpha one')).toHaveLength(2);
+
+    const again = await wake(home, ['--session', 'room-1', '--event', 'evt-1', 'alpha one']).done;
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout, 'a redelivered event gets no second reply').toBe('');
+    expect(again.stderr).toMatch(/new_event=false/);
+    expect(again.stderr).toMatch(/outcome=nothing-new turns=0/);
+    const bare = await wake(home, ['--session', 'room-1']).done;
+    expect(bare.status, bare.stderr).toBe(0);
+    expect(bare.stdout).toBe('');
+    expect(requestsFor('alpha one'), 'no model call after the first wake').toHaveLength(2);
+    expect(first.stderr + again.stderr).not.toContain(KEY);
+  });
+
+  it('a wake killed mid-turn loses nothing: the next wake finishes the same turn, and no tool runs twice', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const held = hold('beta two');
+    const killed = wake(home, ['--session', 'room-2', '--event', 'evt-2', 'beta two']);
+    await held.reachedP; // step 1 ran memory_write; the model is answering step 2
+    killed.child.kill('SIGKILL');
+    const dead = await killed.done;
+    expect(dead.signal).toBe('SIGKILL');
+    expect(dead.stdout).toBe('');
+    holds.delete('beta two');
+    held.release();
+
+    const next = await wake(home, ['--session', 'room-2']).done;
+    expect(next.status, next.stderr).toBe(0);
+    expect(next.stdout).toBe('Answered: beta two\n');
+    expect(next.stderr).toMatch(/INFO turn resume session=room-2/);
+    const firstSteps = requestsFor('beta two').filter(isFirstStep);
+    expect(firstSteps, 'step 1 (the memory_write call) was not asked for again').toHaveLength(1);
+    const journal = readJournal(home, (j) => j.messages('room-2'));
+    expect(journal.filter((m) => m.kind === 'user'), 'the message was taken once').toHaveLength(1);
+    const writes = journal.flatMap((m) =>
+      m.kind === 'assistant' && Array.isArray(m.message.content) ? m.message.content.filter((p) => p.type === 'tool-call') : [],
+    );
+    expect(writes, 'memory_write ran once').toHaveLength(1);
+
+    const after = await wake(home, ['--session', 'room-2', '--event', 'evt-2', 'beta two']).done;
+    expect(after.stdout, 'and it stays answered').toBe('');
+  });
+
+  it('a second wake while one is answering leaves its event to the live wake, which answers both', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const held = hold('gamma three');
+    const live = wake(home, ['--session', 'room-3', '--event', 'evt-3a', 'gamma three']);
+    await held.reachedP;
+    const second = await wake(home, ['--session', 'room-3', '--event', 'evt-3b', 'delta four']).done;
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stdout).toBe('');
+    expect(second.stderr).toMatch(new RegExp(`wake end session=room-3 outcome=busy holder_pid=${live.child.pid}`));
+    expect(requestsFor('delta four'), 'the busy wake made no model call').toHaveLength(0);
+    held.release();
+    const first = await live.done;
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toBe('Answered: gamma three\nAnswered: delta four\n');
+    expect(first.stderr).toMatch(/outcome=answered turns=2/);
+  });
+
+  it('the circuit breaker declines a burst without a model call and keeps the event for a later wake', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const breaker = ['--breaker-max', '2', '--breaker-window', '600'];
+    for (const [event, text] of [['e1', 'burst one'], ['e2', 'burst two']] as const) {
+      const ok = await wake(home, ['--session', 'room-4', '--event', event, text, ...breaker]).done;
+      expect(ok.status, ok.stderr).toBe(0);
+    }
+    const tripped = await wake(home, ['--session', 'room-4', '--event', 'e3', 'burst three', ...breaker]).done;
+    expect(tripped.status, tripped.stderr).toBe(0);
+    expect(tripped.stdout).toBe('');
+    expect(tripped.stderr).toMatch(/WARNING wake declined session=room-4 reason="circuit breaker tripped" wakes=3 max=2/);
+    expect(requestsFor('burst three')).toHaveLength(0);
+    const stillTripped = await wake(home, ['--session', 'room-4', ...breaker]).done;
+    expect(stillTripped.stderr).toMatch(/wake declined/);
+
+    // The operator lifts the breaker (0 disables it): the declined event was kept and is answered.
+    const lifted = await wake(home, ['--session', 'room-4', '--breaker-max', '0']).done;
+    expect(lifted.status, lifted.stderr).toBe(0);
+    expect(lifted.stdout).toBe('Answered: burst three\n');
+  });
+
+  it('an event that keeps failing is retried by later wakes, then set aside so the inbox moves on', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const args = ['--session', 'room-5', '--max-attempts', '2'];
+    const first = await wake(home, [...args, '--event', 'p1', 'poison pill']).done;
+    expect(first.status).toBe(1);
+    expect(first.stderr).toMatch(/ERROR wake end session=room-5 outcome=error answered=0/);
+    expect(first.stderr).toMatch(/pending events stay in the inbox/);
+    const second = await wake(home, [...args, '--event', 'n1', 'next one']).done;
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(/ERROR wake event failed session=room-5 event=p1 attempts=2/);
+    expect(second.stdout, 'the inbox moved on to the next event').toBe('Answered: next one\n');
+    expect(second.stderr).toMatch(/set aside after 2 failed attempts: p1/);
+    const third = await wake(home, args).done;
+    expect(third.status, third.stderr).toBe(0);
+    expect(requestsFor('poison pill'), 'a set-aside event is not tried again').toHaveLength(2);
+  });
+
+  it('bad input is refused before anything is recorded', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const noSession = await wake(home, ['hello']).done;
+    expect(noSession.status).toBe(2);
+    expect(noSession.stderr).toMatch(/--session <id>/);
+    const acp = await wake(home, ['--session', 's', '--harness', 'codex', 'hello']).done;
+    expect(acp.status).toBe(2);
+    expect(acp.stderr).toMatch(/needs acx's native engine/);
+    const badBreaker = await wake(home, ['--session', 's', '--breaker-window', '-1', 'hello']).done;
+    expect(badBreaker.status).toBe(2);
+    expect(badBreaker.stderr).toMatch(/--breaker-window must be a positive number/);
+    expect(readdirSync(home, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('wake.db'))).toBe(false);
+  });
+});
