@@ -23,6 +23,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   mcp: () => import('./commands/mcp.ts'),
   acp: () => import('./commands/acp.ts'),
   wake: () => import('./commands/wake.ts'),
+  cleanup: () => import('./commands/cleanup.ts'),
 };
 
 export async function buildProgram(only?: string): Promise<Command> {

@@ -151,9 +151,8 @@ export class WakeStore {
       const eventIsNew = event ? this.record(sessionId, event, nowMs) : false;
       const wakesInWindow = this.countWake(sessionId, breaker, nowMs);
       if (this.breakerDeclines(sessionId, breaker, wakesInWindow, nowMs)) return { kind: 'declined', eventIsNew, wakesInWindow };
-      const lease = this.prepare('SELECT holder FROM leases WHERE session_id = ?').get(sessionId) as { holder: string } | undefined;
-      if (lease) {
-        const current = JSON.parse(lease.holder) as LeaseHolder;
+      const current = this.leaseHolder(sessionId);
+      if (current) {
         const mine = current.pid === holder.pid && current.host === holder.host;
         if (!mine && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current };
       }
@@ -273,12 +272,15 @@ export class WakeStore {
   }
 
   private dropLease(sessionId: string, holder: LeaseHolder): void {
-    const lease = this.prepare('SELECT holder FROM leases WHERE session_id = ?').get(sessionId) as { holder: string } | undefined;
-    if (!lease) return;
-    const current = JSON.parse(lease.holder) as LeaseHolder;
-    if (current.pid === holder.pid && current.host === holder.host) {
+    const current = this.leaseHolder(sessionId);
+    if (current && current.pid === holder.pid && current.host === holder.host) {
       this.prepare('DELETE FROM leases WHERE session_id = ?').run(sessionId);
     }
+  }
+
+  leaseHolder(sessionId: string): LeaseHolder | undefined {
+    const lease = this.prepare('SELECT holder FROM leases WHERE session_id = ?').get(sessionId) as { holder: string } | undefined;
+    return lease ? (JSON.parse(lease.holder) as LeaseHolder) : undefined;
   }
 
   /** Every session wake mode knows, with when it last received an event. */

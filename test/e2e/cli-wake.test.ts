@@ -71,7 +71,11 @@ interface Wake {
 }
 
 function wake(home: string, args: string[], env: Record<string, string> = {}): Wake {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), 'wake', AGENT, ...args, '--home', home, '--config-home', home], {
+  return acx(home, ['wake', AGENT, ...args], env);
+}
+
+function acx(home: string, args: string[], env: Record<string, string> = {}): Wake {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args, '--home', home, '--config-home', home], {
     cwd: ROOT,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -204,6 +208,38 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const third = await wake(home, args).done;
     expect(third.status, third.stderr).toBe(0);
     expect(requestsFor('poison pill'), 'a set-aside event is not tried again').toHaveLength(2);
+  });
+
+  it('acx cleanup removes a finished session and never one a live wake is answering', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const done = await wake(home, ['--session', 'room-6', '--event', 'c1', 'cleanup one']).done;
+    expect(done.status, done.stderr).toBe(0);
+    const held = hold('cleanup two');
+    const live = wake(home, ['--session', 'room-7', '--event', 'c2', 'cleanup two']);
+    await held.reachedP;
+    const refused = await acx(home, ['cleanup', AGENT, '--session', 'room-7']).done;
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`session "room-7" is being answered by a live wake \\(pid ${live.child.pid}\\); nothing was removed`));
+    held.release();
+    expect((await live.done).status).toBe(0);
+
+    const dry = await acx(home, ['cleanup', AGENT, '--session', 'room-6', '--dry-run']).done;
+    expect(dry.stdout).toBe('would remove room-6 (4 messages, 1 wake events)\n');
+    expect(readJournal(home, (j) => j.messages('room-6'))).toHaveLength(4);
+    const removed = await acx(home, ['cleanup', AGENT, '--session', 'room-6']).done;
+    expect(removed.status, removed.stderr).toBe(0);
+    expect(removed.stdout).toBe('removed room-6 (4 messages, 1 wake events)\n');
+    expect(readJournal(home, (j) => [j.messages('room-6').length, j.hasSession('room-6'), j.messages('room-7').length])).toEqual([0, false, 4]);
+    const again = await wake(home, ['--session', 'room-6', '--event', 'c1', 'cleanup one']).done;
+    expect(again.stdout, 'a removed session starts afresh').toBe('Answered: cleanup one\n');
+
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const sweep = await acx(home, ['cleanup', AGENT, '--idle-days', String(1 / 86_400)]).done;
+    expect(sweep.status, sweep.stderr).toBe(0);
+    expect(sweep.stdout.split('\n').filter(Boolean).sort()).toEqual([
+      'removed room-6 (4 messages, 1 wake events)',
+      'removed room-7 (4 messages, 1 wake events)',
+    ]);
   });
 
   it('bad input is refused before anything is recorded', async () => {

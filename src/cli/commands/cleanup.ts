@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { resolveSettings } from '../../config/settings.ts';
+import { Journal } from '../../store/journal.ts';
+import { holderIsAlive, WakeStore } from '../../store/wake-store.ts';
+import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { CliExit, EXIT } from '../output.ts';
+
+/**
+ * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine
+ * (its transcript, turns and tool-call ledger in the journal; its inbox, lease and breaker
+ * record in wake.db). The agent's memory is the agent's, not a session's, and stays. A session
+ * a live wake is answering is never removed; the sweep also skips sessions with an unfinished
+ * turn or pending events, which a later wake would still finish.
+ */
+export function register(program: Command): void {
+  program
+    .command('cleanup')
+    .description("remove a finished session's transcript and wake state (--session), or sweep sessions idle for N days")
+    .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
+    .option('--session <id>', 'the session to remove')
+    .option('--idle-days <n>', 'remove every session with no activity for this many days (env ACX_CLEANUP_IDLE_DAYS)')
+    .option('--dry-run', 'say what would be removed, remove nothing')
+    .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
+    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
+    .action(async (agent: string, options: Record<string, unknown>) => {
+      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+      const sessionId = options.session as string | undefined;
+      const idleRaw = (options.idleDays as string | undefined) ?? process.env.ACX_CLEANUP_IDLE_DAYS;
+      if ((sessionId === undefined) === (idleRaw === undefined)) {
+        throw new CliExit(EXIT.usage, 'acx cleanup: give exactly one of --session <id> or --idle-days <n>.');
+      }
+      const idleDays = idleRaw === undefined ? undefined : Number(idleRaw);
+      if (idleDays !== undefined && (!Number.isFinite(idleDays) || idleDays <= 0)) {
+        throw new CliExit(EXIT.usage, `acx cleanup: --idle-days must be a positive number of days, not "${idleRaw}".`);
+      }
+      const dryRun = Boolean(options.dryRun);
+      const settings = resolveSettings({ agent, ...(options as object) }, { logger });
+      if (!existsSync(settings.journalPath)) {
+        process.stdout.write(`Nothing to clean: ${settings.agent.name} has no journal at ${settings.journalPath}.\n`);
+        return;
+      }
+      const journal = new Journal(settings.journalPath);
+      const wakePath = join(settings.stateDir, 'wake.db');
+      const wakes = existsSync(wakePath) ? new WakeStore(wakePath) : undefined;
+      try {
+        const known = new Map(journal.listSessions().map((s) => [s.id, Date.parse(s.updatedAt)]));
+        for (const s of wakes?.sessions() ?? []) {
+          const last = s.lastEventAt ? Date.parse(s.lastEventAt) : 0;
+          known.set(s.sessionId, Math.max(known.get(s.sessionId) ?? 0, last));
+        }
+        let targets: string[];
+        if (sessionId !== undefined) {
+          if (!known.has(sessionId)) throw new CliExit(EXIT.failure, `acx cleanup: no session "${sessionId}" in ${settings.journalPath}.`);
+          targets = [sessionId];
+        } else {
+          const cutoff = Date.now() - idleDays! * 86_400_000;
+          targets = [...known].filter(([, last]) => last < cutoff).map(([id]) => id);
+        }
+        let removed = 0;
+        for (const id of targets) {
+          const busy = busyReason(journal, wakes, id, sessionId === undefined);
+          if (busy) {
+            if (sessionId !== undefined) throw new CliExit(EXIT.failure, `acx cleanup: session "${id}" ${busy}; nothing was removed.`);
+            process.stdout.write(`kept ${id}: ${busy}\n`);
+            continue;
+          }
+          const messages = journal.messages(id).length;
+          const events = wakes?.items(id).length ?? 0;
+          if (!dryRun) {
+            journal.deleteSession(id);
+            wakes?.deleteSession(id);
+          }
+          removed += 1;
+          process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${id} (${messages} messages, ${events} wake events)\n`);
+        }
+        if (targets.length === 0) process.stdout.write(`No session has been idle for ${idleDays} days.\n`);
+        else if (removed > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed });
+      } finally {
+        wakes?.close();
+        journal.close();
+      }
+    });
+}
+
+/** Why a session must stay, or undefined when it may go. */
+function busyReason(journal: Journal, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): string | undefined {
+  const holder = wakes?.leaseHolder(sessionId);
+  if (holder && holderIsAlive(holder)) return `is being answered by a live wake (pid ${holder.pid})`;
+  if (!sweeping) return undefined;
+  if (journal.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
+  if (wakes?.nextPending(sessionId)) return 'has pending wake events';
+  return undefined;
+}
