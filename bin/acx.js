@@ -16,4 +16,8 @@ if (major < 22) {
 // Cache compiled modules between runs (keyed by content): start-up is mostly module loading.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();
-await import('../src/cli/main.ts');
+// A checkout runs its TypeScript sources directly; the published package ships them built (Node
+// does not strip types inside node_modules).
+const { existsSync } = await import('node:fs');
+const source = new URL('../src/cli/main.ts', import.meta.url);
+await import(existsSync(source) ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);

@@ -18,3 +18,7 @@ export type { CacheMode, ResolvedModel } from './model/providers.ts';
 export { createRecordingModel, createReplayModel } from './model/cassette.ts';
 export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError } from './util/errors.ts';
 export { createLogger } from './util/logger.ts';
+export { wake, turnIdFor, DEFAULT_BREAKER } from './agent/wake.ts';
+export type { WakeOptions, WakeOutcome } from './agent/wake.ts';
+export { WakeStore } from './store/wake-store.ts';
+export type { BreakerSettings, InboxItem, WakeEvent } from './store/wake-store.ts';

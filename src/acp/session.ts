@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { UserContent } from 'ai';
@@ -30,7 +31,8 @@ import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './tra
  */
 
 export const HOST_MCP_SERVER_NAME = 'acx';
-const BRIDGE_SCRIPT = fileURLToPath(new URL('./mcp-stdio-bridge.ts', import.meta.url));
+// The bridge beside this module: .ts in a checkout, .js in the built package.
+const BRIDGE_SCRIPT = fileURLToPath(new URL(`./mcp-stdio-bridge${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
 /** An ACP session of the adapter: a HarnessSession whose host tools can change between turns. */
 export interface ACPHarnessSession extends HarnessSession {

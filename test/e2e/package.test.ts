@@ -1,0 +1,120 @@
+// The package as npm publishes it: `npm pack` (which builds dist/), unpacked into a project's
+// node_modules, where Node refuses to strip TypeScript. The CLI must run, the library must
+// import and run a turn, and its type declarations must type-check a consumer (and catch misuse).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+let app: string;
+let packed: string[];
+
+beforeAll(() => {
+  const base = mkdtempSync(join(tmpdir(), 'acx-package-'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const [info] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  packed = info!.files.map((file) => file.path);
+  app = join(base, 'app');
+  mkdirSync(join(app, 'node_modules'), { recursive: true });
+  execFileSync('tar', ['-xzf', join(base, info!.filename), '-C', join(app, 'node_modules')]);
+  renameSync(join(app, 'node_modules/package'), join(app, 'node_modules/acx'));
+  // The package's own dependencies resolve from a node_modules above the project, as after an install.
+  symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
+}, 180_000);
+
+const node = (args: string[], cwd = app) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
+
+describe('the published package (e2e)', { timeout: 120_000 }, () => {
+  it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
+    expect(packed).toContain('dist/index.js');
+    expect(packed).toContain('dist/index.d.ts');
+    expect(packed).toContain('dist/config/defaults/prompts/system-prompt.md');
+    expect(packed).toContain('bin/acx.js');
+    expect(packed.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
+    expect(packed.some((path) => path.startsWith('test/') || path.startsWith('src/'))).toBe(false);
+  });
+
+  it('its CLI runs from node_modules: --version and the offline quick start', () => {
+    const bin = join(app, 'node_modules/acx/bin/acx.js');
+    const version = node([bin, '--version']);
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const home = mkdtempSync(join(tmpdir(), 'acx-package-home-'));
+    const run = node([
+      bin,
+      'run',
+      join(ROOT, 'examples/notes-keeper'),
+      QUICKSTART_PROMPT,
+      '--replay',
+      join(ROOT, 'examples/notes-keeper/cassettes/quickstart.json'),
+      '--home',
+      home,
+      '--config-home',
+      home,
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/Thursday 10 December/);
+  });
+
+  it("its library imports as 'acx' and runs a turn with a tool on the native engine", () => {
+    writeFileSync(
+      join(app, 'main.mjs'),
+      `import { HarnessAgent, createEngineHarness, tool } from 'acx';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+let calls = 0;
+const model = {
+  specificationVersion: 'v4', provider: 'local', modelId: 'scripted', supportedUrls: {},
+  async doGenerate() {
+    calls += 1;
+    const usage = { inputTokens: { total: 10 }, outputTokens: { total: 2 } };
+    return calls === 1
+      ? { content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: '{"a":2,"b":3}' }], finishReason: { unified: 'tool-calls' }, usage, warnings: [] }
+      : { content: [{ type: 'text', text: 'The sum is 5.' }], finishReason: { unified: 'stop' }, usage, warnings: [] };
+  },
+  async doStream() { throw new Error('not used'); },
+};
+const add = tool({
+  name: 'add', description: 'Add two numbers',
+  inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  capabilityScopes: [], kind: 'read', effect: 'read-only',
+  execute: ({ a, b }) => String(a + b),
+});
+const agent = new HarnessAgent({ harness: createEngineHarness({ model, home: mkdtempSync(join(tmpdir(), 'acx-lib-')) }), tools: [add] });
+const result = await agent.generate({ prompt: 'What is 2 + 3?' });
+console.log(JSON.stringify({ text: result.text, steps: result.steps, tools: result.toolResults.map((r) => r.output) }));
+`,
+    );
+    const run = node(['main.mjs']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ text: 'The sum is 5.', steps: 2, tools: ['5'] });
+  });
+
+  it('its type declarations type-check a consumer and reject misuse', () => {
+    writeFileSync(
+      join(app, 'consumer.ts'),
+      `import { HarnessAgent, createEngineHarness, type TurnResult } from 'acx';
+const agent = new HarnessAgent({ harness: createEngineHarness({ model: 'openai:gpt-5.4-mini' }), permissionMode: 'allow-reads' });
+export async function ask(): Promise<string> {
+  const result: TurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
+  return result.text;
+}
+// @ts-expect-error an unknown permission mode is a type error
+new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissionMode: 'yolo' });
+`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+        files: ['consumer.ts'],
+      }),
+    );
+    const check = node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app]);
+    expect(check.status, check.stdout + check.stderr).toBe(0);
+  });
+});
