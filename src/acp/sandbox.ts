@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
@@ -26,6 +26,11 @@ export interface SandboxSession {
   writeHomeFile(relativePath: string, contents: string): string;
   /** Starts a process without a shell, with exactly `env`. */
   spawn(command: string, args: readonly string[], options: { env: Record<string, string>; cwd?: string }): ChildProcess;
+  /**
+   * A file where the session keeps what reopening it in a later process needs (the agent's own
+   * session id), when the sandbox keeps sessions; undefined when each session is thrown away.
+   */
+  readonly recordPath?: string | undefined;
   destroy(): Promise<void>;
 }
 
@@ -49,6 +54,12 @@ export interface LocalSandboxOptions {
    * deleted by destroy.
    */
   workdir?: string;
+  /**
+   * Keep each session under `<sessionsRoot>/<harnessId>/<sessionId>` instead of a fresh temporary
+   * directory, so a later process that opens the same session id finds the agent's $HOME — its
+   * own record of the conversation — again. destroy() still deletes it; detaching keeps it.
+   */
+  sessionsRoot?: string;
 }
 
 /** The system PATH the agent gets, after the directory of the Node that runs acx (agents' `#!/usr/bin/env node`). */
@@ -58,8 +69,12 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
   return {
     kind: 'local',
     supportsRequestTransformations: true,
-    async createSession({ harnessId }) {
-      const root = mkdtempSync(join(options.root ?? tmpdir(), `acx-acp-${harnessId}-`));
+    async createSession({ harnessId, sessionId }) {
+      const root =
+        options.sessionsRoot !== undefined
+          ? join(resolve(options.sessionsRoot), harnessId, sessionDirName(sessionId))
+          : mkdtempSync(join(options.root ?? tmpdir(), `acx-acp-${harnessId}-`));
+      mkdirSync(root, { recursive: true, mode: 0o700 });
       const workdir = options.workdir !== undefined ? resolve(options.workdir) : join(root, 'work');
       const home = join(root, 'home');
       const tmp = join(root, 'tmp');
@@ -103,10 +118,25 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
             detached: process.platform !== 'win32', // own process group, so the whole tree can be stopped
           });
         },
+        recordPath: options.sessionsRoot !== undefined ? join(root, 'acp-session.json') : undefined,
         async destroy() {
           if (!options.keep) rmSync(root, { recursive: true, force: true });
         },
       };
     },
   };
+}
+
+/**
+ * A session id as one directory name: kept readable when it is a plain name, otherwise (and
+ * always when it could climb out, like `..`) replaced by a hash, so no id can address a path.
+ */
+export function sessionDirName(sessionId: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(sessionId) && !sessionId.includes('..')) return sessionId;
+  return `id-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
+}
+
+/** Where an agent's named ACP sessions keep their sandboxes, below its state directory. */
+export function acpSessionsRoot(stateDir: string): string {
+  return join(stateDir, 'acp-sessions');
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
@@ -11,6 +12,7 @@ import { type HttpServing, serveHttp } from '../mcp/serve.ts';
 import { modeAllows, needsApproval } from '../tools/permission.ts';
 import { normalizeSchema } from '../tools/schema.ts';
 import type { Tool, ToolOutput } from '../tools/tool.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { AcxError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
@@ -337,11 +339,35 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
 
     let meta: Record<string, unknown> | undefined = settings.session?.meta ? (JSON.parse(JSON.stringify(settings.session.meta)) as Record<string, unknown>) : undefined;
     if (instructions && im?.type === 'session-meta') meta = withPath(meta, im.path, instructions);
-    const created = await agentCall(
+    // A session kept by the sandbox is reopened on the agent (its history is the agent's own);
+    // an agent that cannot, or no longer knows the session, starts a new one and says so.
+    const previous = readSessionRecord(sandbox.recordPath, settings.harnessId);
+    let created: { sessionId: string; configOptions?: acp.SessionConfigOption[] | null; modes?: acp.SessionModeState | null } | undefined;
+    if (previous) {
+      const how = init.agentCapabilities?.sessionCapabilities?.resume ? 'resume' : init.agentCapabilities?.loadSession ? 'load' : undefined;
+      if (!how) {
+        log.warn('acp session not resumed', { acpSession: previous, reason: `${settings.harnessId} advertises neither session/resume nor session/load`, note: 'a new agent session starts without the earlier conversation' });
+      } else {
+        const params = { sessionId: previous, cwd: sandbox.workdir, mcpServers, ...(meta ? { _meta: meta } : {}) };
+        try {
+          // session/load replays the history as updates; with no turn active they are dropped.
+          const reopened: acp.ResumeSessionResponse | acp.LoadSessionResponse =
+            how === 'resume'
+              ? await agentCall(ctx.request(acp.methods.agent.session.resume, params), 'session/resume', startupTimeout)
+              : await agentCall(ctx.request(acp.methods.agent.session.load, params), 'session/load', startupTimeout);
+          created = { sessionId: previous, configOptions: reopened.configOptions ?? null, modes: reopened.modes ?? null };
+          log.info('acp session resumed', { acpSession: previous, via: `session/${how}` });
+        } catch (error) {
+          log.warn('acp session not resumed', { acpSession: previous, error: errorMessage(error), note: 'a new agent session starts without the earlier conversation' });
+        }
+      }
+    }
+    created ??= await agentCall(
       ctx.request(acp.methods.agent.session.new, { cwd: sandbox.workdir, mcpServers, ...(meta ? { _meta: meta } : {}) }),
       'session/new',
       startupTimeout,
     );
+    writeSessionRecord(sandbox.recordPath, settings.harnessId, created.sessionId);
     acpSessionId = created.sessionId;
     const sessionIdOnAgent = created.sessionId;
     let configOptions = created.configOptions ?? [];
@@ -729,7 +755,23 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     };
   } catch (error) {
     await cleanup();
-    await sandbox.destroy().catch(() => {});
+    // A kept session's directory holds its history: a failed reopening must not erase it.
+    if (sandbox.recordPath === undefined) await sandbox.destroy().catch(() => {});
     throw error;
   }
+}
+
+/** The agent's session id that a kept sandbox session recorded, if it is this harness's. */
+function readSessionRecord(path: string | undefined, harnessId: string): string | undefined {
+  if (!path || !existsSync(path)) return undefined;
+  try {
+    const record = JSON.parse(readFileSync(path, 'utf8')) as { harnessId?: unknown; acpSessionId?: unknown };
+    return record.harnessId === harnessId && typeof record.acpSessionId === 'string' ? record.acpSessionId : undefined;
+  } catch {
+    return undefined; // unreadable: start afresh rather than fail the run
+  }
+}
+
+function writeSessionRecord(path: string | undefined, harnessId: string, acpSessionId: string): void {
+  if (path) writeFileAtomic(path, `${JSON.stringify({ harnessId, acpSessionId })}\n`);
 }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../acp/profiles/by-name.ts';
-import { createLocalSandbox, type Sandbox } from '../acp/sandbox.ts';
+import { acpSessionsRoot, createLocalSandbox, type Sandbox } from '../acp/sandbox.ts';
 import { composeCharter } from '../config/charter.ts';
 import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
@@ -142,14 +142,21 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     logger,
   };
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
-  // further sessions of the same agent, and every session ends with the run (see closingSessions).
+  // further sessions of the same agent. A session named with --session is kept (the agent's own
+  // history lives in its sandbox home) and reopened by the next run; the others end with the run.
   const acpHarness = onACP
     ? closingSessions(
         createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
-          sandbox: options.sandbox ?? createLocalSandbox({ workdir: resolve(settings.workspace ?? join(settings.stateDir, 'workspace')) }),
+          sandbox:
+            options.sandbox ??
+            createLocalSandbox({
+              workdir: resolve(settings.workspace ?? join(settings.stateDir, 'workspace')),
+              ...(settings.sessionId ? { sessionsRoot: acpSessionsRoot(settings.stateDir) } : {}),
+            }),
         }),
+        settings.sessionId ?? undefined,
       )
     : undefined;
   const dispatchHarness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
@@ -249,11 +256,11 @@ function harnessModelStandIn(name: HarnessName, modelId: string | undefined): Re
 }
 
 /**
- * ACP sessions cannot be reopened (a new agent process starts a new ACP session), so a run's
- * sessions are destroyed when the run closes: the agent process stops and its sandbox home goes.
- * The working directory (the agent's workspace) stays.
+ * When a run closes, its ACP sessions end: the agent process stops and, except for the session the
+ * user named (kept to be reopened), the sandbox home goes. The working directory (the agent's
+ * workspace) always stays.
  */
-function closingSessions(harness: Harness): Harness {
+function closingSessions(harness: Harness, keptSessionId: string | undefined): Harness {
   const sessions = new Set<HarnessSession>();
   return {
     id: harness.id,
@@ -263,7 +270,7 @@ function closingSessions(harness: Harness): Harness {
       return session;
     },
     async close() {
-      await Promise.allSettled([...sessions].map((session) => session.destroy()));
+      await Promise.allSettled([...sessions].map((session) => (session.id === keptSessionId ? session.detach() : session.destroy())));
       sessions.clear();
       await harness.close?.();
     },

@@ -30,6 +30,8 @@ export interface CliHarnessOptions {
 }
 
 export const FREEZE = 'The release freeze starts on 12 December.';
+const CODE_WORD = 'PLUM-7731';
+const RECALL_QUESTION = 'What is the code word?';
 export const REPLY = 'Noted: the release freeze starts on 12 December.';
 const PROMPT = 'Remember that the release freeze starts on 12 December.';
 const KEY = 'sk-e2e-harness-real-0123456789';
@@ -66,6 +68,10 @@ export function describeCliHarness(options: CliHarnessOptions): void {
 
     /** The main request offers acx's tools as mcp__acx__<name>; side requests (titles, quota) do not. */
     const respond = (r: RecordedRequest): ResponderResult => {
+      const asked = r.view.messages.filter((m) => m.role === 'user').at(-1)?.text ?? '';
+      if (asked.includes(RECALL_QUESTION)) {
+        return { text: JSON.stringify(r.body).includes(CODE_WORD) ? `The code word is ${CODE_WORD}.` : 'I do not know the code word.' };
+      }
       const tools = toolNamesOf(r);
       const writeTool = tools.find((t) => t === 'mcp__acx__memory_write') ?? tools.find((t) => t === 'mcp__acx__add_memory');
       if (!writeTool) return { text: 'ok' };
@@ -133,6 +139,32 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       }
       // The run cleaned up its sandbox home.
       expect(readdirSync(sandboxRoot).filter((d) => d.startsWith('acx-acp-'))).toEqual([]);
+    });
+
+    it('reopens a session named with --session in a later run: the agent remembers the earlier conversation', async () => {
+      const env = { ...runEnv('resume'), ACX_LOG_LEVEL: 'info' };
+      const agent = join(ROOT, 'examples/notes-keeper');
+      const extra = [...(options.args ?? []), ...(options.model ? ['--model', options.model.flag] : [])];
+      const first = await runAcx(['run', agent, `Remember that the code word is ${CODE_WORD}.`, '--harness', options.harness, '--session', 'chat-1', ...extra], env);
+      expect(first.code, first.stderr).toBe(0);
+      const kept = join(root, 'resume/state/agents/notes-keeper/acp-sessions', options.harnessId, 'chat-1');
+      expect(existsSync(join(kept, 'acp-session.json')), 'the named session is kept for the next run').toBe(true);
+
+      const second = await runAcx(['run', agent, RECALL_QUESTION, '--harness', options.harness, '--session', 'chat-1', ...extra], env);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(/INFO acp session resumed .*session=chat-1 acpSession=\S+ via=session\/(resume|load)/);
+      expect(second.stdout.trim()).toBe(`The code word is ${CODE_WORD}.`);
+
+      // Another session name starts afresh: the code word is not in its history.
+      const other = await runAcx(['run', agent, RECALL_QUESTION, '--harness', options.harness, '--session', 'chat-2', ...extra], env);
+      expect(other.code, other.stderr).toBe(0);
+      expect(other.stdout.trim()).toBe('I do not know the code word.');
+
+      // acx cleanup removes the kept sandbox with the rest of the session.
+      const cleaned = await runAcx(['cleanup', agent, '--session', 'chat-1'], env);
+      expect(cleaned.code, cleaned.stderr).toBe(0);
+      expect(cleaned.stdout).toMatch(/^removed chat-1 \(\d+ messages, 0 wake events, 1 ACP agent session\)/);
+      expect(existsSync(kept)).toBe(false);
     });
 
     it('boots a cartridge: the handshake accepts the MCP-served tools and writes land in SAVE', async () => {

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { acpSessionsRoot, sessionDirName } from '../../acp/sandbox.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import { Journal } from '../../store/journal.ts';
 import { holderIsAlive, WakeStore } from '../../store/wake-store.ts';
@@ -10,7 +11,7 @@ import { CliExit, EXIT } from '../output.ts';
 /**
  * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine
  * (its transcript, turns and tool-call ledger in the journal; its inbox, lease and breaker
- * record in wake.db). The agent's memory is the agent's, not a session's, and stays. A session
+ * record in wake.db; the sandbox home of an ACP agent session kept with --session). The agent's memory is the agent's, not a session's, and stays. A session
  * a live wake is answering is never removed; the sweep also skips sessions with an unfinished
  * turn or pending events, which a later wake would still finish.
  */
@@ -37,22 +38,26 @@ export function register(program: Command): void {
       }
       const dryRun = Boolean(options.dryRun);
       const settings = resolveSettings({ agent, ...(options as object) }, { logger });
-      if (!existsSync(settings.journalPath)) {
-        process.stdout.write(`Nothing to clean: ${settings.agent.name} has no journal at ${settings.journalPath}.\n`);
+      const wakePath = join(settings.stateDir, 'wake.db');
+      if (!existsSync(settings.journalPath) && !existsSync(wakePath) && !existsSync(acpSessionsRoot(settings.stateDir))) {
+        process.stdout.write(`Nothing to clean: ${settings.agent.name} has no sessions in ${settings.stateDir}.\n`);
         return;
       }
-      const journal = new Journal(settings.journalPath);
-      const wakePath = join(settings.stateDir, 'wake.db');
+      // Opened only if they exist: cleaning up never creates a store.
+      const journal = existsSync(settings.journalPath) ? new Journal(settings.journalPath) : undefined;
       const wakes = existsSync(wakePath) ? new WakeStore(wakePath) : undefined;
       try {
-        const known = new Map(journal.listSessions().map((s) => [s.id, Date.parse(s.updatedAt)]));
+        const known = new Map((journal?.listSessions() ?? []).map((s) => [s.id, Date.parse(s.updatedAt)]));
         for (const s of wakes?.sessions() ?? []) {
           const last = s.lastEventAt ? Date.parse(s.lastEventAt) : 0;
           known.set(s.sessionId, Math.max(known.get(s.sessionId) ?? 0, last));
         }
+        for (const kept of keptAcpSessions(settings.stateDir)) {
+          known.set(kept.sessionId, Math.max(known.get(kept.sessionId) ?? 0, kept.lastUsed));
+        }
         let targets: string[];
         if (sessionId !== undefined) {
-          if (!known.has(sessionId)) throw new CliExit(EXIT.failure, `acx cleanup: no session "${sessionId}" in ${settings.journalPath}.`);
+          if (!known.has(sessionId)) throw new CliExit(EXIT.failure, `acx cleanup: ${settings.agent.name} has no session "${sessionId}" in ${settings.stateDir}.`);
           targets = [sessionId];
         } else {
           const cutoff = Date.now() - idleDays! * 86_400_000;
@@ -66,30 +71,53 @@ export function register(program: Command): void {
             process.stdout.write(`kept ${id}: ${busy}\n`);
             continue;
           }
-          const messages = journal.messages(id).length;
+          const messages = journal?.messages(id).length ?? 0;
           const events = wakes?.items(id).length ?? 0;
+          const acpDirs = acpSessionDirs(settings.stateDir, id);
           if (!dryRun) {
-            journal.deleteSession(id);
+            journal?.deleteSession(id);
             wakes?.deleteSession(id);
+            for (const dir of acpDirs) rmSync(dir, { recursive: true, force: true });
           }
           removed += 1;
-          process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${id} (${messages} messages, ${events} wake events)\n`);
+          const acp = acpDirs.length > 0 ? `, ${acpDirs.length} ACP agent session${acpDirs.length > 1 ? 's' : ''}` : '';
+          process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${id} (${messages} messages, ${events} wake events${acp})\n`);
         }
         if (targets.length === 0) process.stdout.write(`No session has been idle for ${idleDays} days.\n`);
         else if (removed > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed });
       } finally {
         wakes?.close();
-        journal.close();
+        journal?.close();
       }
     });
 }
 
+/** ACP sessions kept for reopening (`--harness … --session`), by the directory each lives in. */
+function keptAcpSessions(stateDir: string): Array<{ sessionId: string; lastUsed: number }> {
+  const root = acpSessionsRoot(stateDir);
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((harness) =>
+    readdirSync(join(root, harness)).map((sessionId) => {
+      const record = join(root, harness, sessionId, 'acp-session.json');
+      return { sessionId, lastUsed: statSync(existsSync(record) ? record : join(root, harness, sessionId)).mtimeMs };
+    }),
+  );
+}
+
+function acpSessionDirs(stateDir: string, sessionId: string): string[] {
+  const root = acpSessionsRoot(stateDir);
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .map((harness) => join(root, harness, sessionDirName(sessionId)))
+    .filter((dir) => existsSync(dir));
+}
+
 /** Why a session must stay, or undefined when it may go. */
-function busyReason(journal: Journal, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): string | undefined {
+function busyReason(journal: Journal | undefined, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): string | undefined {
   const holder = wakes?.leaseHolder(sessionId);
   if (holder && holderIsAlive(holder)) return `is being answered by a live wake (pid ${holder.pid})`;
   if (!sweeping) return undefined;
-  if (journal.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
+  if (journal?.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
   if (wakes?.nextPending(sessionId)) return 'has pending wake events';
   return undefined;
 }
