@@ -8,11 +8,12 @@ import type { HarnessAgent } from './harness-agent.ts';
 
 /**
  * Wake mode: one process per event. The event is recorded before anything else, the session's
- * pending events are answered in order, and the process exits. An event is done only once its
- * turn completed; a wake that dies mid-turn leaves it pending, and the next wake finishes the
- * same turn by evidence (its turn id is derived from the event), so nothing is lost and no side
- * effect runs twice. A live wake's lease is never taken over, and a circuit breaker caps how
- * often one session may be woken.
+ * pending events are answered together in one turn (a batch, fixed before the turn starts), and
+ * the process exits. Events are done only once their turn completed; a wake that dies mid-turn
+ * leaves them pending, and the next wake finishes the same turn by evidence (its turn id is
+ * derived from the batch), so nothing is lost and no side effect runs twice. A live wake's lease
+ * is never taken over, a circuit breaker caps how often one session may be woken, and a peer AI's
+ * message is read at human speed before it is answered.
  */
 export interface WakeOptions {
   agent: HarnessAgent;
@@ -21,15 +22,32 @@ export interface WakeOptions {
   /** The event that caused this wake; absent to answer only what is pending. */
   event?: WakeEvent | undefined;
   breaker: BreakerSettings;
+  /** Read-speed pacing for peer AIs' messages (default: on, 17 chars/s, 20 s floor). */
+  pacing?: PacingSettings | undefined;
   /** Attempts an event gets before it is set aside as failed (default 3). */
   maxAttempts?: number;
   /** Correlation id from the router that ran this wake; rides both bookend log lines. */
   deliveryId?: string | undefined;
   logger: Logger;
-  /** Called with each answered event before it is marked done. */
-  onReply?: (item: InboxItem, result: TurnResult) => void | Promise<void>;
+  /** Called with each answered batch of events (one turn) before they are marked done. */
+  onReply?: (items: readonly InboxItem[], result: TurnResult) => void | Promise<void>;
   /** Wake mode has no one to ask: tool approvals are answered by this (default: deny, saying why). */
   onApprovalRequest?: (request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>;
+  /** For tests: the clock and the wait pacing uses. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Read-speed pacing: before answering a peer AI's message, wait as long as a person would take to
+ * read it (minus the time it has already waited), then take in whatever arrived meanwhile. It
+ * keeps an AI-to-AI exchange readable and well under the breaker's trip line. People's messages
+ * are answered at once.
+ */
+export interface PacingSettings {
+  enabled: boolean;
+  charsPerSecond: number;
+  floorMs: number;
 }
 
 export type WakeOutcome =
@@ -38,11 +56,24 @@ export type WakeOutcome =
   | { outcome: 'declined'; answered: 0; failedEvents: [] };
 
 export const DEFAULT_BREAKER: BreakerSettings = { max: 10, windowMs: 60_000, cooldownMs: 60_000 };
+export const DEFAULT_PACING: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000 };
 const DEFAULT_MAX_ATTEMPTS = 3;
+/** How many times pacing restarts its read on a newer AI message before it answers anyway. */
+const MAX_SETTLE_ROUNDS = 5;
 
-/** The engine turn that answers an event: the same event always maps to the same turn. */
-export function turnIdFor(sessionId: string, eventId: string): string {
-  return `wake-${createHash('sha256').update(`${sessionId}\n${eventId}`).digest('hex').slice(0, 32)}`;
+/** The engine turn that answers a batch of events: the same batch always maps to the same turn. */
+export function turnIdFor(sessionId: string, batchId: string): string {
+  return `wake-${createHash('sha256').update(`${sessionId}\n${batchId}`).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * What the model reads for a batch: a lone message without a sender as it is; otherwise each
+ * message on its own line with when it arrived and who wrote it.
+ */
+export function batchPrompt(items: readonly InboxItem[]): string {
+  if (items.length === 1 && !items[0]!.sender) return items[0]!.text;
+  const lines = items.map((item) => `[${item.receivedAt}] ${item.sender ?? 'unknown'}: ${item.text}`);
+  return items.length === 1 ? lines[0]! : `${items.length} messages arrived since your last reply:\n\n${lines.join('\n\n')}`;
 }
 
 export async function wake(options: WakeOptions): Promise<WakeOutcome> {
@@ -78,37 +109,50 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       reason: `Wake mode is non-interactive and ${request.toolName} needs approval; the operator can allow it with a wider permission mode.`,
     }));
   let answered = 0;
-  const failedEvents: string[] = [];
+  let turns = 0;
   let steps = 0;
+  const failedEvents: string[] = [];
   try {
     const session = await options.agent.createSession({ sessionId });
     for (;;) {
-      const item = store.nextPending(sessionId);
-      if (!item) {
-        if (store.release(sessionId, holder)) break;
-        continue; // an event arrived while we were answering: its wake saw our lease
+      // A batch an earlier wake fixed and did not finish is answered again as it was.
+      let batch = store.openBatch(sessionId);
+      if (!batch) {
+        const pending = store.pending(sessionId);
+        if (pending.length === 0) {
+          if (store.release(sessionId, holder)) break;
+          continue; // an event arrived while we were answering: its wake saw our lease
+        }
+        const settled = await pace(pending, options);
+        store.fixBatch(
+          sessionId,
+          settled.map((item) => item.eventId),
+        );
+        batch = settled;
       }
-      const attempt = store.markAttempt(sessionId, item.eventId);
+      const ids = batch.map((item) => item.eventId);
+      const attempt = store.markAttempt(sessionId, ids);
       let result: TurnResult;
       try {
         result = await options.agent.generate({
           session,
-          prompt: item.text,
-          turnId: turnIdFor(sessionId, item.eventId),
+          prompt: batchPrompt(batch),
+          turnId: turnIdFor(sessionId, batch[0]!.eventId),
           addressed: true,
           onApprovalRequest,
         });
       } catch (error) {
-        store.recordError(sessionId, item.eventId, errorMessage(error));
+        store.recordError(sessionId, ids, errorMessage(error));
         if (attempt < maxAttempts) throw error;
-        logger.error('wake event failed', { session: sessionId, event: item.eventId, attempts: attempt, error: errorMessage(error) });
-        store.markFailed(sessionId, item.eventId, errorMessage(error));
-        failedEvents.push(item.eventId);
+        logger.error('wake event failed', { session: sessionId, event: ids.join(','), attempts: attempt, error: errorMessage(error) });
+        store.markFailed(sessionId, ids, errorMessage(error));
+        failedEvents.push(...ids);
         continue;
       }
-      await options.onReply?.(item, result);
-      store.markDone(sessionId, item.eventId, result.text);
-      answered += 1;
+      await options.onReply?.(batch, result);
+      store.markDone(sessionId, ids, result.text);
+      answered += ids.length;
+      turns += 1;
       steps += result.steps;
     }
   } catch (error) {
@@ -128,11 +172,36 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   logger.info('wake end', {
     session: sessionId,
     outcome,
-    turns: answered,
+    events: answered || undefined,
+    turns,
     steps,
     failed: failedEvents.length || undefined,
     duration: `${((performance.now() - started) / 1000).toFixed(2)}s`,
     ...delivery,
   });
   return { outcome, answered, failedEvents };
+}
+
+/**
+ * Loop 1 of read-speed pacing: while the newest pending message is a peer AI's, wait out the rest
+ * of its reading time, then look again; a newer AI message restarts the read on it.
+ */
+async function pace(pending: InboxItem[], options: WakeOptions): Promise<InboxItem[]> {
+  const pacing = options.pacing ?? DEFAULT_PACING;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let items = pending;
+  for (let round = 0; pacing.enabled && round < MAX_SETTLE_ROUNDS; round++) {
+    const newest = items.at(-1)!;
+    if (newest.senderKind !== 'ai') break;
+    const readMs = Math.max(pacing.floorMs, (newest.text.length / pacing.charsPerSecond) * 1000);
+    const owed = readMs - (now() - Date.parse(newest.receivedAt));
+    if (owed <= 0) break;
+    options.logger.info('wake pacing', { session: options.sessionId, event: newest.eventId, read: `${(readMs / 1000).toFixed(1)}s`, wait: `${(owed / 1000).toFixed(1)}s` });
+    await sleep(owed);
+    const again = options.store.pending(options.sessionId);
+    if (again.length === items.length) break;
+    items = again;
+  }
+  return items;
 }

@@ -16,6 +16,10 @@ import { type Database, openDatabase, transaction } from './database.ts';
 export interface WakeEvent {
   id: string;
   text: string;
+  /** Who wrote it (a handle, shown to the model with the message). */
+  sender?: string | undefined;
+  /** A peer AI's message is read at human speed before it is answered (read-speed pacing). */
+  senderKind?: 'human' | 'ai' | undefined;
 }
 
 export interface InboxItem {
@@ -23,6 +27,10 @@ export interface InboxItem {
   eventId: string;
   seq: number;
   text: string;
+  sender: string | null;
+  senderKind: 'human' | 'ai' | null;
+  /** The batch (one turn) the event is answered in, once a wake has fixed it: the first event's id. */
+  batchId: string | null;
   state: 'pending' | 'done' | 'failed';
   attempts: number;
   receivedAt: string;
@@ -58,6 +66,9 @@ const MIGRATIONS = [
      event_id TEXT NOT NULL,
      seq INTEGER NOT NULL,
      text TEXT NOT NULL,
+     sender TEXT,
+     sender_kind TEXT,
+     batch_id TEXT,
      state TEXT NOT NULL,
      attempts INTEGER NOT NULL DEFAULT 0,
      received_at TEXT NOT NULL,
@@ -172,10 +183,10 @@ export class WakeStore {
     ).next;
     const inserted = this
       .prepare(
-        "INSERT INTO inbox (session_id, event_id, seq, text, state, received_at) VALUES (?, ?, ?, ?, 'pending', ?) " +
+        "INSERT INTO inbox (session_id, event_id, seq, text, sender, sender_kind, state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) " +
           'ON CONFLICT (session_id, event_id) DO NOTHING',
       )
-      .run(sessionId, event.id, next, event.text, new Date(nowMs).toISOString());
+      .run(sessionId, event.id, next, event.text, event.sender ?? null, event.senderKind ?? null, new Date(nowMs).toISOString());
     return Number(inserted.changes) > 0;
   }
 
@@ -220,6 +231,40 @@ export class WakeStore {
     return row ? toItem(row) : undefined;
   }
 
+  /** Every event of the session still waiting, oldest first. */
+  pending(sessionId: string): InboxItem[] {
+    return (
+      this.prepare("SELECT * FROM inbox WHERE session_id = ? AND state = 'pending' ORDER BY seq").all(sessionId) as unknown as InboxRow[]
+    ).map(toItem);
+  }
+
+  /**
+   * The events of a batch fixed by an earlier wake whose turn has not completed (it died or
+   * failed mid-turn): they are answered together again, in the same turn.
+   */
+  openBatch(sessionId: string): InboxItem[] | undefined {
+    const first = this
+      .prepare("SELECT batch_id FROM inbox WHERE session_id = ? AND state = 'pending' AND batch_id IS NOT NULL ORDER BY seq LIMIT 1")
+      .get(sessionId) as { batch_id: string } | undefined;
+    if (!first) return undefined;
+    return (
+      this
+        .prepare("SELECT * FROM inbox WHERE session_id = ? AND batch_id = ? AND state = 'pending' ORDER BY seq")
+        .all(sessionId, first.batch_id) as unknown as InboxRow[]
+    ).map(toItem);
+  }
+
+  /** Fixes which events one turn answers, before the turn starts; the batch id is the first event's. */
+  fixBatch(sessionId: string, eventIds: readonly string[]): string {
+    const batchId = eventIds[0]!;
+    transaction(this.db, () => {
+      for (const eventId of eventIds) {
+        this.prepare('UPDATE inbox SET batch_id = ? WHERE session_id = ? AND event_id = ? AND batch_id IS NULL').run(batchId, sessionId, eventId);
+      }
+    });
+    return batchId;
+  }
+
   item(sessionId: string, eventId: string): InboxItem | undefined {
     const row = this.prepare('SELECT * FROM inbox WHERE session_id = ? AND event_id = ?').get(sessionId, eventId) as
       | InboxRow
@@ -231,27 +276,40 @@ export class WakeStore {
     return (this.prepare('SELECT * FROM inbox WHERE session_id = ? ORDER BY seq').all(sessionId) as unknown as InboxRow[]).map(toItem);
   }
 
-  /** Counts an attempt before the event's turn runs, so a message that always fails is noticed. */
-  markAttempt(sessionId: string, eventId: string): number {
-    this.prepare('UPDATE inbox SET attempts = attempts + 1 WHERE session_id = ? AND event_id = ?').run(sessionId, eventId);
-    return this.item(sessionId, eventId)?.attempts ?? 0;
+  /** Counts an attempt before the events' turn runs, so a message that always fails is noticed; returns the most any has had. */
+  markAttempt(sessionId: string, eventIds: readonly string[]): number {
+    return transaction(this.db, () => {
+      let most = 0;
+      for (const eventId of eventIds) {
+        this.prepare('UPDATE inbox SET attempts = attempts + 1 WHERE session_id = ? AND event_id = ?').run(sessionId, eventId);
+        most = Math.max(most, this.item(sessionId, eventId)?.attempts ?? 0);
+      }
+      return most;
+    });
   }
 
-  markDone(sessionId: string, eventId: string, reply: string): void {
-    this
-      .prepare("UPDATE inbox SET state = 'done', done_at = ?, reply = ?, error = NULL WHERE session_id = ? AND event_id = ?")
-      .run(new Date().toISOString(), reply, sessionId, eventId);
+  markDone(sessionId: string, eventIds: readonly string[], reply: string): void {
+    this.settle(sessionId, eventIds, "state = 'done', reply = ?, error = NULL", reply);
   }
 
-  /** Gives up on an event after too many failed attempts: kept for inspection, no longer blocking the inbox. */
-  markFailed(sessionId: string, eventId: string, error: string): void {
-    this
-      .prepare("UPDATE inbox SET state = 'failed', done_at = ?, error = ? WHERE session_id = ? AND event_id = ?")
-      .run(new Date().toISOString(), error, sessionId, eventId);
+  /** Gives up on events after too many failed attempts: kept for inspection, no longer blocking the inbox. */
+  markFailed(sessionId: string, eventIds: readonly string[], error: string): void {
+    this.settle(sessionId, eventIds, "state = 'failed', error = ?", error);
   }
 
-  recordError(sessionId: string, eventId: string, error: string): void {
-    this.prepare('UPDATE inbox SET error = ? WHERE session_id = ? AND event_id = ?').run(error, sessionId, eventId);
+  private settle(sessionId: string, eventIds: readonly string[], set: string, value: string): void {
+    const doneAt = new Date().toISOString();
+    transaction(this.db, () => {
+      for (const eventId of eventIds) {
+        this.prepare(`UPDATE inbox SET ${set}, done_at = ? WHERE session_id = ? AND event_id = ?`).run(value, doneAt, sessionId, eventId);
+      }
+    });
+  }
+
+  recordError(sessionId: string, eventIds: readonly string[], error: string): void {
+    for (const eventId of eventIds) {
+      this.prepare('UPDATE inbox SET error = ? WHERE session_id = ? AND event_id = ?').run(error, sessionId, eventId);
+    }
   }
 
   /**
@@ -309,6 +367,9 @@ interface InboxRow {
   event_id: string;
   seq: number;
   text: string;
+  sender: string | null;
+  sender_kind: InboxItem['senderKind'];
+  batch_id: string | null;
   state: InboxItem['state'];
   attempts: number;
   received_at: string;
@@ -323,6 +384,9 @@ function toItem(row: InboxRow): InboxItem {
     eventId: row.event_id,
     seq: row.seq,
     text: row.text,
+    sender: row.sender,
+    senderKind: row.sender_kind,
+    batchId: row.batch_id,
     state: row.state,
     attempts: row.attempts,
     receivedAt: row.received_at,

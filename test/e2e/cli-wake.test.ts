@@ -111,7 +111,7 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('Answered: alpha one\n');
     expect(first.stderr).toMatch(/INFO wake start session=room-1 event=evt-1 new_event=true/);
-    expect(first.stderr).toMatch(/INFO wake end session=room-1 outcome=answered turns=1 steps=2/);
+    expect(first.stderr).toMatch(/INFO wake end session=room-1 outcome=answered events=1 turns=1 steps=2/);
     expect(requestsFor('alpha one')).toHaveLength(2);
 
     const again = await wake(home, ['--session', 'room-1', '--event', 'evt-1', 'alpha one']).done;
@@ -169,7 +169,7 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const first = await live.done;
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('Answered: gamma three\nAnswered: delta four\n');
-    expect(first.stderr).toMatch(/outcome=answered turns=2/);
+    expect(first.stderr).toMatch(/outcome=answered events=2 turns=2/);
   });
 
   it('the circuit breaker declines a burst without a model call and keeps the event for a later wake', async () => {
@@ -252,7 +252,7 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(acp.stderr).toMatch(/needs acx's native engine/);
     const badBreaker = await wake(home, ['--session', 's', '--breaker-window', '-1', 'hello']).done;
     expect(badBreaker.status).toBe(2);
-    expect(badBreaker.stderr).toMatch(/--breaker-window must be a positive number/);
+    expect(badBreaker.stderr).toBe('acx wake: --breaker-window must be a positive number of seconds, not "-1".\n');
     expect(readdirSync(home, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('wake.db'))).toBe(false);
   });
 });

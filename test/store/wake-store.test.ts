@@ -30,7 +30,7 @@ describe('WakeStore', () => {
     expect(store.admit('s', { id: 'a', text: 'first?' }, OFF, other(1)).eventIsNew).toBe(true);
     expect(store.admit('s', { id: 'b', text: 'again' }, OFF, other(1)).eventIsNew).toBe(false);
     expect(store.nextPending('s')).toMatchObject({ eventId: 'b', text: 'second?', seq: 1 });
-    store.markDone('s', 'b', 'ok');
+    store.markDone('s', ['b'], 'ok');
     expect(store.nextPending('s')).toMatchObject({ eventId: 'a', seq: 2 });
     expect(store.item('s', 'b')).toMatchObject({ state: 'done', reply: 'ok' });
   });
@@ -46,10 +46,10 @@ describe('WakeStore', () => {
   it('gives the lease back only when nothing is pending, so a late event is never stranded', () => {
     alive.add(1);
     store.admit('s', { id: 'x', text: 'x' }, OFF, other(1));
-    store.markDone('s', 'x', 'done');
+    store.markDone('s', ['x'], 'done');
     store.admit('s', { id: 'late', text: 'late' }, OFF, other(2)); // busy: recorded for the leader
     expect(store.release('s', other(1)), 'the leader must answer the late event first').toBe(false);
-    store.markDone('s', 'late', 'done');
+    store.markDone('s', ['late'], 'done');
     expect(store.release('s', other(1))).toBe(true);
     expect(store.admit('s', undefined, OFF, other(2)).kind).toBe('leader');
   });

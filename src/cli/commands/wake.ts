@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
-import { DEFAULT_BREAKER, wake } from '../../agent/wake.ts';
+import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { BreakerSettings } from '../../store/wake-store.ts';
 import { WakeStore } from '../../store/wake-store.ts';
@@ -24,7 +24,12 @@ export function register(program: Command): void {
       .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
       .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
       .option('--event <id>', 'the event\'s id: the same id delivered again is answered once (env ACX_EVENT_ID)')
-      .option('--json', 'print one JSON line per answered event')
+      .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
+      .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
+      .option('--no-pace', 'answer peer AIs at once, without read-speed pacing (env ACX_PACE_ENABLED=0)')
+      .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
+      .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
+      .option('--json', 'print one JSON line per answered batch of events (one turn)')
       .option('--breaker-max <n>', `most wakes per session within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
       .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
       .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
@@ -48,13 +53,25 @@ export function register(program: Command): void {
     if (eventId !== undefined && !text.trim()) {
       throw new CliExit(EXIT.usage, `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
     }
-    const event = text.trim() ? { id: eventId ?? randomUUID(), text } : undefined;
+    const sender = (options.sender as string | undefined) ?? env.ACX_EVENT_SENDER;
+    const senderKind = (options.senderKind as string | undefined) ?? env.ACX_EVENT_SENDER_KIND;
+    if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
+      throw new CliExit(EXIT.usage, `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
+    }
+    const event = text.trim()
+      ? { id: eventId ?? randomUUID(), text, ...(sender ? { sender } : {}), ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}) }
+      : undefined;
+    const breaker = breakerSettings(options, env);
+    const maxAttempts = positiveInt(options.maxAttempts ?? env.ACX_WAKE_MAX_ATTEMPTS, 3, '--max-attempts');
+    const pacing = {
+      enabled: options.pace !== false && !/^(0|false|no|off)$/i.test(env.ACX_PACE_ENABLED ?? ''),
+      charsPerSecond: positiveNumber(options.paceCharsPerSec ?? env.ACX_PACE_CHARS_PER_SEC, DEFAULT_PACING.charsPerSecond, '--pace-chars-per-sec', ''),
+      floorMs: nonNegativeNumber(options.paceFloor ?? env.ACX_PACE_FLOOR_SECONDS, DEFAULT_PACING.floorMs / 1000, '--pace-floor') * 1000,
+    };
+
     if (event && eventId === undefined) {
       logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
     }
-    const breaker = breakerSettings(options, env);
-    const maxAttempts = positiveInt(options.maxAttempts ?? env.ACX_WAKE_MAX_ATTEMPTS, 3, '--max-attempts');
-
     const settings = resolveSettings(runFlags(agent, { ...options, session: sessionId }), { logger });
     const store = new WakeStore(join(settings.stateDir, 'wake.db'));
     try {
@@ -66,13 +83,15 @@ export function register(program: Command): void {
           sessionId,
           event,
           breaker,
+          pacing,
           maxAttempts,
           deliveryId: env.ACX_DELIVERY_ID,
           logger,
-          onReply: (item, result) => {
+          onReply: (items, result) => {
             if (options.json) {
+              const eventIds = items.map((item) => item.eventId);
               process.stdout.write(
-                `${JSON.stringify({ sessionId, eventId: item.eventId, turnId: result.turnId, text: result.text, unspoken: result.unspoken, resumed: result.resumed })}\n`,
+                `${JSON.stringify({ sessionId, eventIds, turnId: result.turnId, text: result.text, unspoken: result.unspoken, resumed: result.resumed })}\n`,
               );
             } else if (result.text) {
               process.stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
@@ -111,9 +130,16 @@ function positiveInt(raw: unknown, fallback: number, name: string): number {
   return value;
 }
 
-function positiveNumber(raw: unknown, fallback: number, name: string): number {
+function nonNegativeNumber(raw: unknown, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a positive number of seconds, not "${String(raw)}".`);
+  if (!Number.isFinite(value) || value < 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be zero or more seconds, not "${String(raw)}".`);
+  return value;
+}
+
+function positiveNumber(raw: unknown, fallback: number, name: string, unit = ' of seconds'): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a positive number${unit}, not "${String(raw)}".`);
   return value;
 }
