@@ -358,7 +358,13 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
           created = { sessionId: previous, configOptions: reopened.configOptions ?? null, modes: reopened.modes ?? null };
           log.info('acp session resumed', { acpSession: previous, via: `session/${how}` });
         } catch (error) {
-          log.warn('acp session not resumed', { acpSession: previous, error: errorMessage(error), note: 'a new agent session starts without the earlier conversation' });
+          const detail = (error as { data?: unknown }).data;
+          log.warn('acp session not resumed', {
+            acpSession: previous,
+            error: errorMessage(error),
+            detail: detail === undefined ? undefined : JSON.stringify(detail).slice(0, 500),
+            note: 'a new agent session starts without the earlier conversation',
+          });
         }
       }
     }

@@ -110,12 +110,18 @@ export class TurnTranslator {
   step = 0;
   private toolFinishedInStep = false;
   private readonly options: TranslatorOptions;
-  private readonly hostPattern: RegExp;
+  private readonly hostPatterns: readonly RegExp[];
 
   constructor(options: TranslatorOptions) {
     this.options = options;
     const server = options.hostServerName.replace(/[^A-Za-z0-9_-]/g, '');
-    this.hostPattern = new RegExp(`(?:^|[^A-Za-z0-9_])(?:mcp__)?${server}(?:__|/|\\.|:)([A-Za-z0-9_-]{1,64})`);
+    // How agents name a tool of acx's MCP server: `mcp__acx__x` (Claude Code), `acx__x`, `acx/x`,
+    // `acx.x`, `mcp_acx_x` (Gemini CLI's model-facing name), and Gemini CLI's display title
+    // `x (acx MCP Server)`. A match counts only when x is one of the host tools.
+    this.hostPatterns = [
+      new RegExp(`(?:^|[^A-Za-z0-9_])(?:mcp_{1,2})?${server}(?:__|_|/|\\.|:)([A-Za-z0-9_-]{1,64})`),
+      new RegExp(`^([A-Za-z0-9_-]{1,64}) \\(${server} MCP Server\\)$`),
+    ];
   }
 
   start(): void {
@@ -151,8 +157,10 @@ export class TurnTranslator {
   toolNameOf(name: string | null | undefined, title: string | null | undefined): { toolName: string; host: boolean; dynamic: boolean } {
     for (const candidate of [name, title]) {
       if (!candidate) continue;
-      const m = this.hostPattern.exec(candidate);
-      if (m && this.options.hostToolNames.has(m[1]!)) return { toolName: m[1]!, host: true, dynamic: false };
+      for (const pattern of this.hostPatterns) {
+        const m = pattern.exec(candidate);
+        if (m && this.options.hostToolNames.has(m[1]!)) return { toolName: m[1]!, host: true, dynamic: false };
+      }
     }
     if (name) {
       for (const [key, def] of Object.entries(this.options.builtinTools ?? {})) {

@@ -27,6 +27,15 @@ export interface CliHarnessOptions {
   args?: string[];
   /** A --model to pass and what the upstream request's model must then look like. */
   model?: { flag: string; expect: RegExp };
+  /** How the agent names acx's MCP tools for its model (default `mcp__acx__`). */
+  toolPrefix?: string;
+  /** Answers the agent's own side requests (routing, next-speaker checks), if it makes any. */
+  sideRequest?: (r: RecordedRequest) => ResponderResult | undefined;
+  /**
+   * When the agent cannot reopen a session in a new process, what acx reports (a WARNING whose
+   * text matches this); the run then goes on in a new agent session.
+   */
+  cannotResume?: RegExp;
 }
 
 export const FREEZE = 'The release freeze starts on 12 December.';
@@ -66,14 +75,17 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       return out;
     };
 
-    /** The main request offers acx's tools as mcp__acx__<name>; side requests (titles, quota) do not. */
+    /** The main request offers acx's tools as <prefix><name>; side requests (titles, quota) do not. */
+    const prefix = options.toolPrefix ?? 'mcp__acx__';
     const respond = (r: RecordedRequest): ResponderResult => {
+      const side = options.sideRequest?.(r);
+      if (side) return side;
       const asked = r.view.messages.filter((m) => m.role === 'user').at(-1)?.text ?? '';
       if (asked.includes(RECALL_QUESTION)) {
         return { text: JSON.stringify(r.body).includes(CODE_WORD) ? `The code word is ${CODE_WORD}.` : 'I do not know the code word.' };
       }
       const tools = toolNamesOf(r);
-      const writeTool = tools.find((t) => t === 'mcp__acx__memory_write') ?? tools.find((t) => t === 'mcp__acx__add_memory');
+      const writeTool = tools.find((t) => t === `${prefix}memory_write`) ?? tools.find((t) => t === `${prefix}add_memory`);
       if (!writeTool) return { text: 'ok' };
       if (r.view.messages.at(-1)?.role === 'tool') return { text: REPLY };
       seen.push({ model: r.view.model, tools, body: JSON.stringify(r.body), skillFiles: skillFilesNow() });
@@ -121,7 +133,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       expect(main.body).toContain('You are Notes Keeper, the memory of a small software team.');
       expect(main.body).not.toContain('Operator note'); // HTML comments never reach the model
       // Its host tools are offered over acx's MCP server.
-      expect(main.tools).toEqual(expect.arrayContaining(['mcp__acx__memory_write', 'mcp__acx__memory_search', 'mcp__acx__load_skill']));
+      expect(main.tools).toEqual(expect.arrayContaining(['memory_write', 'memory_search', 'load_skill'].map((t) => prefix + t)));
       // Its skill was in the sandbox home's skills directory while the agent ran, and the agent loaded it.
       expect(main.skillFiles['release-notes']).toMatch(/^---\nname: release-notes\ndescription: "Write release notes/);
       expect(main.skillFiles['release-notes']).toContain('Group what you find under Added, Changed and Fixed.');
@@ -141,7 +153,10 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       expect(readdirSync(sandboxRoot).filter((d) => d.startsWith('acx-acp-'))).toEqual([]);
     });
 
-    it('reopens a session named with --session in a later run: the agent remembers the earlier conversation', async () => {
+    const resumeTitle = options.cannotResume
+      ? 'a session named with --session: this agent cannot reopen it in a new process, acx says so and the run goes on afresh'
+      : 'reopens a session named with --session in a later run: the agent remembers the earlier conversation';
+    it(resumeTitle, async () => {
       const env = { ...runEnv('resume'), ACX_LOG_LEVEL: 'info' };
       const agent = join(ROOT, 'examples/notes-keeper');
       const extra = [...(options.args ?? []), ...(options.model ? ['--model', options.model.flag] : [])];
@@ -152,8 +167,13 @@ export function describeCliHarness(options: CliHarnessOptions): void {
 
       const second = await runAcx(['run', agent, RECALL_QUESTION, '--harness', options.harness, '--session', 'chat-1', ...extra], env);
       expect(second.code, second.stderr).toBe(0);
-      expect(second.stderr).toMatch(/INFO acp session resumed .*session=chat-1 acpSession=\S+ via=session\/(resume|load)/);
-      expect(second.stdout.trim()).toBe(`The code word is ${CODE_WORD}.`);
+      if (options.cannotResume) {
+        expect(second.stderr).toMatch(options.cannotResume);
+        expect(second.stdout.trim()).toBe('I do not know the code word.');
+      } else {
+        expect(second.stderr).toMatch(/INFO acp session resumed .*session=chat-1 acpSession=\S+ via=session\/(resume|load)/);
+        expect(second.stdout.trim()).toBe(`The code word is ${CODE_WORD}.`);
+      }
 
       // Another session name starts afresh: the code word is not in its history.
       const other = await runAcx(['run', agent, RECALL_QUESTION, '--harness', options.harness, '--session', 'chat-2', ...extra], env);
@@ -177,7 +197,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
 
       const main = seen[before]!;
       // The tools bound to the cartridge's required roles are the ones the agent was given.
-      expect(main.tools).toEqual(expect.arrayContaining(['mcp__acx__execute', 'mcp__acx__dispatch', 'mcp__acx__add_memory', 'mcp__acx__search_memory']));
+      expect(main.tools).toEqual(expect.arrayContaining(['execute', 'dispatch', 'add_memory', 'search_memory'].map((t) => prefix + t)));
       expect(main.body).toContain('Notes Keeper');
       expect(main.skillFiles['release-notes']).toContain('name: release-notes');
 
