@@ -93,4 +93,27 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/OPENAI_API_KEY is not set/);
   });
+
+  it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0' };
+    const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], env);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    expect(JSON.parse(resolved.stdout).wake).toEqual({
+      breaker_max: 4,
+      breaker_window_seconds: 60,
+      breaker_cooldown_seconds: 60,
+      max_attempts: 3,
+      pacing: false,
+      pace_chars_per_second: 17,
+      pace_floor_seconds: 20,
+    });
+    const bad = { ...env, ACX_WAKE_BREAKER_WINDOW: 'soon' };
+    const refused = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], bad);
+    const woken = await acx(['wake', join(ROOT, 'examples/notes-keeper'), '--session', 's', 'hi', '--home', home, '--config-home', home], bad);
+    for (const result of [refused, woken]) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/ACX_WAKE_BREAKER_WINDOW must be a positive number of seconds, not "soon"/);
+    }
+  });
 });

@@ -252,7 +252,7 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(acp.stderr).toMatch(/needs acx's native engine/);
     const badBreaker = await wake(home, ['--session', 's', '--breaker-window', '-1', 'hello']).done;
     expect(badBreaker.status).toBe(2);
-    expect(badBreaker.stderr).toBe('acx wake: --breaker-window must be a positive number of seconds, not "-1".\n');
+    expect(badBreaker.stderr).toMatch(/^acx: --breaker-window must be a positive number of seconds, not "-1"\.\n  → Set --breaker-window \(or ACX_WAKE_BREAKER_WINDOW\)/);
     expect(readdirSync(home, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('wake.db'))).toBe(false);
   });
 });

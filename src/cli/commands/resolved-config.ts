@@ -3,6 +3,7 @@ import { standingInstructions } from '../../agent/prepare.ts';
 import { assembleToolset } from '../../agent/toolset.ts';
 import { isInstalled, readVersionStamp } from '../../config/install.ts';
 import { resolveSettings } from '../../config/settings.ts';
+import { resolveWakeSettings, type WakeSettings } from '../../config/wake-settings.ts';
 import { createSqliteMemoryProvider } from '../../memory/provider.ts';
 import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
@@ -59,6 +60,20 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     config_home_installed: isInstalled(settings.configHome),
     config_home_version: readVersionStamp(settings.configHome),
     instructions_chars: standingInstructions(settings, logger).length,
+    wake: wakeReport(resolveWakeSettings({}, process.env)),
+  };
+}
+
+/** What `acx wake` would use (from the ACX_WAKE_* / ACX_PACE_* variables), in seconds. */
+function wakeReport(wake: WakeSettings) {
+  return {
+    breaker_max: wake.breaker.max,
+    breaker_window_seconds: wake.breaker.windowMs / 1000,
+    breaker_cooldown_seconds: wake.breaker.cooldownMs / 1000,
+    max_attempts: wake.maxAttempts,
+    pacing: wake.pacing.enabled,
+    pace_chars_per_second: wake.pacing.charsPerSecond,
+    pace_floor_seconds: wake.pacing.floorMs / 1000,
   };
 }
 

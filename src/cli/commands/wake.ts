@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
+import { resolveWakeSettings } from '../../config/wake-settings.ts';
 import { resolveSettings } from '../../config/settings.ts';
-import type { BreakerSettings } from '../../store/wake-store.ts';
 import { WakeStore } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
@@ -61,14 +61,7 @@ export function register(program: Command): void {
     const event = text.trim()
       ? { id: eventId ?? randomUUID(), text, ...(sender ? { sender } : {}), ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}) }
       : undefined;
-    const breaker = breakerSettings(options, env);
-    const maxAttempts = positiveInt(options.maxAttempts ?? env.ACX_WAKE_MAX_ATTEMPTS, 3, '--max-attempts');
-    const pacing = {
-      enabled: options.pace !== false && !/^(0|false|no|off)$/i.test(env.ACX_PACE_ENABLED ?? ''),
-      charsPerSecond: positiveNumber(options.paceCharsPerSec ?? env.ACX_PACE_CHARS_PER_SEC, DEFAULT_PACING.charsPerSecond, '--pace-chars-per-sec', ''),
-      floorMs: nonNegativeNumber(options.paceFloor ?? env.ACX_PACE_FLOOR_SECONDS, DEFAULT_PACING.floorMs / 1000, '--pace-floor') * 1000,
-    };
-
+    const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
     if (event && eventId === undefined) {
       logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
     }
@@ -110,36 +103,3 @@ export function register(program: Command): void {
   });
 }
 
-function breakerSettings(options: Record<string, unknown>, env: NodeJS.ProcessEnv): BreakerSettings {
-  const max = integer(options.breakerMax ?? env.ACX_WAKE_BREAKER_MAX, DEFAULT_BREAKER.max, '--breaker-max');
-  const windowS = positiveNumber(options.breakerWindow ?? env.ACX_WAKE_BREAKER_WINDOW, DEFAULT_BREAKER.windowMs / 1000, '--breaker-window');
-  const cooldownS = positiveNumber(options.breakerCooldown ?? env.ACX_WAKE_BREAKER_COOLDOWN, windowS, '--breaker-cooldown');
-  return { max, windowMs: windowS * 1000, cooldownMs: cooldownS * 1000 };
-}
-
-function integer(raw: unknown, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value)) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a whole number, not "${String(raw)}".`);
-  return value;
-}
-
-function positiveInt(raw: unknown, fallback: number, name: string): number {
-  const value = integer(raw, fallback, name);
-  if (value < 1) throw new CliExit(EXIT.usage, `acx wake: ${name} must be at least 1, not ${value}.`);
-  return value;
-}
-
-function nonNegativeNumber(raw: unknown, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be zero or more seconds, not "${String(raw)}".`);
-  return value;
-}
-
-function positiveNumber(raw: unknown, fallback: number, name: string, unit = ' of seconds'): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new CliExit(EXIT.usage, `acx wake: ${name} must be a positive number${unit}, not "${String(raw)}".`);
-  return value;
-}
