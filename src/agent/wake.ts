@@ -57,7 +57,7 @@ export type WakeOutcome =
 
 export const DEFAULT_BREAKER: BreakerSettings = { max: 10, windowMs: 60_000, cooldownMs: 60_000 };
 export const DEFAULT_PACING: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000 };
-const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_MAX_ATTEMPTS = 3;
 /** How many times pacing restarts its read on a newer AI message before it answers anyway. */
 const MAX_SETTLE_ROUNDS = 5;
 

@@ -1,6 +1,6 @@
 import { AcxError } from '../util/errors.ts';
 import type { BreakerSettings } from '../store/wake-store.ts';
-import { DEFAULT_BREAKER, DEFAULT_PACING, type PacingSettings } from '../agent/wake.ts';
+import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS, DEFAULT_PACING, type PacingSettings } from '../agent/wake.ts';
 
 /**
  * Wake mode's tuning from flags, else ACX_* variables, else defaults: one resolution shared by
@@ -22,8 +22,6 @@ export interface WakeFlags {
   paceCharsPerSec?: unknown;
   paceFloor?: unknown;
 }
-
-export const DEFAULT_MAX_ATTEMPTS = 3;
 
 export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = process.env): WakeSettings {
   const windowS = number(flags.breakerWindow, env, 'ACX_WAKE_BREAKER_WINDOW', '--breaker-window', DEFAULT_BREAKER.windowMs / 1000, 'positive seconds');

@@ -285,12 +285,6 @@ export class Journal {
       .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval);
   }
 
-  insertCall(call: CallIdentity & { status: CallStatus }): void {
-    this
-      .prepare(`INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)`)
-      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), call.status);
-  }
-
   // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
   setCallStatus(call: CallIdentity, status: CallStatus): void {
     this.upsertCall(call, status, null, null, 'status = excluded.status');

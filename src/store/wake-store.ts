@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
 import { type Database, openDatabase, transaction } from './database.ts';
 
@@ -93,6 +94,11 @@ const MIGRATIONS = [
      tripped_at_ms INTEGER NOT NULL
    );`,
 ];
+
+/** Where an agent's wake state lives: beside its journal, in its state directory. */
+export function wakeStorePath(stateDir: string): string {
+  return join(stateDir, 'wake.db');
+}
 
 /** This process, as a lease holder. */
 export function currentHolder(): LeaseHolder {

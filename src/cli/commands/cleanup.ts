@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { acpSessionsRoot, sessionDirName } from '../../acp/sandbox.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import { Journal } from '../../store/journal.ts';
-import { holderIsAlive, WakeStore } from '../../store/wake-store.ts';
+import { holderIsAlive, WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
 
@@ -38,7 +38,7 @@ export function register(program: Command): void {
       }
       const dryRun = Boolean(options.dryRun);
       const settings = resolveSettings({ agent, ...(options as object) }, { logger });
-      const wakePath = join(settings.stateDir, 'wake.db');
+      const wakePath = wakeStorePath(settings.stateDir);
       if (!existsSync(settings.journalPath) && !existsSync(wakePath) && !existsSync(acpSessionsRoot(settings.stateDir))) {
         process.stdout.write(`Nothing to clean: ${settings.agent.name} has no sessions in ${settings.stateDir}.\n`);
         return;

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveWakeSettings } from '../../config/wake-settings.ts';
 import { resolveSettings } from '../../config/settings.ts';
-import { WakeStore } from '../../store/wake-store.ts';
+import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -66,7 +65,7 @@ export function register(program: Command): void {
       logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
     }
     const settings = resolveSettings(runFlags(agent, { ...options, session: sessionId }), { logger });
-    const store = new WakeStore(join(settings.stateDir, 'wake.db'));
+    const store = new WakeStore(wakeStorePath(settings.stateDir));
     try {
       const prepared = await prepareAgent(settings, { logger });
       try {
