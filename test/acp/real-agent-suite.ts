@@ -31,9 +31,26 @@ export function toolNamesOf(r: RecordedRequest): string[] {
   return names;
 }
 
-function lastUserText(r: RecordedRequest): string {
+const MARKERS = ['[slow]', '[echo]', '[permission]', '[pong]'] as const;
+
+/**
+ * The test marker the request is about: the last one in its last user message. After a cancel
+ * some agents fold the cancelled prompt and the next one into one user message.
+ */
+function markerOf(r: RecordedRequest): (typeof MARKERS)[number] | undefined {
   const users = r.view.messages.filter((m) => m.role === 'user');
-  return users[users.length - 1]?.text ?? '';
+  const said = users[users.length - 1]?.text ?? '';
+  let found: (typeof MARKERS)[number] | undefined;
+  for (const marker of MARKERS) if (said.includes(marker) && (!found || said.lastIndexOf(marker) > said.lastIndexOf(found))) found = marker;
+  return found;
+}
+
+/**
+ * The agent's own step for the prompt, as opposed to a side request it makes about the prompt
+ * (Claude Code titles a session with a tool-less request that quotes the prompt).
+ */
+function isAgentStep(r: RecordedRequest): boolean {
+  return toolNamesOf(r).length > 0;
 }
 
 export function describeRealAgent(options: RealAgentOptions): void {
@@ -42,7 +59,10 @@ export function describeRealAgent(options: RealAgentOptions): void {
     let harness: ACPHarness;
     // Every held [slow] response (an agent may send more than one request for a prompt).
     const holds: Array<() => void> = [];
+    let holding = true;
+    /** Lets every held response go, and holds no later one (until `holding` is set again). */
     const release = () => {
+      holding = false;
       for (const letGo of holds.splice(0)) letGo();
     };
     const calls: string[] = [];
@@ -62,19 +82,21 @@ export function describeRealAgent(options: RealAgentOptions): void {
     beforeAll(async () => {
       server = await startModelServer({
         fallback: (r): ResponderResult => {
-          const said = lastUserText(r);
+          const marker = markerOf(r);
           const last = r.view.messages[r.view.messages.length - 1];
           const gotToolResult = last?.role === 'tool';
-          if (said.includes('[slow]')) {
+          if (marker === '[slow]') {
+            // Only the agent's own step is held (a real model thinking); side requests answer at once.
+            if (!isAgentStep(r) || !holding) return { text: 'A slow thought' };
             return { text: 'thinking slowly...', pauseUntil: new Promise<void>((resolve) => holds.push(resolve)) };
           }
-          if (said.includes('[echo]')) {
+          if (marker === '[echo]') {
             if (gotToolResult) return { text: `Tool said: ${last.toolResults?.[0]?.output ?? ''}` };
             const name = toolNamesOf(r).find((t) => t.endsWith('echo'));
             if (!name) return { text: `no echo tool among ${toolNamesOf(r).join(',')}` };
             return { toolCalls: [{ name, input: { text: 'hello host' } }] };
           }
-          if (said.includes('[permission]') && options.permissionCall) {
+          if (marker === '[permission]' && options.permissionCall) {
             if (gotToolResult) return { text: 'permission flow finished' };
             return { toolCalls: [options.permissionCall] };
           }
@@ -143,11 +165,13 @@ export function describeRealAgent(options: RealAgentOptions): void {
       const session = await agent.createSession();
       try {
         const controller = new AbortController();
+        holding = true;
         const before = server.requests.length;
         const turn = agent.generate({ session, prompt: 'Think slowly. [slow]', abortSignal: controller.signal });
-        // Wait (bounded) until the model request for *this* prompt is in flight and held by the
-        // server: agents make other requests of their own (titles, quota checks) first.
-        const slowInFlight = () => server.requests.slice(before).some((r) => JSON.stringify(r.body).includes('[slow]'));
+        // Wait (bounded) until the agent's step for *this* prompt is in flight and held by the
+        // server: agents make other requests of their own (titles, quota checks) around it, and a
+        // cancel that lands before the agent started its step tests something else.
+        const slowInFlight = () => server.requests.slice(before).some((r) => isAgentStep(r) && markerOf(r) === '[slow]');
         for (let i = 0; !slowInFlight(); i++) {
           if (i > 1200) throw new Error('the agent never sent the [slow] prompt to the model server within 60 s');
           await new Promise((r) => setTimeout(r, 50));
