@@ -29,6 +29,7 @@ import { ProviderPrompt } from './provider-prompt.ts';
 import type { ToolSet } from 'ai';
 import { parseStructuredOutput } from './structured-output.ts';
 import { capStepOutputs, errorOutput, toToolResultOutput } from './tool-output.ts';
+import { turnActivity } from './turn-activity.ts';
 
 /**
  * The native engine: a think → act loop over any AI SDK LanguageModel, one model call per step,
@@ -125,6 +126,10 @@ export interface TurnResult {
   finishReason: FinishReason;
   usage: Usage;
   steps: number;
+  /**
+   * Every tool call of the turn, including those made before it was resumed or continued (their
+   * inputs and results then as the journal kept them, so possibly capped).
+   */
   toolCalls: TurnToolCall[];
   toolResults: Array<TurnToolCall & { output: unknown; error?: string }>;
   pendingApprovals: ApprovalRequest[];
@@ -305,6 +310,7 @@ export class Engine {
     const text = turn.finalText ?? '';
     const unspoken = this.options.speech.mode === 'tool';
     const parsed = this.output ? parseStructuredOutput(text, this.output) : undefined;
+    const activity = turnActivity(this.loadTranscript(turn.sessionId), turn.id);
     return {
       sessionId: turn.sessionId,
       turnId: turn.id,
@@ -314,8 +320,8 @@ export class Engine {
       finishReason: 'stop',
       usage: emptyUsage(),
       steps: turn.steps,
-      toolCalls: [],
-      toolResults: [],
+      toolCalls: activity.calls,
+      toolResults: activity.results,
       pendingApprovals: [],
       pendingToolCalls: [],
       resumed: true,
@@ -355,6 +361,8 @@ export class Engine {
     const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
     const prompt = userEntry ? textOf(userEntry.message) : '';
     const steps = transcript.filter((entry) => entry.turnId === turn.id && entry.kind === 'assistant').length;
+    // A resumed turn reports the calls it made before this process took it up, too.
+    const earlier = turnActivity(transcript, turn.id);
     const state: TurnState = {
       turn,
       sessionId: turn.sessionId,
@@ -372,8 +380,8 @@ export class Engine {
       overflowRescued: false,
       prompt,
       turnContext: [],
-      calls: [],
-      results: [],
+      calls: earlier.calls,
+      results: earlier.results,
       started: performance.now(),
       resumed: flags.resumed,
       outputs: new Map(),

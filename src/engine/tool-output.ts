@@ -73,6 +73,24 @@ function persistedText(output: ToolResultOutput): string {
   }
 }
 
+/**
+ * A persisted result as a turn's result lists it: what the tool returned (as the journal kept
+ * it, so possibly capped), or the error it ended with.
+ */
+export function resultOf(output: ToolResultOutput): { output: unknown; error?: string } {
+  switch (output.type) {
+    case 'text':
+    case 'json':
+      return { output: output.value };
+    case 'error-text':
+    case 'error-json':
+    case 'execution-denied':
+      return { output: undefined, error: persistedText(output) };
+    default:
+      return { output: persistedText(output) };
+  }
+}
+
 /** Caps one step's results together (water-filled) for the journal. */
 export function capStepOutputs(outputs: readonly ToolResultOutput[], budget = STEP_RESULT_BUDGET): ToolResultOutput[] {
   const texts = outputs.map(persistedText);

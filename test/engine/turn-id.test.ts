@@ -26,6 +26,9 @@ describe('generate({ turnId })', () => {
     const again = await r.agent.generate({ session, prompt: 'echo once', turnId: 'delivery-1' });
     expect(first).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: false });
     expect(again).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: true, steps: 2 });
+    // The recorded answer reports the calls the turn made, as the first delivery did.
+    expect(again.toolCalls).toEqual(first.toolCalls);
+    expect(again.toolResults).toEqual(first.toolResults);
     expect(server.requests).toHaveLength(2); // no model call for the second delivery
     expect(echo.seen).toEqual(['once']); // and no tool ran again
     expect(userMessages(r, 'inbox')).toBe(1);
@@ -42,6 +45,9 @@ describe('generate({ turnId })', () => {
     server.enqueue('Done, the echo already ran.');
     const retried = await r.agent.generate({ session, prompt: 'do it', turnId: 'delivery-7' });
     expect(retried).toMatchObject({ turnId: 'delivery-7', text: 'Done, the echo already ran.', resumed: true });
+    // The continued turn reports the whole turn, the call made before the failure included.
+    expect(retried.toolCalls).toMatchObject([{ toolName: 'echo', input: { text: 'side effect' } }]);
+    expect(retried.toolResults).toMatchObject([{ toolName: 'echo', input: { text: 'side effect' } }]);
     expect(echo.seen).toEqual(['side effect']);
     expect(userMessages(r, 'inbox')).toBe(1);
     expect(r.readJournal((journal) => journal.turn('delivery-7'))).toMatchObject({ status: 'done', error: null, steps: 2 });
