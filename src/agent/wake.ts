@@ -12,8 +12,9 @@ import type { HarnessAgent } from './harness-agent.ts';
  * the process exits. Events are done only once their turn completed; a wake that dies mid-turn
  * leaves them pending, and the next wake finishes the same turn by evidence (its turn id is
  * derived from the batch), so nothing is lost and no side effect runs twice. A live wake's lease
- * is never taken over, a circuit breaker caps how often one session may be woken, and a peer AI's
- * message is read at human speed before it is answered.
+ * is never taken over, a circuit breaker caps how often one session may be woken, a peer AI's
+ * message is read at human speed before it is answered, and a message that lands while a turn
+ * generates gets the turn built again rather than an answer one turn late.
  */
 export interface WakeOptions {
   agent: HarnessAgent;
@@ -45,9 +46,16 @@ export interface WakeOptions {
  * are answered at once.
  */
 export interface PacingSettings {
+  /** Off turns off both loops: the read-speed wait and the rebuild for late messages. */
   enabled: boolean;
   charsPerSecond: number;
   floorMs: number;
+  /**
+   * Loop 2, for every sender: when messages arrive while a batch's turn is generating, the turn
+   * is built again with them folded in, up to this many builds in all (the last one stands). A
+   * build that called a tool is never rebuilt: its effects are real. 1 turns rebuilding off.
+   */
+  maxBuilds: number;
 }
 
 export type WakeOutcome =
@@ -56,15 +64,21 @@ export type WakeOutcome =
   | { outcome: 'declined'; answered: 0; failedEvents: [] };
 
 export const DEFAULT_BREAKER: BreakerSettings = { max: 10, windowMs: 60_000, cooldownMs: 60_000 };
-export const DEFAULT_PACING: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000 };
+export const DEFAULT_PACING: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 };
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** How many times pacing restarts its read on a newer AI message before it answers anyway. */
 const MAX_SETTLE_ROUNDS = 5;
 
-/** The engine turn that answers a batch of events: the same batch always maps to the same turn. */
-export function turnIdFor(sessionId: string, batchId: string): string {
-  return `wake-${createHash('sha256').update(`${sessionId}\n${batchId}`).digest('hex').slice(0, 32)}`;
+/**
+ * The engine turn that answers a build of a batch: the same batch and build always map to the
+ * same turn, so a wake that takes it up again continues it by evidence.
+ */
+export function turnIdFor(sessionId: string, batchId: string, build = 1): string {
+  const key = build === 1 ? `${sessionId}\n${batchId}` : `${sessionId}\n${batchId}\n${build}`;
+  return `wake-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 }
+
+const messageLine = (item: InboxItem) => `[${item.receivedAt}] ${item.sender ?? 'unknown'}: ${item.text}`;
 
 /**
  * What the model reads for a batch: a lone message without a sender as it is; otherwise each
@@ -72,8 +86,26 @@ export function turnIdFor(sessionId: string, batchId: string): string {
  */
 export function batchPrompt(items: readonly InboxItem[]): string {
   if (items.length === 1 && !items[0]!.sender) return items[0]!.text;
-  const lines = items.map((item) => `[${item.receivedAt}] ${item.sender ?? 'unknown'}: ${item.text}`);
+  const lines = items.map(messageLine);
   return items.length === 1 ? lines[0]! : `${items.length} messages arrived since your last reply:\n\n${lines.join('\n\n')}`;
+}
+
+/**
+ * What the model reads for a rebuild: the messages that arrived while it was answering, and that
+ * the answer it just wrote was not delivered, so it answers everything again.
+ */
+export function rebuildPrompt(late: readonly InboxItem[]): string {
+  const count = late.length === 1 ? 'another message' : `${late.length} more messages`;
+  return (
+    `While you were answering, ${count} arrived, so nothing from that answer has been delivered. ` +
+    `Answer again, taking ${late.length === 1 ? 'it' : 'them'} into account:\n\n${late.map(messageLine).join('\n\n')}`
+  );
+}
+
+/** The prompt of a batch's current build: the batch itself, or what a rebuild folded in. */
+function promptFor(batch: readonly InboxItem[], build: number): string {
+  const joined = batch.filter((item) => item.build === build);
+  return build === 1 ? batchPrompt(joined) : rebuildPrompt(joined);
 }
 
 export async function wake(options: WakeOptions): Promise<WakeOutcome> {
@@ -108,9 +140,12 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       approved: false,
       reason: `Wake mode is non-interactive and ${request.toolName} needs approval; the operator can allow it with a wider permission mode.`,
     }));
+  const pacing = options.pacing ?? DEFAULT_PACING;
   let answered = 0;
   let turns = 0;
   let steps = 0;
+  let attemptedBatch: string | undefined;
+  let attempt = 0;
   const failedEvents: string[] = [];
   try {
     const session = await options.agent.createSession({ sessionId });
@@ -128,16 +163,22 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
           sessionId,
           settled.map((item) => item.eventId),
         );
-        batch = settled;
+        batch = store.openBatch(sessionId)!;
       }
+      const batchId = batch[0]!.batchId!;
+      const build = Math.max(...batch.map((item) => item.build));
       const ids = batch.map((item) => item.eventId);
-      const attempt = store.markAttempt(sessionId, ids);
+      // One attempt per wake that takes the batch up, however many builds it takes.
+      if (attemptedBatch !== batchId) {
+        attempt = store.markAttempt(sessionId, ids);
+        attemptedBatch = batchId;
+      }
       let result: TurnResult;
       try {
         result = await options.agent.generate({
           session,
-          prompt: batchPrompt(batch),
-          turnId: turnIdFor(sessionId, batch[0]!.eventId),
+          prompt: promptFor(batch, build),
+          turnId: turnIdFor(sessionId, batchId, build),
           addressed: true,
           onApprovalRequest,
         });
@@ -149,11 +190,23 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
         failedEvents.push(...ids);
         continue;
       }
+      turns += 1;
+      steps += result.steps;
+      // Loop 2: messages that arrived while this build generated are folded in and the turn is
+      // built again, unless it already called a tool (its effects are real) or this build stands.
+      const late = pacing.enabled && build < pacing.maxBuilds && !acted(result) ? store.pending(sessionId).filter((item) => item.batchId === null) : [];
+      if (late.length > 0) {
+        const next = store.growBatch(
+          sessionId,
+          batchId,
+          late.map((item) => item.eventId),
+        );
+        logger.info('wake rebuild', { session: sessionId, batch: batchId, build: next, late: late.map((item) => item.eventId).join(','), ...delivery });
+        continue;
+      }
       await options.onReply?.(batch, result);
       store.markDone(sessionId, ids, result.text);
       answered += ids.length;
-      turns += 1;
-      steps += result.steps;
     }
   } catch (error) {
     store.abandon(sessionId, holder);
@@ -180,6 +233,11 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
     ...delivery,
   });
   return { outcome, answered, failedEvents };
+}
+
+/** Whether a turn did anything beyond writing text: a tool call, or one still waiting. */
+function acted(result: TurnResult): boolean {
+  return result.toolCalls.length > 0 || result.pendingApprovals.length > 0 || result.pendingToolCalls.length > 0;
 }
 
 /**

@@ -21,6 +21,7 @@ export interface WakeFlags {
   pace?: unknown;
   paceCharsPerSec?: unknown;
   paceFloor?: unknown;
+  paceMaxBuilds?: unknown;
 }
 
 export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = process.env): WakeSettings {
@@ -35,6 +36,7 @@ export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = p
       enabled: flags.pace !== false && !/^(0|false|no|off)$/i.test(env.ACX_PACE_ENABLED?.trim() ?? ''),
       charsPerSecond: number(flags.paceCharsPerSec, env, 'ACX_PACE_CHARS_PER_SEC', '--pace-chars-per-sec', DEFAULT_PACING.charsPerSecond, 'positive'),
       floorMs: number(flags.paceFloor, env, 'ACX_PACE_FLOOR_SECONDS', '--pace-floor', DEFAULT_PACING.floorMs / 1000, 'non-negative seconds') * 1000,
+      maxBuilds: number(flags.paceMaxBuilds, env, 'ACX_PACE_MAX_BUILDS', '--pace-max-builds', DEFAULT_PACING.maxBuilds, 'positive integer'),
     },
     maxAttempts: number(flags.maxAttempts, env, 'ACX_WAKE_MAX_ATTEMPTS', '--max-attempts', DEFAULT_MAX_ATTEMPTS, 'positive integer'),
   };

@@ -32,6 +32,8 @@ export interface InboxItem {
   senderKind: 'human' | 'ai' | null;
   /** The batch (one turn) the event is answered in, once a wake has fixed it: the first event's id. */
   batchId: string | null;
+  /** The build of the batch's turn the event joined (1, or more once late messages were folded in). */
+  build: number;
   state: 'pending' | 'done' | 'failed';
   attempts: number;
   receivedAt: string;
@@ -93,6 +95,9 @@ const MIGRATIONS = [
      session_id TEXT PRIMARY KEY,
      tripped_at_ms INTEGER NOT NULL
    );`,
+  // Which build of its batch's turn an event joined: 1 when the batch was fixed, then one more
+  // each time messages that arrived during generation were folded in (pacing's second loop).
+  `ALTER TABLE inbox ADD COLUMN build INTEGER NOT NULL DEFAULT 1;`,
 ];
 
 /** Where an agent's wake state lives: beside its journal, in its state directory. */
@@ -271,6 +276,24 @@ export class WakeStore {
     return batchId;
   }
 
+  /**
+   * Folds events that arrived while a batch's turn was generating into the batch, as its next
+   * build (one transaction); returns that build's number. Only events in no batch yet are taken.
+   */
+  growBatch(sessionId: string, batchId: string, eventIds: readonly string[]): number {
+    return transaction(this.db, () => {
+      const { build } = this
+        .prepare('SELECT MAX(build) AS build FROM inbox WHERE session_id = ? AND batch_id = ?')
+        .get(sessionId, batchId) as { build: number };
+      for (const eventId of eventIds) {
+        this
+          .prepare("UPDATE inbox SET batch_id = ?, build = ? WHERE session_id = ? AND event_id = ? AND batch_id IS NULL AND state = 'pending'")
+          .run(batchId, build + 1, sessionId, eventId);
+      }
+      return build + 1;
+    });
+  }
+
   item(sessionId: string, eventId: string): InboxItem | undefined {
     const row = this.prepare('SELECT * FROM inbox WHERE session_id = ? AND event_id = ?').get(sessionId, eventId) as
       | InboxRow
@@ -376,6 +399,7 @@ interface InboxRow {
   sender: string | null;
   sender_kind: InboxItem['senderKind'];
   batch_id: string | null;
+  build: number;
   state: InboxItem['state'];
   attempts: number;
   received_at: string;
@@ -393,6 +417,7 @@ function toItem(row: InboxRow): InboxItem {
     sender: row.sender,
     senderKind: row.sender_kind,
     batchId: row.batch_id,
+    build: row.build,
     state: row.state,
     attempts: row.attempts,
     receivedAt: row.received_at,

@@ -5,10 +5,10 @@ import { resolveWakeSettings } from '../../src/config/wake-settings.ts';
 import { AcxError } from '../../src/util/errors.ts';
 
 describe('resolveWakeSettings', () => {
-  it('defaults: 10 wakes per 60 s, cooldown = window, 3 attempts, pacing on at 17 chars/s with a 20 s floor', () => {
+  it('defaults: 10 wakes per 60 s, cooldown = window, 3 attempts, pacing on at 17 chars/s with a 20 s floor and 3 builds', () => {
     expect(resolveWakeSettings({}, {})).toEqual({
       breaker: { max: 10, windowMs: 60_000, cooldownMs: 60_000 },
-      pacing: { enabled: true, charsPerSecond: 17, floorMs: 20_000 },
+      pacing: { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 },
       maxAttempts: 3,
     });
   });
@@ -20,6 +20,8 @@ describe('resolveWakeSettings', () => {
       pacing: { enabled: false, floorMs: 0 },
     });
     expect(resolveWakeSettings({ pace: false }, {}).pacing.enabled).toBe(false);
+    expect(resolveWakeSettings({ paceMaxBuilds: '1' }, { ACX_PACE_MAX_BUILDS: '5' }).pacing.maxBuilds).toBe(1);
+    expect(resolveWakeSettings({}, { ACX_PACE_MAX_BUILDS: '5' }).pacing.maxBuilds).toBe(5);
   });
 
   it.each([
@@ -27,6 +29,7 @@ describe('resolveWakeSettings', () => {
     [{}, { ACX_WAKE_MAX_ATTEMPTS: '0' }, /ACX_WAKE_MAX_ATTEMPTS must be a whole number of at least 1, not "0"/],
     [{ breakerMax: '2.5' }, {}, /--breaker-max must be a whole number, not "2.5"/],
     [{}, { ACX_PACE_CHARS_PER_SEC: 'fast' }, /ACX_PACE_CHARS_PER_SEC must be a positive number, not "fast"/],
+    [{ paceMaxBuilds: '0' }, {}, /--pace-max-builds must be a whole number of at least 1, not "0"/],
   ])('refuses %o %o', (flags, env, message) => {
     let error: unknown;
     try {

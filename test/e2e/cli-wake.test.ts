@@ -1,7 +1,8 @@
 // Wake mode end to end: `acx wake` as a router runs it, one real child process per event, against
 // the local model server. An event is answered once however often it is delivered; a wake killed
-// mid-turn loses nothing and repeats no side effect; a live wake's lease is never taken; the
-// circuit breaker declines without a model call and keeps the event for later.
+// mid-turn loses nothing and repeats no side effect; a live wake's lease is never taken; a
+// message that lands while the reply is generated gets the reply built again; the circuit
+// breaker declines without a model call and keeps the event for later.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,9 @@ beforeAll(async () => {
     fallback: respondByTurn(async ({ request }) => {
       const text = eventText(request);
       if (text.startsWith('poison')) return { fail: { status: 400 } };
-      const answered = request.view.messages.findLastIndex((m) => m.role === 'tool') > request.view.messages.findLastIndex((m) => m.role === 'user' && m.text === text);
+      if (text.startsWith('While you were answering')) return `Rebuilt with: ${text.split('\n').at(-1)}`;
+      // "chat:" messages are answered with text alone; the others write to memory first.
+      const answered = text.startsWith('chat:') || request.view.messages.findLastIndex((m) => m.role === 'tool') > request.view.messages.findLastIndex((m) => m.role === 'user' && m.text === text);
       if (!answered) return { toolCalls: [{ name: 'memory_write', input: { key: `wake/${text}`, value: `seen ${text}` } }] };
       const held = holds.get(text);
       if (held) {
@@ -170,6 +173,23 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('Answered: gamma three\nAnswered: delta four\n');
     expect(first.stderr).toMatch(/outcome=answered events=2 turns=2/);
+  });
+
+  it("a person's message that lands while the reply is written is seen before the agent replies", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const held = hold('chat: deploy the release');
+    const live = wake(home, ['--session', 'room-8', '--event', 'd1', 'chat: deploy the release']);
+    await held.reachedP; // the reply is being generated
+    const stop = await wake(home, ['--session', 'room-8', '--event', 'd2', '--sender', 'bob', 'STOP, do not deploy']).done;
+    expect(stop.stderr).toMatch(/outcome=busy/);
+    held.release();
+    const first = await live.done;
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout, 'one reply, written after the STOP was read').toMatch(/^Rebuilt with: \[\S+Z\] bob: STOP, do not deploy\n$/);
+    expect(first.stderr).toMatch(/INFO wake rebuild session=room-8 batch=d1 build=2 late=d2/);
+    expect(first.stderr).toMatch(/outcome=answered events=2 turns=2/);
+    const again = await wake(home, ['--session', 'room-8', '--event', 'd2', 'STOP, do not deploy']).done;
+    expect(again.stdout, 'both events are answered').toBe('');
   });
 
   it('the circuit breaker declines a burst without a model call and keeps the event for a later wake', async () => {

@@ -74,6 +74,7 @@ function wakeReport(wake: WakeSettings) {
     pacing: wake.pacing.enabled,
     pace_chars_per_second: wake.pacing.charsPerSecond,
     pace_floor_seconds: wake.pacing.floorMs / 1000,
+    pace_max_builds: wake.pacing.maxBuilds,
   };
 }
 

@@ -25,9 +25,13 @@ export function register(program: Command): void {
       .option('--event <id>', 'the event\'s id: the same id delivered again is answered once (env ACX_EVENT_ID)')
       .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
       .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
-      .option('--no-pace', 'answer peer AIs at once, without read-speed pacing (env ACX_PACE_ENABLED=0)')
+      .option('--no-pace', 'no read-speed pacing and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
       .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
       .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
+      .option(
+        '--pace-max-builds <n>',
+        `most builds of a turn when messages arrive while it generates; 1 answers once (env ACX_PACE_MAX_BUILDS, default ${DEFAULT_PACING.maxBuilds})`,
+      )
       .option('--json', 'print one JSON line per answered batch of events (one turn)')
       .option('--breaker-max <n>', `most wakes per session within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
       .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
