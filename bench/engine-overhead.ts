@@ -71,6 +71,7 @@ const home = mkdtempSync(join(tmpdir(), 'acx-bench-engine-'));
 const acxModel = loopModel(TOOL_STEPS);
 const sdkModel = loopModel(TOOL_STEPS);
 const streamModel = loopModel(TOOL_STEPS);
+const acxStreamModel = loopModel(TOOL_STEPS);
 
 function newAgent(model: ReturnType<typeof loopModel>, dir: string, checkpoint?: (event: Checkpoint) => void) {
   const harness = createEngineHarness({
@@ -83,6 +84,7 @@ function newAgent(model: ReturnType<typeof loopModel>, dir: string, checkpoint?:
 }
 
 const acx = newAgent(acxModel, join(home, 'main'));
+const acxStreaming = newAgent(acxStreamModel, join(home, 'stream'));
 
 function check(side: string, steps: number, calls: number): void {
   if (steps !== STEPS || calls !== STEPS) {
@@ -99,6 +101,21 @@ async function runAcx(agent = acx.agent, model = acxModel): Promise<number> {
     throw new Error(`acx: unexpected turn result: text=${JSON.stringify(result.text)} tools=${result.toolResults.length}`);
   }
   check('acx', result.steps, model.callCount);
+  return ms;
+}
+
+/** acx's stream(): every model call streams, deltas consumed as a UI would. */
+async function runAcxStream(): Promise<number> {
+  acxStreamModel.reset();
+  const start = performance.now();
+  const stream = acxStreaming.agent.stream({ prompt: PROMPT });
+  for await (const _part of stream.fullStream);
+  const result = await stream.result;
+  const ms = performance.now() - start;
+  if (result.text !== 'done' || result.toolResults.length !== TOOL_STEPS) {
+    throw new Error(`acx stream(): unexpected turn result: text=${JSON.stringify(result.text)} tools=${result.toolResults.length}`);
+  }
+  check('acx stream()', result.steps, acxStreamModel.callCount);
   return ms;
 }
 
@@ -149,12 +166,14 @@ for (let i = 0; i < WARMUP; i++) {
   await runAcx();
   await runGenerateText();
   await runStreamText();
+  await runAcxStream();
 }
-const samples = { acx: [] as Sample[], generateText: [] as Sample[], streamText: [] as Sample[] };
+const samples = { acx: [] as Sample[], generateText: [] as Sample[], streamText: [] as Sample[], acxStream: [] as Sample[] };
 const order = [
   ['acx', runAcx],
   ['generateText', runGenerateText],
   ['streamText', runStreamText],
+  ['acxStream', runAcxStream],
 ] as const;
 for (let round = 0; round < ROUNDS; round++) {
   // Rotate who goes first so drift and GC debt are shared out evenly.
@@ -184,12 +203,14 @@ for (const [label, name] of [
   ['acx engine + SQLite journal', 'acx'],
   ['anchor: ai generateText loop', 'generateText'],
   ['for reading: ai streamText loop', 'streamText'],
+  ['for reading: acx stream()', 'acxStream'],
 ] as const) {
   console.log(`  ${label.padEnd(32)} ${us(stat(name, 'wall'))} ${us(stat(name, 'cpu'))}    (${spread(name)})`);
 }
 console.log(`  ratio acx / generateText, wall:  ${ratio.toFixed(2)}x (paired median ${paired('wall').toFixed(2)}x)   goal <= ${GOAL}x, aim < ${AIM}x: ${verdict(ratio)}`);
 console.log(`  ratio acx / generateText, CPU:   ${cpuRatio.toFixed(2)}x (paired median ${paired('cpu').toFixed(2)}x)   ${verdict(cpuRatio)}`);
 console.log(`  ratio acx / streamText, wall:    ${(acxUs / streamUs).toFixed(2)}x   (for reading: the AI SDK's own loop when it streams)`);
+console.log(`  ratio acx stream() / streamText, wall: ${(stat('acxStream', 'wall') / streamUs).toFixed(2)}x, CPU: ${(stat('acxStream', 'cpu') / stat('streamText', 'cpu')).toFixed(2)}x   (for reading: both stream every call)`);
 console.log(`  turn time (wall): acx ${((acxUs * STEPS) / 1000).toFixed(1)} ms, generateText ${((anchorUs * STEPS) / 1000).toFixed(1)} ms`);
 
 // ---- breakdown: instrumented pass ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from 'ai';
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, StreamProviderError, TypeValidationError } from 'ai';
 
 /**
  * Classifies model-call failures by the nature of the fault, never by vendor. Only two classes
@@ -29,10 +29,9 @@ export function classifyFault(raw: unknown): FaultClass {
     if (status >= 200 && status < 300) return 'transient-malformed';
     return 'permanent';
   }
-  // A provider error event after the stream started (Anthropic `overloaded_error`, OpenAI
-  // `error`): ai@7 reports it as StreamProviderError, which it does not export, so match its name.
-  if (error instanceof Error && error.name === 'AI_StreamProviderError') {
-    const e = error as Error & { statusCode?: number; data?: unknown };
+  // A provider error event after the stream started (Anthropic `overloaded_error`, OpenAI `error`).
+  if (StreamProviderError.isInstance(error)) {
+    const e = error;
     if (OVERFLOW.test(`${e.message} ${JSON.stringify(e.data ?? '')}`)) return 'context-overflow';
     return (e.statusCode ?? 0) >= 500 ? 'transient-server' : 'permanent';
   }

@@ -1,6 +1,16 @@
-import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
-import { withUserAgentSuffix } from '@ai-sdk/provider-utils';
-import { jsonSchema, type LanguageModelUsage, type ModelMessage, streamText, ToolChoiceViolationError, type ToolSet } from 'ai';
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4FinishReason,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+  SharedV4ProviderMetadata,
+  SharedV4ProviderOptions,
+  SharedV4Warning,
+} from '@ai-sdk/provider';
+import { isProviderStreamError, withUserAgentSuffix } from '@ai-sdk/provider-utils';
+import { InvalidResponseDataError, jsonSchema, StreamProviderError, type LanguageModelUsage, type ModelMessage, ToolChoiceViolationError, type ToolSet } from 'ai';
 import {
   asLanguageModelUsage,
   convertLanguageModelContent,
@@ -41,7 +51,7 @@ export interface ModelCallRequest {
    * With an explicit-cache provider, the cache breakpoint goes on the message before it.
    */
   brief?: string | undefined;
-  /** Remembers the provider-level prompt between the calls of one turn (non-streaming calls). */
+  /** Remembers the provider-level prompt between the calls of one turn. */
   prompt?: ProviderPrompt | undefined;
   /** Built once per engine with `toolSet()`: the SDK's view of the tools. */
   tools: ToolSet | undefined;
@@ -92,29 +102,6 @@ function briefMessages(request: ModelCallRequest): ModelMessage[] {
   return request.brief === undefined ? [] : [{ role: 'user', content: request.brief }];
 }
 
-/** The whole prompt as AI SDK messages (the streaming path hands these to streamText). */
-function sdkMessages(request: ModelCallRequest): ModelMessage[] {
-  const messages = [...request.messages];
-  const options = boundaryOptions(request);
-  const last = messages.at(-1);
-  if (options && last) {
-    messages[messages.length - 1] = { ...last, providerOptions: { ...last.providerOptions, ...options } } as ModelMessage;
-  }
-  return [...messages, ...briefMessages(request)];
-}
-
-function streamSettings(request: ModelCallRequest) {
-  return {
-    model: request.model.model,
-    system: request.system,
-    messages: sdkMessages(request),
-    ...(request.tools ? { tools: request.tools, toolChoice: request.toolChoice ?? 'auto' } : {}),
-    ...(request.params as object),
-    maxRetries: 0,
-    ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
-  } as const;
-}
-
 function usageOf(usage: LanguageModelUsage): Usage {
   return {
     inputTokens: usage.inputTokens,
@@ -138,15 +125,14 @@ export async function callModel(request: ModelCallRequest): Promise<ModelCallRes
 }
 
 /**
- * One non-streaming call, made on the model itself with the AI SDK's own parts (prompt
- * conversion, tool preparation, tool-call parsing, response messages) rather than through
- * `generateText`: that is one step of the SDK's loop, set up anew on every call, and it
+ * One model call is made on the model itself with the AI SDK's own parts (prompt conversion,
+ * tool preparation, tool-call parsing, response messages) rather than through `generateText` or
+ * `streamText`: each of those is one step of the SDK's loop, set up anew on every call, and it
  * re-converts the whole history each time. Here the prompt is converted incrementally
- * (ProviderPrompt) and the tools once per tool set.
+ * (ProviderPrompt) and the tools once per tool set; the two kinds of call differ only in
+ * whether the model is asked for a stream.
  */
-async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
-  const started = performance.now();
-  const model = resolveLanguageModel(request.model.model);
+async function callOptions(request: ModelCallRequest, model: LanguageModelV4): Promise<LanguageModelV4CallOptions> {
   const prompt = await (request.prompt ?? new ProviderPrompt()).build({
     model,
     system: request.system,
@@ -159,18 +145,36 @@ async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
     headers?: Record<string, string>;
     providerOptions?: SharedV4ProviderOptions;
   };
-  const toolChoice = prepareToolChoice({ toolChoice: request.tools ? (request.toolChoice ?? 'auto') : undefined });
-  const response = await model.doGenerate({
+  return {
     ...prepareLanguageModelCallOptions(settings),
     tools: await preparedTools(request.tools),
-    toolChoice,
+    toolChoice: prepareToolChoice({ toolChoice: request.tools ? (request.toolChoice ?? 'auto') : undefined }),
     prompt,
     ...(providerOptions ? { providerOptions } : {}),
     ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
     headers: withUserAgentSuffix(headers ?? {}, `ai/${AI_SDK_VERSION}`),
-  });
-  logWarnings({ warnings: response.warnings ?? [], provider: model.provider, model: model.modelId });
+  };
+}
 
+async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
+  const started = performance.now();
+  const model = resolveLanguageModel(request.model.model);
+  const response = await model.doGenerate(await callOptions(request, model));
+  logWarnings({ warnings: response.warnings ?? [], provider: model.provider, model: model.modelId });
+  return finishCall(request, model, response, started);
+}
+
+/**
+ * The finished content of one call, streamed or not, made into what the engine keeps: tool calls
+ * parsed against the tool set (an unknown tool or bad JSON becomes an invalid call, not a throw),
+ * content converted, response messages built, all by the AI SDK's own parts.
+ */
+async function finishCall(
+  request: ModelCallRequest,
+  model: LanguageModelV4,
+  response: Pick<CollectedStream, 'content' | 'finishReason' | 'usage' | 'providerMetadata'>,
+  started: number,
+): Promise<ModelCallResult> {
   const calls = await Promise.all(
     response.content
       .filter((part) => part.type === 'tool-call')
@@ -185,9 +189,9 @@ async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
         }),
       ),
   );
-  if (toolChoice.type === 'none' && calls.length > 0) {
+  if (request.tools && request.toolChoice === 'none' && calls.length > 0) {
     throw new ToolChoiceViolationError({
-      toolChoice,
+      toolChoice: { type: 'none' },
       finishReason: response.finishReason.unified,
       provider: model.provider,
       modelId: model.modelId,
@@ -226,60 +230,100 @@ function preparedTools(tools: ToolSet | undefined): ReturnType<typeof prepareToo
   return prepared;
 }
 
+/** A streaming call: the deltas are passed on as they arrive; the rest is the same as callOnce. */
 async function callStreaming(request: ModelCallRequest, emit: (part: HarnessStreamPart) => void): Promise<ModelCallResult> {
   const started = performance.now();
-  let failure: unknown;
-  const result = streamText({
-    ...streamSettings(request),
-    onError: ({ error }) => {
-      failure ??= error;
-    },
-  });
+  const model = resolveLanguageModel(request.model.model);
+  const { stream } = await model.doStream(await callOptions(request, model));
+  const collected = await collectStream(stream, emit);
+  logWarnings({ warnings: collected.warnings, provider: model.provider, model: model.modelId });
+  return finishCall(request, model, collected, started);
+}
 
-  let text = '';
-  let reasoning = '';
-  const toolCalls: ModelToolCall[] = [];
-  let finishReason = 'other';
-  let usage: Usage = { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined, cachedInputTokens: undefined };
-  let providerMetadata: Record<string, unknown> | undefined;
-  for await (const part of result.fullStream) {
+/** What a model's stream added up to: the content doGenerate would have returned, and the finish. */
+interface CollectedStream {
+  content: LanguageModelV4Content[];
+  finishReason: LanguageModelV4FinishReason;
+  usage: LanguageModelV4Usage;
+  providerMetadata?: SharedV4ProviderMetadata | undefined;
+  warnings: SharedV4Warning[];
+}
+
+/**
+ * Reads a provider stream to its end: text and reasoning deltas are emitted as they come and
+ * accumulated per part (keeping the provider metadata, e.g. reasoning signatures, the last
+ * chunk of a part carried); calls, files and sources are kept whole. An in-stream error, or a
+ * stream that ends without its finish, is thrown for the engine to classify.
+ */
+async function collectStream(stream: ReadableStream<LanguageModelV4StreamPart>, emit: (part: HarnessStreamPart) => void): Promise<CollectedStream> {
+  const content: LanguageModelV4Content[] = [];
+  const open = new Map<string, { type: 'text' | 'reasoning'; text: string; providerMetadata?: SharedV4ProviderMetadata }>();
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let warnings: SharedV4Warning[] = [];
+  const track = (type: 'text' | 'reasoning', id: string, providerMetadata: SharedV4ProviderMetadata | undefined, delta = '') => {
+    const key = `${type}:${id}`;
+    let part = open.get(key);
+    if (!part) {
+      part = { type, text: '' };
+      open.set(key, part);
+      content.push(part as LanguageModelV4Content);
+    }
+    part.text += delta;
+    if (providerMetadata !== undefined) part.providerMetadata = providerMetadata;
+  };
+  for await (const part of stream as unknown as AsyncIterable<LanguageModelV4StreamPart>) {
     switch (part.type) {
+      case 'stream-start':
+        warnings = part.warnings;
+        break;
+      case 'text-start':
       case 'text-delta':
-        text += part.text;
-        emit({ type: 'text-delta', id: part.id, text: part.text });
-        break;
+      case 'text-end':
+      case 'reasoning-start':
       case 'reasoning-delta':
-        reasoning += part.text;
-        emit({ type: 'reasoning-delta', id: part.id, text: part.text });
+      case 'reasoning-end': {
+        const [kind, phase] = part.type.split('-') as ['text' | 'reasoning', 'start' | 'delta' | 'end'];
+        const delta = part.type === 'text-delta' || part.type === 'reasoning-delta' ? part.delta : '';
+        track(kind, part.id, part.providerMetadata, delta);
+        if (delta) emit({ type: kind === 'text' ? 'text-delta' : 'reasoning-delta', id: part.id, text: delta });
+        if (phase === 'end') open.delete(`${kind}:${part.id}`);
         break;
-      case 'tool-call':
-        toolCalls.push(toModelToolCall(part as never));
-        break;
-      case 'finish-step':
-        finishReason = part.finishReason;
-        providerMetadata = part.providerMetadata as Record<string, unknown> | undefined;
-        usage = usageOf(part.usage);
+      }
+      case 'finish':
+        finish = part;
         break;
       case 'error':
-        failure ??= part.error;
-        break;
-      case 'abort':
-        failure ??= Object.assign(new Error('The model call was aborted.'), { name: 'AbortError' });
+        throw streamError(part.error);
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-input-end':
+      case 'response-metadata':
+      case 'raw':
+      case 'custom': // stream bookkeeping (e.g. Anthropic's message_start), not content a reply returns
         break;
       default:
-        break;
+        // Whole parts: tool calls, provider-executed results, files, sources.
+        content.push(part as LanguageModelV4Content);
     }
   }
-  if (failure) throw failure;
-  const response = await result.response;
-  return {
-    text,
-    reasoning,
-    toolCalls,
-    finishReason,
-    usage,
-    responseMessages: response.messages as ModelMessage[],
-    providerMetadata,
-    durationMs: performance.now() - started,
-  };
+  if (!finish) {
+    throw new InvalidResponseDataError({ data: undefined, message: 'The model stream ended before its finish event: a truncated response.' });
+  }
+  return { content, finishReason: finish.finishReason, usage: finish.usage, providerMetadata: finish.providerMetadata, warnings };
+}
+
+/**
+ * An in-stream error as the engine classifies it: the provider's own stream error (its type,
+ * code and status) becomes the AI SDK's StreamProviderError; an Error stays as it is; any other
+ * payload keeps its message and carries no status, so it is never taken for a transient fault.
+ */
+function streamError(error: unknown): unknown {
+  if (error instanceof Error) return error;
+  if (isProviderStreamError(error)) {
+    const { message, type, code, statusCode, isRetryable, data } = error;
+    return new StreamProviderError({ message, type, code, statusCode, isRetryable, data });
+  }
+  const payload = error as { message?: unknown; error?: { message?: unknown } } | null;
+  const message = payload?.message ?? payload?.error?.message;
+  return new StreamProviderError({ message: typeof message === 'string' ? message : `The model stream reported an error: ${JSON.stringify(error)}`, data: error });
 }

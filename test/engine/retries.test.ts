@@ -143,3 +143,39 @@ describe('retries exhausted', () => {
     expect((await agent.generate({ session, prompt: 'two' })).text).toBe('back again');
   });
 });
+
+describe('the same faults while stream() streams every call', () => {
+  const streamed = async (agent: ReturnType<typeof rig>['agent']) => {
+    const stream = agent.stream({ prompt: 'hello' });
+    for await (const _part of stream.fullStream);
+    return stream.result;
+  };
+  const cases: Array<[string, 'responses' | 'chat' | 'anthropic', ScriptedResponse, string]> = [
+    ['a truncated stream on the openai responses wire', 'responses', { text: 'never whole', fail: 'truncated' }, 'transient-malformed'],
+    ['a truncated stream on the openai chat wire', 'chat', { text: 'never whole', fail: 'truncated' }, 'transient-malformed'],
+    ['a truncated stream on the Anthropic wire', 'anthropic', { text: 'never whole', fail: 'truncated' }, 'transient-malformed'],
+    ['an OpenAI in-stream server_error', 'responses', { text: 'PARTIAL', fail: { status: 500, inStream: true } }, 'transient-server'],
+    ['an OpenAI chat in-stream 500', 'chat', { text: 'PARTIAL', fail: { status: 500, inStream: true } }, 'transient-server'],
+    ['an Anthropic in-stream overloaded_error (529)', 'anthropic', { text: 'PARTIAL', fail: { status: 529, inStream: true } }, 'transient-server'],
+    ['a 500 before the stream starts', 'responses', { fail: { status: 500 } }, 'transient-server'],
+  ];
+  for (const [name, wire, failure, fault] of cases) {
+    it(`${name} is retried (${fault})`, async () => {
+      server.enqueue(failure, 'the whole answer');
+      const model = wire === 'anthropic' ? await anthropicModel(server) : await openaiModel(server, wire);
+      const { agent, logger } = rig(model);
+      const result = await streamed(agent).catch((e: Error) => ({ text: `turn failed: ${e.message}` }));
+      expect(result.text).toBe('the whole answer');
+      expect(server.requests).toHaveLength(2);
+      expect(retryLines(logger.lines)[0]).toMatch(new RegExp(`fault=${fault}`));
+    });
+  }
+
+  it('an in-stream client error (400) is not retried', async () => {
+    server.enqueue({ text: 'PARTIAL', fail: { status: 400, inStream: true, message: 'Invalid value for temperature' } }, 'never sent');
+    const { agent, logger } = rig(await openaiModel(server));
+    await expect(streamed(agent)).rejects.toThrow(/temperature/);
+    expect(server.requests).toHaveLength(1);
+    expect(retryLines(logger.lines)).toEqual([]);
+  });
+});
