@@ -105,8 +105,20 @@ export async function buildLaunchEnv(
     } else {
       const transformations: readonly CredentialRequestTransformation[] = settings.credentialBrokering({ env: effective, sandboxEnv: { ...env } }) ?? [];
       if (!Array.isArray(transformations as unknown)) throw new ConfigError(`${settings.harnessId}: credentialBrokering must return an array of transformations.`);
-      const usable = transformations.filter(routable);
-      // A placeholder that no routable transformation can swap would just fail upstream:
+      // A transformation helps only if the agent's requests can reach the proxy: through the
+      // variable it names (baseUrlEnv), or a launch variable that holds its upstream URL.
+      const reachesProxy = (t: CredentialRequestTransformation) =>
+        t.baseUrlEnv !== undefined || Object.entries(env).some(([name, value]) => !credentialNames.has(name) && value.includes(t.upstream!));
+      const unreachable = transformations.filter((t) => routable(t) && !reachesProxy(t));
+      if (unreachable.length > 0) {
+        input.logger.warn('acp credential transformation unreachable', {
+          harness: settings.harnessId,
+          upstream: unreachable.map((t) => t.upstream).join(','),
+          hint: 'give it a baseUrlEnv naming the variable the agent reads its base URL from, or forward that variable',
+        });
+      }
+      const usable = transformations.filter((t) => routable(t) && reachesProxy(t));
+      // A placeholder that no usable transformation can swap would just fail upstream:
       // forward the real value for it (what a sandbox without request rewriting does).
       for (const [name, placeholder] of placeholders) {
         const covered = usable.some((t) => (t.match.headers ?? []).some((h) => h.value.exact.includes(placeholder)));

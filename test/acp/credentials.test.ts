@@ -5,6 +5,7 @@ import { createACP } from '../../src/acp/create.ts';
 import { createCredentialRequestTransformation } from '../../src/acp/credential-proxy.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
@@ -58,6 +59,35 @@ describe('credential brokering through the loopback proxy', () => {
       const [good, wrong] = server.requests.slice(before);
       expect(good!.headers['x-api-key']).toBe(REAL);
       expect(wrong!.headers['x-api-key']).toBe('acx-placeholder-wrong');
+    } finally {
+      await session.destroy();
+      await harness.close!();
+    }
+  });
+
+  it('forwards the real value, and says why, when a transformation names no way for the agent to reach the proxy', async () => {
+    const logger = createMemoryLogger('info');
+    const harness = createACP(
+      fakeProfile(tempCache(), {
+        hostEnv: { FAKE_API_KEY: REAL },
+        credentialEnv: ['FAKE_API_KEY'],
+        // No baseUrlEnv, and no launch variable holds the upstream: the agent would call the
+        // upstream directly with a placeholder that nothing swaps.
+        credentialBrokering: ({ env, sandboxEnv }) => [
+          createCredentialRequestTransformation({ matchUrl: server.url, matchHeaders: { 'x-api-key': sandboxEnv.FAKE_API_KEY! }, transformHeaders: { 'x-api-key': env.FAKE_API_KEY! } }),
+        ],
+        logger,
+      }),
+    );
+    const agent = new HarnessAgent({ harness });
+    const session = await agent.createSession();
+    try {
+      const seen = JSON.parse((await agent.generate({ session, prompt: '[[env]]' })).text) as { env: Record<string, string> };
+      expect(seen.env.FAKE_API_KEY).toBe(REAL);
+      const warnings = logger.lines.filter((line) => line.startsWith('WARNING'));
+      expect(warnings.join('\n')).toMatch(/acp credential transformation unreachable harness=fake-acp session=\S+ upstream=http:\/\/127\.0\.0\.1:\d+ hint="give it a baseUrlEnv/);
+      expect(warnings.join('\n')).toMatch(/acp credential forwarded without brokering harness=fake-acp session=\S+ names=FAKE_API_KEY/);
+      expect(warnings.join('\n')).not.toContain(REAL);
     } finally {
       await session.destroy();
       await harness.close!();
