@@ -13,7 +13,7 @@ import { modeAllows, needsApproval } from '../tools/permission.ts';
 import { normalizeSchema } from '../tools/schema.ts';
 import type { Tool, ToolOutput } from '../tools/tool.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { AcxError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
 import type { BootstrapResult } from './bootstrap.ts';
@@ -222,6 +222,12 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       cleanups.push(() => h.close());
       catalog = createToolCatalog(host);
       const token = settings.mintBridgeToken ? settings.mintBridgeToken(sandbox.id) : undefined;
+      if (token !== undefined && (typeof token !== 'string' || token.length < 16)) {
+        // The bridge token is the only thing between the agent's sandbox and acx's host tools.
+        throw new ConfigError(`${settings.harnessId}: mintBridgeToken must return a string of at least 16 characters; it returned ${typeof token === "string" ? `${token.length} characters` : `a ${typeof token}`}.`, {
+          hint: 'Return a random token, e.g. randomBytes(32).toString("base64url"), or leave mintBridgeToken out for a generated one.',
+        });
+      }
       serving = await serveHttp(catalog.host, { port, ...(token !== undefined ? { token } : {}), logger: log }).catch((error: unknown) => {
         throw listenError(error, port);
       });

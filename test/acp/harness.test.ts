@@ -232,5 +232,10 @@ describe('ACP harness against a fake ACP agent', () => {
     const error = await agentFor({ sandbox: createLocalSandbox({ ports: [port] }) }, { tools: [echo] }).createSession().catch((e: unknown) => e);
     busy.close();
     expect(error).toMatchObject({ code: 'acp-port-unavailable' });
+    // A bridge token too short to guard the host tools is a configuration error, named as one.
+    await expect(agentFor({ mintBridgeToken: () => 'short' }, { tools: [echo] }).createSession()).rejects.toMatchObject({
+      code: 'config',
+      message: expect.stringMatching(/mintBridgeToken must return a string of at least 16 characters; it returned 5 characters/),
+    });
   });
 });
