@@ -7,7 +7,9 @@ import type { ACPPermissionModeMapping, ACPSettings } from '../settings.ts';
  * Responses API; acx writes `$CODEX_HOME/config.toml` with a model provider whose base_url is
  * OPENAI_BASE_URL (default https://api.openai.com/v1, must end in /v1), env_key the credential
  * variable and wire_api "responses". Codex's own sandbox must not run inside acx's sandbox, so
- * only permissionMode 'allow-all' (its full-access mode) is supported.
+ * only permissionMode 'allow-all' (its full-access mode) is supported. With AI Gateway selected,
+ * the provider is the Gateway's OpenAI-compatible endpoint (`<base>/v1`), the key the Gateway key
+ * (brokered like any other), and requests carry the client attribution as `x-client-app`.
  */
 function tomlString(value: string): string {
   return JSON.stringify(value); // a TOML basic string is a JSON string for these characters
@@ -49,6 +51,7 @@ export const codexProfile = {
       'wire_api = "responses"',
       'request_max_retries = 0',
       'stream_max_retries = 0',
+      ...(env.CODEX_CLIENT_APP ? [`http_headers = { "x-client-app" = ${tomlString(env.CODEX_CLIENT_APP)} }`] : []),
       '',
     ];
     return { '.codex/config.toml': lines.join('\n') };
@@ -59,6 +62,15 @@ export const codexProfile = {
     'allow-edits': null,
     'allow-all': { type: 'session-mode', modeId: 'full-access' },
   } satisfies ACPPermissionModeMapping,
+  providerAuthentication: {
+    gateway: {
+      env: {
+        CODEX_API_KEY: { $source: 'gateway-api-key' },
+        OPENAI_BASE_URL: { $source: 'gateway-base-url', ensureSuffix: '/v1' },
+        CODEX_CLIENT_APP: { $source: 'client-app' },
+      },
+    },
+  },
 } satisfies ACPSettings;
 
 export function createCodexACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
