@@ -17,7 +17,12 @@ import type { HarnessAgent } from './harness-agent.ts';
  * generates gets the turn built again rather than an answer one turn late.
  */
 export interface WakeOptions {
-  agent: HarnessAgent;
+  /**
+   * The agent, or how to make it: a function is called only once this wake holds the session's
+   * lease, so a duplicate, busy or declined wake never pays for start-up (model client, MCP
+   * servers), and an agent that cannot start leaves the event recorded for a later wake.
+   */
+  agent: HarnessAgent | (() => Promise<HarnessAgent>);
   store: WakeStore;
   sessionId: string;
   /** The event that caused this wake; absent to answer only what is pending. */
@@ -115,15 +120,21 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   const admission = store.admit(sessionId, event, options.breaker);
   logger.info('wake start', { session: sessionId, event: event?.id, new_event: event ? admission.eventIsNew : undefined, ...delivery });
 
+  const breakerFields = { max: options.breaker.max, window: `${options.breaker.windowMs / 1000}s`, ...delivery };
+  if (admission.breaker === 'tripped') {
+    // Loud once, when it trips; the wakes it declines afterwards each end with an INFO line.
+    logger.warn('wake breaker tripped', { session: sessionId, wakes: admission.wakesInWindow, ...breakerFields, note: 'wakes are declined (their events kept) until it resets' });
+  } else if (admission.breaker === 'reset') {
+    logger.info('wake breaker reset', { session: sessionId, ...breakerFields });
+  }
   if (admission.kind === 'declined') {
-    logger.warn('wake declined', {
+    logger.info('wake end', {
       session: sessionId,
+      outcome: 'declined',
       reason: 'circuit breaker tripped',
       wakes: admission.wakesInWindow,
-      max: options.breaker.max,
-      window: `${options.breaker.windowMs / 1000}s`,
       note: 'the event is kept and answered by the first wake after the breaker resets',
-      ...delivery,
+      ...breakerFields,
     });
     return { outcome: 'declined', answered: 0, failedEvents: [] };
   }
@@ -148,7 +159,8 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   let attempt = 0;
   const failedEvents: string[] = [];
   try {
-    const session = await options.agent.createSession({ sessionId });
+    const agent = typeof options.agent === 'function' ? await options.agent() : options.agent;
+    const session = await agent.createSession({ sessionId });
     for (;;) {
       // A batch an earlier wake fixed and did not finish is answered again as it was.
       let batch = store.openBatch(sessionId);
@@ -175,7 +187,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       }
       let result: TurnResult;
       try {
-        result = await options.agent.generate({
+        result = await agent.generate({
           session,
           prompt: promptFor(batch, build),
           turnId: turnIdFor(sessionId, batchId, build),

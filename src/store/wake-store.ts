@@ -58,10 +58,13 @@ export interface LeaseHolder {
   started: number | null;
 }
 
+/** What the circuit breaker did on this wake: tripped now, stayed tripped, reset itself, or nothing. */
+export type BreakerChange = 'tripped' | 'still-tripped' | 'reset' | 'none';
+
 export type Admission =
-  | { kind: 'leader'; eventIsNew: boolean }
-  | { kind: 'busy'; eventIsNew: boolean; holder: LeaseHolder }
-  | { kind: 'declined'; eventIsNew: boolean; wakesInWindow: number };
+  | { kind: 'leader'; eventIsNew: boolean; breaker: 'reset' | 'none' }
+  | { kind: 'busy'; eventIsNew: boolean; holder: LeaseHolder; breaker: 'reset' | 'none' }
+  | { kind: 'declined'; eventIsNew: boolean; wakesInWindow: number; breaker: 'tripped' | 'still-tripped' };
 
 const MIGRATIONS = [
   `CREATE TABLE inbox (
@@ -172,11 +175,12 @@ export class WakeStore {
     return transaction(this.db, () => {
       const eventIsNew = event ? this.record(sessionId, event, nowMs) : false;
       const wakesInWindow = this.countWake(sessionId, breaker, nowMs);
-      if (this.breakerDeclines(sessionId, breaker, wakesInWindow, nowMs)) return { kind: 'declined', eventIsNew, wakesInWindow };
+      const change = this.breakerChange(sessionId, breaker, wakesInWindow, nowMs);
+      if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
       const current = this.leaseHolder(sessionId);
       if (current) {
         const mine = current.pid === holder.pid && current.host === holder.host;
-        if (!mine && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current };
+        if (!mine && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current, breaker: change };
       }
       this
         .prepare(
@@ -184,7 +188,7 @@ export class WakeStore {
             'ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at',
         )
         .run(sessionId, JSON.stringify(holder), new Date(nowMs).toISOString());
-      return { kind: 'leader', eventIsNew };
+      return { kind: 'leader', eventIsNew, breaker: change };
     });
   }
 
@@ -213,21 +217,21 @@ export class WakeStore {
    * Over the cap within the window, the breaker trips and every wake declines until the cooldown
    * has passed *and* the burst has cleared; then it resets by itself.
    */
-  private breakerDeclines(sessionId: string, breaker: BreakerSettings, wakesInWindow: number, nowMs: number): boolean {
-    if (breaker.max <= 0) return false;
+  private breakerChange(sessionId: string, breaker: BreakerSettings, wakesInWindow: number, nowMs: number): BreakerChange {
+    if (breaker.max <= 0) return 'none';
     const trip = this.prepare('SELECT tripped_at_ms FROM breaker_trips WHERE session_id = ?').get(sessionId) as
       | { tripped_at_ms: number }
       | undefined;
     if (trip) {
       if (nowMs - trip.tripped_at_ms >= breaker.cooldownMs && wakesInWindow <= breaker.max) {
         this.prepare('DELETE FROM breaker_trips WHERE session_id = ?').run(sessionId);
-        return false;
+        return 'reset';
       }
-      return true;
+      return 'still-tripped';
     }
-    if (wakesInWindow <= breaker.max) return false;
+    if (wakesInWindow <= breaker.max) return 'none';
     this.prepare('INSERT INTO breaker_trips (session_id, tripped_at_ms) VALUES (?, ?)').run(sessionId, nowMs);
-    return true;
+    return 'tripped';
   }
 
   isTripped(sessionId: string): boolean {

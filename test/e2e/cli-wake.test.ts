@@ -192,6 +192,18 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(again.stdout, 'both events are answered').toBe('');
   });
 
+  it('an agent that cannot start keeps its event: the wake says why, and a later wake answers it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const keyless = await wake(home, ['--session', 'room-9', '--event', 'k1', 'chat: are you there'], { OPENAI_API_KEY: '' }).done;
+    expect(keyless.status).toBe(1);
+    expect(keyless.stderr).toMatch(/INFO wake start session=room-9 event=k1 new_event=true/);
+    expect(keyless.stderr).toMatch(/ERROR wake end session=room-9 outcome=error answered=0 error=.*OPENAI_API_KEY.* note="pending events stay in the inbox for the next wake"/);
+    expect(requestsFor('chat: are you there')).toHaveLength(0);
+    const later = await wake(home, ['--session', 'room-9']).done;
+    expect(later.status, later.stderr).toBe(0);
+    expect(later.stdout).toBe('Answered: chat: are you there\n');
+  });
+
   it('the circuit breaker declines a burst without a model call and keeps the event for a later wake', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
     const breaker = ['--breaker-max', '2', '--breaker-window', '600'];
@@ -202,10 +214,12 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const tripped = await wake(home, ['--session', 'room-4', '--event', 'e3', 'burst three', ...breaker]).done;
     expect(tripped.status, tripped.stderr).toBe(0);
     expect(tripped.stdout).toBe('');
-    expect(tripped.stderr).toMatch(/WARNING wake declined session=room-4 reason="circuit breaker tripped" wakes=3 max=2/);
+    expect(tripped.stderr).toMatch(/WARNING wake breaker tripped session=room-4 wakes=3 max=2 window=600s/);
+    expect(tripped.stderr).toMatch(/INFO wake end session=room-4 outcome=declined reason="circuit breaker tripped" wakes=3/);
     expect(requestsFor('burst three')).toHaveLength(0);
     const stillTripped = await wake(home, ['--session', 'room-4', ...breaker]).done;
-    expect(stillTripped.stderr).toMatch(/wake declined/);
+    expect(stillTripped.stderr).toMatch(/INFO wake end session=room-4 outcome=declined/);
+    expect(stillTripped.stderr, 'the trip is reported once, not on every declined wake').not.toMatch(/WARNING/);
 
     // The operator lifts the breaker (0 disables it): the declined event was kept and is answered.
     const lifted = await wake(home, ['--session', 'room-4', '--breaker-max', '0']).done;

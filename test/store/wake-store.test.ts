@@ -26,7 +26,7 @@ afterEach(() => {
 
 describe('WakeStore', () => {
   it('records an event once by its id and hands out pending events in arrival order', () => {
-    expect(store.admit('s', { id: 'b', text: 'second?' }, OFF, other(1))).toEqual({ kind: 'leader', eventIsNew: true });
+    expect(store.admit('s', { id: 'b', text: 'second?' }, OFF, other(1))).toEqual({ kind: 'leader', eventIsNew: true, breaker: 'none' });
     expect(store.admit('s', { id: 'a', text: 'first?' }, OFF, other(1)).eventIsNew).toBe(true);
     expect(store.admit('s', { id: 'b', text: 'again' }, OFF, other(1)).eventIsNew).toBe(false);
     expect(store.nextPending('s')).toMatchObject({ eventId: 'b', text: 'second?', seq: 1 });
@@ -59,10 +59,11 @@ describe('WakeStore', () => {
     const at = (seconds: number) => store.admit('s', undefined, breaker, other(1), seconds * 1000);
     expect(at(0).kind).toBe('leader');
     expect(at(1).kind).toBe('leader');
-    expect(at(2)).toEqual({ kind: 'declined', eventIsNew: false, wakesInWindow: 3 });
+    expect(at(2)).toEqual({ kind: 'declined', eventIsNew: false, wakesInWindow: 3, breaker: 'tripped' });
     expect(store.isTripped('s')).toBe(true);
-    expect(at(8).kind, 'cooldown passed, but the burst is still in the window').toBe('declined');
-    expect(at(25).kind, 'the window holds only this wake now').toBe('leader');
+    expect(at(8), 'cooldown passed, but the burst is still in the window').toMatchObject({ kind: 'declined', breaker: 'still-tripped' });
+    expect(at(25), 'the window holds only this wake now').toMatchObject({ kind: 'leader', breaker: 'reset' });
+    expect(at(26)).toMatchObject({ kind: 'leader', breaker: 'none' });
     expect(store.isTripped('s')).toBe(false);
   });
 

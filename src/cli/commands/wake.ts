@@ -70,11 +70,12 @@ export function register(program: Command): void {
     }
     const settings = resolveSettings(runFlags(agent, { ...options, session: sessionId }), { logger });
     const store = new WakeStore(wakeStorePath(settings.stateDir));
+    let prepared: Awaited<ReturnType<typeof prepareAgent>> | undefined;
     try {
-      const prepared = await prepareAgent(settings, { logger });
       try {
         const outcome = await wake({
-          agent: prepared.agent,
+          // Prepared only once this wake holds the lease: the event is recorded first, whatever happens.
+          agent: async () => (prepared = await prepareAgent(settings, { logger })).agent,
           store,
           sessionId,
           event,
@@ -98,7 +99,7 @@ export function register(program: Command): void {
           throw new CliExit(EXIT.failure, `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
         }
       } finally {
-        await prepared.close();
+        await prepared?.close();
       }
     } finally {
       store.close();
