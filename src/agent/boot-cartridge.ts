@@ -269,8 +269,6 @@ function readAgentJson(cart: Cartridge, path: string, meta: Record<string, strin
     ...(typeof raw.model === 'string' ? {} : metaModel ? { model: metaModel } : {}),
     ...(raw.maxSteps === undefined && stepBudget !== undefined ? { maxSteps: stepBudget } : {}),
   } as AgentManifest;
-  // 'direct' / 'final-text' / 'unspoken' all mean the final text is the reply for acx's engine.
-  if (typeof manifest.speech === 'string') delete (manifest as { speech?: unknown }).speech;
   return manifest;
 }
 

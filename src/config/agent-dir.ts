@@ -23,7 +23,7 @@ export interface AgentManifest {
   description?: string;
   publisher?: string;
   model?: string;
-  speech?: 'final-text' | { tool: string };
+  speech?: 'final-text' | 'direct' | 'unspoken' | { tool: string };
   maxSteps?: number;
   permissionMode?: 'allow-reads' | 'allow-edits' | 'allow-all';
   /** Built-in tools this agent uses, e.g. ["memory"]. */
@@ -99,6 +99,15 @@ export function loadAgentDirectory(path: string): AgentDirectory {
   if (typeof id !== 'string' || !ID.test(id)) {
     throw new ConfigError(`${join(dir, 'agent.json')}: "id" must be a lowercase slug (got ${JSON.stringify(raw.id)}).`, {
       hint: 'Use letters, digits, ".", "_" and "-", e.g. "release-helper".',
+    });
+  }
+  const speech = raw.speech as unknown;
+  const speechOk =
+    speech === undefined || speech === 'final-text' || speech === 'direct' || speech === 'unspoken' ||
+    (typeof speech === 'object' && speech !== null && typeof (speech as { tool?: unknown }).tool === 'string' && (speech as { tool: string }).tool !== '');
+  if (!speechOk) {
+    throw new ConfigError(`${join(dir, 'agent.json')}: "speech" must be "final-text", "direct", "unspoken" or {"tool": "<name>"} (got ${JSON.stringify(speech)}).`, {
+      hint: 'Leave it out for the default: the final text is the reply.',
     });
   }
   if (raw.maxSteps !== undefined && (!Number.isInteger(raw.maxSteps) || raw.maxSteps <= 0)) {

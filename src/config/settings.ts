@@ -178,8 +178,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
   if (!isPermissionMode(modeText)) {
     throw new ConfigError(`Unknown permission mode "${modeText}".`, { hint: 'Use allow-reads, allow-edits or allow-all.' });
   }
-  const speech: SpeechMode =
-    manifest?.speech && typeof manifest.speech === 'object' ? { mode: 'tool', tool: manifest.speech.tool } : { mode: 'final-text' };
+  const speech = speechModeOf(manifest?.speech);
   const hostMaxSteps = positiveInt(flags.maxSteps ?? env.ACX_MAX_STEPS, 'The step budget (--max-steps / ACX_MAX_STEPS)');
   const hostContextTokens = positiveInt(
     flags.contextTokens ?? env.ACX_MAX_CONTEXT_TOKENS,
@@ -243,4 +242,11 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
     mcp: flags.mcp ?? [],
     harness: resolveHarnessName(flags.harness, env),
   };
+}
+
+/** agent.json's `speech`: a speaking tool, `"unspoken"`, or (`"direct"`, `"final-text"`, absent) the final text. */
+export function speechModeOf(speech: unknown): SpeechMode {
+  if (speech && typeof speech === 'object' && typeof (speech as { tool?: unknown }).tool === 'string') return { mode: 'tool', tool: (speech as { tool: string }).tool };
+  if (speech === 'unspoken') return { mode: 'unspoken' };
+  return { mode: 'final-text' };
 }

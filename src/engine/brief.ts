@@ -5,7 +5,17 @@ import { BRIEF_TAG } from '../model/brief-tag.ts';
  * model call, spliced in *last* (after all stable content, so provider prefix caches keep
  * paying out) and never persisted.
  */
-export type SpeechMode = { mode: 'final-text' } | { mode: 'tool'; tool: string };
+/**
+ * How the agent is heard: `final-text` (the final text is the reply), `tool` (speaking is a call
+ * to the named tool; the final text is unspoken narration), or `unspoken` (no speaking tool:
+ * only tool calls act, the final text goes to the log and memory).
+ */
+export type SpeechMode = { mode: 'final-text' } | { mode: 'tool'; tool: string } | { mode: 'unspoken' };
+
+/** Whether the final text of a turn reaches no one. */
+export function isUnspoken(speech: SpeechMode): boolean {
+  return speech.mode !== 'final-text';
+}
 
 export const LOW_STEPS = 5;
 
@@ -18,9 +28,9 @@ export function formatNow(now: Date): string {
 }
 
 function speakHint(speech: SpeechMode): string {
-  return speech.mode === 'tool'
-    ? ` Speaking means calling the \`${speech.tool}\` tool; text you write outside it reaches no one.`
-    : '';
+  if (speech.mode === 'tool') return ` Speaking means calling the \`${speech.tool}\` tool; text you write outside it reaches no one.`;
+  if (speech.mode === 'unspoken') return ' Text you write reaches no one; only your tool calls act.';
+  return '';
 }
 
 export interface BriefInput {
@@ -38,7 +48,8 @@ export function composeBrief(input: BriefInput): string {
     `Current Time: ${formatNow(input.now)} / Step ${input.step} of ${input.maxSteps}`,
     'Times above are UTC; convert to the local zone before answering about a named place.',
   ];
-  if (input.step === 1) lines.push(`This turn has a budget of ${input.maxSteps} steps (model calls).`);
+  // How the agent is heard is said on the first step, and again when steps run low.
+  if (input.step === 1) lines.push(`This turn has a budget of ${input.maxSteps} steps (model calls).${speakHint(input.speech)}`);
   const remaining = input.maxSteps - input.step;
   if (remaining < LOW_STEPS) {
     lines.push(
@@ -57,7 +68,7 @@ export function reserveBrief(input: { now: Date; maxSteps: number; speech: Speec
     `Current Time: ${formatNow(input.now)}`,
     `The step budget of ${input.maxSteps} steps for this turn is spent and tools are now withheld.`,
     'Write your own honest progress report: what you completed, what remains, and what the next turn should do first.' +
-      (input.speech.mode === 'tool'
+      (isUnspoken(input.speech)
         ? ' This report is unspoken: it goes to your record and your next turn, not to anyone in the conversation.'
         : ''),
   ].join('\n');

@@ -11,7 +11,7 @@ import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../too
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
-import { composeBrief, fallbackReserveNote, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
+import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
@@ -308,7 +308,7 @@ export class Engine {
   /** What a finished turn recorded, for a caller that delivered its message again. */
   private recordedResult(turn: TurnRecord): TurnResult {
     const text = turn.finalText ?? '';
-    const unspoken = this.options.speech.mode === 'tool';
+    const unspoken = isUnspoken(this.options.speech);
     const parsed = this.output ? parseStructuredOutput(text, this.output) : undefined;
     const activity = turnActivity(this.loadTranscript(turn.sessionId), turn.id);
     return {
@@ -498,7 +498,7 @@ export class Engine {
       if (parsed.ok) output = parsed.value;
       else failure = parsed.error;
     }
-    const unspoken = this.options.speech.mode === 'tool';
+    const unspoken = isUnspoken(this.options.speech);
     this.commit(state, () =>
       this.journal.updateTurn(state.turn.id, {
         status: failure ? 'failed' : 'done',
@@ -893,7 +893,9 @@ export class Engine {
     if (tool.effect === 'unsafe') {
       this.journal.setCallStatus(call, 'started');
     }
-    if (tool.visible) state.visibleActions += 1;
+    // The speaking tool is a visible action by definition, whatever the tool itself declares.
+    const speech = this.options.speech;
+    if (tool.visible || (speech.mode === 'tool' && tool.name === speech.tool)) state.visibleActions += 1;
     this.options.checkpoint?.({ at: 'tool-started', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const started = performance.now();
     const outcome = await runTool(tool, schema, call.input, {

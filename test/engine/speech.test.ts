@@ -15,7 +15,7 @@ afterEach(async () => {
   await server.close();
 });
 
-function sayTool() {
+function sayTool(options: { visible?: boolean } = {}) {
   const said: string[] = [];
   const say = tool<{ text: string }>({
     name: 'say',
@@ -24,7 +24,7 @@ function sayTool() {
     capabilityScopes: [],
     kind: 'edit',
     effect: 'unsafe',
-    visible: true,
+    visible: options.visible ?? true,
     execute: ({ text }) => {
       said.push(text);
       return 'posted';
@@ -92,6 +92,16 @@ describe('tool mode (channel agents)', () => {
     expect(server.requests.flatMap(nudgesIn)).toEqual([]);
   });
 
+  it('a call to the speaking tool is speech even when the tool does not declare itself visible (an MCP tool cannot)', async () => {
+    server.enqueue({ toolCalls: [{ name: 'say', input: { text: 'Version 0.67.0.' } }] }, 'Answered.');
+    const { say, said } = sayTool({ visible: false });
+    const { agent } = rig(await openaiModel(server), { agent: { tools: [say], speech: { mode: 'tool', tool: 'say' } } });
+    await agent.generate({ prompt: '@agent version?', addressed: true });
+    expect(said).toEqual(['Version 0.67.0.']);
+    expect(server.requests, 'no nudge after speaking: it would invite a second post').toHaveLength(2);
+    expect(server.requests.flatMap(nudgesIn)).toEqual([]);
+  });
+
   it('a turn that was not addressed ends in silence with no nudge', async () => {
     server.enqueue('A closing line. Nothing needed from me.');
     const { agent, logger } = await toolModeRig();
@@ -129,5 +139,19 @@ describe('tool mode (channel agents)', () => {
   it('naming a speaking tool that is not registered is a configuration error', async () => {
     const { agent } = rig(await openaiModel(server), { agent: { speech: { mode: 'tool', tool: 'messages' } } });
     await expect(agent.createSession()).rejects.toThrow(/"messages", which is not registered/);
+  });
+});
+
+describe('unspoken mode (no speaking tool: only tool calls act)', () => {
+  it('the final text reaches no one, is logged as unspoken, and no nudge names a tool', async () => {
+    server.enqueue('Filed the report; nothing to say.');
+    const { agent, logger } = rig(await openaiModel(server), { agent: { speech: { mode: 'unspoken' } } });
+    const result = await agent.generate({ prompt: '@agent file the report', addressed: true });
+    expect(result.text).toBe('');
+    expect(result.unspoken).toBe('Filed the report; nothing to say.');
+    expect(server.requests).toHaveLength(1);
+    expect(briefIn(server.requests[0]!)).toMatch(/Text you write reaches no one; only your tool calls act/);
+    expect(linesOf(logger.lines, 'INFO', 'unspoken')).toHaveLength(1);
+    expect(linesOf(logger.lines, 'INFO', 'nudge')).toEqual([]);
   });
 });

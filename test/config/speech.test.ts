@@ -1,0 +1,32 @@
+// agent.json's `speech`: how the agent is heard. A speaking tool, "unspoken", or the final text
+// ("direct", "final-text", or nothing); anything else is refused with the values it may take.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadAgentDirectory } from '../../src/config/agent-dir.ts';
+import { speechModeOf } from '../../src/config/settings.ts';
+
+function agentDir(speech: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'acx-speech-'));
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ id: 'talker', name: 'Talker', version: '1.0.0', ...(speech === undefined ? {} : { speech }) }));
+  writeFileSync(join(dir, 'AGENTS.md'), 'You talk.\n');
+  return dir;
+}
+
+describe('agent.json speech', () => {
+  it.each([
+    [undefined, { mode: 'final-text' }],
+    ['final-text', { mode: 'final-text' }],
+    ['direct', { mode: 'final-text' }],
+    ['unspoken', { mode: 'unspoken' }],
+    [{ tool: 'messages' }, { mode: 'tool', tool: 'messages' }],
+  ])('%o is read as %o', (speech, mode) => {
+    const manifest = loadAgentDirectory(agentDir(speech)).manifest;
+    expect(speechModeOf(manifest.speech)).toEqual(mode);
+  });
+
+  it.each([['loud'], [{ tool: '' }], [42]])('refuses %o, naming what it may be', (speech) => {
+    expect(() => loadAgentDirectory(agentDir(speech))).toThrow(/"speech" must be "final-text", "direct", "unspoken" or \{"tool": "<name>"\}/);
+  });
+});
