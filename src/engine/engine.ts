@@ -299,6 +299,15 @@ export class Engine {
       });
     }
     if (turn.status === 'failed' || turn.status === 'cancelled') {
+      // A compaction after it may have summarised its messages away: then there is no evidence
+      // left of what it already did, and continuing it could repeat its side effects.
+      const evidence = this.loadTranscript(turn.sessionId).some((entry) => entry.turnId === turn.id && entry.kind === 'user');
+      if (!evidence) {
+        this.logger.error('turn abandoned', { session: turn.sessionId, turn: turn.id, status: turn.status, reason: 'its messages were compacted away' });
+        throw new AcxError('turn-compacted', `Turn ${turn.id} ${turn.status === 'failed' ? 'failed' : 'was cancelled'} and its messages have since been compacted into a summary; it cannot be continued safely.`, {
+          hint: 'If the message still needs an answer, send it as a new turn (another turn id).',
+        });
+      }
       // Its settled steps stand; the turn picks up where it stopped, by evidence.
       this.journal.updateTurn(turn.id, { status: 'running', error: null });
     }

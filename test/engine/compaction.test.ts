@@ -122,6 +122,31 @@ describe('compaction after a turn', () => {
   });
 });
 
+describe('compaction and turn ids', () => {
+  it('a failed turn summarised away is not continued blind when its message is delivered again', async () => {
+    server.setFallback(
+      script(
+        { toolCalls: [{ name: 'echo', input: { text: 'side effect' } }], usage: { inputTokens: 1_000 } },
+        { fail: { status: 400 } },
+        { text: 'Here is the status.', usage: { inputTokens: 25_000 } }, // crosses half: compaction
+      ),
+    );
+    const r = await compactingRig();
+    await expect(r.agent.generate({ session: r.session, prompt: 'Do the thing.', turnId: 'delivery-1' })).rejects.toThrow();
+    await r.agent.generate({ session: r.session, prompt: 'What is the status?' });
+    expect(r.readJournal((j) => j.messages('compact-me').map((m) => m.kind))[0]).toBe('summary');
+
+    const before = server.requests.length;
+    await expect(r.agent.generate({ session: r.session, prompt: 'Do the thing.', turnId: 'delivery-1' })).rejects.toMatchObject({
+      code: 'turn-compacted',
+      message: expect.stringMatching(/Turn delivery-1 failed and its messages have since been compacted into a summary/),
+    });
+    expect(r.echo.seen, 'its side effect is not repeated').toEqual(['side effect']);
+    expect(server.requests.length, 'no model call').toBe(before);
+    expect(linesOf(r.logger.lines, 'ERROR', 'turn abandoned')[0]).toMatch(/turn=delivery-1 status=failed reason="its messages were compacted away"/);
+  });
+});
+
 describe('compaction, continued', () => {
   it('is cumulative: the next compaction folds the previous summary in', async () => {
     server.setFallback(
