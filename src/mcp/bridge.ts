@@ -5,6 +5,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import type { McpServerConfig } from './config.ts';
 import { mapCallToolResult, type McpContentBlock } from './content.ts';
+import { IDEMPOTENCY_KEY_META } from './meta.ts';
 
 /**
  * One MCP server tool as an acx Tool named `<server>__<tool>`. Calls are validated against the
@@ -58,7 +59,12 @@ export function bridgeMcpTool(options: {
       }
       let result;
       try {
-        result = await client.callTool({ name: remote.name, arguments: (checked.value ?? {}) as Record<string, unknown> }, undefined, {
+        const params = {
+          name: remote.name,
+          arguments: (checked.value ?? {}) as Record<string, unknown>,
+          _meta: { [IDEMPOTENCY_KEY_META]: context.idempotencyKey },
+        };
+        result = await client.callTool(params, undefined, {
           timeout: timeoutMs,
           signal: context.abortSignal,
         });

@@ -7,6 +7,7 @@ import { isValidToolName, type Tool, type ToolOutput } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { errorResult, toCallToolResult, type McpCallToolResult } from './content.ts';
+import { idempotencyKeyOf } from './meta.ts';
 
 /**
  * acx host tools served over MCP (to an ACP coding agent, or to anyone through `acx mcp`).
@@ -99,7 +100,7 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
   let tools: readonly Tool[] = [...initialTools];
   const sessions = new Set<Server>();
 
-  async function callTool(name: string, args: unknown, sessionId: string, signal: AbortSignal): Promise<McpCallToolResult> {
+  async function callTool(name: string, args: unknown, sessionId: string, signal: AbortSignal, idempotencyKey?: string): Promise<McpCallToolResult> {
     const entry = entries.get(name);
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const checked = entry.schema.validate(args ?? {});
@@ -114,7 +115,8 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
       }
       let output: ToolOutput;
       if (entry.tool.execute) {
-        output = await entry.tool.execute(checked.value, { toolCallId, sessionId, idempotencyKey: toolCallId, abortSignal: signal, logger: log });
+        // The caller's key when it sent one (acx's engine does), so a re-driven call keeps its key.
+        output = await entry.tool.execute(checked.value, { toolCallId, sessionId, idempotencyKey: idempotencyKey ?? toolCallId, abortSignal: signal, logger: log });
       } else if (options.onCall) {
         output = await options.onCall(call);
       } else {
@@ -136,7 +138,8 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...entries.values()].map((e) => e.listed) }) as never);
     server.setRequestHandler(
       CallToolRequestSchema,
-      async (request, extra) => (await callTool(request.params.name, request.params.arguments, extra.sessionId ?? 'stdio', extra.signal)) as never,
+      async (request, extra) =>
+        (await callTool(request.params.name, request.params.arguments, extra.sessionId ?? 'stdio', extra.signal, idempotencyKeyOf(request.params._meta))) as never,
     );
     return server;
   }

@@ -59,7 +59,7 @@ describe('host tool server over Streamable HTTP', () => {
     const { serving } = await startHost();
     const client = await clientFor(serving);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['count_tree', 'greet', 'explode', 'picture', 'ask_user', 'delete_all']);
+    expect(tools.map((t) => t.name)).toEqual(['count_tree', 'greet', 'call_key', 'explode', 'picture', 'ask_user', 'delete_all']);
     expect(tools[0]!.inputSchema).toEqual(TREE_SCHEMA);
     expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: true });
     expect(tools[1]!.inputSchema).toMatchObject({ type: 'object', properties: { who: { type: 'string' } }, required: ['who'] });
@@ -145,7 +145,7 @@ describe('host tool server over stdio, reached by acx’s own drop-in client', (
   it('serves the host tools to a child-process client round trip', async () => {
     const connection = await connectMcpServers([parseMcpServerEntry('acx', fixtureCommand('host-stdio.ts'), 'test', process.cwd())]);
     cleanups.push(() => connection.close());
-    expect(connection.servers[0]).toMatchObject({ status: 'ok', protocolVersion: '2025-11-25', toolCount: 6 });
+    expect(connection.servers[0]).toMatchObject({ status: 'ok', protocolVersion: '2025-11-25', toolCount: 7 });
     expect(connection.tools.map((t) => t.name)).toContain('acx__count_tree');
     expect(byName(connection.tools, 'acx__count_tree').inputSchema).toEqual(TREE_SCHEMA);
     const tree = { name: 'r', children: [{ name: 'x' }] };
@@ -153,6 +153,13 @@ describe('host tool server over stdio, reached by acx’s own drop-in client', (
       content: [{ type: 'text', text: '{"nodes":2}' }],
       structuredContent: { nodes: 2 },
     });
+  });
+
+  it("carries the caller's idempotency key to the tool on the other side", async () => {
+    const connection = await connectMcpServers([parseMcpServerEntry('acx', fixtureCommand('host-stdio.ts'), 'test', process.cwd())]);
+    cleanups.push(() => connection.close());
+    const callKey = byName(connection.tools, 'acx__call_key');
+    expect(await callKey.execute!({}, context({ idempotencyKey: 'turn-7/step-2/call-0' }))).toBe('turn-7/step-2/call-0');
   });
 });
 
