@@ -5,7 +5,7 @@ import { readOptIns } from '../config/opt-in.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, type McpServerConfig } from '../mcp/config.ts';
+import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
@@ -110,12 +110,21 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
   offered.splice(0, offered.length, ...offered.map(adapt));
 
-  const mcpConfigs = [
-    ...loadMcpConfigs({ dir: join(settings.configHome, 'mcp') }),
-    ...(settings.agentDir?.mcpDir ? loadMcpConfigs({ dir: settings.agentDir.mcpDir }) : []),
-    ...(options.extraMcpConfigs ?? []),
-    ...loadMcpConfigs({ specs: settings.mcp }),
-  ];
+  // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
+  const dropIns: McpServerConfig[] = [];
+  for (const dir of [join(settings.configHome, 'mcp'), ...(settings.agentDir?.mcpDir ? [settings.agentDir.mcpDir] : [])]) {
+    const read = loadMcpDropIns(dir);
+    for (const config of read.configs) {
+      const clash = dropIns.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
+      if (clash) read.skipped.push({ name: config.name, source: config.source, reason: `the name "${config.name}" is already used by ${clash.source}` });
+      else dropIns.push(config);
+    }
+    for (const bad of read.skipped) {
+      logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
+      skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
+    }
+  }
+  const mcpConfigs = [...dropIns, ...(options.extraMcpConfigs ?? []), ...loadMcpConfigs({ specs: settings.mcp })];
   const notices: string[] = [];
   let mcpServers: McpServerStatus[] = [];
   let closeMcp = async () => {};

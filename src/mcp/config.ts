@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, errorMessage } from '../util/errors.ts';
 import { isCapabilityScope, type CapabilityScope, type ToolEffect, type ToolKind } from '../tools/tool.ts';
 
 /**
@@ -205,6 +205,36 @@ export function loadMcpConfigDir(dir: string): McpServerConfig[] {
     .sort()
     .map((n) => loadMcpConfigFile(path.join(dir, n)));
   return assertUniqueNames(configs);
+}
+
+/**
+ * The drop-in directory read the forgiving way a running agent needs: a file that cannot be
+ * read or parsed, or that reuses a name, is skipped with its reason instead of stopping the
+ * agent (one bad drop-in must not take the others, or the agent, down). `acx mcp check` and
+ * `--mcp` specs stay strict.
+ */
+export function loadMcpDropIns(dir: string): { configs: McpServerConfig[]; skipped: Array<{ name: string; source: string; reason: string }> } {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { configs: [], skipped: [] };
+    return { configs: [], skipped: [{ name: path.basename(dir), source: dir, reason: `the directory cannot be read (${(error as NodeJS.ErrnoException).code})` }] };
+  }
+  const configs: McpServerConfig[] = [];
+  const skipped: Array<{ name: string; source: string; reason: string }> = [];
+  for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+    const source = path.join(dir, file);
+    try {
+      const config = loadMcpConfigFile(source);
+      const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
+      if (clash) skipped.push({ name: config.name, source, reason: `the name "${config.name}" is already used by ${clash.source}` });
+      else configs.push(config);
+    } catch (error) {
+      skipped.push({ name: path.basename(file, '.json'), source, reason: errorMessage(error) });
+    }
+  }
+  return { configs, skipped };
 }
 
 /** Splits a command line on whitespace, honouring '...' and "..." quoting. No shell expansion. */

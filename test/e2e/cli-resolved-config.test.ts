@@ -94,6 +94,28 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     expect(run.stderr).toMatch(/OPENAI_API_KEY is not set/);
   });
 
+  it('a broken MCP drop-in is skipped with its reason; the agent and its other servers still run', async () => {
+    const { agent, home } = agentWithMcpDropIn();
+    writeFileSync(join(agent, 'mcp', 'broken.json'), '{ "command": "x", }');
+    server = await startModelServer({ script: ['still here'] });
+    const base = { PATH: process.env.PATH ?? '', HOME: home };
+    const resolved = await acx(['resolved-config', agent, '--home', home, '--config-home', home], base);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const config = JSON.parse(resolved.stdout) as { mcp_servers: string[]; skipped: Array<{ name: string; reason: string }> };
+    expect(config.mcp_servers).toEqual(['fixture']);
+    expect(config.skipped).toContainEqual({ name: 'mcp:broken', reason: expect.stringMatching(/broken\.json: MCP config .*is not valid JSON/) });
+
+    const run = await acx(['run', agent, 'hi', '--model', 'openai:demo-model', '--home', home, '--config-home', home], {
+      ...base,
+      OPENAI_API_KEY: 'sk-local-test',
+      OPENAI_BASE_URL: server.openaiBaseURL,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('still here');
+    expect(run.stderr).toMatch(/WARNING mcp drop-in skipped server=broken file=\S+broken\.json reason=/);
+    expect(server.requests[0]!.view.tools.some((name) => name.startsWith('fixture__'))).toBe(true);
+  });
+
   it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
     const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2' };

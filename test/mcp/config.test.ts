@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expandEnvReferences, loadMcpConfigDir, loadMcpConfigs, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
+import { expandEnvReferences, loadMcpConfigDir, loadMcpConfigs, loadMcpDropIns, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
 let dir: string;
@@ -45,6 +45,19 @@ describe('mcp/ directory', () => {
   it('accepts the single-entry {"mcpServers": {...}} wrapper, named by its key', () => {
     write('x_mcp.json', { mcpServers: { xapi: { command: 'xurl', args: ['mcp', 'https://api.x.com/mcp'] } } });
     expect(loadMcpConfigDir(dir).map((c) => c.name)).toEqual(['xapi']);
+  });
+
+  it('read as drop-ins, a broken file or a reused name is skipped with its reason, the rest load', () => {
+    write('good.json', { command: 'srv' });
+    write('syntax.json', '{ "command": "x", }');
+    write('twin.json', { mcpServers: { good: { command: 'other' } } });
+    const { configs, skipped } = loadMcpDropIns(dir);
+    expect(configs.map((c) => c.name)).toEqual(['good']);
+    expect(skipped).toEqual([
+      { name: 'syntax', source: path.join(dir, 'syntax.json'), reason: expect.stringMatching(/is not valid JSON/) },
+      { name: 'good', source: path.join(dir, 'twin.json'), reason: `the name "good" is already used by ${path.join(dir, 'good.json')}` },
+    ]);
+    expect(loadMcpDropIns(path.join(dir, 'nope'))).toEqual({ configs: [], skipped: [] });
   });
 
   it('an absent directory means no drop-ins', () => {
