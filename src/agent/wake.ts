@@ -4,7 +4,7 @@ import type { ApprovalRequest } from '../engine/events.ts';
 import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../store/wake-store.ts';
 import { errorMessage } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import type { HarnessAgent } from './harness-agent.ts';
+import type { AgentSession, HarnessAgent } from './harness-agent.ts';
 
 /**
  * Wake mode: one process per event. The event is recorded before anything else, the session's
@@ -32,6 +32,11 @@ export interface WakeOptions {
   pacing?: PacingSettings | undefined;
   /** Attempts an event gets before it is set aside as failed (default 3). */
   maxAttempts?: number;
+  /**
+   * The agent's own handle where the events come from: an event whose sender is this handle is
+   * the agent's own message routed back, recorded but never answered (no self-conversation).
+   */
+  selfHandle?: string | undefined;
   /** Correlation id from the router that ran this wake; rides both bookend log lines. */
   deliveryId?: string | undefined;
   logger: Logger;
@@ -117,8 +122,9 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   const { store, sessionId, event, logger } = options;
   const started = performance.now();
   const delivery = options.deliveryId ? { delivery: options.deliveryId } : {};
-  const admission = store.admit(sessionId, event, options.breaker);
-  logger.info('wake start', { session: sessionId, event: event?.id, new_event: event ? admission.eventIsNew : undefined, ...delivery });
+  const own = event !== undefined && options.selfHandle !== undefined && event.sender === options.selfHandle;
+  const admission = store.admit(sessionId, event && own ? { ...event, own } : event, options.breaker);
+  logger.info('wake start', { session: sessionId, event: event?.id, new_event: event ? admission.eventIsNew : undefined, own: own || undefined, ...delivery });
 
   const breakerFields = { max: options.breaker.max, window: `${options.breaker.windowMs / 1000}s`, ...delivery };
   if (admission.breaker === 'tripped') {
@@ -158,9 +164,17 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   let attemptedBatch: string | undefined;
   let attempt = 0;
   const failedEvents: string[] = [];
+  // The agent starts only when there is something to answer: a repeated, own or already
+  // answered event costs no start-up.
+  let opened: { agent: HarnessAgent; session: AgentSession } | undefined;
+  const open = async () => {
+    if (!opened) {
+      const agent = typeof options.agent === 'function' ? await options.agent() : options.agent;
+      opened = { agent, session: await agent.createSession({ sessionId }) };
+    }
+    return opened;
+  };
   try {
-    const agent = typeof options.agent === 'function' ? await options.agent() : options.agent;
-    const session = await agent.createSession({ sessionId });
     for (;;) {
       // A batch an earlier wake fixed and did not finish is answered again as it was.
       let batch = store.openBatch(sessionId);
@@ -180,6 +194,9 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       const batchId = batch[0]!.batchId!;
       const build = Math.max(...batch.map((item) => item.build));
       const ids = batch.map((item) => item.eventId);
+      // Started before the attempt is counted: an agent that cannot start is the operator's
+      // problem, not the event's, and must not use up its attempts.
+      const { agent, session } = await open();
       // One attempt per wake that takes the batch up, however many builds it takes.
       if (attemptedBatch !== batchId) {
         attempt = store.markAttempt(sessionId, ids);
@@ -191,7 +208,8 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
           session,
           prompt: promptFor(batch, build),
           turnId: turnIdFor(sessionId, batchId, build),
-          addressed: true,
+          // A batch calls for a reply if any of its messages does.
+          addressed: batch.some((item) => item.addressed),
           onApprovalRequest,
         });
       } catch (error) {

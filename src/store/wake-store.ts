@@ -21,6 +21,10 @@ export interface WakeEvent {
   sender?: string | undefined;
   /** A peer AI's message is read at human speed before it is answered (read-speed pacing). */
   senderKind?: 'human' | 'ai' | undefined;
+  /** Whether the message calls for a reply (default true); arms the reply nudge in tool speech mode. */
+  addressed?: boolean | undefined;
+  /** The agent's own message, routed back to it: recorded, never answered. */
+  own?: boolean | undefined;
 }
 
 export interface InboxItem {
@@ -34,6 +38,7 @@ export interface InboxItem {
   batchId: string | null;
   /** The build of the batch's turn the event joined (1, or more once late messages were folded in). */
   build: number;
+  addressed: boolean;
   state: 'pending' | 'done' | 'failed';
   attempts: number;
   receivedAt: string;
@@ -101,6 +106,8 @@ const MIGRATIONS = [
   // Which build of its batch's turn an event joined: 1 when the batch was fixed, then one more
   // each time messages that arrived during generation were folded in (pacing's second loop).
   `ALTER TABLE inbox ADD COLUMN build INTEGER NOT NULL DEFAULT 1;`,
+  // Whether an event calls for a reply (a mention, a one-on-one) or is ambient (a heartbeat).
+  `ALTER TABLE inbox ADD COLUMN addressed INTEGER NOT NULL DEFAULT 1;`,
 ];
 
 /** Where an agent's wake state lives: beside its journal, in its state directory. */
@@ -196,12 +203,13 @@ export class WakeStore {
     const next = (
       this.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM inbox WHERE session_id = ?').get(sessionId) as { next: number }
     ).next;
+    const at = new Date(nowMs).toISOString();
     const inserted = this
       .prepare(
-        "INSERT INTO inbox (session_id, event_id, seq, text, sender, sender_kind, state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?) " +
+        'INSERT INTO inbox (session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
           'ON CONFLICT (session_id, event_id) DO NOTHING',
       )
-      .run(sessionId, event.id, next, event.text, event.sender ?? null, event.senderKind ?? null, new Date(nowMs).toISOString());
+      .run(sessionId, event.id, next, event.text, event.sender ?? null, event.senderKind ?? null, event.addressed === false ? 0 : 1, event.own ? 'done' : 'pending', at, event.own ? at : null);
     return Number(inserted.changes) > 0;
   }
 
@@ -404,6 +412,7 @@ interface InboxRow {
   sender_kind: InboxItem['senderKind'];
   batch_id: string | null;
   build: number;
+  addressed: number;
   state: InboxItem['state'];
   attempts: number;
   received_at: string;
@@ -422,6 +431,7 @@ function toItem(row: InboxRow): InboxItem {
     senderKind: row.sender_kind,
     batchId: row.batch_id,
     build: row.build,
+    addressed: row.addressed !== 0,
     state: row.state,
     attempts: row.attempts,
     receivedAt: row.received_at,

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../src/agent/wake.ts';
 import { WakeStore } from '../../src/store/wake-store.ts';
+import { tool } from '../../src/tools/tool.ts';
+import { z } from 'zod';
 import { echoTool, openaiModel, rig, startModelServer } from '../engine/helpers.ts';
 import type { ModelServer, RecordedRequest } from '../support/model-server.ts';
 
@@ -214,6 +216,33 @@ describe('wake()', () => {
     expect(prompts, 'one prompt per build, the failed rebuild not taken a second time').toHaveLength(2);
     expect(prompts[1]).toMatch(/^While you were answering/);
     expect(store.items('f').map((item) => item.state)).toEqual(['done', 'done']);
+    store.close();
+  });
+
+  it('in tool speech mode, only a message that calls for a reply gets the reply nudge', async () => {
+    const said: string[] = [];
+    const say = tool<{ text: string }>({
+      name: 'say',
+      description: 'Post to the room.',
+      inputSchema: z.object({ text: z.string() }),
+      capabilityScopes: [],
+      kind: 'edit',
+      effect: 'unsafe',
+      execute: ({ text }) => void said.push(text),
+    });
+    const { r, store } = await setup({ agent: { tools: [say], speech: { mode: 'tool', tool: 'say' } } });
+    server.setFallback('Nothing to add.');
+    store.admit('room', { id: 'n1', text: 'heartbeat', addressed: false }, OFF, gone());
+    await wake({ agent: r.agent, store, sessionId: 'room', breaker: OFF, pacing: NO_PACING, logger: r.logger });
+    expect(server.requests, 'an ambient message: no nudge').toHaveLength(1);
+
+    store.admit('room', { id: 'n2', text: '@agent are you there?' }, OFF, gone());
+    await wake({ agent: r.agent, store, sessionId: 'room', breaker: OFF, pacing: NO_PACING, logger: r.logger });
+    expect(server.requests, 'addressed: one nudge').toHaveLength(3);
+    expect(store.items('room').map((item) => [item.eventId, item.addressed, item.state])).toEqual([
+      ['n1', false, 'done'],
+      ['n2', true, 'done'],
+    ]);
     store.close();
   });
 

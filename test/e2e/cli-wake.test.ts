@@ -204,6 +204,23 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(later.stdout).toBe('Answered: chat: are you there\n');
   });
 
+  it("the agent's own message routed back is recorded, never answered, and starts nothing", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    // No key: a wake that had to start the agent would fail; these must not need it.
+    const noKey = { OPENAI_API_KEY: '' };
+    const own = await wake(home, ['--session', 'room-10', '--event', 'o1', '--sender', 'keeper', '--self', 'keeper', 'chat: my own post'], noKey).done;
+    expect(own.status, own.stderr).toBe(0);
+    expect(own.stdout).toBe('');
+    expect(own.stderr).toMatch(/INFO wake start session=room-10 event=o1 new_event=true own=true/);
+    expect(own.stderr).toMatch(/outcome=nothing-new/);
+    expect(requestsFor('chat: my own post')).toHaveLength(0);
+    const first = await wake(home, ['--session', 'room-10', '--event', 'p1', '--sender', 'dana', '--self', 'keeper', 'chat: hello keeper']).done;
+    expect(first.stdout).toMatch(/^Answered: \[\S+Z\] dana: chat: hello keeper\n$/);
+    const redelivered = await wake(home, ['--session', 'room-10', '--event', 'p1', '--sender', 'dana', 'chat: hello keeper'], noKey).done;
+    expect(redelivered.status, 'a repeated delivery starts nothing either').toBe(0);
+    expect(redelivered.stdout).toBe('');
+  });
+
   it('the circuit breaker declines a burst without a model call and keeps the event for a later wake', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
     const breaker = ['--breaker-max', '2', '--breaker-window', '600'];

@@ -25,6 +25,8 @@ export function register(program: Command): void {
       .option('--event <id>', 'the event\'s id: the same id delivered again is answered once (env ACX_EVENT_ID)')
       .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
       .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
+      .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
+      .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
       .option('--no-pace', 'no read-speed pacing and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
       .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
       .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
@@ -61,9 +63,17 @@ export function register(program: Command): void {
     if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
       throw new CliExit(EXIT.usage, `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
     }
+    const addressed = options.notAddressed !== true && !/^(0|false|no|off)$/i.test(env.ACX_EVENT_ADDRESSED?.trim() ?? '');
     const event = text.trim()
-      ? { id: eventId ?? randomUUID(), text, ...(sender ? { sender } : {}), ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}) }
+      ? {
+          id: eventId ?? randomUUID(),
+          text,
+          ...(sender ? { sender } : {}),
+          ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}),
+          ...(addressed ? {} : { addressed: false }),
+        }
       : undefined;
+    const selfHandle = ((options.self as string | undefined) ?? env.ACX_SELF_HANDLE)?.trim() || undefined;
     const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
     if (event && eventId === undefined) {
       logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
@@ -82,6 +92,7 @@ export function register(program: Command): void {
           breaker,
           pacing,
           maxAttempts,
+          selfHandle,
           deliveryId: env.ACX_DELIVERY_ID,
           logger,
           onReply: (items, result) => {
