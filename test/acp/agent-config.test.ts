@@ -103,7 +103,8 @@ describe('choosing a harness', () => {
     expect(() => checkProfileCredentials('claude-code', {})).toThrow(/set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN/);
     expect(() => checkProfileCredentials('claude-code', { ANTHROPIC_AUTH_TOKEN: 't' })).not.toThrow();
     expect(() => checkProfileCredentials('claude-code', { AI_GATEWAY_API_KEY: 'g' })).not.toThrow();
-    expect(() => checkProfileCredentials('codex', { AI_GATEWAY_API_KEY: 'g' })).toThrow(/OPENAI_API_KEY/);
+    expect(() => checkProfileCredentials('codex', {})).toThrow(/OPENAI_API_KEY/);
+    expect(() => checkProfileCredentials('codex', { AI_GATEWAY_API_KEY: 'g' })).not.toThrow();
     expect(() => checkProfileCredentials('codex', { OPENAI_API_KEY: 'k' })).not.toThrow();
     expect(() => checkProfileCredentials('gemini-cli', {})).toThrow(/GEMINI_API_KEY/);
   });
