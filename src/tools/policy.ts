@@ -31,6 +31,8 @@ export interface PolicyTool extends Tool {
   requires?: readonly HostCapability[];
   /** Off unless granted by name (`Policy` option `grants`), whatever the profile. */
   optIn?: boolean;
+  /** The grant an operator gives for it, when that is not the tool's own name (one grant, several tools). */
+  grant?: string;
 }
 
 export interface PolicyDecision {
@@ -96,7 +98,7 @@ export class Policy {
       }
     }
     if (tool.optIn && !this.grants.has(tool.name)) {
-      return refuse(`it is an opt-in tool and was not granted (grant "${tool.name}" explicitly to enable it)`);
+      return refuse(`it is an opt-in tool and was not granted (grant "${tool.grant ?? tool.name}" explicitly to enable it)`);
     }
     for (const capability of requires) {
       if (this.denied.includes(capability)) {

@@ -116,6 +116,20 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     expect(server.requests[0]!.view.tools.some((name) => name.startsWith('fixture__'))).toBe(true);
   });
 
+  it('opt_in_tools lists the opt-ins in effect, by grant name; a grant without an active tool is not one', async () => {
+    const { agent, home } = agentWithMcpDropIn();
+    const base = { PATH: process.env.PATH ?? '', HOME: home };
+    const installed = await acx(['install', '--config-home', home, '--opt-in', 'system_prompt,shell'], base);
+    expect(installed.code, installed.stderr).toBe(0);
+    const resolved = await acx(['resolved-config', agent, '--home', home, '--config-home', home], base);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const config = JSON.parse(resolved.stdout) as { opt_in_tools: string[]; tools: string[]; skipped: Array<{ name: string }> };
+    expect(config.tools).toEqual(expect.arrayContaining(['system_prompt_read', 'system_prompt_edit']));
+    // shell is granted, but the locked profile refuses it: skipped, not in effect.
+    expect(config.skipped.map((s) => s.name)).toContain('shell');
+    expect(config.opt_in_tools).toEqual(['system_prompt']);
+  });
+
   it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
     const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2' };

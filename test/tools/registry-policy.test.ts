@@ -86,6 +86,9 @@ describe('Policy refusals say why', () => {
     const optIn = echoTool({ name: 'generate_image', optIn: true });
     expect(Policy.unlocked().check(optIn).reason).toMatch(/opt-in tool and was not granted/);
     expect(Policy.locked({ grants: ['generate_image'] }).check(optIn).allowed).toBe(true);
+    // A tool covered by a wider grant names the grant an operator can actually give.
+    const covered = echoTool({ name: 'system_prompt_read', optIn: true, grant: 'system_prompt' });
+    expect(Policy.locked().check(covered).reason).toMatch(/\(grant "system_prompt" explicitly to enable it\)/);
   });
 });
 

@@ -4,6 +4,7 @@ import { assembleToolset } from '../../agent/toolset.ts';
 import { isInstalled, readVersionStamp } from '../../config/install.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import { resolveWakeSettings, type WakeSettings } from '../../config/wake-settings.ts';
+import { OPT_IN_TOOLS } from '../../config/opt-in.ts';
 import { createSqliteMemoryProvider } from '../../memory/provider.ts';
 import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
@@ -42,7 +43,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     speech: settings.speech,
     tools: toolset.tools.map((tool) => tool.name),
     skipped: toolset.skipped,
-    opt_in_tools: [...toolset.registry.policy.grants].sort(),
+    opt_in_tools: activeOptIns(toolset),
     isolation: toolset.isolation,
     workspace: toolset.workspace,
     mcp_servers: toolset.mcpConfigured,
@@ -62,6 +63,24 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     instructions_chars: standingInstructions(settings, logger).length,
     wake: wakeReport(resolveWakeSettings({}, process.env)),
   };
+}
+
+/**
+ * The opt-ins that are in effect: a grant whose tool is active (a grant without one, e.g. shell
+ * under the locked profile, shows under skipped instead), or execute-unisolated when execute
+ * really runs without OS isolation. Reported by grant name, the unit an operator grants.
+ */
+function activeOptIns(toolset: { tools: readonly { name: string }[]; isolation: { kind: string }; registry: { policy: { grants: ReadonlySet<string> } } }): string[] {
+  const active = new Set(toolset.tools.map((tool) => tool.name));
+  const granted = toolset.registry.policy.grants;
+  return Object.values(OPT_IN_TOOLS)
+    .filter((definition) =>
+      definition.name === 'execute-unisolated'
+        ? granted.has(definition.name) && active.has('execute') && toolset.isolation.kind === 'none'
+        : definition.grants.some((name) => active.has(name)),
+    )
+    .map((definition) => definition.name)
+    .sort();
 }
 
 /** What `acx wake` would use (from the ACX_WAKE_* / ACX_PACE_* variables), in seconds. */

@@ -131,6 +131,7 @@ export function createSystemPromptTools(options: SystemPromptToolOptions): Polic
     kind: 'read',
     effect: 'read-only',
     optIn: true,
+    grant: 'system_prompt',
     execute() {
       const { content, exists } = readCurrent();
       return {
@@ -155,6 +156,7 @@ export function createSystemPromptTools(options: SystemPromptToolOptions): Polic
     kind: 'edit',
     effect: 'unsafe',
     optIn: true,
+    grant: 'system_prompt',
     ...(options.needsApproval ? { needsApproval: true } : {}),
     execute(input: SystemPromptEditInput, context) {
       const bytes = Buffer.byteLength(input.content, 'utf8');
