@@ -1,3 +1,4 @@
+import { AcxError } from './errors.ts';
 import { scrubSecrets } from './scrub.ts';
 
 /**
@@ -34,12 +35,24 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/**
+ * ACX_LOG_LEVEL: a name (debug, info, warn/warning, error, critical) or a number on the usual
+ * 10/20/30/40 scale. Unset means the fallback; anything else is an error that says what to set,
+ * never a silent fallback that hides the trail someone asked for.
+ */
 export function parseLogLevel(value: string | undefined, fallback: LogLevel = 'info'): LogLevel {
-  if (!value) return fallback;
-  const v = value.trim().toLowerCase();
+  const v = value?.trim().toLowerCase() ?? '';
+  if (v === '') return fallback;
   if (v === 'warning') return 'warn';
+  if (v === 'critical' || v === 'fatal') return 'error';
   if (v in LEVEL_RANK) return v as LogLevel;
-  return fallback;
+  if (/^\d+$/.test(v)) {
+    const n = Number(v);
+    return n <= 10 ? 'debug' : n <= 20 ? 'info' : n <= 30 ? 'warn' : 'error';
+  }
+  throw new AcxError('usage', `ACX_LOG_LEVEL must be debug, info, warn, error or a number (10-50), not "${value}".`, {
+    hint: 'Unset it for the default.',
+  });
 }
 
 /** Formats one value: flattened, scrubbed, bounded, quoted when it holds spaces, quotes or '='. */
@@ -108,7 +121,7 @@ export interface CreateLoggerOptions {
 
 /** Level defaults to `ACX_LOG_LEVEL` (then `info`); the sink to stderr. */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
-  const level = options.level ?? parseLogLevel(process.env.ACX_LOG_LEVEL);
+  const level = options.level ?? libraryLogLevel();
   const sink = options.sink ?? { write: (line: string) => process.stderr.write(line) };
   return new LogfmtLogger(level, sink, options.fields ?? {});
 }
@@ -121,3 +134,12 @@ export function createMemoryLogger(level: LogLevel = 'debug'): Logger & { lines:
 }
 
 export const silentLogger: Logger = createLogger({ level: 'silent' });
+
+/** A library logger never throws over the environment: a bad ACX_LOG_LEVEL means the default. */
+function libraryLogLevel(): LogLevel {
+  try {
+    return parseLogLevel(process.env.ACX_LOG_LEVEL);
+  } catch {
+    return 'info';
+  }
+}

@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .action(async (agent: string, options: Record<string, unknown>) => {
-      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
       const sessionId = options.session as string | undefined;
       const idleRaw = (options.idleDays as string | undefined) ?? process.env.ACX_CLEANUP_IDLE_DAYS;
       if ((sessionId === undefined) === (idleRaw === undefined)) {
