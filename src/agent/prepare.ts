@@ -42,7 +42,7 @@ export interface PreparedAgent {
   close(): Promise<void>;
 }
 
-export async function buildModel(settings: ResolvedSettings): Promise<ResolvedModel> {
+export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
   if (settings.replay) {
     return fromLanguageModel(createReplayModel(settings.replay), {
       provider: settings.model.provider.split('.')[0]!,
@@ -53,6 +53,8 @@ export async function buildModel(settings: ResolvedSettings): Promise<ResolvedMo
     spec: settings.model.spec!,
     ...(settings.model.surface ? { surface: settings.model.surface } : {}),
     ...(settings.model.baseURL ? { baseURL: settings.model.baseURL } : {}),
+    // No configured ceiling: ask the provider (those that say), before the engine's floor.
+    ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
   if (!settings.record) return resolved;
   return { ...resolved, model: createRecordingModel(resolved.model, settings.record) };
@@ -113,7 +115,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (onACP) checkACPRun(settings, harnessName, env);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger });
   const acpModel = onACP ? acpModelId(settings) : undefined;
-  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings);
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;
   const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
   const memory = cartridge

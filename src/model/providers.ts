@@ -1,5 +1,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { ConfigError } from '../util/errors.ts';
+import { discoverContextWindow } from './context-window.ts';
+import type { Logger } from '../util/logger.ts';
 
 /**
  * The model seam: `provider:model-id` (from `--model` or `ACX_MODEL`) becomes an AI SDK
@@ -150,6 +152,8 @@ export interface ResolveModelOptions {
   baseURL?: string;
   env?: NodeJS.ProcessEnv;
   contextWindowTokens?: number;
+  /** Ask the provider for the model's context window when contextWindowTokens is not given. */
+  discoverContextWindow?: { logger?: Logger; timeoutMs?: number; fetch?: typeof fetch } | undefined;
   vision?: boolean;
 }
 
@@ -194,7 +198,9 @@ export async function resolveModel(options: ResolveModelOptions): Promise<Resolv
     surface,
     cacheMode: definition.cacheMode,
     baseURL,
-    contextWindowTokens: options.contextWindowTokens,
+    contextWindowTokens:
+      options.contextWindowTokens ??
+      (options.discoverContextWindow ? await discoverContextWindow({ provider, modelId, baseURL, apiKey, ...options.discoverContextWindow }) : undefined),
     vision: options.vision ?? true,
   };
 }

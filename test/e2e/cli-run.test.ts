@@ -1,6 +1,8 @@
 // Item 13, `acx run` end to end as a user runs it: a real child process on the pinned Node, the
 // example agent replayed from its cassette with no API key in the environment.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +110,37 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
     await server.close();
   });
   const live = () => cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL, ACX_LOG_LEVEL: 'info' });
+
+  it("with no ceiling configured, a vLLM server's stated context window is the engine's limit", async () => {
+    // A vLLM-shaped front: GET /v1/models states the window; everything else goes to the model server.
+    let asked = 0;
+    const front = createServer(async (req, res) => {
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        asked += 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'qwen-local', max_model_len: 32_768 }] }));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const upstream = await fetch(`${server.url}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' }, body: Buffer.concat(chunks) });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+      const base = `http://127.0.0.1:${(front.address() as AddressInfo).port}/v1`;
+      const run = await acx(['run', AGENT, 'CLI-WINDOW remember that the build is green', '--model', 'vllm:qwen-local'], cleanEnv({ ACX_BASE_URL: base, ACX_LOG_LEVEL: 'info' }), home);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/INFO context limit limit=32768 source=model compact_at=16384/);
+      expect(asked).toBe(1);
+      const configured = await acx(['run', AGENT, 'CLI-WINDOW again', '--model', 'vllm:qwen-local', '--context-tokens', '100000'], cleanEnv({ ACX_BASE_URL: base, ACX_LOG_LEVEL: 'info' }), home);
+      expect(configured.stderr, 'a configured ceiling wins').toMatch(/INFO context limit limit=100000 source=config/);
+      expect(asked, 'and nothing is asked').toBe(1);
+    } finally {
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
+    }
+  });
 
   it('--model, model_params.json and --param reach the wire; harness-owned keys are stripped; no key or prompt in the log', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));

@@ -1,0 +1,91 @@
+import type { Logger } from '../util/logger.ts';
+import { errorMessage } from '../util/errors.ts';
+
+/**
+ * Asks the provider how large the model's context window is, for the providers that say:
+ * OpenRouter and OpenAI-compatible servers (vLLM's `max_model_len`, a `context_length` or
+ * `context_window` field) list it under `GET /models`, llama.cpp's server reports the running
+ * context (`n_ctx`) under `GET /props`, and the Gemini API gives `inputTokenLimit` under
+ * `GET /models/{id}`. OpenAI and Anthropic do not say, and Ollama's listed length is not the
+ * window it actually runs with, so those are not asked.
+ *
+ * One bounded request, only when no ceiling is configured; any failure or silence means
+ * "unknown" (the engine then uses its floor), never a failed start.
+ */
+export interface ContextWindowQuery {
+  provider: string;
+  modelId: string;
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+  timeoutMs?: number;
+  logger?: Logger;
+  fetch?: typeof fetch;
+}
+
+export async function discoverContextWindow(query: ContextWindowQuery): Promise<number | undefined> {
+  const plan = requestFor(query);
+  if (!plan) return undefined;
+  const doFetch = query.fetch ?? fetch;
+  try {
+    const response = await doFetch(plan.url, { headers: plan.headers, signal: AbortSignal.timeout(query.timeoutMs ?? 3000), redirect: 'error' });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const tokens = plan.read((await response.json()) as unknown);
+    if (tokens !== undefined) return tokens;
+    query.logger?.debug('context window not stated', { provider: query.provider, model: query.modelId });
+  } catch (error) {
+    query.logger?.debug('context window query failed', { provider: query.provider, model: query.modelId, error: errorMessage(error) });
+  }
+  return undefined;
+}
+
+interface Plan {
+  url: string;
+  headers: Record<string, string>;
+  read: (body: unknown) => number | undefined;
+}
+
+function requestFor(query: ContextWindowQuery): Plan | undefined {
+  const base = (query.baseURL ?? defaultBase(query.provider))?.replace(/\/+$/, '');
+  if (!base) return undefined;
+  const bearer: Record<string, string> = query.apiKey ? { authorization: `Bearer ${query.apiKey}` } : {};
+  switch (query.provider) {
+    case 'openrouter':
+    case 'openai-compatible':
+    case 'vllm':
+      return { url: `${base}/models`, headers: bearer, read: (body) => fromModelList(body, query.modelId) };
+    case 'llamacpp':
+      return { url: `${base.replace(/\/v1$/, '')}/props`, headers: bearer, read: (body) => positive(record(record(body)?.default_generation_settings)?.n_ctx ?? record(body)?.n_ctx) };
+    case 'google':
+      return {
+        url: `${base}/models/${encodeURIComponent(query.modelId)}`,
+        headers: query.apiKey ? { 'x-goog-api-key': query.apiKey } : {},
+        read: (body) => positive(record(body)?.inputTokenLimit),
+      };
+    default:
+      return undefined;
+  }
+}
+
+function defaultBase(provider: string): string | undefined {
+  if (provider === 'openrouter') return 'https://openrouter.ai/api/v1';
+  if (provider === 'google') return 'https://generativelanguage.googleapis.com/v1beta';
+  return undefined;
+}
+
+/** `{ data: [{ id, context_length | max_model_len | context_window }] }`, the model found by id. */
+function fromModelList(body: unknown, modelId: string): number | undefined {
+  const data = record(body)?.data;
+  if (!Array.isArray(data)) return undefined;
+  const entry = record(data.find((item) => record(item)?.id === modelId));
+  if (!entry) return undefined;
+  return positive(entry.context_length ?? entry.max_model_len ?? entry.context_window ?? record(entry.top_provider)?.context_length);
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function positive(value: unknown): number | undefined {
+  const n = typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
+}
