@@ -39,6 +39,9 @@ export interface WakeOptions {
   selfHandle?: string | undefined;
   /** Correlation id from the router that ran this wake; rides both bookend log lines. */
   deliveryId?: string | undefined;
+  /** What the bookend lines name, so a log answers "which model, how many steps of the budget". */
+  model?: { provider: string; modelId: string } | undefined;
+  maxSteps?: number | undefined;
   logger: Logger;
   /** Called with each answered batch of events (one turn) before they are marked done. */
   onReply?: (items: readonly InboxItem[], result: TurnResult) => void | Promise<void>;
@@ -124,7 +127,15 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   const delivery = options.deliveryId ? { delivery: options.deliveryId } : {};
   const own = event !== undefined && options.selfHandle !== undefined && event.sender === options.selfHandle;
   const admission = store.admit(sessionId, event && own ? { ...event, own } : event, options.breaker);
-  logger.info('wake start', { session: sessionId, event: event?.id, new_event: event ? admission.eventIsNew : undefined, own: own || undefined, ...delivery });
+  logger.info('wake start', {
+    session: sessionId,
+    event: event?.id,
+    new_event: event ? admission.eventIsNew : undefined,
+    own: own || undefined,
+    provider: options.model?.provider,
+    model: options.model?.modelId,
+    ...delivery,
+  });
 
   const breakerFields = { max: options.breaker.max, window: `${options.breaker.windowMs / 1000}s`, ...delivery };
   if (admission.breaker === 'tripped') {
@@ -246,6 +257,8 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       answered,
       error: errorMessage(error),
       note: 'pending events stay in the inbox for the next wake',
+      turns,
+      steps,
       duration: `${((performance.now() - started) / 1000).toFixed(2)}s`,
       ...delivery,
     });
@@ -257,7 +270,9 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
     outcome,
     events: answered || undefined,
     turns,
+    // A sum over the wake's turns (one per batch, plus rebuilds): it may exceed the per-turn budget.
     steps,
+    max_steps: options.maxSteps,
     failed: failedEvents.length || undefined,
     duration: `${((performance.now() - started) / 1000).toFixed(2)}s`,
     ...delivery,

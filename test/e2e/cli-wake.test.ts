@@ -114,7 +114,8 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('Answered: alpha one\n');
     expect(first.stderr).toMatch(/INFO wake start session=room-1 event=evt-1 new_event=true/);
-    expect(first.stderr).toMatch(/INFO wake end session=room-1 outcome=answered events=1 turns=1 steps=2/);
+    expect(first.stderr).toMatch(/INFO wake start session=room-1 event=evt-1 new_event=true provider=openai model=wake-model/);
+    expect(first.stderr).toMatch(/INFO wake end session=room-1 outcome=answered events=1 turns=1 steps=2 max_steps=12/);
     expect(requestsFor('alpha one')).toHaveLength(2);
 
     const again = await wake(home, ['--session', 'room-1', '--event', 'evt-1', 'alpha one']).done;
