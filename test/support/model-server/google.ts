@@ -46,7 +46,8 @@ function parts(r: PlannedResponse): any[] {
   const out: any[] = [];
   if (r.reasoning !== '') out.push({ text: r.reasoning, thought: true });
   if (r.text !== '') out.push({ text: r.text });
-  for (const c of r.toolCalls) out.push({ functionCall: { id: c.id, name: c.name, args: c.input ?? {} } });
+  // Gemini 3 signs its function calls; a client must send the signature back with the call.
+  for (const c of r.toolCalls) out.push({ functionCall: { id: c.id, name: c.name, args: c.input ?? {} }, thoughtSignature: `sig-${c.id}` });
   return out;
 }
 
@@ -116,7 +117,7 @@ export function createGoogleWire(): WireAdapter {
       for (const text of textDeltas(r.reasoning)) chunk({ text, thought: true });
       for (const text of textDeltas(r.text)) chunk({ text });
       // Gemini sends each function call whole, in one chunk.
-      for (const c of r.toolCalls) chunk({ functionCall: { id: c.id, name: c.name, args: c.input ?? {} } });
+      for (const c of r.toolCalls) chunk({ functionCall: { id: c.id, name: c.name, args: c.input ?? {} }, thoughtSignature: `sig-${c.id}` });
       out.push({
         data: {
           candidates: [{ finishReason: finishReason(r), index: 0 }],
