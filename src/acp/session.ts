@@ -128,6 +128,17 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: () => AcxError
   ]).finally(() => clearTimeout(timer));
 }
 
+/** Waits until no session/update has arrived for `quietMs` (at most `maxMs` in all). */
+async function replayQuiet(lastUpdateAt: () => number, quietMs = 300, maxMs = 3000): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const now = performance.now();
+    const idle = now - Math.max(lastUpdateAt(), started);
+    if (idle >= quietMs || now - started >= maxMs) return;
+    await new Promise((resolve) => setTimeout(resolve, quietMs - idle));
+  }
+}
+
 function listenError(error: unknown, port: number): AcxError {
   const code = (error as NodeJS.ErrnoException)?.code;
   if (code === 'EADDRINUSE' || code === 'EACCES') {
@@ -260,12 +271,15 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
 
     // The agent process.
     let acpSessionId: string | undefined;
+    /** When the agent last sent a session/update (a replay after session/load is waited out). */
+    let lastUpdateAt = 0;
     const child = sandbox.spawn(input.bootstrap.executable, settings.args ?? [], { env, cwd: sandbox.workdir });
     let proc!: AgentProcess;
     proc = connectAgentProcess(
       child,
       {
         onUpdate: (params) => {
+          lastUpdateAt = performance.now();
           if (params.sessionId !== acpSessionId || !turn || turn.cancelled) return; // late updates of a finished or cancelled turn
           turn.translator.handle(params.update);
         },
@@ -362,6 +376,10 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
               ? await agentCall(ctx.request(acp.methods.agent.session.resume, params), 'session/resume', startupTimeout)
               : await agentCall(ctx.request(acp.methods.agent.session.load, params), 'session/load', startupTimeout);
           created = { sessionId: previous, configOptions: reopened.configOptions ?? null, modes: reopened.modes ?? null };
+          // ACP has the agent replay the history *before* it answers session/load, but some
+          // (Gemini CLI) stream it afterwards: wait for the replay to go quiet, so none of it is
+          // taken for the first turn's reply.
+          if (how === 'load') await replayQuiet(() => lastUpdateAt);
           log.info('acp session resumed', { acpSession: previous, via: `session/${how}` });
         } catch (error) {
           const detail = (error as { data?: unknown }).data;

@@ -44,6 +44,27 @@ describe('kept ACP sessions', () => {
     expect(existsSync(join(root, 'fake-acp', 'keep-me'))).toBe(false);
   });
 
+  it('an agent that replays the history after answering session/load: none of it is taken for the next reply', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'acx-acp-kept-'));
+    const open = () => {
+      const logger = createMemoryLogger('info');
+      const harness = createACP(fakeProfile(cache, { sandbox: createLocalSandbox({ sessionsRoot: root }), logger, env: { FAKE_LATE_REPLAY: '1' } }));
+      closers.push(() => harness.close!());
+      return { agent: new HarnessAgent({ harness }), logger };
+    };
+    const first = open();
+    const session = await first.agent.createSession({ sessionId: 'late' });
+    await first.agent.generate({ session, prompt: '[[hello]]' });
+    await session.detach();
+
+    const second = open();
+    const reopened = await second.agent.createSession({ sessionId: 'late' });
+    expect(second.logger.lines.join('\n')).toMatch(/INFO acp session resumed .*via=session\/load/);
+    const result = await second.agent.generate({ session: reopened, prompt: '[[slow-hello]]' });
+    expect(result.text).toBe('Hello from the fake agent.');
+    await reopened.destroy();
+  });
+
   it('turns any session id into one safe directory name', () => {
     expect(sessionDirName('chat-1')).toBe('chat-1');
     for (const hostile of ['..', '../escape', 'a/b', '/etc', '.hidden', 'x'.repeat(200), 'a\\b', '']) {
