@@ -46,6 +46,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
   if (settings.replay) {
     return fromLanguageModel(createReplayModel(settings.replay), {
       provider: settings.model.provider.split('.')[0]!,
+      vision: settings.model.vision,
       ...(settings.model.cacheMode ? { cacheMode: settings.model.cacheMode } : {}),
     });
   }
@@ -53,6 +54,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
     spec: settings.model.spec!,
     ...(settings.model.surface ? { surface: settings.model.surface } : {}),
     ...(settings.model.baseURL ? { baseURL: settings.model.baseURL } : {}),
+    vision: settings.model.vision,
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });

@@ -9,6 +9,7 @@ export function addRunOptions(command: Command): Command {
     .option('-m, --model <provider:id>', 'model to use, e.g. openai:gpt-5.4-mini (env ACX_MODEL)')
     .option('--surface <surface>', 'API surface: responses or chat for openai (env ACX_MODEL_SURFACE)')
     .option('--base-url <url>', 'model endpoint override (env <PROVIDER>_BASE_URL or ACX_BASE_URL)')
+    .option('--no-vision', 'the model reads text only: images from tools are described to it as text (env ACX_MODEL_VISION=0)')
     .option('--param <key=value>', 'model call setting, repeatable (e.g. temperature=0.2)', collect)
     .option('--model-params <file>', 'model_params.json to use (default: <config home>/model_params.json)')
     .option('--max-steps <n>', 'step budget per turn, default 24 (env ACX_MAX_STEPS)')

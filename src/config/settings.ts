@@ -30,6 +30,8 @@ export interface RunFlags {
   model?: string;
   surface?: string;
   baseUrl?: string;
+  /** false for --no-vision. */
+  vision?: boolean;
   param?: string[];
   modelParams?: string;
   maxSteps?: string | number;
@@ -73,6 +75,8 @@ export interface ResolvedModelSettings {
   surface: ModelSurface | null;
   baseURL: string | null;
   cacheMode: CacheMode | null;
+  /** Whether the model reads images; false describes tool images to it as text (--no-vision, ACX_MODEL_VISION=0). */
+  vision: boolean;
 }
 
 export interface ResolvedSettings {
@@ -142,6 +146,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
   const stateHome = resolveStateHome(flags.home, env);
   const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
 
+  const vision = flags.vision !== false && !/^(0|false|no|off)$/i.test(env.ACX_MODEL_VISION?.trim() ?? '');
   let model: ResolvedModelSettings;
   if (flags.replay) {
     const cassette = readCassette(flags.replay);
@@ -153,6 +158,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
       surface: null,
       baseURL: null,
       cacheMode: PROVIDERS[cassette.provider.split('.')[0]!]?.cacheMode ?? null,
+      vision,
     };
   } else {
     const spec = flags.model ?? env.ACX_MODEL ?? manifest?.model;
@@ -171,6 +177,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
       surface: described.surface,
       baseURL: described.baseURL ?? null,
       cacheMode: described.definition.cacheMode,
+      vision,
     };
   }
 

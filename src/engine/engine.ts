@@ -915,7 +915,11 @@ export class Engine {
       logger: this.logger,
     });
     const output = outcome.ok
-      ? toToolResultOutput(outcome.output, { vision: this.options.model.vision })
+      ? toToolResultOutput(outcome.output, {
+          vision: this.options.model.vision,
+          // Said loudly: the model never sees this image, only a line saying it was there.
+          onImageDescribed: (mediaType) => this.logger.info('image described', { tool: tool.name, media_type: mediaType, reason: 'the model reads text only' }),
+        })
       : errorOutput(outcome.error);
     this.recordResult(state, call, output, alone && tool.effect !== 'unsafe');
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });

@@ -19,7 +19,7 @@ export function describeImage(part: { mediaType: string; data: string }): string
   return `[image ${part.mediaType}, ${bytes.toLocaleString('en-US')} bytes: this model reads text only, so the image was not shown]`;
 }
 
-export function toToolResultOutput(output: unknown, options: { vision: boolean }): ToolResultOutput {
+export function toToolResultOutput(output: unknown, options: { vision: boolean; onImageDescribed?: (mediaType: string) => void }): ToolResultOutput {
   if (typeof output === 'string') return { type: 'text', value: output };
   const parts = isContentParts(output)
     ? output
@@ -37,7 +37,7 @@ export function toToolResultOutput(output: unknown, options: { vision: boolean }
           ? { type: 'text' as const, text: part.text }
           : options.vision
             ? { type: 'file' as const, data: { type: 'data' as const, data: part.data }, mediaType: part.mediaType }
-            : { type: 'text' as const, text: describeImage(part) },
+            : (options.onImageDescribed?.(part.mediaType), { type: 'text' as const, text: describeImage(part) }),
       ),
     };
   }

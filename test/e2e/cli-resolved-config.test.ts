@@ -130,6 +130,19 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     expect(config.opt_in_tools).toEqual(['system_prompt']);
   });
 
+  it('vision: on by default, off with --no-vision or ACX_MODEL_VISION=0 (a text-only model)', async () => {
+    const { agent, home } = agentWithMcpDropIn();
+    const base = { PATH: process.env.PATH ?? '', HOME: home };
+    const read = async (args: string[], env: Record<string, string> = {}) => {
+      const resolved = await acx(['resolved-config', agent, '--model', 'ollama:llava', ...args, '--home', home, '--config-home', home], { ...base, ...env });
+      expect(resolved.code, resolved.stderr).toBe(0);
+      return (JSON.parse(resolved.stdout) as { vision: boolean }).vision;
+    };
+    expect(await read([])).toBe(true);
+    expect(await read(['--no-vision'])).toBe(false);
+    expect(await read([], { ACX_MODEL_VISION: '0' })).toBe(false);
+  });
+
   it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
     const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2' };

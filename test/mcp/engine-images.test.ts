@@ -7,6 +7,7 @@ import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { connectMcpServers, type McpConnection } from '../../src/mcp/client.ts';
 import { resolveModel } from '../../src/model/providers.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
 import { fixtureCommand } from './helpers.ts';
 
 /**
@@ -32,26 +33,29 @@ async function runScreenshotTurn(vision: boolean) {
     env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: server.openaiBaseURL },
     vision,
   });
+  const logger = createMemoryLogger('info');
   const agent = new HarnessAgent({
-    harness: createEngineHarness({ model, home: mkdtempSync(join(tmpdir(), 'acx-images-')) }),
+    harness: createEngineHarness({ model, home: mkdtempSync(join(tmpdir(), 'acx-images-')), logger }),
     tools: mcp.tools,
     permissionMode: 'allow-all',
   });
   const result = await agent.generate({ prompt: 'Look at the page' });
   expect(result.text).toBe('I see the page.');
-  return JSON.stringify(server.requests[1]!.body);
+  return { body: JSON.stringify(server.requests[1]!.body), log: logger.lines.join('\n') };
 }
 
 describe('images from MCP tools', { timeout: 60_000 }, () => {
   it('reach a vision model as image input', async () => {
-    const body = await runScreenshotTurn(true);
+    const { body, log } = await runScreenshotTurn(true);
     expect(body).toMatch(/"type":"input_image"/);
+    expect(log).not.toMatch(/image described/);
     expect(body).toMatch(/data:image\/png;base64,/);
   });
 
   it('are described to a text-only model instead', async () => {
-    const body = await runScreenshotTurn(false);
+    const { body, log } = await runScreenshotTurn(false);
     expect(body).not.toMatch(/input_image/);
+    expect(log, 'the swap is logged').toMatch(/INFO image described tool=fixture__screenshot media_type=image\/png reason="the model reads text only"/);
     expect(body).toMatch(/image image\/png, \d+ bytes: this model reads text only/);
     expect(body).toMatch(/here is the page/);
   });

@@ -36,6 +36,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     model_source: settings.model.source,
     base_url: settings.model.baseURL ? scrubSecrets(settings.model.baseURL) : null,
     cache_mode: settings.model.cacheMode,
+    vision: settings.model.vision,
     replay: settings.replay,
     record: settings.record,
     active_profile: toolset.registry.policy.profile,
