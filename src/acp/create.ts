@@ -44,6 +44,7 @@ export function createACP(settings: ACPSettings): ACPHarness {
   return {
     id: `acp:${settings.harnessId}`,
     settings: frozen,
+    builtinToolNames: Object.keys(settings.builtinTools ?? {}),
     bootstrap: ensureBootstrap,
     async openSession(config: AgentConfig, { sessionId }): Promise<ACPHarnessSession> {
       const installed = await ensureBootstrap();

@@ -6,7 +6,7 @@ import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 
@@ -103,7 +103,14 @@ export class HarnessAgent {
     this.settings = settings;
     let tools = normalizeTools(settings.tools);
     const names = new Set(tools.map((t) => t.name));
+    const builtins = new Set(settings.harness.builtinToolNames ?? []);
     for (const name of [...(settings.activeTools ?? []), ...(settings.inactiveTools ?? [])]) {
+      if (!names.has(name) && builtins.has(name)) {
+        throw new HarnessCapabilityUnsupportedError(
+          `activeTools/inactiveTools name "${name}", a built-in tool of ${settings.harness.id}: ACP v1 has no portable way to switch an agent's built-in tools off.`,
+          { hint: `Filter only host tools (${[...names].join(', ') || 'none'}); control the agent's own tools with its permission mode.` },
+        );
+      }
       if (!names.has(name)) {
         throw new AcxError('config', `activeTools/inactiveTools name "${name}", which is not one of the agent's tools.`, {
           hint: `Known tools: ${[...names].join(', ') || 'none'}.`,

@@ -48,6 +48,12 @@ export interface HarnessSession {
 export interface Harness {
   /** e.g. `engine`, `acp:claude-code`. */
   readonly id: string;
+  /**
+   * Tools the harness itself runs (an ACP agent's built-ins, as its profile names them). They
+   * cannot be filtered with activeTools/inactiveTools: ACP v1 has no portable way to switch a
+   * built-in off.
+   */
+  readonly builtinToolNames?: readonly string[];
   openSession(config: AgentConfig, options: { sessionId: string }): Promise<HarnessSession>;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;

@@ -222,6 +222,18 @@ describe('ACP harness against a fake ACP agent', () => {
     await session.destroy();
   });
 
+  it('activeTools filters the host tools the agent is given; naming a built-in of the agent is refused', async () => {
+    const other = tool({ ...echo, name: 'other' });
+    const agent = agentFor({ builtinTools: { read_file: { nativeName: 'Read' } } }, { tools: [echo, other], activeTools: ['echo'] });
+    const session = await agent.createSession();
+    expect((await agent.generate({ session, prompt: '[[mcp:echo {"text":"x"}]]' })).text).toContain('tools=echo result=echo:x');
+    await session.destroy();
+    expect(() => agentFor({ builtinTools: { read_file: { nativeName: 'Read' } } }, { tools: [echo], inactiveTools: ['read_file'] })).toThrow(
+      HarnessCapabilityUnsupportedError,
+    );
+    expect(() => agentFor({}, { tools: [echo], activeTools: ['nope'] })).toThrow(/activeTools\/inactiveTools name "nope", which is not one of the agent's tools/);
+  });
+
   it('refuses what it cannot do, before starting anything', async () => {
     await expect(agentFor({}, { output: { type: 'object', properties: {} } }).createSession()).rejects.toBeInstanceOf(HarnessCapabilityUnsupportedError);
     await expect(agentFor({ sandbox: createLocalSandbox({ ports: [] }) }, { tools: [echo] }).createSession()).rejects.toThrow(/exposed port/);

@@ -176,6 +176,19 @@ describe('abortSignal', () => {
   });
 });
 
+describe('activeTools / inactiveTools', () => {
+  it('only the active tools are offered to the model; inactive ones are left out', async () => {
+    server.enqueue('one', 'two');
+    const tools = [echoTool('echo'), echoTool('shout'), echoTool('whisper')];
+    const only = rig(await openaiModel(server), { agent: { tools, activeTools: ['echo', 'shout'] } });
+    await only.agent.generate({ prompt: 'hi' });
+    const without = rig(await openaiModel(server), { agent: { tools, inactiveTools: ['shout'] } });
+    await without.agent.generate({ prompt: 'hi' });
+    expect(server.requests[0]!.view.tools).toEqual(['echo', 'shout']);
+    expect(server.requests[1]!.view.tools).toEqual(['echo', 'whisper']);
+  });
+});
+
 describe('structured output', () => {
   const output = z.object({ city: z.string(), celsius: z.number() });
 
