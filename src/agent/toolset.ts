@@ -111,20 +111,12 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   offered.splice(0, offered.length, ...offered.map(adapt));
 
   // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
-  const dropIns: McpServerConfig[] = [];
-  for (const dir of [join(settings.configHome, 'mcp'), ...(settings.agentDir?.mcpDir ? [settings.agentDir.mcpDir] : [])]) {
-    const read = loadMcpDropIns(dir);
-    for (const config of read.configs) {
-      const clash = dropIns.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
-      if (clash) read.skipped.push({ name: config.name, source: config.source, reason: `the name "${config.name}" is already used by ${clash.source}` });
-      else dropIns.push(config);
-    }
-    for (const bad of read.skipped) {
-      logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
-      skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
-    }
+  const dropIns = loadMcpDropIns(join(settings.configHome, 'mcp'), ...(settings.agentDir?.mcpDir ? [settings.agentDir.mcpDir] : []));
+  for (const bad of dropIns.skipped) {
+    logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
+    skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
   }
-  const mcpConfigs = [...dropIns, ...(options.extraMcpConfigs ?? []), ...loadMcpConfigs({ specs: settings.mcp })];
+  const mcpConfigs = [...dropIns.configs, ...(options.extraMcpConfigs ?? []), ...loadMcpConfigs({ specs: settings.mcp })];
   const notices: string[] = [];
   let mcpServers: McpServerStatus[] = [];
   let closeMcp = async () => {};

@@ -240,10 +240,7 @@ export function validateAgentJson(agent: AgentJson): void {
   if (typeof agent.version !== 'string' || !SEMVER.test(agent.version)) fail('version must be SemVer (e.g. 1.0.0)');
   if (typeof agent.description !== 'string' || !agent.description.trim() || agent.description.length > 500) fail('description must be 1-500 characters');
   if (agent.model !== undefined && (typeof agent.model !== 'string' || !MODEL.test(agent.model))) fail('model must look like "provider:model-id"');
-  const speech = agent.speech as unknown;
-  const speechOk = speech === undefined || speech === 'unspoken' || speech === 'direct' || speech === 'final-text'
-    || (typeof speech === 'object' && speech !== null && typeof (speech as { tool?: unknown }).tool === 'string');
-  if (!speechOk) fail('speech must be "direct", "final-text", "unspoken" or {"tool": "<name>"}');
+  if (!isSpeechSetting(agent.speech)) fail('speech must be "direct", "final-text", "unspoken" or {"tool": "<name>"}');
   for (const f of ['stepBudget', 'maxSteps'] as const) {
     const v = agent[f];
     if (v !== undefined && (!Number.isInteger(v) || v < 1 || v > 1000)) fail(`${f} must be an integer from 1 to 1000`);
@@ -422,3 +419,9 @@ function layoutError(message: string, hint?: string): AcxError {
   return new AcxError('agent-layout', message, hint ? { hint } : {});
 }
 
+/** agent.json's `speech`: absent, "direct", "final-text", "unspoken", or {"tool": "<name>"}. */
+export function isSpeechSetting(speech: unknown): boolean {
+  if (speech === undefined || speech === 'unspoken' || speech === 'direct' || speech === 'final-text') return true;
+  const tool = typeof speech === 'object' && speech !== null ? (speech as { tool?: unknown }).tool : undefined;
+  return typeof tool === 'string' && tool !== '';
+}

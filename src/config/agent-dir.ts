@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../util/errors.ts';
+import { isSpeechSetting } from '../cartridge/layout.ts';
 
 /**
  * An acx agent directory: the one directory that `acx run DIR` runs and `acx build DIR` packs.
@@ -101,12 +102,8 @@ export function loadAgentDirectory(path: string): AgentDirectory {
       hint: 'Use letters, digits, ".", "_" and "-", e.g. "release-helper".',
     });
   }
-  const speech = raw.speech as unknown;
-  const speechOk =
-    speech === undefined || speech === 'final-text' || speech === 'direct' || speech === 'unspoken' ||
-    (typeof speech === 'object' && speech !== null && typeof (speech as { tool?: unknown }).tool === 'string' && (speech as { tool: string }).tool !== '');
-  if (!speechOk) {
-    throw new ConfigError(`${join(dir, 'agent.json')}: "speech" must be "final-text", "direct", "unspoken" or {"tool": "<name>"} (got ${JSON.stringify(speech)}).`, {
+  if (!isSpeechSetting(raw.speech)) {
+    throw new ConfigError(`${join(dir, 'agent.json')}: "speech" must be "final-text", "direct", "unspoken" or {"tool": "<name>"} (got ${JSON.stringify(raw.speech)}).`, {
       hint: 'Leave it out for the default: the final text is the reply.',
     });
   }

@@ -19,6 +19,7 @@ import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
+import { isSwitchedOff } from './switches.ts';
 
 /**
  * Every knob a run has, resolved once from flags, then environment, then the agent's own
@@ -146,7 +147,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
   const stateHome = resolveStateHome(flags.home, env);
   const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
 
-  const vision = flags.vision !== false && !/^(0|false|no|off)$/i.test(env.ACX_MODEL_VISION?.trim() ?? '');
+  const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
   let model: ResolvedModelSettings;
   if (flags.replay) {
     const cassette = readCassette(flags.replay);

@@ -1,6 +1,7 @@
 import { AcxError } from '../util/errors.ts';
 import type { BreakerSettings } from '../store/wake-store.ts';
 import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS, DEFAULT_PACING, type PacingSettings } from '../agent/wake.ts';
+import { isSwitchedOff } from './switches.ts';
 
 /**
  * Wake mode's tuning from flags, else ACX_* variables, else defaults: one resolution shared by
@@ -33,7 +34,7 @@ export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = p
       cooldownMs: number(flags.breakerCooldown, env, 'ACX_WAKE_BREAKER_COOLDOWN', '--breaker-cooldown', windowS, 'positive seconds') * 1000,
     },
     pacing: {
-      enabled: flags.pace !== false && !/^(0|false|no|off)$/i.test(env.ACX_PACE_ENABLED?.trim() ?? ''),
+      enabled: flags.pace !== false && !isSwitchedOff(env.ACX_PACE_ENABLED),
       charsPerSecond: number(flags.paceCharsPerSec, env, 'ACX_PACE_CHARS_PER_SEC', '--pace-chars-per-sec', DEFAULT_PACING.charsPerSecond, 'positive'),
       floorMs: number(flags.paceFloor, env, 'ACX_PACE_FLOOR_SECONDS', '--pace-floor', DEFAULT_PACING.floorMs / 1000, 'non-negative seconds') * 1000,
       maxBuilds: number(flags.paceMaxBuilds, env, 'ACX_PACE_MAX_BUILDS', '--pace-max-builds', DEFAULT_PACING.maxBuilds, 'positive integer'),

@@ -208,30 +208,34 @@ export function loadMcpConfigDir(dir: string): McpServerConfig[] {
 }
 
 /**
- * The drop-in directory read the forgiving way a running agent needs: a file that cannot be
- * read or parsed, or that reuses a name, is skipped with its reason instead of stopping the
- * agent (one bad drop-in must not take the others, or the agent, down). `acx mcp check` and
- * `--mcp` specs stay strict.
+ * Drop-in directories read the forgiving way a running agent needs: a file that cannot be read
+ * or parsed, or that reuses a name (within or across the directories, first one wins), is
+ * skipped with its reason instead of stopping the agent (one bad drop-in must not take the
+ * others, or the agent, down). `--mcp` specs stay strict.
  */
-export function loadMcpDropIns(dir: string): { configs: McpServerConfig[]; skipped: Array<{ name: string; source: string; reason: string }> } {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { configs: [], skipped: [] };
-    return { configs: [], skipped: [{ name: path.basename(dir), source: dir, reason: `the directory cannot be read (${(error as NodeJS.ErrnoException).code})` }] };
-  }
+export function loadMcpDropIns(...dirs: string[]): { configs: McpServerConfig[]; skipped: Array<{ name: string; source: string; reason: string }> } {
   const configs: McpServerConfig[] = [];
   const skipped: Array<{ name: string; source: string; reason: string }> = [];
-  for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
-    const source = path.join(dir, file);
+  for (const dir of dirs) {
+    let names: string[];
     try {
-      const config = loadMcpConfigFile(source);
-      const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
-      if (clash) skipped.push({ name: config.name, source, reason: `the name "${config.name}" is already used by ${clash.source}` });
-      else configs.push(config);
+      names = fs.readdirSync(dir);
     } catch (error) {
-      skipped.push({ name: path.basename(file, '.json'), source, reason: errorMessage(error) });
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        skipped.push({ name: path.basename(dir), source: dir, reason: `the directory cannot be read (${(error as NodeJS.ErrnoException).code})` });
+      }
+      continue;
+    }
+    for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+      const source = path.join(dir, file);
+      try {
+        const config = loadMcpConfigFile(source);
+        const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
+        if (clash) skipped.push({ name: config.name, source, reason: `the name "${config.name}" is already used by ${clash.source}` });
+        else configs.push(config);
+      } catch (error) {
+        skipped.push({ name: path.basename(file, '.json'), source, reason: errorMessage(error) });
+      }
     }
   }
   return { configs, skipped };

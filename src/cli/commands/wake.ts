@@ -9,6 +9,7 @@ import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
+import { isSwitchedOff } from '../../config/switches.ts';
 
 /**
  * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
@@ -63,7 +64,7 @@ export function register(program: Command): void {
     if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
       throw new CliExit(EXIT.usage, `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
     }
-    const addressed = options.notAddressed !== true && !/^(0|false|no|off)$/i.test(env.ACX_EVENT_ADDRESSED?.trim() ?? '');
+    const addressed = options.notAddressed !== true && !isSwitchedOff(env.ACX_EVENT_ADDRESSED);
     const event = text.trim()
       ? {
           id: eventId ?? randomUUID(),
