@@ -6,7 +6,7 @@ import { acpSessionsRoot, createLocalSandbox, type Sandbox } from '../acp/sandbo
 import { composeCharter } from '../config/charter.ts';
 import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
-import { createSqliteMemoryProvider } from '../memory/provider.ts';
+import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -16,7 +16,7 @@ import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
 import { createDispatchTool } from './dispatch.ts';
-import { createEngineHarness } from './engine-harness.ts';
+import { createEngineHarness, type EngineHarnessOptions } from './engine-harness.ts';
 import { HarnessAgent } from './harness-agent.ts';
 import type { Harness, HarnessSession } from './harness.ts';
 import { composeInstructions } from './skills.ts';
@@ -119,32 +119,9 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const acpModel = onACP ? acpModelId(settings) : undefined;
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;
-  const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
-  const memory = cartridge
-    ? createCartridgeMemoryProvider({
-        cartridgePath: cartridge.path,
-        indexPath: settings.memoryPath,
-        saltPath: cartridge.saltPath,
-        codebaseDir: workspace,
-        logger,
-      })
-    : createSqliteMemoryProvider({ path: settings.memoryPath, logger });
-  if (!cartridge) {
-    for (const record of seedRecords(settings.agentDir?.memoryDir)) {
-      if (!memory.store.get(record.key)) memory.store.write(record.key, record.value, { source: 'agent-seed' });
-    }
-  }
+  const memory = openAgentMemory(settings, logger);
   let instructions = standingInstructions(settings, logger);
-  const harnessOptions = {
-    model,
-    journalPath: settings.journalPath,
-    ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
-    ...(cartridge?.policy.stepResultBudget != null ? { stepResultBudget: cartridge.policy.stepResultBudget } : {}),
-    params: settings.modelParams,
-    retries: settings.retries,
-    memory,
-    logger,
-  };
+  const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
   // further sessions of the same agent. A session named with --session is kept (the agent's own
   // history lives in its sandbox home) and reopened by the next run; the others end with the run.
@@ -156,47 +133,25 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
           sandbox:
             options.sandbox ??
             createLocalSandbox({
-              workdir: resolve(settings.workspace ?? join(settings.stateDir, 'workspace')),
+              workdir: agentWorkspace(settings),
               ...(settings.sessionId ? { sessionsRoot: acpSessionsRoot(settings.stateDir) } : {}),
             }),
         }),
         settings.sessionId ?? undefined,
       )
     : undefined;
-  const dispatchHarness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
-  const toolset = await assembleToolset({
-    settings,
-    memory,
-    logger,
-    connectMcp: true,
-    dispatch: (tools: () => readonly Tool[]) =>
-      createDispatchTool({
-        harness: dispatchHarness,
-        tools,
-        instructions,
-        agentId: settings.agent.id,
-      }),
-    ...(cartridge ? cartridgeToolsetOptions(settings, memory as CartridgeMemoryProvider, logger) : {}),
-  });
+  const dispatchHarness = acpHarness ?? createSubAgentEngine(harnessOptions, settings);
+  const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: true, dispatchHarness, instructions });
   let activation: Activation | undefined;
   if (cartridge) {
-    // The handshake: refusal (or a failed preflight) stops here with nothing activated.
     try {
-      activation = activateCartridge({
-        rom: cartridge.rom,
-        tools: toolset.tools,
-        mcpServers: toolset.mcpServers,
-        model: modelFacts({ modelContextWindow: model.contextWindowTokens, hostContextTokens: cartridge.hostContextTokens }),
-        logger,
-      });
+      activation = activateCartridgeTools(settings, toolset, memory as CartridgeMemoryProvider, model.contextWindowTokens, logger);
     } catch (error) {
       await toolset.close();
       await memory.close();
       throw error;
     }
-    (memory as CartridgeMemoryProvider).load(cartridge.rom.memory);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
-    for (const note of cartridge.policy.notApplied) logger.info('cartridge policy not applied', { note });
   }
   const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps });
   if (onACP) {
@@ -228,6 +183,110 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
       await memory.close();
     },
   };
+}
+
+/** Where the agent's fs and execute tools work (and an ACP agent runs): --workspace, else <state dir>/workspace. */
+export function agentWorkspace(settings: ResolvedSettings): string {
+  return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+}
+
+/**
+ * The memory an agent's tools read and write: a cartridge's (its ROM records are loaded on
+ * activation, its SAVE zone takes what it learns), else the agent's own SQLite file, seeded with
+ * the agent directory's memory/*.json records it does not hold yet (unless `seed` is false:
+ * nothing is written until a tool writes).
+ */
+export function openAgentMemory(settings: ResolvedSettings, logger: Logger, { seed = true }: { seed?: boolean } = {}): SqliteMemoryProvider {
+  const cartridge = settings.cartridge;
+  if (cartridge) {
+    return createCartridgeMemoryProvider({
+      cartridgePath: cartridge.path,
+      indexPath: settings.memoryPath,
+      saltPath: cartridge.saltPath,
+      codebaseDir: agentWorkspace(settings),
+      logger,
+    });
+  }
+  const memory = createSqliteMemoryProvider({ path: settings.memoryPath, logger });
+  for (const record of seed ? seedRecords(settings.agentDir?.memoryDir) : []) {
+    if (!memory.store.get(record.key)) memory.store.write(record.key, record.value, { source: 'agent-seed' });
+  }
+  return memory;
+}
+
+/** What every engine harness of this agent shares: model, journal, limits, params, memory. */
+export function engineHarnessOptions(settings: ResolvedSettings, model: ResolvedModel, memory: SqliteMemoryProvider, logger: Logger): EngineHarnessOptions {
+  return {
+    model,
+    journalPath: settings.journalPath,
+    ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
+    ...(settings.cartridge?.policy.stepResultBudget != null ? { stepResultBudget: settings.cartridge.policy.stepResultBudget } : {}),
+    params: settings.modelParams,
+    retries: settings.retries,
+    memory,
+    logger,
+  };
+}
+
+/** The engine dispatch's sub-agents run on: the agent's own engine with half its step budget. */
+export function createSubAgentEngine(options: EngineHarnessOptions, settings: ResolvedSettings): Harness {
+  return createEngineHarness({ ...options, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
+}
+
+export interface AgentToolsOptions {
+  memory: SqliteMemoryProvider;
+  logger: Logger;
+  /** Connect the MCP drop-ins and offer their tools (false: report their names only). */
+  connectMcp: boolean;
+  /** Create the workspace the fs and execute tools work in; default `connectMcp`. */
+  createWorkspace?: boolean;
+  /** Runs dispatch's sub-agents; default a harness that refuses (the tool is only listed). */
+  dispatchHarness?: Harness;
+  /** The standing instructions dispatch's sub-agents start from. */
+  instructions?: string;
+}
+
+/**
+ * The tools an agent gets — its built-ins under the policy, skills, a cartridge's role tools and
+ * ROM drop-ins, MCP drop-ins (when connected), dispatch. The one assembly `acx run`, `chat`,
+ * `wake`, `acp`, `mcp`, `handshake` and `resolved-config` share, so each lists the same tools.
+ */
+export function assembleAgentTools(settings: ResolvedSettings, options: AgentToolsOptions): Promise<Toolset> {
+  const { memory, logger } = options;
+  return assembleToolset({
+    settings,
+    memory,
+    logger,
+    connectMcp: options.connectMcp,
+    createWorkspace: options.createWorkspace ?? options.connectMcp,
+    dispatch: (tools: () => readonly Tool[]) =>
+      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
+    ...(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}),
+  });
+}
+
+/**
+ * A cartridge's handshake over the assembled tools: refusal (or a failed preflight) throws with
+ * nothing activated; on accept the ROM's memory records are loaded into the agent's memory.
+ */
+export function activateCartridgeTools(
+  settings: ResolvedSettings,
+  toolset: Toolset,
+  memory: CartridgeMemoryProvider,
+  modelContextWindow: number | undefined,
+  logger: Logger,
+): Activation {
+  const cartridge = settings.cartridge!;
+  const activation = activateCartridge({
+    rom: cartridge.rom,
+    tools: toolset.tools,
+    mcpServers: toolset.mcpServers,
+    model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    logger,
+  });
+  memory.load(cartridge.rom.memory);
+  for (const note of cartridge.policy.notApplied) logger.info('cartridge policy not applied', { note });
+  return activation;
 }
 
 /** What an ACP run cannot do, refused before anything starts. */
@@ -285,7 +344,7 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
  * What a cartridge adds to the host tool set: the role tools (add_memory, search_memory), built-ins
  * in their contract-facing shape, and the ROM's MCP drop-ins when the cartridge is trusted.
  */
-function cartridgeToolsetOptions(settings: ResolvedSettings, memory: CartridgeMemoryProvider, logger: Logger) {
+function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemoryProvider, logger: Logger) {
   const cartridge = settings.cartridge!;
   const wanted = settings.agentDir?.manifest.tools;
   const roles = memory.roleTools();
@@ -329,21 +388,8 @@ export async function describeCartridgeHost(flags: RunFlags, options: { logger: 
   const settings = resolveSettings({ ...flags, allowPortable: true, model: flags.model ?? env.ACX_MODEL ?? 'openai:handshake' }, { env, logger: options.logger });
   const cartridge = settings.cartridge;
   if (!cartridge) throw new ConfigError(`${flags.agent} is not a cartridge.`);
-  const memory = createCartridgeMemoryProvider({
-    cartridgePath: cartridge.path,
-    indexPath: settings.memoryPath,
-    saltPath: cartridge.saltPath,
-    codebaseDir: resolve(settings.workspace ?? join(settings.stateDir, 'workspace')),
-    logger: options.logger,
-  });
-  const toolset = await assembleToolset({
-    settings,
-    memory,
-    logger: options.logger,
-    connectMcp: true,
-    dispatch: (tools) => createDispatchTool({ harness: listingHarness, tools, instructions: '', agentId: settings.agent.id }),
-    ...cartridgeToolsetOptions(settings, memory, options.logger),
-  });
+  const memory = openAgentMemory(settings, options.logger);
+  const toolset = await assembleAgentTools(settings, { memory, logger: options.logger, connectMcp: true });
   return {
     settings,
     tools: toolset.tools,

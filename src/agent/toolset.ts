@@ -31,11 +31,10 @@ export interface ToolsetOptions {
   settings: ResolvedSettings;
   memory: SqliteMemoryProvider;
   logger: Logger;
-  /**
-   * false for resolved-config: connect no MCP server (report configured names only) and write
-   * nothing (no workspace directory).
-   */
+  /** false for resolved-config and `acx mcp`: connect no MCP server (report configured names only). */
   connectMcp: boolean;
+  /** Create the workspace directory the fs and execute tools work in; false writes nothing (resolved-config). */
+  createWorkspace: boolean;
   /** Built lazily: the dispatch tool needs the final tool list. */
   dispatch?: (tools: () => readonly Tool[]) => Tool;
   /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
@@ -81,7 +80,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  if (options.connectMcp && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
+  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
   if (wanted.has('fs')) offered.push(...createFsTools({ workspace }));
   if (wanted.has('execute')) {
     // Without OS isolation, execute is a powerful tool: it needs the `execute-unisolated` grant,

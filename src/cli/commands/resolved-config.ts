@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
-import { standingInstructions } from '../../agent/prepare.ts';
-import { assembleToolset } from '../../agent/toolset.ts';
+import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
 import { isInstalled, readVersionStamp } from '../../config/install.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import { resolveWakeSettings, type WakeSettings } from '../../config/wake-settings.ts';
 import { OPT_IN_TOOLS } from '../../config/opt-in.ts';
-import { createSqliteMemoryProvider } from '../../memory/provider.ts';
 import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
@@ -20,8 +18,8 @@ import { ACX_VERSION } from '../version.ts';
 export async function resolvedConfig(agent: string | undefined, options: Record<string, unknown>) {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
   const settings = resolveSettings(runFlags(agent, options), { logger });
-  const memory = createSqliteMemoryProvider({ path: settings.memoryPath, logger });
-  const toolset = await assembleToolset({ settings, memory, logger, connectMcp: false, dispatch: () => dispatchPlaceholder });
+  const memory = openAgentMemory(settings, logger, { seed: false });
+  const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: false, createWorkspace: false });
   const aiVersion = (await import('ai/package.json', { with: { type: 'json' } })).default.version;
   return {
     acx_version: ACX_VERSION,
@@ -97,16 +95,6 @@ function wakeReport(wake: WakeSettings) {
     pace_max_builds: wake.pacing.maxBuilds,
   };
 }
-
-// resolved-config never runs a turn; the dispatch tool only needs to be listed.
-const dispatchPlaceholder = {
-  name: 'dispatch',
-  description: 'Spawn a sub-agent',
-  inputSchema: { type: 'object', properties: { task: { type: 'string' } }, required: ['task'] },
-  capabilityScopes: ['dispatch'] as const,
-  kind: 'other' as const,
-  effect: 'unsafe' as const,
-};
 
 export function register(program: Command): void {
   addRunOptions(
