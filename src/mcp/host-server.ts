@@ -32,7 +32,10 @@ export interface HostToolServerOptions {
   version: string;
   /** Resolves calls to tools without `execute` (the host answers later, e.g. from its own loop). */
   onCall?: (call: HostToolCall) => Promise<ToolOutput>;
-  /** Asked before a `needsApproval` tool runs; without it such tools are refused. */
+  /**
+   * Asked before a `needsApproval` tool runs; without it such tools are refused. It may throw an
+   * AcxError to refuse with a reason (and a hint) the client reads as the tool's error.
+   */
   approve?: (call: HostToolCall) => Promise<boolean>;
   instructions?: string;
   logger?: Logger;
@@ -56,12 +59,19 @@ interface Entry {
   listed: Record<string, unknown>;
 }
 
-function annotationsFor(tool: Tool): Record<string, boolean> {
-  const readOnly = tool.effect === 'read-only' || tool.kind === 'read';
+/**
+ * MCP tool annotations from the Tool contract. A client reads them to decide whether to ask its
+ * user before a call, so they never promise more than the contract does: a tool is readOnly when
+ * its effect is read-only, or its kind is read (what allow-reads runs) and its effect not unsafe;
+ * anything else may overwrite or delete (acx's effects promise no "additive only" writes), so it
+ * is destructive; it is idempotent unless its effect is unsafe; fetch tools reach the open world.
+ */
+export function annotationsFor(tool: Pick<Tool, 'kind' | 'effect'>): { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean } {
+  const readOnly = tool.effect === 'read-only' || (tool.kind === 'read' && tool.effect !== 'unsafe');
   return {
     readOnlyHint: readOnly,
+    destructiveHint: !readOnly,
     idempotentHint: tool.effect !== 'unsafe',
-    destructiveHint: !readOnly && tool.effect === 'unsafe' && (tool.kind === 'edit' || tool.kind === 'execute'),
     openWorldHint: tool.kind === 'fetch',
   };
 }

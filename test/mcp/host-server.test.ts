@@ -4,7 +4,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectMcpServers } from '../../src/mcp/client.ts';
 import { parseMcpServerEntry } from '../../src/mcp/config.ts';
-import { createHostToolServer, type HostToolCall } from '../../src/mcp/host-server.ts';
+import { annotationsFor, createHostToolServer, type HostToolCall } from '../../src/mcp/host-server.ts';
+import { AcxError } from '../../src/util/errors.ts';
 import { serveHttp, type HttpServing } from '../../src/mcp/serve.ts';
 import type { ToolOutput } from '../../src/tools/tool.ts';
 import { sampleHostTools, TREE_SCHEMA } from '../fixtures/mcp/host-tools.ts';
@@ -115,6 +116,17 @@ describe('host tool server over Streamable HTTP', () => {
     expect(approvals).toEqual(['delete_all']);
   });
 
+  it('a host that refuses by throwing sends its reason and hint as the tool error', async () => {
+    const refusing = async () => {
+      throw new AcxError('mcp-needs-approval', 'delete_all needs approval here.', { hint: 'Ask someone who can give it.' });
+    };
+    const client = await clientFor((await startHost({ approve: refusing })).serving);
+    expect(await client.callTool({ name: 'delete_all', arguments: {} })).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'delete_all needs approval here.\n  → Ask someone who can give it.' }],
+    });
+  });
+
   it('sends notifications/tools/list_changed to connected clients when the tool set changes', async () => {
     const { host, serving } = await startHost();
     const client = await clientFor(serving);
@@ -166,3 +178,31 @@ describe('host tool server over stdio, reached by acx’s own drop-in client', (
 async function waitFor(check: () => boolean, rounds = 200): Promise<void> {
   for (let i = 0; i < rounds && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
+
+describe('MCP annotations from kind and effect', () => {
+  it('reads are read-only; anything else may overwrite (destructive); only unsafe effects are not idempotent; fetch is open-world', () => {
+    const table = (['read', 'edit', 'execute', 'fetch', 'other'] as const).flatMap((kind) =>
+      (['read-only', 'idempotent', 'unsafe'] as const).map((effect) => {
+        const a = annotationsFor({ kind, effect });
+        return `${kind}/${effect}: ${a.readOnlyHint ? 'R' : '-'}${a.destructiveHint ? 'D' : '-'}${a.idempotentHint ? 'I' : '-'}${a.openWorldHint ? 'O' : '-'}`;
+      }),
+    );
+    expect(table).toEqual([
+      'read/read-only: R-I-',
+      'read/idempotent: R-I-',
+      'read/unsafe: -D--',
+      'edit/read-only: R-I-',
+      'edit/idempotent: -DI-',
+      'edit/unsafe: -D--',
+      'execute/read-only: R-I-',
+      'execute/idempotent: -DI-',
+      'execute/unsafe: -D--',
+      'fetch/read-only: R-IO',
+      'fetch/idempotent: -DIO',
+      'fetch/unsafe: -D-O',
+      'other/read-only: R-I-',
+      'other/idempotent: -DI-',
+      'other/unsafe: -D--',
+    ]);
+  });
+});
