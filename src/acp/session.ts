@@ -9,7 +9,7 @@ import { TurnAbortedError, type TurnHooks, type TurnResult } from '../engine/eng
 import { type ApprovalRequest, emptyUsage, type HarnessStreamPart } from '../engine/events.ts';
 import { createHostToolServer, type HostToolServer } from '../mcp/host-server.ts';
 import { type HttpServing, serveHttp } from '../mcp/serve.ts';
-import { modeAllows, needsApproval } from '../tools/permission.ts';
+import { gateByPermissionMode, modeAllows } from '../tools/permission.ts';
 import { normalizeSchema } from '../tools/schema.ts';
 import type { Tool, ToolOutput } from '../tools/tool.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -187,7 +187,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
 
   try {
     // Host tools, served in-process over Streamable HTTP on the bridge port with a bearer token.
-    const gate = (list: readonly Tool[]): Tool[] => list.map((t) => ({ ...t, needsApproval: needsApproval(t, config.permissionMode) }));
+    const gate = (list: readonly Tool[]): Tool[] => gateByPermissionMode(list, config.permissionMode);
     const tools: Tool[] = gate(config.tools);
     let host: HostToolServer | undefined;
     let catalog: ToolCatalog | undefined;

@@ -22,6 +22,14 @@ export function needsApproval(tool: Pick<Tool, 'kind' | 'needsApproval'>, mode: 
   return tool.needsApproval === true || !modeAllows(mode, tool.kind);
 }
 
+/**
+ * The tools as a host that serves them to another loop sees them: `needsApproval` set on each
+ * one this mode would ask about, so the serving side asks (or refuses) before running it.
+ */
+export function gateByPermissionMode(tools: readonly Tool[], mode: PermissionMode): Tool[] {
+  return tools.map((tool) => ({ ...tool, needsApproval: needsApproval(tool, mode) }));
+}
+
 export function isPermissionMode(value: string): value is PermissionMode {
   return (PERMISSION_MODES as readonly string[]).includes(value);
 }

@@ -20,7 +20,8 @@ function capture(): PassThrough & { text(): string } {
 describe('acx mcp (core)', () => {
   it('--http prints the url and token, and a client reaches the host tools with them', async () => {
     const stdout = capture();
-    const running = await startMcpCommand({ http: true }, { loadTools: sampleHostTools, stdout, logger: silentLogger, env: {} });
+    let released = 0;
+    const running = await startMcpCommand({ http: true }, { openTools: () => ({ tools: sampleHostTools(), close: async () => void released++ }), stdout, logger: silentLogger, env: {} });
     try {
       const printed = JSON.parse(stdout.text().trim()) as { url: string; token: string };
       expect(printed).toEqual({ url: running.url, token: running.token });
@@ -34,6 +35,7 @@ describe('acx mcp (core)', () => {
       await running.close();
     }
     await running.done;
+    expect(released, 'what the tools hold (memory, sub-agents) is released when serving ends').toBe(1);
   });
 
   it('--token-file writes the token (0600) instead of printing it; ACX_MCP_TOKEN fixes it', async () => {
@@ -41,7 +43,7 @@ describe('acx mcp (core)', () => {
     const tokenFile = path.join(dir, 'token');
     const stdout = capture();
     const token = 'a-fixed-token-of-some-length';
-    const running = await startMcpCommand({ http: true, port: '0', tokenFile }, { loadTools: sampleHostTools, stdout, logger: silentLogger, env: { ACX_MCP_TOKEN: token } });
+    const running = await startMcpCommand({ http: true, port: '0', tokenFile }, { openTools: () => ({ tools: sampleHostTools() }), stdout, logger: silentLogger, env: { ACX_MCP_TOKEN: token } });
     try {
       expect(stdout.text()).not.toContain(token);
       expect(fs.readFileSync(tokenFile, 'utf8').trim()).toBe(token);
@@ -55,7 +57,8 @@ describe('acx mcp (core)', () => {
   it('serves stdio by default', async () => {
     const stdin = new PassThrough();
     const stdout = capture();
-    const running = await startMcpCommand({}, { loadTools: sampleHostTools, stdin, stdout, logger: silentLogger });
+    let released = 0;
+    const running = await startMcpCommand({}, { openTools: () => ({ tools: sampleHostTools(), close: async () => void released++ }), stdin, stdout, logger: silentLogger });
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'greet', arguments: { who: 'stdio' } } })}\n`);
@@ -65,10 +68,11 @@ describe('acx mcp (core)', () => {
     expect(replies[1].result.content).toEqual([{ type: 'text', text: 'hello, stdio' }]);
     stdin.end();
     await running.done;
+    expect(released).toBe(1);
   });
 
   it('rejects bad flags with usage errors', async () => {
-    const deps = { loadTools: sampleHostTools, logger: silentLogger, env: {} };
+    const deps = { openTools: () => ({ tools: sampleHostTools() }), logger: silentLogger, env: {} };
     await expect(startMcpCommand({ http: true, port: '70000' }, deps)).rejects.toMatchObject({ code: 'usage' });
     await expect(startMcpCommand({ port: '8080' }, deps)).rejects.toMatchObject({ code: 'usage', message: expect.stringMatching(/only apply with --http/) });
     await expect(startMcpCommand({ http: true }, { ...deps, env: { ACX_MCP_TOKEN: 'short' } })).rejects.toThrow(/at least 16/);
@@ -78,6 +82,8 @@ describe('acx mcp (core)', () => {
     const program = new Command('acx');
     register(program);
     const mcp = program.commands.find((c) => c.name() === 'mcp')!;
-    expect(mcp.options.map((o) => o.long)).toEqual(['--http', '--port', '--token-file']);
+    const flags = mcp.options.map((o) => o.long);
+    expect(flags).toEqual(expect.arrayContaining(['--http', '--port', '--token-file', '--permission-mode', '--home', '--config-home', '--workspace', '--model']));
+    expect(mcp.registeredArguments.map((a) => a.name())).toEqual(['agent']);
   });
 });
