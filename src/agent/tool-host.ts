@@ -55,6 +55,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
       dispatchHarness,
       instructions: standingInstructions(settings, logger),
     });
+    if (toolset.mcpConfigured.length > 0) logger.info('mcp drop-ins not served', { servers: toolset.mcpConfigured.join(','), reason: 'a client connects to those servers itself' });
     if (settings.cartridge) activateCartridgeTools(settings, toolset, memory as CartridgeMemoryProvider, undefined, logger);
     const tools = gateByPermissionMode(toolset.tools, settings.permissionMode);
     const refused = tools.filter((tool) => tool.needsApproval).map((tool) => tool.name);

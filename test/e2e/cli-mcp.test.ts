@@ -82,6 +82,20 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
+  it("does not re-serve the agent's MCP drop-ins, and says so at info level", async () => {
+    const env = freshEnv({ ACX_LOG_LEVEL: 'info' });
+    const dropIn = ['--mcp', `fixture=${process.execPath} --disable-warning=ExperimentalWarning ${join(ROOT, 'test/fixtures/mcp/stdio-server.ts')}`];
+    const resolved = (await resolvedConfig([NOTES_KEEPER, ...dropIn], env)) as { tools: string[]; mcp_servers?: string[] };
+    expect(resolved.mcp_servers).toEqual(['fixture']);
+    const { client, stderr } = await stdioClient([NOTES_KEEPER, ...dropIn], env);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(resolved.tools);
+    } finally {
+      await client.close();
+    }
+    expect(stderr()).toMatch(/INFO mcp drop-ins not served servers=fixture/);
+  });
+
   it('serves a cartridge after its handshake: the tools resolved-config lists, its ROM memory loaded', async () => {
     const env = freshEnv();
     // Booting writes the compliance descriptor into the cartridge's SAVE zone: use a copy.
