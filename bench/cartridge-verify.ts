@@ -3,24 +3,24 @@
  * same process, same run. The two sides alternate in rounds; per-operation wall and CPU times
  * are medians over the rounds. Prints acx/reference ratios (< 1 = acx faster).
  *
- *   npx node bench/cartridge-verify.ts            (ACX_REFERENCE_DIR defaults to ../reference-acx)
+ *   npx node bench/cartridge-verify.ts            (ACX_REFERENCE_DIR defaults to ../shared/reference-acx)
  *   BENCH_ITERATIONS=100 (verify runs per side; build runs = a fifth)  BENCH_ROUNDS=10
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildCartridge } from '../src/cartridge/build.ts';
 import { generateSigningKey } from '../src/cartridge/keys.ts';
 import { verifyCartridge } from '../src/cartridge/verify.ts';
+import { REFERENCE_DIR, referenceMissing } from '../test/support/reference-acx.ts';
 
 const PROJECT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const REFERENCE_DIR = resolve(PROJECT, process.env.ACX_REFERENCE_DIR ?? '../reference-acx');
 const FIXTURES = join(PROJECT, 'test', 'fixtures', 'reference');
 
-if (!existsSync(join(REFERENCE_DIR, 'src', 'trust.mjs'))) {
-  console.log(`skip: reference implementation not found at ${REFERENCE_DIR}`);
-  console.log(`      get it with: git clone https://github.com/lboel/acx ${REFERENCE_DIR}   (or set ACX_REFERENCE_DIR)`);
+const missing = referenceMissing();
+if (missing) {
+  console.log(`skip: ${missing}`);
   process.exit(0);
 }
 

@@ -265,8 +265,11 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     if (instructions && im?.type === 'launch-env-json') applyLaunchEnvJson(env, im.variable, im.path, instructions);
     if (instructions && im?.type === 'filesystem') sandbox.writeHomeFile(im.path, instructions + '\n');
     writeSkills(sandbox, settings.skillsDirectory ?? DEFAULT_SKILLS_DIRECTORY, config.skills ?? []);
+    // The agent's model (AgentConfig.model) wins over the profile's own setting.
+    const model = config.model ?? settings.model;
     if (settings.homeFiles) {
-      for (const [path, contents] of Object.entries(settings.homeFiles({ env: { ...env }, home: sandbox.home }))) sandbox.writeHomeFile(path, contents);
+      const files = settings.homeFiles({ env: { ...env }, home: sandbox.home, ...(model ? { model } : {}) });
+      for (const [path, contents] of Object.entries(files)) sandbox.writeHomeFile(path, contents);
     }
 
     // The agent process.
@@ -422,12 +425,13 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       configOptions = response.configOptions ?? configOptions;
     };
 
-    // Model mapping: the agent's model (AgentConfig.model) wins over the profile's own setting.
-    const model = config.model ?? settings.model;
+    // Model mapping.
     if (model) {
-      if (settings.modelMapping.type === 'session-config-option') await setConfig(settings.modelMapping.path, model, 'model');
+      const mm = settings.modelMapping;
+      if (mm.type === 'session-config-option') await setConfig(mm.path, model, 'model');
       else {
-        await agentCall(ctx.request('session/set_model', { sessionId: sessionIdOnAgent, [settings.modelMapping.path]: model }), 'session/set_model', startupTimeout);
+        const id = mm.prefix && !model.startsWith(mm.prefix) ? `${mm.prefix}${model}` : model;
+        await agentCall(ctx.request('session/set_model', { sessionId: sessionIdOnAgent, [mm.path]: id }), 'session/set_model', startupTimeout);
       }
     }
     // Permission mode mapping, validated against what the session advertises.

@@ -15,7 +15,10 @@ export type ACPSource =
   | { type: 'npm-locked'; packageJson: string; pnpmLockYaml: string; pnpmWorkspaceYaml?: string }
   | { type: 'install-command'; command: string };
 
-export type ACPModelMapping = { type: 'session-config-option'; path: string } | { type: 'session-model'; path: string };
+export type ACPModelMapping =
+  | { type: 'session-config-option'; path: string }
+  /** `prefix` is put before a model id that does not already start with it (OpenCode asks for `provider/model`). */
+  | { type: 'session-model'; path: string; prefix?: string };
 
 export type ACPInstructionMapping =
   | { type: 'session-meta'; path: readonly string[] }
@@ -114,8 +117,11 @@ export interface ACPSettings {
   // acx additions (not in the AI SDK adapter):
   /** The model to select through modelMapping. Without it the agent's default model is kept. */
   model?: string;
-  /** Files to write below the agent's $HOME before launch, computed from its final environment. */
-  homeFiles?: (input: { env: Record<string, string>; home: string }) => Record<string, string>;
+  /**
+   * Files to write below the agent's $HOME before launch, computed from its final environment and
+   * the model acx will ask for through modelMapping (as given, before any prefix), if any.
+   */
+  homeFiles?: (input: { env: Record<string, string>; home: string; model?: string }) => Record<string, string>;
   /** The host environment to read forwardEnv/credentials from; default process.env. */
   hostEnv?: Record<string, string | undefined>;
   /** Where the agent runs; default a local sandbox. */
@@ -307,6 +313,9 @@ export function validateSettings(settings: ACPSettings): void {
   if (!isRecord(mm)) fail('modelMapping', 'is required', "e.g. { type: 'session-config-option', path: 'model' }");
   if (mm.type !== 'session-config-option' && mm.type !== 'session-model') fail('modelMapping.type', `is unknown: ${JSON.stringify(mm.type)}`, "Use 'session-config-option' or 'session-model'.");
   if (typeof mm.path !== 'string' || mm.path === '') fail('modelMapping.path', 'must be a non-empty string', "e.g. 'model' or 'modelId'");
+  if (mm.prefix !== undefined && (mm.type !== 'session-model' || typeof mm.prefix !== 'string' || mm.prefix === '')) {
+    fail('modelMapping.prefix', "must be a non-empty string, on a 'session-model' mapping", "e.g. 'acx/'");
+  }
   if (settings.skillsDirectory !== undefined && (typeof settings.skillsDirectory !== 'string' || !isSafeRelativePath(settings.skillsDirectory))) {
     fail('skillsDirectory', `must be a relative path below $HOME, got ${JSON.stringify(settings.skillsDirectory)}`, "e.g. '.claude/skills'");
   }
@@ -355,5 +364,5 @@ export function validateSettings(settings: ACPSettings): void {
     if (!isRecord(c) || typeof c.name !== 'string' || c.name === '' || typeof c.version !== 'string' || c.version === '') fail('clientApp', 'must be { name, version }', "e.g. { name: 'my-app', version: '1.0.0' }");
   }
   if (settings.model !== undefined && (typeof settings.model !== 'string' || settings.model === '')) fail('model', 'must be a non-empty string', "e.g. 'claude-sonnet-4-5'");
-  if (settings.homeFiles !== undefined && typeof settings.homeFiles !== 'function') fail('homeFiles', 'must be a function', '({ env, home }) => ({ relativePath: contents })');
+  if (settings.homeFiles !== undefined && typeof settings.homeFiles !== 'function') fail('homeFiles', 'must be a function', '({ env, home, model }) => ({ relativePath: contents })');
 }

@@ -109,6 +109,22 @@ export function liveOid(cart: Cartridge, obj: Pick<ObjectRow, 'source_ref'>, sou
   return `sha256:${hex}`;
 }
 
+/**
+ * The size in bytes of the live source an object points at, which its `sz` column records
+ * (uncompressed file bytes; UTF-8 bytes of a payload, value or capability JSON). Null when the
+ * source is gone.
+ */
+export function liveSize(cart: Cartridge, obj: Pick<ObjectRow, 'source_ref'>, sources: RomSources): number | null {
+  const ref = obj.source_ref;
+  const text = (value: string | null | undefined) => (value == null ? null : Buffer.byteLength(String(value)));
+  if (ref.startsWith('memory:')) return text(sources.memory.get(ref.slice(7))?.payload);
+  if (ref.startsWith('capability:')) return text(sources.capabilities?.get(ref.slice(11)));
+  if (ref.startsWith('cartridge:')) return text(sources.meta.get(ref.slice(10)));
+  // sqlar's own sz is the uncompressed size; getFile refuses an entry that does not decode to it.
+  const row = cart.stmt('SELECT sz FROM sqlar WHERE name=?').get(ref) as { sz: number | null } | undefined;
+  return row?.sz == null ? null : Number(row.sz);
+}
+
 /** Code-point order (not UTF-16 order) as SPEC §3.3 requires. */
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);

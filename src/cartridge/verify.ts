@@ -5,7 +5,7 @@ import { Cartridge } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';
 import { portablePathProblem, UNSIGNED_META_KEYS } from './format.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
-import { compareCodePoints, computeRomManifest, readRomSources, type RomSources } from './manifest.ts';
+import { compareCodePoints, computeRomManifest, liveSize, readRomSources, type RomSources } from './manifest.ts';
 import { emptyRegistry, loadTrustRegistry, trustProblems, type LoadedRegistry } from './trust.ts';
 
 /** SPEC §4.5, in evaluation order. Only `tampered` is a rejection. */
@@ -79,7 +79,10 @@ function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<s
   ];
   const recorded = sources.meta.get('acx.rom_manifest_hash') ?? null;
   if (recorded != null && !digestsEqual(recorded, manifestHash)) {
-    contentProblems.push(`acx.rom_manifest_hash ${recorded} differs from the recomputed ${manifestHash}`);
+    const differs = `acx.rom_manifest_hash ${recorded} differs from the recomputed ${manifestHash}`;
+    // With every source matching its row, the change is in the objects table itself.
+    if (manifest.mismatches.length > 0) contentProblems.push(differs);
+    else contentProblems.push(`${differs}: a row of the objects table was added, removed or changed`, ...objectsTableSuspects(cart, sources));
   }
   if (contentProblems.length) return tampered(contentProblems);
 
@@ -209,9 +212,31 @@ function structuralProblems(cart: Cartridge, sources: RomSources, tables: Readon
       }
     }
   }
-  const unsigned = [...sources.meta.keys()].sort(compareCodePoints).filter((k) => !UNSIGNED_META_KEYS.has(k) && !covered.has(`cartridge:${k}`));
+  const unsigned = uncoveredMetaKeys(sources);
   if (unsigned.length) warnings.push(`metadata not covered by the signature (informational only): ${unsigned.join(', ')}`);
   return problems;
+}
+
+/** Meta keys of the ROM zone that no objects row covers (informational in a cartridge as built). */
+function uncoveredMetaKeys(sources: RomSources): string[] {
+  const covered = new Set(sources.objects.map((o) => o.source_ref));
+  return [...sources.meta.keys()].sort(compareCodePoints).filter((k) => !UNSIGNED_META_KEYS.has(k) && !covered.has(`cartridge:${k}`));
+}
+
+/**
+ * Once the objects table no longer hashes to the recorded manifest, the rows that can explain it,
+ * so the reason names them: a recorded size its source does not have, and meta keys left
+ * without a row (where a removed row shows).
+ */
+function objectsTableSuspects(cart: Cartridge, sources: RomSources): string[] {
+  const suspects: string[] = [];
+  for (const obj of sources.objects) {
+    const size = liveSize(cart, obj, sources);
+    if (size !== null && size !== Number(obj.sz)) suspects.push(`ROM object ${obj.source_ref}: the objects row records ${String(obj.sz)} bytes, its source has ${size}`);
+  }
+  const uncovered = uncoveredMetaKeys(sources);
+  if (uncovered.length) suspects.push(`meta keys without an objects row: ${uncovered.join(', ')}`);
+  return suspects;
 }
 
 // Parsed public keys by PEM text: KeyObjects are immutable, and parsing plus deriving the keyid

@@ -220,25 +220,29 @@ export function parseHarnessRequirements(input: Uint8Array | string): ParsedHarn
   return { manifest: value as HarnessRequirements, bytes, requirementsHash: requirementsHashOf(bytes) };
 }
 
-/** Every problem with a candidate manifest value; empty when it is valid. */
+/**
+ * Every problem with a candidate manifest value; empty when it is valid. The schema and the
+ * semantic rules are both applied in full, so one pass names every problem a user must fix.
+ */
 export function checkHarnessRequirements(value: unknown): ManifestProblem[] {
   const problems: ManifestProblem[] = [];
+  const add = (problem: ManifestProblem) => {
+    if (!problems.some((p) => p.path === problem.path && p.problem === problem.problem)) problems.push(problem);
+  };
   if (isPlainObject(value)) {
     for (const [key, replacement] of Object.entries(FORBIDDEN_KEYS)) {
-      if (key in value) problems.push({ path: `/${key}`, problem: `forbidden key "${key}" (${replacement})` });
+      if (key in value) add({ path: `/${key}`, problem: `forbidden key "${key}" (${replacement})` });
     }
   }
   if (!validateManifest(value)) {
     for (const error of validateManifest.errors ?? []) {
       const problem = describeAjvError(error);
-      if (problem && !problems.some((p) => p.path === problem.path && p.problem === problem.problem)) {
-        if (!(problem.path.slice(1) in FORBIDDEN_KEYS && problem.problem.startsWith('unknown key'))) problems.push(problem);
-      }
+      // A forbidden key is already reported with its replacement; "unknown key" would repeat it.
+      if (problem && !(problem.path.slice(1) in FORBIDDEN_KEYS && problem.problem.startsWith('unknown key'))) add(problem);
     }
-    return problems;
   }
-  if (problems.length > 0) return problems;
-  return semanticProblems(value as HarnessRequirements);
+  if (isPlainObject(value)) semanticProblems(value).forEach(add);
+  return problems;
 }
 
 function describeAjvError(error: ErrorObject): ManifestProblem | undefined {
@@ -268,11 +272,16 @@ function describeAjvError(error: ErrorObject): ManifestProblem | undefined {
   }
 }
 
-function semanticProblems(manifest: HarnessRequirements): ManifestProblem[] {
+/**
+ * The rules the schema cannot express. They read only the parts of the manifest that have the
+ * right shape: a part the schema rejected is reported once, by the schema.
+ */
+function semanticProblems(manifest: Record<string, unknown>): ManifestProblem[] {
   const problems: ManifestProblem[] = [];
+  const mcp = isPlainObject(manifest.mcp) ? manifest.mcp : {};
   for (const field of ['minProtocolRevision', 'preferredProtocolRevision'] as const) {
-    const revision = manifest.mcp[field];
-    if (revision !== undefined && !isCalendarDate(revision)) {
+    const revision = mcp[field];
+    if (typeof revision === 'string' && new RegExp(REVISION_PATTERN).test(revision) && !isCalendarDate(revision)) {
       problems.push({ path: `/mcp/${field}`, problem: `"${revision}" is not a real calendar date` });
     }
   }
@@ -282,32 +291,41 @@ function semanticProblems(manifest: HarnessRequirements): ManifestProblem[] {
     ['optionalTools', 'optional'],
   ];
   for (const [list, tier] of lists) {
-    (manifest[list] ?? []).forEach((contract, index) => {
+    arrayAt(manifest, list).forEach((contract, index) => {
+      if (!isPlainObject(contract)) return;
       const at = `/${list}/${index}`;
-      if (contract.tier !== tier) {
-        problems.push({ path: `${at}/tier`, problem: `role ${contract.role} is listed in ${list} but has tier "${contract.tier}"` });
+      const { role, tier: declared, capabilityScopes, inputSchema } = contract;
+      if ((declared === 'required' || declared === 'optional') && declared !== tier) {
+        problems.push({ path: `${at}/tier`, problem: `role ${String(role)} is listed in ${list} but has tier "${declared}"` });
       }
-      if (tier === 'optional' && (REQUIRED_ROLES as readonly string[]).includes(contract.role)) {
-        problems.push({ path: `${at}/role`, problem: `${contract.role} belongs to the required minimal contract and cannot be optional` });
+      if (typeof role === 'string') {
+        if (tier === 'optional' && (REQUIRED_ROLES as readonly string[]).includes(role)) {
+          problems.push({ path: `${at}/role`, problem: `${role} belongs to the required minimal contract and cannot be optional` });
+        }
+        if (tier === 'required' && (INVENTORY_ROLES as readonly string[]).includes(role)) {
+          problems.push({ path: `${at}/role`, problem: `${role} is a read-only inventory role and MUST be optional` });
+        }
+        const previous = seen.get(role);
+        if (previous !== undefined) problems.push({ path: `${at}/role`, problem: `duplicate role ${role} (already declared at ${previous})` });
+        else seen.set(role, at);
       }
-      if (tier === 'required' && (INVENTORY_ROLES as readonly string[]).includes(contract.role)) {
-        problems.push({ path: `${at}/role`, problem: `${contract.role} is a read-only inventory role and MUST be optional` });
+      if (Array.isArray(capabilityScopes)) {
+        capabilityScopes.forEach((scope, i) => {
+          if (typeof scope === 'string' && !isCapabilityScope(scope)) problems.push({ path: `${at}/capabilityScopes/${i}`, problem: unknownScope(scope) });
+        });
+        if (new Set(capabilityScopes).size !== capabilityScopes.length) {
+          problems.push({ path: `${at}/capabilityScopes`, problem: 'lists a scope more than once' });
+        }
       }
-      const previous = seen.get(contract.role);
-      if (previous !== undefined) problems.push({ path: `${at}/role`, problem: `duplicate role ${contract.role} (already declared at ${previous})` });
-      else seen.set(contract.role, at);
-      contract.capabilityScopes.forEach((scope, i) => {
-        if (!isCapabilityScope(scope)) problems.push({ path: `${at}/capabilityScopes/${i}`, problem: unknownScope(scope) });
-      });
-      if (new Set(contract.capabilityScopes).size !== contract.capabilityScopes.length) {
-        problems.push({ path: `${at}/capabilityScopes`, problem: 'lists a scope more than once' });
-      }
-      problems.push(...contractSchemaProblems(contract.inputSchema, `${at}/inputSchema`));
+      if (isPlainObject(inputSchema)) problems.push(...contractSchemaProblems(inputSchema as JsonSchema, `${at}/inputSchema`));
     });
   }
-  for (const role of REQUIRED_ROLES) {
-    if (!manifest.requiredTools.some((c) => c.role === role)) {
-      problems.push({ path: '/requiredTools', problem: `missing required role ${role} (the four required roles are ${REQUIRED_ROLES.join(', ')})` });
+  if (Array.isArray(manifest.requiredTools)) {
+    const declared = manifest.requiredTools.filter(isPlainObject).map((contract) => contract.role);
+    for (const role of REQUIRED_ROLES) {
+      if (!declared.includes(role)) {
+        problems.push({ path: '/requiredTools', problem: `missing required role ${role} (the four required roles are ${REQUIRED_ROLES.join(', ')})` });
+      }
     }
   }
   const areas: Array<['filesystem' | 'network', RegExp]> = [
@@ -315,13 +333,20 @@ function semanticProblems(manifest: HarnessRequirements): ManifestProblem[] {
     ['network', /^net\./],
   ];
   for (const [area, family] of areas) {
-    (manifest[area] ?? []).forEach((scope, i) => {
+    arrayAt(manifest, area).forEach((scope, i) => {
+      if (typeof scope !== 'string') return;
       const path = `/${area}/${i}`;
       if (!isCapabilityScope(scope)) problems.push({ path, problem: unknownScope(scope) });
       else if (!family.test(scope) && !scope.startsWith('x-')) problems.push({ path, problem: `"${scope}" is not a ${area} scope` });
     });
   }
   return problems;
+}
+
+/** The array under `key`, or none when it is absent or not an array (the schema reports that). */
+function arrayAt(manifest: Record<string, unknown>, key: string): unknown[] {
+  const value = manifest[key];
+  return Array.isArray(value) ? value : [];
 }
 
 function contractSchemaProblems(schema: JsonSchema, path: string): ManifestProblem[] {

@@ -110,10 +110,10 @@ describe('acx driving acx over ACP', () => {
     expect(call).toMatchObject({ kind: 'edit', providerExecuted: true, input: { key: 'team/lead', value: 'Dana leads the team.' } });
     expect(toolParts.some((p) => p.type === 'tool-approval-request')).toBe(true);
     const result = toolParts.find((p) => p.type === 'tool-result' && p.toolCallId === 'call_save');
-    expect(JSON.stringify(result)).toContain('team/lead');
-    // The model behind the inner acx saw the tool's real result.
+    expect(result).toMatchObject({ toolName: 'memory_write', output: 'Saved "team/lead".' });
+    // The model behind the inner acx saw the tool's real result, not an error.
     const afterTool = model.requests.at(-1)!.view.messages.flatMap((m) => m.toolResults ?? []).find((r) => r.callId === 'call_save');
-    expect(afterTool?.isError).not.toBe(true);
+    expect(afterTool).toEqual({ callId: 'call_save', output: 'Saved "team/lead".' });
 
     // 3. A denied permission: the outer approval says no, the inner tool call fails, the model is told.
     approve = false;

@@ -25,8 +25,11 @@ export interface CliHarnessOptions {
   keyHeader: (r: RecordedRequest) => string | undefined;
   /** Extra flags every run needs (e.g. Codex supports only --permission-mode allow-all). */
   args?: string[];
-  /** A --model to pass and what the upstream request's model must then look like. */
-  model?: { flag: string; expect: RegExp };
+  /**
+   * A --model to pass (one the agent offers, not its default) and what the upstream request's
+   * model must then look like; a run without --model must not match it.
+   */
+  model: { flag: string; expect: RegExp };
   /** How the agent names acx's MCP tools for its model (default `mcp__acx__`). */
   toolPrefix?: string;
   /** Answers the agent's own side requests (routing, next-speaker checks), if it makes any. */
@@ -123,8 +126,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
 
     it('runs an agent directory: instructions, skills, model and an acx host tool reach the agent', async () => {
       const before = seen.length;
-      const args = ['run', join(ROOT, 'examples/notes-keeper'), PROMPT, '--harness', options.harness, ...(options.args ?? [])];
-      if (options.model) args.push('--model', options.model.flag);
+      const args = ['run', join(ROOT, 'examples/notes-keeper'), PROMPT, '--harness', options.harness, ...(options.args ?? []), '--model', options.model.flag];
       const run = await runAcx(args, runEnv('dir'));
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout.trim()).toBe(REPLY);
@@ -139,7 +141,8 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       expect(main.skillFiles['release-notes']).toMatch(/^---\nname: release-notes\ndescription: "Write release notes/);
       expect(main.skillFiles['release-notes']).toContain('Group what you find under Added, Changed and Fixed.');
       expect(main.body).toContain('release-notes: Write release notes for the team from what you remember about a release.');
-      if (options.model) expect(main.model).toMatch(options.model.expect);
+      // --model went through the profile's model mapping to the agent's model request.
+      expect(main.model).toMatch(options.model.expect);
       // The key was brokered: the agent had a placeholder, the upstream got the real one.
       expect(options.keyHeader(server.requests.at(-1)!)).toContain(KEY);
 
@@ -160,7 +163,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
     it(resumeTitle, async () => {
       const env = { ...runEnv('resume'), ACX_LOG_LEVEL: 'info' };
       const agent = join(ROOT, 'examples/notes-keeper');
-      const extra = [...(options.args ?? []), ...(options.model ? ['--model', options.model.flag] : [])];
+      const extra = [...(options.args ?? []), '--model', options.model.flag];
       const first = await runAcx(['run', agent, `Remember that the code word is ${CODE_WORD}.`, '--harness', options.harness, '--session', 'chat-1', ...extra], env);
       expect(first.code, first.stderr).toBe(0);
       const kept = join(root, 'resume/state/agents/notes-keeper/acp-sessions', options.harnessId, 'chat-1');
@@ -197,6 +200,8 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       expect(run.stdout.trim()).toBe(REPLY);
 
       const main = seen[before]!;
+      // Without --model the agent keeps its own default: the model seen above came from the flag.
+      expect(main.model).not.toMatch(options.model.expect);
       // The tools bound to the cartridge's required roles are the ones the agent was given.
       expect(main.tools).toEqual(expect.arrayContaining(['execute', 'dispatch', 'add_memory', 'search_memory'].map((t) => prefix + t)));
       expect(main.body).toContain('Notes Keeper');

@@ -138,6 +138,20 @@ describe('ACP harness against a fake ACP agent', () => {
     await expect(badModel.createSession()).rejects.toThrow(/fake-small, fake-large/);
   });
 
+  it('asks for the model through session/set_model, with the mapping prefix put on once', async () => {
+    const modelOf = async (model: string) => {
+      const agent = agentFor({ model, modelMapping: { type: 'session-model', path: 'modelId', prefix: 'house/' } });
+      const session = await agent.createSession();
+      try {
+        return JSON.parse((await agent.generate({ session, prompt: '[[state]]' })).text).model as string;
+      } finally {
+        await session.destroy();
+      }
+    };
+    expect(await modelOf('big-model')).toBe('house/big-model');
+    expect(await modelOf('house/big-model')).toBe('house/big-model');
+  });
+
   it('cancels a running turn, drops its late updates, and runs the next turn cleanly', async () => {
     const agent = agentFor();
     const session = await agent.createSession();

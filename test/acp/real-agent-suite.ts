@@ -53,6 +53,17 @@ function isAgentStep(r: RecordedRequest): boolean {
   return toolNamesOf(r).length > 0;
 }
 
+/** Waits for `promise`, failing with `message` if it has not settled after `ms`. */
+async function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function describeRealAgent(options: RealAgentOptions): void {
   describe(`${options.name} over ACP (real agent, local model server)`, () => {
     let server: ModelServer;
@@ -60,6 +71,8 @@ export function describeRealAgent(options: RealAgentOptions): void {
     // Every held [slow] response (an agent may send more than one request for a prompt).
     const holds: Array<() => void> = [];
     let holding = true;
+    /** Called when the server starts holding the agent's own step. */
+    let onHold: (() => void) | undefined;
     /** Lets every held response go, and holds no later one (until `holding` is set again). */
     const release = () => {
       holding = false;
@@ -88,7 +101,9 @@ export function describeRealAgent(options: RealAgentOptions): void {
           if (marker === '[slow]') {
             // Only the agent's own step is held (a real model thinking); side requests answer at once.
             if (!isAgentStep(r) || !holding) return { text: 'A slow thought' };
-            return { text: 'thinking slowly...', pauseUntil: new Promise<void>((resolve) => holds.push(resolve)) };
+            const pauseUntil = new Promise<void>((resolve) => holds.push(resolve));
+            onHold?.();
+            return { text: 'thinking slowly...', pauseUntil };
           }
           if (marker === '[echo]') {
             if (gotToolResult) return { text: `Tool said: ${last.toolResults?.[0]?.output ?? ''}` };
@@ -158,39 +173,35 @@ export function describeRealAgent(options: RealAgentOptions): void {
       }, 180_000);
     }
 
-    // A real third-party agent under a loaded CI machine: one retry absorbs its timing; a cancel
-    // that never ends still fails (each attempt is bounded).
-    it('cancels mid-turn and the next turn is clean', { retry: 1, timeout: 120_000 }, async () => {
+    // The order is fixed by events, not by timing: the abort is sent once the agent's own step is
+    // in flight (held by the server), and that step's reply stays held until the turn has ended,
+    // so the turn can only end because the agent honoured session/cancel. (An agent that ignores
+    // it is stopped by acx after cancelGraceMs, and then the next turn fails.)
+    it('cancels mid-turn and the next turn is clean', { timeout: 120_000 }, async () => {
       const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode });
       const session = await agent.createSession();
       try {
         const controller = new AbortController();
         holding = true;
-        const before = server.requests.length;
+        // Agents make requests of their own (titles, quota checks) around the step; those are
+        // answered at once, and a cancel that lands before the step started tests something else.
+        const stepHeld = new Promise<void>((resolve) => (onHold = resolve));
         const turn = agent.generate({ session, prompt: 'Think slowly. [slow]', abortSignal: controller.signal });
-        // Wait (bounded) until the agent's step for *this* prompt is in flight and held by the
-        // server: agents make other requests of their own (titles, quota checks) around it, and a
-        // cancel that lands before the agent started its step tests something else.
-        const slowInFlight = () => server.requests.slice(before).some((r) => isAgentStep(r) && markerOf(r) === '[slow]');
-        for (let i = 0; !slowInFlight(); i++) {
-          if (i > 1200) throw new Error('the agent never sent the [slow] prompt to the model server within 60 s');
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        // A turn that ends on its own before its step was held fails here, with its own outcome.
+        const endedEarly = turn.then((result) => Promise.reject(new Error(`the [slow] turn ended before its step was held: ${result.text}`)));
+        endedEarly.catch(() => {}); // observed only through the race below
+        await withDeadline(Promise.race([stepHeld, endedEarly]), 60_000, 'the agent never sent its step for the [slow] prompt to the model server within 60 s');
         controller.abort();
-        // A real upstream answers eventually: let the held response go after a while, so an
-        // agent slow to honour the cancel cannot deadlock the test; the turn must still end as
-        // cancelled. (Late-bound: `release` belongs to the held request.)
-        const letGo = setTimeout(() => release(), 5_000);
         try {
           await expect(turn).rejects.toMatchObject({ code: 'aborted' });
         } finally {
-          clearTimeout(letGo);
           release();
         }
         const next = await agent.generate({ session, prompt: 'Reply with pong. [pong]' });
         expect(next.text).toContain('PONG from the model server');
         expect(next.text).not.toContain('thinking slowly');
       } finally {
+        onHold = undefined;
         await session.destroy();
       }
     });

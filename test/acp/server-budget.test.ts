@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type AcxAcp, replyText, startAcxAcp, updatesOf } from '../fixtures/acp-server/client.ts';
+import { type AcxAcp, NOTES_KEEPER, replyText, startAcxAcp, updatesOf } from '../fixtures/acp-server/client.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 
 let model: ModelServer;
@@ -40,9 +40,22 @@ it('starts sessions in the --permission-mode and stops with max_turn_requests wh
   });
   expect(response.stopReason).toBe('max_turn_requests');
   const updates = updatesOf(acx, sessionId);
-  // memory_list is a read: allow-reads runs it without asking.
+  // memory_list is a read: allow-reads runs it without asking, and it lists the agent's seeded memories.
   expect(acx.permissions).toHaveLength(0);
-  expect(updates.find((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed')).toBeDefined();
+  const seeds = JSON.parse(fs.readFileSync(path.join(NOTES_KEEPER, 'memory/team.json'), 'utf8')) as Array<{ key: string; value: string }>;
+  const listing = [`${seeds.length} memories:`, ...seeds.map((seed) => `${seed.key}: ${seed.value}`)].join('\n');
+  expect(updates.filter((u) => u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update')).toEqual([
+    { sessionUpdate: 'tool_call', toolCallId: 'call_list', title: 'memory_list', name: 'memory_list', kind: 'read', status: 'pending', rawInput: {} },
+    { sessionUpdate: 'tool_call_update', toolCallId: 'call_list', status: 'in_progress' },
+    {
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 'call_list',
+      status: 'completed',
+      content: [{ type: 'content', content: { type: 'text', text: listing } }],
+      rawOutput: listing,
+    },
+  ]);
+  expect(model.requests.at(-1)!.view.messages.flatMap((m) => m.toolResults ?? [])).toEqual([{ callId: 'call_list', output: listing }]);
   expect(replyText(updates)).toBe('I used my one step listing memory; ask again to continue.');
   expect(model.requests.at(-1)!.body.tool_choice).toBe('none');
 });

@@ -33,6 +33,7 @@ describe('createACP settings', () => {
     ['auth', { auth: 'magic' as never }, /auth is unknown/],
     ['gateway placeholder', { providerAuthentication: { gateway: { env: { K: { $source: 'nope' as never } } } } }, /unknown \$source/],
     ['model mapping', { modelMapping: { type: 'flag' as never, path: 'm' } }, /modelMapping.type is unknown/],
+    ['model prefix', { modelMapping: { type: 'session-model', path: 'modelId', prefix: '' } }, /modelMapping.prefix must be a non-empty string/],
     ['skills dir', { skillsDirectory: '../outside' }, /relative path below \$HOME/],
     ['instruction path', { instructionMapping: { type: 'filesystem', path: '/etc/x' } }, /relative path below \$HOME/],
     ['permission mapping', { permissionModeMapping: { 'allow-reads': null, 'allow-edits': null } as never }, /missing 'allow-all'/],
@@ -57,6 +58,16 @@ describe('createACP settings', () => {
   it('refuses unsupported combinations with HarnessCapabilityUnsupportedError', () => {
     expect(() => createACP({ ...base, version: 'v2' as never })).toThrow(HarnessCapabilityUnsupportedError);
     expect(() => createACP({ ...base, auth: 'ai-gateway' })).toThrow(HarnessCapabilityUnsupportedError);
+  });
+});
+
+describe('the OpenCode profile', () => {
+  it('lists the model acx asks for beside its default, so OpenCode can select it as acx/<id>', () => {
+    const files = opencodeProfile.homeFiles({ env: { OPENCODE_MODEL: 'house-default' }, home: '/h', model: 'acx/chosen' });
+    const config = JSON.parse(files['.config/opencode/opencode.json']!);
+    expect(config.model).toBe('acx/house-default');
+    expect(Object.keys(config.provider.acx.models)).toEqual(['house-default', 'chosen']);
+    expect(opencodeProfile.modelMapping).toEqual({ type: 'session-model', path: 'modelId', prefix: 'acx/' });
   });
 });
 

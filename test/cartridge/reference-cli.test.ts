@@ -1,25 +1,21 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { codebaseFingerprint } from '../../src/cartridge/memory.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
+import { REFERENCE_DIR, referenceMissing } from '../support/reference-acx.ts';
 import { FIXTURES, REFERENCE_CARTRIDGES, tempDir, writeAgentDir, writeKey } from './helpers.ts';
 
 /**
- * Interop against the reference implementation's own CLI (lboel/acx). It is not vendored: point
- * ACX_REFERENCE_DIR at a checkout (default ../reference-acx next to this project).
+ * Interop against the reference implementation's own CLI (lboel/acx, see
+ * test/support/reference-acx.ts for where it is found).
  */
-const PROJECT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const REFERENCE_DIR = resolve(PROJECT, process.env.ACX_REFERENCE_DIR ?? '../reference-acx');
 const CLI = join(REFERENCE_DIR, 'src', 'cli.mjs');
-const available = existsSync(CLI);
-const HOW = `reference CLI not found at ${CLI}; to run these tests: git clone https://github.com/lboel/acx ${REFERENCE_DIR} (or set ACX_REFERENCE_DIR to a checkout); it needs no npm install`;
-if (!available) console.warn(`[skip] ${HOW}`);
+const missing = referenceMissing();
 
 function ref(...args: string[]): { code: number; out: string } {
   const r = spawnSync(process.execPath, ['--no-warnings', '--experimental-sqlite', CLI, ...args], { cwd: REFERENCE_DIR, encoding: 'utf8' });
@@ -39,7 +35,7 @@ function acxBuilt(root: string): string {
   return out;
 }
 
-describe.skipIf(!available)('interop with the reference CLI', () => {
+describe.skipIf(missing !== undefined)(missing ? `interop with the reference CLI (skipped: ${missing})` : 'interop with the reference CLI', () => {
   it('gives the same verdict on the reference registry cartridges', () => {
     for (const path of REFERENCE_CARTRIDGES) expect(verifyCartridge(path).verdict).toBe(refTrust(path));
   });

@@ -120,20 +120,31 @@ describe('malformed manifests', () => {
     expect(hit, JSON.stringify(problems, null, 2)).toBeDefined();
   });
 
-  it('reports every problem at once and says how to fix it', () => {
+  it('reports every problem at once, from the schema and the semantic rules alike, and says how to fix it', () => {
     const input = withEdit((m) => {
+      m.tools = [];
       m.model.toolUse = 'yes';
+      m.mcp.preferredProtocolRevision = '2025-02-30';
       m.requiredTools[2].capabilityScopes = ['memory.writ'];
     });
+    let error: unknown;
     try {
       parseHarnessRequirements(input);
-      throw new Error('expected rejection');
-    } catch (error) {
-      const e = error as HarnessRequirementsError;
-      expect(e.code).toBe('harness-requirements-invalid');
-      expect(e.message).toContain('/model/toolUse: must be boolean');
-      expect(e.hint).toContain('rom/manifest/harness-requirements.json');
+    } catch (caught) {
+      error = caught;
     }
+    expect(error).toBeInstanceOf(HarnessRequirementsError);
+    const e = error as HarnessRequirementsError;
+    expect(e.code).toBe('harness-requirements-invalid');
+    expect(e.problems).toEqual([
+      { path: '/tools', problem: 'forbidden key "tools" (use "requiredTools" and "optionalTools")' },
+      { path: '/model/toolUse', problem: 'must be boolean' },
+      { path: '/mcp/preferredProtocolRevision', problem: '"2025-02-30" is not a real calendar date' },
+      { path: '/requiredTools/2/capabilityScopes/0', problem: expect.stringMatching(/^unknown capability scope "memory.writ" \(allowed: /) },
+    ]);
+    expect(e.message).toContain('/model/toolUse: must be boolean');
+    expect(e.message).toContain('/requiredTools/2/capabilityScopes/0: unknown capability scope "memory.writ"');
+    expect(e.hint).toContain('rom/manifest/harness-requirements.json');
   });
 
   it('allows vendor x- scopes and extra required roles', () => {

@@ -7,8 +7,8 @@ import { Journal } from '../../src/store/journal.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
- * restarts it, and counts side effects: a tool with side effects never runs twice, and the
- * journal is always well-formed.
+ * restarts it, and checks the exact side effects of the whole run: which calls ran and how often,
+ * which were reported as "outcome unknown", and that the journal is well-formed.
  */
 const AGENT = join(import.meta.dirname, '../fixtures/agents/crash-agent.ts');
 
@@ -55,84 +55,128 @@ function assertWellFormed(home: string) {
   }
 }
 
-// turn-started, 2 × (model-call, assistant-persisted, 2 × tool-started, 2 × tool-finished,
-// step-settled), model-call, assistant-persisted, turn-ended
-const total = 18;
+/**
+ * What a whole run leaves behind once a process killed at checkpoint `at` has been restarted.
+ * The fixture's turn: step 1 calls send(a) [unsafe] and lookup(q) [read-only] in parallel,
+ * step 2 calls send(b) [unsafe] and save(k) [idempotent], step 3 replies "all done".
+ * Recovery by evidence decides each row:
+ *  - a call named in a persisted assistant message but never started runs on resume (3, 10);
+ *  - an unsafe call marked started without a result is never run again, and its result says the
+ *    outcome is unknown, whether its effect happened before the kill (5, 12) or not (4, 11);
+ *  - a read-only or idempotent call that ran without a recorded result runs again (6, 13);
+ *  - a persisted model reply is never asked for again (`modelCalls`: calls the restarted process made).
+ * The logs hold one line per run of a tool, across both processes.
+ */
+interface Expected {
+  at: number;
+  checkpoint: string;
+  send: string[];
+  lookup: string[];
+  save: string[];
+  unknown: string[];
+  modelCalls: number;
+}
+const all = { send: ['a', 'b'], lookup: ['q'], save: ['k'], unknown: [] };
+const expectations: Expected[] = [
+  { at: 1, checkpoint: 'turn-started', ...all, modelCalls: 3 },
+  { at: 2, checkpoint: 'model-call 1', ...all, modelCalls: 3 },
+  { at: 3, checkpoint: 'assistant-persisted 1', ...all, modelCalls: 2 },
+  { at: 4, checkpoint: 'tool-started c1', ...all, send: ['b'], unknown: ['c1'], modelCalls: 2 },
+  { at: 5, checkpoint: 'tool-started c2', ...all, unknown: ['c1'], modelCalls: 2 },
+  { at: 6, checkpoint: 'tool-finished c1', ...all, lookup: ['q', 'q'], modelCalls: 2 },
+  { at: 7, checkpoint: 'tool-finished c2', ...all, modelCalls: 2 },
+  { at: 8, checkpoint: 'step-settled 1', ...all, modelCalls: 2 },
+  { at: 9, checkpoint: 'model-call 2', ...all, modelCalls: 2 },
+  { at: 10, checkpoint: 'assistant-persisted 2', ...all, modelCalls: 1 },
+  { at: 11, checkpoint: 'tool-started c3', ...all, send: ['a'], unknown: ['c3'], modelCalls: 1 },
+  { at: 12, checkpoint: 'tool-started c4', ...all, unknown: ['c3'], modelCalls: 1 },
+  { at: 13, checkpoint: 'tool-finished c3', ...all, save: ['k', 'k'], modelCalls: 1 },
+  { at: 14, checkpoint: 'tool-finished c4', ...all, modelCalls: 1 },
+  { at: 15, checkpoint: 'step-settled 2', ...all, modelCalls: 1 },
+  { at: 16, checkpoint: 'model-call 3', ...all, modelCalls: 1 },
+  { at: 17, checkpoint: 'assistant-persisted 3', ...all, modelCalls: 0 },
+  { at: 18, checkpoint: 'turn-ended', ...all, modelCalls: 0 },
+];
+
+interface AgentOutput {
+  text: string;
+  checkpoints: string[];
+  modelCalls: number;
+}
+
+/** What the tools did, read from their logs: one line per run. */
+function effectsOf(effects: string) {
+  return {
+    send: lines(join(effects, 'send.log')),
+    lookup: lines(join(effects, 'lookup.log')),
+    save: lines(join(effects, 'save.log')),
+    // The idempotent tool writes one file per idempotency key: a re-run must reuse the key.
+    upserts: readdirSync(effects).filter((f) => f.startsWith('upsert-')).length,
+  };
+}
+
+/** The calls whose recorded result tells the model the outcome is unknown. */
+function unknownOutcomes(messages: ReturnType<typeof assertWellFormed>): string[] {
+  const ids: string[] = [];
+  for (const { message } of messages) {
+    if (message.role !== 'tool' || !Array.isArray(message.content)) continue;
+    for (const part of message.content as Array<{ type: string; toolCallId: string; output: unknown }>) {
+      if (part.type === 'tool-result' && /Whether it took effect is unknown/.test(JSON.stringify(part.output))) ids.push(part.toolCallId);
+    }
+  }
+  return ids.sort();
+}
 
 // Each case spawns two real processes; on a loaded 2-core machine that can take a while.
 describe('crash recovery (e2e, real processes)', { timeout: 240_000 }, () => {
-  it.concurrent('a clean run calls each tool once and finishes', async () => {
+  it.concurrent('a clean run passes every checkpoint in order and calls each tool once', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
     const run = await runAgent(home, effects, 'none');
-    const clean = { run, home, effects };
-    expect(clean.run.status, clean.run.stderr).toBe(0);
-    const out = JSON.parse(clean.run.stdout.trim()) as { text: string; checkpoints: number };
+    expect(run.status, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout.trim()) as AgentOutput;
     expect(out.text).toBe('all done');
-    expect(out.checkpoints).toBe(total);
-    expect(lines(join(clean.effects, 'send.log'))).toEqual(['a', 'b']);
+    expect(out.checkpoints).toEqual(expectations.map((e) => e.checkpoint));
+    expect(out.modelCalls).toBe(3);
+    expect(effectsOf(effects)).toEqual({ send: ['a', 'b'], lookup: ['q'], save: ['k'], upserts: 1 });
+    expect(unknownOutcomes(assertWellFormed(home))).toEqual([]);
   });
 
-  for (let at = 1; at <= total; at++) {
-    it.concurrent(`killed at checkpoint ${at}: resumes to the same answer with zero duplicated side effects`, async () => {
+  for (const expected of expectations) {
+    const { at, checkpoint } = expected;
+    it.concurrent(`killed at checkpoint ${at} (${checkpoint}): resumes to the same answer, each call run as its evidence allows`, async () => {
       const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
       const killed = await runAgent(home, effects, `checkpoint:${at}`);
       expect(killed.signal).toBe('SIGKILL');
       const resumed = await runAgent(home, effects, 'none');
       expect(resumed.status, resumed.stderr).toBe(0);
-      expect(JSON.parse(resumed.stdout.trim()).text).toBe('all done');
-      const sends = lines(join(effects, 'send.log'));
-      expect(new Set(sends).size).toBe(sends.length); // a side effect never runs twice
-      const messages = assertWellFormed(home);
-      if (sends.length < 2) {
-        // Killed after the call was marked started but before its effect: never re-run, and said so.
-        expect(JSON.stringify(messages)).toMatch(/Whether it took effect is unknown/);
-      }
-      expect(['a', 'b'].filter((key) => !sends.includes(key)).length).toBeLessThanOrEqual(1);
-      expect(readdirSync(effects).filter((f) => f.startsWith('upsert-'))).toHaveLength(1);
+      const out = JSON.parse(resumed.stdout.trim()) as AgentOutput;
+      expect(out.text).toBe('all done');
+      expect(effectsOf(effects)).toEqual({ send: expected.send, lookup: expected.lookup, save: expected.save, upserts: 1 });
+      expect(unknownOutcomes(assertWellFormed(home))).toEqual(expected.unknown);
+      expect(out.modelCalls).toBe(expected.modelCalls);
     });
   }
 
-  it.concurrent('killed inside an unsafe tool after its effect: not re-run, and the model is told the outcome is unknown', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
-    const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect((await runAgent(home, effects, 'inside:send:after:1')).signal).toBe('SIGKILL');
-    const resumed = await runAgent(home, effects, 'none');
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(lines(join(effects, 'send.log'))).toEqual(['a', 'b']);
-    const messages = assertWellFormed(home);
-    expect(JSON.stringify(messages)).toMatch(/Whether it took effect is unknown/);
-  });
-
-  it.concurrent('killed inside an unsafe tool before its effect: still not re-run (the engine cannot know)', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
-    const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect((await runAgent(home, effects, 'inside:send:before:1')).signal).toBe('SIGKILL');
-    const resumed = await runAgent(home, effects, 'none');
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(lines(join(effects, 'send.log'))).toEqual(['b']);
-    assertWellFormed(home);
-  });
-
-  it.concurrent('killed inside a read-only tool: it is re-run', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
-    const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect((await runAgent(home, effects, 'inside:lookup:after:1')).signal).toBe('SIGKILL');
-    const resumed = await runAgent(home, effects, 'none');
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(lines(join(effects, 'lookup.log'))).toEqual(['q', 'q']);
-    expect(lines(join(effects, 'send.log'))).toEqual(['a', 'b']);
-    assertWellFormed(home);
-  });
-
-  it.concurrent('killed inside an idempotent tool: it is re-run under the same idempotency key', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
-    const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    expect((await runAgent(home, effects, 'inside:save:after:1')).signal).toBe('SIGKILL');
-    const resumed = await runAgent(home, effects, 'none');
-    expect(resumed.status, resumed.stderr).toBe(0);
-    expect(readdirSync(effects).filter((f) => f.startsWith('upsert-'))).toHaveLength(1);
-    assertWellFormed(home);
-  });
+  // Killed inside a tool's own code. The parallel sibling in step 1 (send, then lookup) starts
+  // after send ran, so a kill inside lookup also leaves send without a result.
+  const inside: Array<{ crash: string; title: string } & Omit<Expected, 'at' | 'checkpoint' | 'modelCalls'>> = [
+    { crash: 'inside:send:after:1', title: 'an unsafe tool after its effect: not re-run, and the model is told the outcome is unknown', ...all, unknown: ['c1'] },
+    { crash: 'inside:send:before:1', title: 'an unsafe tool before its effect: still not re-run (the engine cannot know)', ...all, send: ['b'], unknown: ['c1'] },
+    { crash: 'inside:lookup:after:1', title: 'a read-only tool: it is re-run', ...all, lookup: ['q', 'q'], unknown: ['c1'] },
+    { crash: 'inside:save:after:1', title: 'an idempotent tool: it is re-run under the same idempotency key', ...all, save: ['k', 'k'], unknown: ['c3'] },
+  ];
+  for (const expected of inside) {
+    it.concurrent(`killed inside ${expected.title}`, async () => {
+      const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
+      const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
+      expect((await runAgent(home, effects, expected.crash)).signal).toBe('SIGKILL');
+      const resumed = await runAgent(home, effects, 'none');
+      expect(resumed.status, resumed.stderr).toBe(0);
+      expect((JSON.parse(resumed.stdout.trim()) as AgentOutput).text).toBe('all done');
+      expect(effectsOf(effects)).toEqual({ send: expected.send, lookup: expected.lookup, save: expected.save, upserts: 1 });
+      expect(unknownOutcomes(assertWellFormed(home))).toEqual(expected.unknown);
+    });
+  }
 });

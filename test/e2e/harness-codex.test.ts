@@ -17,4 +17,6 @@ describeCliHarness({
   },
   keyHeader: (r) => r.headers.authorization,
   args: ['--permission-mode', 'allow-all'],
+  // Codex offers gpt-5.5 (its default), gpt-5.4, gpt-5.4-mini, gpt-5.3-codex and gpt-5.2.
+  model: { flag: 'openai:gpt-5.4-mini', expect: /^gpt-5\.4-mini$/ },
 });

@@ -12,6 +12,8 @@ describeCliHarness({
   upstream: async (server) => ({ env: { GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: CLI_HARNESS_KEY } }),
   keyHeader: (r) => r.headers['x-goog-api-key'] as string | undefined,
   toolPrefix: 'mcp_acx_',
+  // Gemini CLI takes any model id through session/set_model.
+  model: { flag: 'google:gemini-2.5-flash-lite', expect: /^gemini-2\.5-flash-lite$/ },
   // Gemini CLI 0.61.0 advertises session/load, but it records an ACP conversation lazily: when
   // the first process ended before the recording reached disk (usual on an idle machine), its
   // load finds nothing and answers "No previous sessions found"; on a loaded machine it often

@@ -14,4 +14,6 @@ describeCliHarness({
   }),
   keyHeader: (r) => r.headers.authorization as string | undefined,
   toolPrefix: 'acx_',
+  // OpenCode selects acx/<id>; acx lists the id asked for beside OPENCODE_MODEL in its provider.
+  model: { flag: 'openai:oc-chosen', expect: /^oc-chosen$/ },
 });
