@@ -12,6 +12,7 @@ import {
   zoneOf,
   type Zone,
 } from './format.ts';
+import { schemaProblems } from './schema.ts';
 
 export type ObjectKind = 'sqlar' | 'memory' | 'cartridge' | 'skill' | 'attestation';
 export type Canon = 'raw' | 'jcs-rfc8785';
@@ -109,7 +110,7 @@ export class Cartridge {
     }
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(path, { readOnly: readonly });
+      db = connect(path, readonly);
     } catch (error) {
       throw notACartridge(path, errorMessage(error));
     }
@@ -135,6 +136,16 @@ export class Cartridge {
       }
       const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
       if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
+      // acx's own writes would fire a trigger the file carries: never write to a schema the format
+      // does not define. (Reading cannot run one; `acx verify` reports such a file as tampered.)
+      if (!readonly) {
+        const problems = schemaProblems(db);
+        if (problems.length) {
+          throw new AcxError('cartridge-schema', `acx will not write to ${path}: ${problems.join('; ')}`, {
+            hint: 'the file was altered after it was built; run `acx verify` on it and get a fresh copy from its publisher',
+          });
+        }
+      }
       return { cart: new Cartridge(db, path, readonly), tables };
     } catch (error) {
       db.close();
@@ -320,7 +331,24 @@ function openNew(path: string): DatabaseSync {
       hint: 'choose another output path or remove the file first',
     });
   }
-  return new DatabaseSync(path);
+  return connect(path, false);
+}
+
+/**
+ * Every connection acx opens on a cartridge. `trusted_schema = OFF`: SQL functions and virtual
+ * tables a schema names run only if SQLite marks them harmless. The defensive flag turns off
+ * what lets plain SQL corrupt the file (writable_schema and the like); node:sqlite honours the
+ * option from Node 24.12 and 25.1 on, and older releases ignore it.
+ */
+function connect(path: string, readonly: boolean): DatabaseSync {
+  const db = new DatabaseSync(path, { readOnly: readonly, defensive: true });
+  try {
+    db.exec('PRAGMA trusted_schema = OFF');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
 }
 
 function pragma(db: DatabaseSync, name: string): unknown {

@@ -5,6 +5,7 @@ import { Cartridge } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';
 import { portablePathProblem, UNSIGNED_META_KEYS } from './format.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
+import { schemaProblems } from './schema.ts';
 import { compareCodePoints, computeRomManifest, readRomSources, type RomSources } from './manifest.ts';
 import { emptyRegistry, loadTrustRegistry, trustProblems, type LoadedRegistry } from './trust.ts';
 
@@ -61,6 +62,10 @@ function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: Readonl
 function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<string>): VerifyResult {
   const registry = typeof options.registry === 'object' ? options.registry : emptyRegistry();
   const now = (options.now ?? new Date()).getTime();
+  // First, before any other read: a schema object the format does not define (a trigger would
+  // run inside acx's SAVE writes; a view could stand in for a table) is tampering on its own.
+  const schema = schemaProblems(cart.db);
+  if (schema.length) return { verdict: 'tampered', reasons: schema, warnings: [], manifestHash: null };
   const warnings: string[] = [];
   const sources = readRomSources(cart, tables);
   // Every ROM object's oid is recomputed from its live source here; the structural checks then

@@ -3,7 +3,7 @@
 // registry holding only its public key, a digest of a cartridge's SAVE zone, and the CLI.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -96,6 +96,28 @@ export function saveRows(path: string): { memory: Array<{ id: string; payload: s
       memory: db.prepare("SELECT id, payload FROM memory WHERE zone='save' ORDER BY id").all() as Array<{ id: string; payload: string }>,
       files: (db.prepare("SELECT name FROM sqlar WHERE name GLOB 'save/*' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name),
     };
+  } finally {
+    db.close();
+  }
+}
+
+/** A copy of cartridge `source` at `path`, changed by `mutate` through plain SQLite (an attacker's tools). */
+export function alteredCopy(source: string, path: string, mutate: (db: DatabaseSync) => void = () => {}): string {
+  copyFileSync(source, path);
+  const db = new DatabaseSync(path);
+  try {
+    mutate(db);
+  } finally {
+    db.close();
+  }
+  return path;
+}
+
+/** The signatures table, row by row. */
+export function signatureRows(path: string): unknown[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return db.prepare('SELECT * FROM signatures ORDER BY sig_id').all();
   } finally {
     db.close();
   }
