@@ -205,7 +205,7 @@ function structuralProblems(cart: Cartridge, sources: RomSources, tables: Readon
       // The manifest pass already hashed this file's live bytes in this snapshot (when it is a ROM object).
       let digest = path ? sources.fileDigests.get(path) : undefined;
       if (path && digest === undefined) {
-        const bytes = cart.getFile(path);
+        const bytes = cart.getFile(path, sources.inflateBudget);
         if (bytes) digest = sha256Hex(bytes);
       }
       if (digest === undefined) problems.push(`skill index points at a missing SKILL.md ${String(s.sqlar_path)}`);

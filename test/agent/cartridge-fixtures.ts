@@ -129,8 +129,16 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `acx` as a user does: a real process (async, so an in-process model server can answer). */
-export function runAcx(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+/**
+ * Runs `acx` as a user does: a real process (async, so an in-process model server can answer).
+ * With `killAfterMs` a process that has not finished by then is killed (code -1, and stderr says
+ * so): for tests of something that used to hang.
+ */
+export function runAcx(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string; input?: string; killAfterMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args], {
       cwd: options.cwd ?? ROOT,
@@ -139,10 +147,21 @@ export function runAcx(args: readonly string[], env: NodeJS.ProcessEnv = {}, opt
     });
     let stdout = '';
     let stderr = '';
+    let killed = false;
+    const timer = options.killAfterMs
+      ? setTimeout(() => {
+          killed = true;
+          child.kill('SIGKILL');
+        }, options.killAfterMs)
+      : undefined;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code: code ?? 1, stdout, stderr }));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (killed) resolvePromise({ code: -1, stdout, stderr: `${stderr}[killed: still running after ${options.killAfterMs} ms]` });
+      else resolvePromise({ code: code ?? 1, stdout, stderr });
+    });
     child.stdin.end(options.input ?? '');
   });
 }

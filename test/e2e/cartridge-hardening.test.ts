@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,5 +59,13 @@ describe.concurrent('hostile cartridges against acx run (e2e)', { timeout: 120_0
     const verify = await runAcx(['verify', file, '--registry', base.registry]);
     expect(verify.code).toBe(EXIT.tampered);
     expect(verify.stdout).toMatch(/verdict:\s+tampered/);
+  });
+
+  it.skipIf(spawnSync('mkfifo', ['--version']).status !== 0)('item 4: acx run on a FIFO named x.acx says it is not a regular file instead of hanging (needs mkfifo)', async () => {
+    const fifo = join(root, 'x.acx');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const run = await runAcx(['run', fifo, 'hello'], localModelEnv(join(root, 'fifo'), 'http://127.0.0.1:9'), { killAfterMs: 60_000 });
+    expect(run.stderr).toContain(`${fifo} is not a regular file (it is a FIFO (named pipe)); acx opens only regular .acx files`);
+    expect(run.code).toBe(EXIT.failure);
   });
 });
