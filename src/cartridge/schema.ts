@@ -88,7 +88,6 @@ function acceptedDefinitions(): Map<string, Definition[]> {
  */
 export function schemaProblems(db: DatabaseSync): string[] {
   const rows = db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema').all() as unknown as SchemaRow[];
-  const definitions = acceptedDefinitions();
   const problems: string[] = [];
   const tables = new Set<string>();
   const automatic: SchemaRow[] = [];
@@ -97,33 +96,15 @@ export function schemaProblems(db: DatabaseSync): string[] {
   // SQLite refuses to load a schema with two objects of one name, or an entry whose type or name
   // disagrees with its SQL, so each entry's SQL alone says what the object is.
   for (const row of rows) {
-    const name = String(row.name ?? '').toLowerCase();
     if (row.sql == null) {
       automatic.push(row);
       continue;
     }
-    const tokens = tokenize(String(row.sql));
-    const head = describeTokens(tokens);
-    if (!head) {
-      problems.push(`schema entry ${JSON.stringify(String(row.name))} is not part of the cartridge format`);
-      continue;
-    }
-    const what = label(head, String(row.name));
-    if (name === 'vectors' && head.kind === 'virtual table' && tokens[tokens.indexOf('using') + 1] === 'vec0') {
-      vec0 = true;
-      continue;
-    }
-    const canonical = tokens.join(' ');
-    if ((VEC0_SHADOW.test(name) && head.kind === 'table') || canonical === SQLITE_SEQUENCE) {
-      shadows.push(name);
-      continue;
-    }
-    const allowed = definitions.get(name);
-    if (allowed?.some((d) => d.kind === head.kind && d.canonical === canonical)) {
-      if (head.kind === 'table') tables.add(name);
-      continue;
-    }
-    problems.push(allowed ? `${what} differs from the format's definition` : `${what} is not part of the cartridge format`);
+    const statement = classify(String(row.sql));
+    if (statement.role === 'foreign') problems.push(statement.problem);
+    else if (statement.role === 'vec0') vec0 = true;
+    else if (statement.role === 'vec0-shadow') shadows.push(statement.name);
+    else if (statement.kind === 'table') tables.add(statement.name);
   }
   for (const shadow of shadows) {
     if (!vec0) problems.push(`table ${shadow} is not part of the cartridge format (no vec0 table "vectors" owns it)`);
@@ -138,10 +119,42 @@ export function schemaProblems(db: DatabaseSync): string[] {
   return problems;
 }
 
-function label(head: { kind: Kind; table: string }, name: string): string {
-  if (head.kind === 'trigger') return `trigger ${JSON.stringify(name)} on ${head.table || '?'}`;
-  if (head.kind === 'index') return `index ${JSON.stringify(name)} on ${head.table || '?'}`;
-  return `${head.kind} ${JSON.stringify(name)}`;
+type Statement =
+  | { role: 'format' | 'vec0' | 'vec0-shadow'; kind: Kind; name: string }
+  | { role: 'foreign'; problem: string };
+
+// The same few statements recur in every cartridge: each distinct text is judged once per process.
+const judged = new Map<string, Statement>();
+
+/** What one schema entry's SQL is, as far as the format is concerned. */
+function classify(sql: string): Statement {
+  const known = judged.get(sql);
+  if (known) return known;
+  const tokens = tokenize(sql);
+  const head = describeTokens(tokens);
+  const canonical = tokens.join(' ');
+  let statement: Statement;
+  if (!head) {
+    statement = { role: 'foreign', problem: `schema entry ${JSON.stringify(sql.slice(0, 60))} is not part of the cartridge format` };
+  } else if (head.name === 'vectors' && head.kind === 'virtual table' && tokens[tokens.indexOf('using') + 1] === 'vec0') {
+    statement = { role: 'vec0', kind: head.kind, name: head.name };
+  } else if ((VEC0_SHADOW.test(head.name) && head.kind === 'table') || canonical === SQLITE_SEQUENCE) {
+    statement = { role: 'vec0-shadow', kind: head.kind, name: head.name };
+  } else {
+    const allowed = acceptedDefinitions().get(head.name);
+    statement = allowed?.some((d) => d.kind === head.kind && d.canonical === canonical)
+      ? { role: 'format', kind: head.kind, name: head.name }
+      : { role: 'foreign', problem: `${label(head)} ${allowed ? "differs from the format's definition" : 'is not part of the cartridge format'}` };
+  }
+  if (judged.size >= 256) judged.clear();
+  judged.set(sql, statement);
+  return statement;
+}
+
+function label(head: { kind: Kind; name: string; table: string }): string {
+  const name = JSON.stringify(head.name);
+  if (head.kind === 'trigger' || head.kind === 'index') return `${head.kind} ${name} on ${head.table || '?'}`;
+  return `${head.kind} ${name}`;
 }
 
 /** What a CREATE statement makes: its kind, name and (for an index or trigger) its table. */
@@ -182,52 +195,24 @@ function splitStatements(tokens: readonly string[]): string[][] {
 /**
  * SQL as tokens: keywords and identifiers in lower case (SQLite compares them that way, and a
  * quoted identifier names the same object as a bare one), string literals verbatim, comments and
- * whitespace dropped.
+ * whitespace dropped. An unterminated quote or comment runs to the end.
  */
 export function tokenize(sql: string): string[] {
   const tokens: string[] = [];
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '-' && sql[i + 1] === '-') {
-      const end = sql.indexOf('\n', i);
-      i = end === -1 ? sql.length : end + 1;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      i = end === -1 ? sql.length : end + 2;
-    } else if (c === "'") {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
-      tokens.push(sql.slice(i, j + 1));
-      i = j + 1;
-    } else if (c === '"' || c === '`' || c === '[') {
-      const close = c === '[' ? ']' : c;
-      let j = i + 1;
-      let text = '';
-      while (j < sql.length) {
-        if (sql[j] === close && close !== ']' && sql[j + 1] === close) {
-          text += close;
-          j += 2;
-        } else if (sql[j] === close) {
-          break;
-        } else {
-          text += sql[j];
-          j++;
-        }
-      }
-      tokens.push(text.toLowerCase());
-      i = j + 1;
-    } else if (/[A-Za-z0-9_$\u0080-\uffff]/.test(c)) {
-      let j = i + 1;
-      while (j < sql.length && /[A-Za-z0-9_$\u0080-\uffff]/.test(sql[j]!)) j++;
-      tokens.push(sql.slice(i, j).toLowerCase());
-      i = j;
-    } else {
-      tokens.push(c);
-      i++;
-    }
+  for (const [token] of sql.matchAll(TOKEN)) {
+    const c = token[0]!;
+    if (c === "'") tokens.push(token);
+    else if (c === '"' || c === '`' || c === '[') tokens.push(unquote(token).toLowerCase());
+    else if (!/^(\s|--|\/\*)/.test(token)) tokens.push(token.toLowerCase());
   }
   return tokens;
+}
+
+const TOKEN = /\s+|--[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|'(?:[^']|'')*'?|"(?:[^"]|"")*"?|`(?:[^`]|``)*`?|\[[^\]]*\]?|[A-Za-z0-9_$\u0080-\uffff]+|[\s\S]/g;
+
+function unquote(token: string): string {
+  const open = token[0]!;
+  const close = open === '[' ? ']' : open;
+  const body = token.endsWith(close) && token.length > 1 ? token.slice(1, -1) : token.slice(1);
+  return open === '[' ? body : body.replaceAll(close + close, close);
 }

@@ -113,7 +113,7 @@ describe('every connection acx opens on a cartridge', () => {
   });
 
   const hasDefensive = typeof (DatabaseSync.prototype as { enableDefensive?: unknown }).enableDefensive === 'function';
-  it.skipIf(!hasDefensive)(`sets the defensive flag (skipped: node:sqlite ${process.version} has no defensive option; it needs Node >= 24.12)`, () => {
+  it.skipIf(!hasDefensive)(`sets the defensive flag (needs Node >= 24.12 for node:sqlite's defensive option; this is ${process.version})`, () => {
     const cart = Cartridge.open(copy(() => {}), { readonly: false });
     try {
       cart.db.exec('PRAGMA writable_schema = ON');
