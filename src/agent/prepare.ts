@@ -126,6 +126,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
         indexPath: settings.memoryPath,
         saltPath: cartridge.saltPath,
         codebaseDir: workspace,
+        includeForeignSave: cartridge.includeForeignSave,
         logger,
       })
     : createSqliteMemoryProvider({ path: settings.memoryPath, logger });

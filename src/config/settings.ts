@@ -51,6 +51,8 @@ export interface RunFlags {
   allowPortable?: boolean;
   /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
   registry?: string;
+  /** Cartridges: also show SAVE memory this installation did not write, marked so (env ACX_ALLOW_FOREIGN_SAVE=1). */
+  allowForeignSave?: boolean;
 }
 
 /** What a run knows about the cartridge it boots (absent for directories and the config home). */
@@ -66,6 +68,8 @@ export interface CartridgeSettings {
   saltPath: string;
   /** Whether ROM-declared MCP drop-ins may start (only for trusted/local cartridges). */
   romMcpAllowed: boolean;
+  /** Whether SAVE memory this installation did not write is shown (marked) instead of quarantined. */
+  includeForeignSave: boolean;
 }
 
 export interface ResolvedModelSettings {
@@ -227,6 +231,7 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
           hostContextTokens: hostContextTokens ?? null,
           saltPath: join(stateHome, 'installation.salt'),
           romMcpAllowed: loaded.verify.verdict === 'trusted' || loaded.verify.verdict === 'local',
+          includeForeignSave: flags.allowForeignSave === true || isTruthy(env.ACX_ALLOW_FOREIGN_SAVE),
         }
       : undefined,
     model,
