@@ -298,7 +298,7 @@ function cartridgeToolsetOptions(settings: ResolvedSettings, memory: CartridgeMe
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp : [],
+    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...config, envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

@@ -162,6 +162,18 @@ describe('trust gate and ROM', () => {
     expect(() => resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: {} })).toThrow(CartridgeBootRefusal);
     expect(resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: { ACX_ALLOW_PORTABLE: '1' } }).cartridge?.romMcpAllowed).toBe(false);
   });
+
+  it('grants host variables to the ROM\'s MCP drop-ins only by name (flag and env), none by default', () => {
+    const built = buildTestCartridge(tempDir());
+    const home = tempDir();
+    const settings = (flags: { allowCartridgeEnv?: string[] }, env: NodeJS.ProcessEnv = {}) =>
+      resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo', ...flags }, { env });
+    expect(settings({}).cartridge?.envGrant).toEqual([]);
+    expect(settings({ allowCartridgeEnv: ['OPENAI_API_KEY', 'A,B'] }, { ACX_CARTRIDGE_ENV: 'C, A' }).cartridge?.envGrant).toEqual(['A', 'B', 'C', 'OPENAI_API_KEY']);
+    expect(() => settings({ allowCartridgeEnv: ['$OPENAI_API_KEY'] })).toThrow('"$OPENAI_API_KEY" is not an environment variable name (--allow-cartridge-env / ACX_CARTRIDGE_ENV).');
+    const withServer = buildTestCartridge(tempDir(), { edit: { 'mcp/tickets.json': JSON.stringify({ command: 'tickets-mcp', env: { KEY: '${TICKETS_KEY}' } }) } });
+    expect(loadCartridge(withServer.path, { registry: withServer.registry }).rom.mcp.map((config) => [config.name, config.envGrant])).toEqual([['tickets', []]]);
+  });
 });
 
 describe('activation', () => {

@@ -3,9 +3,9 @@
 // registry holding only its public key, a digest of a cartridge's SAVE zone, and the CLI.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { generateSigningKey, type SigningKey } from '../../src/cartridge/keys.ts';
@@ -62,7 +62,10 @@ export function buildTestCartridge(root: string, options: { name?: string; edit?
   const name = options.name ?? 'agent';
   const dir = join(root, `${name}-src`);
   cpSync(EXAMPLE_AGENT, dir, { recursive: true });
-  for (const [rel, content] of Object.entries(options.edit ?? {})) writeFileSync(join(dir, rel), content);
+  for (const [rel, content] of Object.entries(options.edit ?? {})) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), content);
+  }
   const key = generateSigningKey();
   const path = join(root, `${name}.acx`);
   const built = buildCartridge({ dir, out: path, key, publisher: PUBLISHER });
