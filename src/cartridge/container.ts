@@ -166,17 +166,9 @@ export class Cartridge {
       }
       const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
       if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
-      // acx's own writes would fire a trigger the file carries: never write to a schema the format
-      // does not define. (Reading cannot run one; `acx verify` reports such a file as tampered.)
-      if (!readonly) {
-        const problems = schemaProblems(db);
-        if (problems.length) {
-          throw new AcxError('cartridge-schema', `acx will not write to ${path}: ${problems.join('; ')}`, {
-            hint: 'the file was altered after it was built; run `acx verify` on it and get a fresh copy from its publisher',
-          });
-        }
-      }
-      return { cart: new Cartridge(db, path, readonly), tables };
+      const cart = new Cartridge(db, path, readonly);
+      if (!readonly) cart.assertWritableSchema();
+      return { cart, tables };
     } catch (error) {
       db.close();
       if (error instanceof AcxError) throw error;
@@ -186,6 +178,20 @@ export class Cartridge {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+  }
+
+  /**
+   * acx's own writes would fire a trigger the file carries, so acx never writes to a schema the
+   * format does not define (every writable open checks; `strip` checks its input before copying
+   * it). Reading cannot run one; `acx verify` reports such a file as tampered.
+   */
+  assertWritableSchema(): void {
+    const problems = schemaProblems(this.db);
+    if (problems.length) {
+      throw new AcxError('cartridge-schema', `acx will not write to ${this.path}: ${problems.join('; ')}`, {
+        hint: 'the file was altered after it was built; run `acx verify` on it and get a fresh copy from its publisher',
+      });
+    }
   }
 
   /** A cached prepared statement (preparing costs more than running these small queries). */

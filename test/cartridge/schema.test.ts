@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Cartridge } from '../../src/cartridge/container.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
+import { stripCartridge } from '../../src/cartridge/strip.ts';
 import { schemaProblems } from '../../src/cartridge/schema.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
 import { AcxError } from '../../src/util/errors.ts';
@@ -57,6 +59,10 @@ describe('schema objects the format does not define (issue 10, item 3)', () => {
     expect((refused as AcxError).message).toContain(named);
     expect(signatureRows(path)).toEqual(signatures);
     expect(new DatabaseSync(path, { readOnly: true }).prepare("SELECT count(*) AS n FROM sqlar WHERE name GLOB 'save/*'").get()).toEqual({ n: 0 });
+    // strip rewrites a copy: it refuses the input itself, and writes nothing.
+    const out = join(tempDir('acx-schema-'), 'rom-only.acx');
+    expect(() => stripCartridge(path, out)).toThrow(`acx will not write to ${path}: ${named}`);
+    expect(existsSync(out)).toBe(false);
   });
 
   it('keeps accepting what real writers produce: acx, the reference, SPEC-verbatim tables, vec0 vectors, ANALYZE', () => {
