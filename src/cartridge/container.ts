@@ -439,7 +439,7 @@ function fileKind(stat: Stats): string {
   if (stat.isFIFO()) return 'a FIFO (named pipe)';
   if (stat.isSocket()) return 'a socket';
   if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
-  return 'not a regular file';
+  return 'some other kind of file';
 }
 
 function pragma(db: DatabaseSync, name: string): unknown {

@@ -50,8 +50,7 @@ type Kind = 'table' | 'index' | 'view' | 'trigger' | 'virtual table';
 
 interface Definition {
   kind: Kind;
-  /** The table an index belongs to. */
-  table: string;
+  /** The statement's tokens, joined by single spaces. */
   canonical: string;
 }
 
@@ -73,7 +72,7 @@ function acceptedDefinitions(): Map<string, Definition[]> {
       const head = describeTokens(tokens);
       if (!head) continue;
       const list = map.get(head.name) ?? [];
-      list.push({ kind: head.kind, table: head.table, canonical: tokens.join(' ') });
+      list.push({ kind: head.kind, canonical: tokens.join(' ') });
       map.set(head.name, list);
     }
   }
@@ -197,7 +196,7 @@ function splitStatements(tokens: readonly string[]): string[][] {
  * quoted identifier names the same object as a bare one), string literals verbatim, comments and
  * whitespace dropped. An unterminated quote or comment runs to the end.
  */
-export function tokenize(sql: string): string[] {
+function tokenize(sql: string): string[] {
   const tokens: string[] = [];
   for (const [token] of sql.matchAll(TOKEN)) {
     const c = token[0]!;
