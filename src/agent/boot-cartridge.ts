@@ -239,10 +239,14 @@ export function readRom(cart: Cartridge, path: string, romHash: string): Cartrid
     manifestBytes: new Uint8Array(manifestBytes),
     policy: parseLoopPolicy(cart.getFile(LOOP_POLICY_PATH), path),
     memory: readRomMemory(cart),
+    // No host variable reaches a ROM drop-in unless the host grants it (prepare.ts adds the grant).
     mcp: cart
       .listFiles('rom/mcp/')
       .filter((name) => name.endsWith('.json'))
-      .map((name) => parseMcpConfigDocument(romText(cart, name), `${path}:${name}`, name.slice('rom/mcp/'.length, -'.json'.length), process.cwd())),
+      .map((name) => ({
+        ...parseMcpConfigDocument(romText(cart, name), `${path}:${name}`, name.slice('rom/mcp/'.length, -'.json'.length), process.cwd()),
+        envGrant: [],
+      })),
   };
 }
 

@@ -204,6 +204,7 @@ export function openAgentMemory(settings: ResolvedSettings, logger: Logger, { se
       indexPath: settings.memoryPath,
       saltPath: cartridge.saltPath,
       codebaseDir: agentWorkspace(settings),
+      includeForeignSave: cartridge.includeForeignSave,
       logger,
     });
   }
@@ -356,7 +357,7 @@ function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemor
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp : [],
+    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...config, envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

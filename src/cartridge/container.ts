@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync, type Stats } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { deflateSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { AcxError, errorMessage } from '../util/errors.ts';
@@ -12,6 +12,7 @@ import {
   zoneOf,
   type Zone,
 } from './format.ts';
+import { schemaProblems } from './schema.ts';
 
 export type ObjectKind = 'sqlar' | 'memory' | 'cartridge' | 'skill' | 'attestation';
 export type Canon = 'raw' | 'jcs-rfc8785';
@@ -36,8 +37,38 @@ export interface SqlarRow {
 /** How file bytes are stored in sqlar. 'none' is readable by every implementation. */
 export type Compression = 'none' | 'zlib';
 
-// A decompressed entry larger than this is refused: a cartridge is a document, not a disk image.
-const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+const MiB = 1024 * 1024;
+/**
+ * Inflation caps. A deflated entry is a zlib bomb waiting to happen (a 260 KB entry can declare
+ * and inflate to 256 MiB), so: one entry inflates to at most 64 MiB, and one verification (one
+ * ROM manifest computation) inflates at most 256 MiB in all, charged by declared size before any
+ * work is done. A cartridge is prompts, skills and knowledge — kilobytes to a few megabytes — and
+ * acx itself stores an entry raw rather than deflate it past these caps (putFile). Entries stored
+ * raw cost no more than their bytes in the file, so they are not charged.
+ */
+export const MAX_INFLATED_ENTRY_BYTES = 64 * MiB;
+export const MAX_INFLATED_TOTAL_BYTES = 256 * MiB;
+
+/** The inflated bytes one verification may still spend (see MAX_INFLATED_TOTAL_BYTES). */
+export class InflateBudget {
+  readonly limit: number;
+  private used = 0;
+  constructor(limit = MAX_INFLATED_TOTAL_BYTES) {
+    this.limit = limit;
+  }
+
+  /** Charges `bytes` for entry `name`; throws once the total would pass the limit. */
+  charge(name: string, bytes: number): void {
+    this.used += bytes;
+    if (this.used > this.limit) {
+      throw new AcxError(
+        'cartridge-too-large',
+        `archive entries inflate to more than ${this.limit / MiB} MiB in total (reached at ${JSON.stringify(name)}), more than acx inflates for one cartridge`,
+        { hint: 'a cartridge holds prompts, skills and knowledge; this one looks like a decompression bomb — do not use it' },
+      );
+    }
+  }
+}
 
 /**
  * One .acx file opened through node:sqlite. Cartridges use the default rollback journal (never WAL)
@@ -48,6 +79,8 @@ export class Cartridge {
   readonly path: string;
   readonly readonly: boolean;
   private readonly statements = new Map<string, StatementSync>();
+  /** Raw bytes this instance stored deflated, so that it never writes what a reader refuses to inflate. */
+  private deflatedBytes = 0;
 
   private constructor(db: DatabaseSync, path: string, readonly: boolean) {
     this.db = db;
@@ -104,12 +137,10 @@ export class Cartridge {
   }
 
   private static openChecked(path: string, readonly: boolean, snapshot: boolean): { cart: Cartridge; tables: Set<string> } {
-    if (!existsSync(path)) {
-      throw new AcxError('cartridge-missing', `no such cartridge: ${path}`, { hint: 'check the path' });
-    }
+    assertRegularFile(path);
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(path, { readOnly: readonly });
+      db = connect(path, readonly);
     } catch (error) {
       throw notACartridge(path, errorMessage(error));
     }
@@ -135,7 +166,9 @@ export class Cartridge {
       }
       const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
       if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
-      return { cart: new Cartridge(db, path, readonly), tables };
+      const cart = new Cartridge(db, path, readonly);
+      if (!readonly) cart.assertWritableSchema();
+      return { cart, tables };
     } catch (error) {
       db.close();
       if (error instanceof AcxError) throw error;
@@ -145,6 +178,20 @@ export class Cartridge {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+  }
+
+  /**
+   * acx's own writes would fire a trigger the file carries, so acx never writes to a schema the
+   * format does not define (every writable open checks; `strip` checks its input before copying
+   * it). Reading cannot run one; `acx verify` reports such a file as tampered.
+   */
+  assertWritableSchema(): void {
+    const problems = schemaProblems(this.db);
+    if (problems.length) {
+      throw new AcxError('cartridge-schema', `acx will not write to ${this.path}: ${problems.join('; ')}`, {
+        hint: 'the file was altered after it was built; run `acx verify` on it and get a fresh copy from its publisher',
+      });
+    }
   }
 
   /** A cached prepared statement (preparing costs more than running these small queries). */
@@ -239,9 +286,13 @@ export class Cartridge {
     zoneOf(name);
     const raw = Buffer.from(bytes);
     let data = raw;
-    if (options.compression === 'zlib' && raw.length > 0) {
+    const inflatable = raw.length <= MAX_INFLATED_ENTRY_BYTES && this.deflatedBytes + raw.length <= MAX_INFLATED_TOTAL_BYTES;
+    if (options.compression === 'zlib' && raw.length > 0 && inflatable) {
       const packed = deflateSync(raw, { level: 9 });
-      if (packed.length < raw.length) data = packed;
+      if (packed.length < raw.length) {
+        data = packed;
+        this.deflatedBytes += raw.length;
+      }
     }
     this.stmt(
       'INSERT INTO sqlar(name,mode,mtime,sz,data) VALUES(?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET mode=excluded.mode,mtime=excluded.mtime,sz=excluded.sz,data=excluded.data',
@@ -249,14 +300,17 @@ export class Cartridge {
     return raw.length;
   }
 
-  /** The uncompressed bytes of a file, or null if there is no such entry. */
-  getFile(name: string): Buffer | null {
+  /**
+   * The uncompressed bytes of a file, or null if there is no such entry. Inflating is charged
+   * to `budget` when one is given (a verification passes its own).
+   */
+  getFile(name: string, budget?: InflateBudget): Buffer | null {
     const row = this.stmt('SELECT sz, data FROM sqlar WHERE name=?').get(name) as
       | { sz: number | null; data: Uint8Array | null }
       | undefined;
     if (!row || row.data == null || row.sz == null) return null;
     // node:sqlite hands out a fresh copy of the blob, so it can be wrapped without copying again.
-    return decodeSqlarData(name, Number(row.sz), row.data, false);
+    return decodeSqlarData(name, Number(row.sz), row.data, false, budget);
   }
 
   listFiles(prefix = ''): string[] {
@@ -283,12 +337,19 @@ export class Cartridge {
 }
 
 /** sqlar convention: sz == length(data) means stored raw; otherwise deflated. */
-export function decodeSqlarData(name: string, sz: number, data: Uint8Array, copy = true): Buffer {
+export function decodeSqlarData(name: string, sz: number, data: Uint8Array, copy = true, budget?: InflateBudget): Buffer {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   if (buf.length === sz) return copy ? Buffer.from(buf) : buf;
-  if (!Number.isInteger(sz) || sz < 0 || sz > MAX_ENTRY_BYTES) {
+  if (!Number.isInteger(sz) || sz < 0) {
     throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} declares an impossible size ${sz}`);
   }
+  if (sz > MAX_INFLATED_ENTRY_BYTES) {
+    throw new AcxError('cartridge-entry', `archive entry ${JSON.stringify(name)} declares ${sz} bytes deflated; acx inflates at most ${MAX_INFLATED_ENTRY_BYTES / MiB} MiB per entry`, {
+      hint: 'a cartridge holds prompts, skills and knowledge; this entry looks like a decompression bomb — do not use the file',
+    });
+  }
+  // Inflating never yields more than the declared size (maxOutputLength), so charge that up front.
+  budget?.charge(name, sz);
   // Stock sqlar uses zlib streams; some writers (the reference implementation) use raw deflate.
   // zlib carries an Adler-32 check, so trying it first cannot mis-decode a raw stream.
   const limit = Math.max(sz, 1);
@@ -320,7 +381,65 @@ function openNew(path: string): DatabaseSync {
       hint: 'choose another output path or remove the file first',
     });
   }
-  return new DatabaseSync(path);
+  return connect(path, false);
+}
+
+/**
+ * Every connection acx opens on a cartridge. `trusted_schema = OFF`: SQL functions and virtual
+ * tables a schema names run only if SQLite marks them harmless. The defensive flag turns off
+ * what lets plain SQL corrupt the file (writable_schema and the like); node:sqlite honours the
+ * option from Node 24.12 and 25.1 on, and older releases ignore it.
+ */
+function connect(path: string, readonly: boolean): DatabaseSync {
+  const db = new DatabaseSync(path, { readOnly: readonly, defensive: true });
+  try {
+    db.exec('PRAGMA trusted_schema = OFF');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * SQLite opens whatever a path names: a FIFO blocks the open (and a FIFO where the rollback
+ * journal would be blocks the first read), a device reads forever. Only regular files are
+ * opened; symbolic links are followed to what they name.
+ */
+function assertRegularFile(path: string): void {
+  let stat: Stats | undefined;
+  try {
+    stat = statSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new AcxError('cartridge-unreadable', `${path} cannot be read: ${errorMessage(error)}`, { hint: 'check the path and its permissions' });
+  }
+  if (!stat) throw new AcxError('cartridge-missing', `no such cartridge: ${path}`, { hint: 'check the path' });
+  if (!stat.isFile()) {
+    throw new AcxError('cartridge-not-a-file', `${path} is not a regular file (it is ${fileKind(stat)}); acx opens only regular .acx files`, {
+      hint: 'give the path of the cartridge file itself',
+    });
+  }
+  for (const sibling of [`${path}-journal`, `${path}-wal`]) {
+    let other: Stats | undefined;
+    try {
+      other = statSync(sibling, { throwIfNoEntry: false });
+    } catch {
+      continue; // unreadable: SQLite reports that itself
+    }
+    if (other && !other.isFile()) {
+      throw new AcxError('cartridge-not-a-file', `${sibling} is ${fileKind(other)}, where SQLite keeps the cartridge's journal; acx will not open ${path} beside it`, {
+        hint: `remove ${sibling}`,
+      });
+    }
+  }
+}
+
+function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'some other kind of file';
 }
 
 function pragma(db: DatabaseSync, name: string): unknown {

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex, sha256Oid } from '../util/jcs.ts';
 import { AcxError, errorMessage } from '../util/errors.ts';
-import type { Cartridge, ObjectRow } from './container.ts';
+import { InflateBudget, type Cartridge, type ObjectRow } from './container.ts';
 
 export interface ManifestEntry {
   sourceRef: string;
@@ -49,6 +49,8 @@ export interface RomSources {
   keyProblems: string[];
   /** sqlar name -> hex SHA-256 of its live uncompressed bytes, filled while recomputing. */
   fileDigests: Map<string, string>;
+  /** What reading these sources may inflate in all (one verification, one budget). */
+  inflateBudget: InflateBudget;
 }
 
 /** Reads the rows behind ROM objects (call inside `cart.read`). */
@@ -73,7 +75,7 @@ export function readRomSources(cart: Cartridge, tables: ReadonlySet<string> = ca
     const rows = cart.stmt('SELECT id, json FROM capabilities').all() as Array<{ id: unknown; json: string | null }>;
     capabilities = new Map([...byKey(rows, (r) => r.id, 'capability id')].map(([k, r]) => [k, r.json]));
   }
-  return { objects: cart.objects('rom'), meta, memory, capabilities, keyProblems, fileDigests: new Map() };
+  return { objects: cart.objects('rom'), meta, memory, capabilities, keyProblems, fileDigests: new Map(), inflateBudget: new InflateBudget() };
 }
 
 /**
@@ -102,7 +104,7 @@ export function liveOid(cart: Cartridge, obj: Pick<ObjectRow, 'source_ref'>, sou
     const value = sources ? sources.meta.get(key) : cart.getMeta(key);
     return value == null ? null : metaOid(key, value);
   }
-  const bytes = cart.getFile(ref);
+  const bytes = cart.getFile(ref, sources?.inflateBudget);
   if (bytes == null) return null;
   const hex = sha256Hex(bytes);
   sources?.fileDigests.set(ref, hex);
@@ -148,6 +150,10 @@ export function compareCodePoints(a: string, b: string): number {
  * The ROM integrity manifest: every ROM object sorted by (kind, source_ref), each with its LIVE
  * oid, canonicalised with JCS and hashed. The stored oid column is only compared, never trusted.
  * Pass `sources` read in the same transaction to share them with the caller.
+ *
+ * Recomputing stops at the first mismatch: the ROM is not what was registered whatever the rest
+ * holds, and a hostile file must not make acx inflate every entry to find that out. The objects
+ * after it keep their recorded oid, so the hash is still computed (and still wrong).
  */
 export function computeRomManifest(cart: Cartridge, sources?: RomSources): RomManifest {
   return cart.read(() => manifestFrom(cart, sources ?? readRomSources(cart)));
@@ -159,6 +165,7 @@ function manifestFrom(cart: Cartridge, sources: RomSources): RomManifest {
     .sort((a, b) => compareCodePoints(a.kind, b.kind) || compareCodePoints(a.source_ref, b.source_ref));
   const mismatches: RomManifest['mismatches'] = [];
   const entries = rows.map((row) => {
+    if (mismatches.length > 0) return { canon: row.canon, oid: row.oid, sourceRef: row.source_ref, sz: Number(row.sz) };
     let computed: string | null;
     try {
       computed = liveOid(cart, row, sources);

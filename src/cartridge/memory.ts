@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -52,6 +52,38 @@ export function codebaseFingerprint(salt: Uint8Array | string, repoIdentity: str
   if (key.length < 32) throw new AcxError('memory-salt', 'installation salt must be at least 256 bits');
   if (!repoIdentity) throw new AcxError('memory-repo', 'canonical repository identity is empty');
   return `cbf1_${createHmac('sha256', key).update(repoIdentity, 'utf8').digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * A SAVE record's host seal: "hs1_" + HMAC-SHA-256 over the fields a host shows of the record
+ * (id, key, summary, codebase fingerprint), under a key derived from the installation salt.
+ * It answers "did this installation write this?", which the codebase fingerprint cannot: the
+ * fingerprint is no secret (every cartridge a host writes carries it), so anyone who has seen
+ * one can stamp it on a record of their own. Only a holder of the salt can make a seal.
+ *
+ * Not sealed: the timestamp and tags, which the two-key merge rewrites (latest timestamp, union
+ * of tags). When a merge takes text from another record, the seal no longer matches, so merged
+ * content never passes as this host's.
+ */
+export function saveRecordSeal(salt: Uint8Array, rec: SealedFields): string {
+  const key = createHmac('sha256', Buffer.from(salt)).update('acx save-record seal v1').digest();
+  const fields = { codebaseFingerprint: rec.codebaseFingerprint ?? null, id: rec.id, key: rec.key ?? null, summary: rec.summary };
+  return `hs1_${createHmac('sha256', key).update(canonicalJson(fields), 'utf8').digest('hex')}`;
+}
+
+/** Whether `rec` carries a seal this installation (salt) made over exactly these fields. */
+export function hasHostSeal(salt: Uint8Array, rec: SealedFields & { hostSeal?: unknown }): boolean {
+  if (typeof rec.hostSeal !== 'string') return false;
+  const expected = Buffer.from(saveRecordSeal(salt, rec), 'utf8');
+  const given = Buffer.from(rec.hostSeal, 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export interface SealedFields {
+  id: string;
+  key?: string | null;
+  summary: string;
+  codebaseFingerprint?: string | null;
 }
 
 const DEFAULT_PORTS: Record<string, string> = { ssh: '22', 'git+ssh': '22', https: '443', http: '80', git: '9418' };

@@ -25,7 +25,13 @@ export function stripCartridge(input: string, output: string, options: { overwri
   const out = resolve(output);
   if (src === out) throw new AcxError('strip-output', 'strip writes a new file; -o must differ from the input');
   if (existsSync(out) && !options.overwrite) throw new AcxError('strip-output', `${out} already exists`, { hint: 'pass --force or choose another path' });
-  Cartridge.open(src, { readonly: true }).close(); // identity check before copying anything
+  // Identity and schema checks before copying anything (the copy is written to).
+  const probe = Cartridge.open(src, { readonly: true });
+  try {
+    probe.assertWritableSchema();
+  } finally {
+    probe.close();
+  }
   const tmp = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
   copyFileSync(src, tmp);
   let cart: Cartridge | null = null;

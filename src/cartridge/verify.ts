@@ -5,6 +5,7 @@ import { Cartridge } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';
 import { portablePathProblem, UNSIGNED_META_KEYS } from './format.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
+import { schemaProblems } from './schema.ts';
 import { compareCodePoints, computeRomManifest, liveSize, readRomSources, type RomSources } from './manifest.ts';
 import { emptyRegistry, loadTrustRegistry, trustProblems, type LoadedRegistry } from './trust.ts';
 
@@ -61,6 +62,10 @@ function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: Readonl
 function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<string>): VerifyResult {
   const registry = typeof options.registry === 'object' ? options.registry : emptyRegistry();
   const now = (options.now ?? new Date()).getTime();
+  // First, before any other read: a schema object the format does not define (a trigger would
+  // run inside acx's SAVE writes; a view could stand in for a table) is tampering on its own.
+  const schema = schemaProblems(cart.db);
+  if (schema.length) return { verdict: 'tampered', reasons: schema, warnings: [], manifestHash: null };
   const warnings: string[] = [];
   const sources = readRomSources(cart, tables);
   // Every ROM object's oid is recomputed from its live source here; the structural checks then
@@ -203,7 +208,7 @@ function structuralProblems(cart: Cartridge, sources: RomSources, tables: Readon
       // The manifest pass already hashed this file's live bytes in this snapshot (when it is a ROM object).
       let digest = path ? sources.fileDigests.get(path) : undefined;
       if (path && digest === undefined) {
-        const bytes = cart.getFile(path);
+        const bytes = cart.getFile(path, sources.inflateBudget);
         if (bytes) digest = sha256Hex(bytes);
       }
       if (digest === undefined) problems.push(`skill index points at a missing SKILL.md ${String(s.sqlar_path)}`);

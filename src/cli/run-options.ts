@@ -30,6 +30,8 @@ export function addRunOptions(command: Command): Command {
     .option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file (repeatable)', collect)
     .option('--allow-portable', 'cartridges: run one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
     .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
+    .option('--allow-foreign-save', 'cartridges: also show SAVE memory this installation did not write, marked unverified (env ACX_ALLOW_FOREIGN_SAVE=1)')
+    .option('--allow-cartridge-env <name>', 'cartridges: let its MCP drop-ins read this host variable as ${NAME}, repeatable (env ACX_CARTRIDGE_ENV=A,B)', collect)
     .addOption(
       new Option('--harness <name>', 'what runs the turns: acx\'s engine or an ACP coding agent (env ACX_HARNESS; default engine)').choices([...HARNESS_NAMES]),
     );

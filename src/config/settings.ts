@@ -10,6 +10,7 @@ import {
 import type { VerifyResult } from '../cartridge/verify.ts';
 import type { SpeechMode } from '../engine/brief.ts';
 import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from '../engine/engine.ts';
+import { ENV_NAME } from '../mcp/config.ts';
 import { readCassette } from '../model/cassette.ts';
 import { loadModelParams, type ModelParams } from '../model/params.ts';
 import { describeModel, type CacheMode, PROVIDERS, type ModelSurface } from '../model/providers.ts';
@@ -51,6 +52,10 @@ export interface RunFlags {
   allowPortable?: boolean;
   /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
   registry?: string;
+  /** Cartridges: also show SAVE memory this installation did not write, marked so (env ACX_ALLOW_FOREIGN_SAVE=1). */
+  allowForeignSave?: boolean;
+  /** Cartridges: host variables its MCP drop-ins may expand, e.g. ["OPENAI_API_KEY"] (env ACX_CARTRIDGE_ENV=A,B). */
+  allowCartridgeEnv?: string[];
 }
 
 /** What a run knows about the cartridge it boots (absent for directories and the config home). */
@@ -66,6 +71,10 @@ export interface CartridgeSettings {
   saltPath: string;
   /** Whether ROM-declared MCP drop-ins may start (only for trusted/local cartridges). */
   romMcpAllowed: boolean;
+  /** Whether SAVE memory this installation did not write is shown (marked) instead of quarantined. */
+  includeForeignSave: boolean;
+  /** Host variables the operator granted to the ROM's MCP drop-ins (none unless granted). */
+  envGrant: string[];
 }
 
 export interface ResolvedModelSettings {
@@ -227,6 +236,8 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
           hostContextTokens: hostContextTokens ?? null,
           saltPath: join(stateHome, 'installation.salt'),
           romMcpAllowed: loaded.verify.verdict === 'trusted' || loaded.verify.verdict === 'local',
+          includeForeignSave: flags.allowForeignSave === true || isTruthy(env.ACX_ALLOW_FOREIGN_SAVE),
+          envGrant: cartridgeEnvGrant(flags.allowCartridgeEnv, env.ACX_CARTRIDGE_ENV),
         }
       : undefined,
     model,
@@ -250,6 +261,22 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
     mcp: flags.mcp ?? [],
     harness: resolveHarnessName(flags.harness, env),
   };
+}
+
+/**
+ * The host variables granted to a cartridge's MCP drop-ins: each --allow-cartridge-env value and
+ * ACX_CARTRIDGE_ENV, comma- or space-separated. A name that cannot be a variable is a typo.
+ */
+export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: string | undefined): string[] {
+  const names = [...(flags ?? []), env ?? ''].flatMap((value) => value.split(/[\s,]+/)).filter(Boolean);
+  for (const name of names) {
+    if (!ENV_NAME.test(name)) {
+      throw new ConfigError(`"${name}" is not an environment variable name (--allow-cartridge-env / ACX_CARTRIDGE_ENV).`, {
+        hint: 'Give variable names such as OPENAI_API_KEY, separated by commas.',
+      });
+    }
+  }
+  return [...new Set(names)].sort();
 }
 
 /** agent.json's `speech`: a speaking tool, `"unspoken"`, or (`"direct"`, `"final-text"`, absent) the final text. */

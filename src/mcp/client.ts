@@ -85,10 +85,8 @@ async function connectOne(
   let transport: Transport;
   let stderrTail = '';
   if (config.transport === 'stdio') {
-    const expanded = expandEnvReferences(config.env, env);
-    if (expanded.missing.length) {
-      throw new SkipServer(`environment variable ${expanded.missing.join(', ')} is not set (referenced in "env")`);
-    }
+    const expanded = expandEnvReferences(config.env, env, config.envGrant);
+    assertExpanded(expanded, 'env');
     const stdio = new StdioClientTransport({
       command: config.command,
       args: config.args,
@@ -104,10 +102,8 @@ async function connectOne(
     });
     transport = stdio;
   } else {
-    const expanded = expandEnvReferences(config.headers, env);
-    if (expanded.missing.length) {
-      throw new SkipServer(`environment variable ${expanded.missing.join(', ')} is not set (referenced in "headers")`);
-    }
+    const expanded = expandEnvReferences(config.headers, env, config.envGrant);
+    assertExpanded(expanded, 'headers');
     transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: expanded.values } });
   }
 
@@ -154,6 +150,20 @@ async function connectOne(
     await client.close().catch(() => {});
     const what = stage === 'initialize' ? 'failed to start or initialize' : 'failed to list its tools';
     throw new SkipServer(withStderr(`${what}: ${errorMessage(error)}`));
+  }
+}
+
+/** A server whose `${VAR}` references did not all expand is skipped, with the names and what to do. */
+function assertExpanded(expanded: { missing: string[]; refused: string[] }, field: 'env' | 'headers'): void {
+  if (expanded.refused.length) {
+    const names = expanded.refused.join(',');
+    throw new SkipServer(
+      `it is a cartridge's server and asks for host variable ${expanded.refused.join(', ')} in "${field}", which the host has not granted to cartridges; ` +
+        `grant it with --allow-cartridge-env ${names} (or ACX_CARTRIDGE_ENV=${names}) if this server should have it`,
+    );
+  }
+  if (expanded.missing.length) {
+    throw new SkipServer(`environment variable ${expanded.missing.join(', ')} is not set (referenced in "${field}")`);
   }
 }
 

@@ -14,7 +14,8 @@ import { isCapabilityScope, type CapabilityScope, type ToolEffect, type ToolKind
  * acx-specific optional keys per server: `scopes` (capability scopes granted to its tools,
  * default none), `kind` (default 'other'), `effect` (default 'unsafe'), `disabled` (skip it).
  * Other keys that editors write into these snippets (`autoApprove`, `description`...) are ignored.
- * `${VAR}` in env and header values is read from the host environment when connecting.
+ * `${VAR}` in env and header values is read from the host environment when connecting — any
+ * variable for the host's own drop-ins, only the granted ones for a cartridge's (`envGrant`).
  */
 interface McpServerConfigBase {
   /** The server's name; its tools appear as `<name>__<tool>`. */
@@ -25,6 +26,12 @@ interface McpServerConfigBase {
   kind: ToolKind;
   effect: ToolEffect;
   disabled: boolean;
+  /**
+   * The host variables `${VAR}` may name, when the host restricts them: a cartridge's ROM
+   * drop-ins get only the variables the operator granted (none by default), so a signed file
+   * cannot ask for the host's API keys. Absent: any variable (the host's own drop-ins).
+   */
+  envGrant?: readonly string[];
 }
 
 export interface McpStdioServerConfig extends McpServerConfigBase {
@@ -316,16 +323,23 @@ function assertUniqueNames(configs: McpServerConfig[]): McpServerConfig[] {
 
 /**
  * Replaces `${VAR}` with the host environment's value. Unset variables are reported by name
- * (never by value) so the caller can skip the server with a reason.
+ * (never by value) so the caller can skip the server with a reason; so are variables outside
+ * `grant` (when given), which are not read at all.
  */
 export function expandEnvReferences(
   values: Record<string, string>,
   env: NodeJS.ProcessEnv,
-): { values: Record<string, string>; missing: string[] } {
+  grant?: readonly string[],
+): { values: Record<string, string>; missing: string[]; refused: string[] } {
   const missing: string[] = [];
+  const refused: string[] = [];
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) {
     out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      if (grant && !grant.includes(name)) {
+        refused.push(name);
+        return '';
+      }
       const found = env[name];
       if (found === undefined) {
         missing.push(name);
@@ -334,5 +348,8 @@ export function expandEnvReferences(
       return found;
     });
   }
-  return { values: out, missing: [...new Set(missing)] };
+  return { values: out, missing: [...new Set(missing)], refused: [...new Set(refused)] };
 }
+
+/** A valid `${VAR}` name; grants are checked against it so a typo is caught where it is typed. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -250,6 +250,13 @@ export class MemoryStore {
     return transaction(this.db, () => Number(this.db.prepare('DELETE FROM memories WHERE key = ?').run(key).changes) > 0);
   }
 
+  /** Forgets every record whose `source` is one of `sources` (entries a caller rebuilds). Returns how many. */
+  deleteBySource(sources: readonly string[]): number {
+    if (sources.length === 0) return 0;
+    const marks = sources.map(() => '?').join(', ');
+    return transaction(this.db, () => Number(this.db.prepare(`DELETE FROM memories WHERE source IN (${marks})`).run(...sources).changes));
+  }
+
   /**
    * Keyword recall over keys and values, best bm25 first. Any text is a valid query: it is
    * tokenised into quoted terms (see query.ts), so it never raises an FTS5 syntax error; text

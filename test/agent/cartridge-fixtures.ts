@@ -3,9 +3,9 @@
 // registry holding only its public key, a digest of a cartridge's SAVE zone, and the CLI.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { generateSigningKey, type SigningKey } from '../../src/cartridge/keys.ts';
@@ -62,7 +62,10 @@ export function buildTestCartridge(root: string, options: { name?: string; edit?
   const name = options.name ?? 'agent';
   const dir = join(root, `${name}-src`);
   cpSync(EXAMPLE_AGENT, dir, { recursive: true });
-  for (const [rel, content] of Object.entries(options.edit ?? {})) writeFileSync(join(dir, rel), content);
+  for (const [rel, content] of Object.entries(options.edit ?? {})) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), content);
+  }
   const key = generateSigningKey();
   const path = join(root, `${name}.acx`);
   const built = buildCartridge({ dir, out: path, key, publisher: PUBLISHER });
@@ -101,14 +104,44 @@ export function saveRows(path: string): { memory: Array<{ id: string; payload: s
   }
 }
 
+/** A copy of cartridge `source` at `path`, changed by `mutate` through plain SQLite (an attacker's tools). */
+export function alteredCopy(source: string, path: string, mutate: (db: DatabaseSync) => void = () => {}): string {
+  copyFileSync(source, path);
+  const db = new DatabaseSync(path);
+  try {
+    mutate(db);
+  } finally {
+    db.close();
+  }
+  return path;
+}
+
+/** The signatures table, row by row. */
+export function signatureRows(path: string): unknown[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return db.prepare('SELECT * FROM signatures ORDER BY sig_id').all();
+  } finally {
+    db.close();
+  }
+}
+
 export interface CliRun {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/** Runs `acx` as a user does: a real process (async, so an in-process model server can answer). */
-export function runAcx(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
+/**
+ * Runs `acx` as a user does: a real process (async, so an in-process model server can answer).
+ * With `killAfterMs` a process that has not finished by then is killed (code -1, and stderr says
+ * so): for tests of something that used to hang.
+ */
+export function runAcx(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string; input?: string; killAfterMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args], {
       cwd: options.cwd ?? ROOT,
@@ -117,10 +150,21 @@ export function runAcx(args: readonly string[], env: NodeJS.ProcessEnv = {}, opt
     });
     let stdout = '';
     let stderr = '';
+    let killed = false;
+    const timer = options.killAfterMs
+      ? setTimeout(() => {
+          killed = true;
+          child.kill('SIGKILL');
+        }, options.killAfterMs)
+      : undefined;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code: code ?? 1, stdout, stderr }));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (killed) resolvePromise({ code: -1, stdout, stderr: `${stderr}[killed: still running after ${options.killAfterMs} ms]` });
+      else resolvePromise({ code: code ?? 1, stdout, stderr });
+    });
     child.stdin.end(options.input ?? '');
   });
 }

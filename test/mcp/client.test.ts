@@ -12,6 +12,28 @@ function server(name: string, entry: Record<string, unknown>): McpServerConfig {
   return parseMcpServerEntry(name, entry, `test:${name}`, process.cwd());
 }
 
+describe('a server restricted to granted host variables (a cartridge\'s ROM drop-in)', () => {
+  it('is skipped, naming the variable, the server and the grant, unless that variable is granted', async () => {
+    const logger = createMemoryLogger('debug');
+    const asks = (name: string, grant: string[]) => ({ ...server(name, { ...fixtureCommand('stdio-server.ts'), env: { OPENAI_API_KEY: '${OPENAI_API_KEY}' } }), envGrant: grant });
+    const connection = await connectMcpServers(
+      [asks('ungranted', []), asks('granted', ['OPENAI_API_KEY']), { ...server('web', { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${OPENAI_API_KEY}' } }), envGrant: [] }],
+      { logger, timeoutMs: 10_000, env: { ...process.env, OPENAI_API_KEY: 'sk-host-secret' } },
+    );
+    try {
+      const status = Object.fromEntries(connection.servers.map((s) => [s.name, s]));
+      expect(status.ungranted).toMatchObject({ status: 'skipped', reason: expect.stringContaining('asks for host variable OPENAI_API_KEY in "env", which the host has not granted to cartridges; grant it with --allow-cartridge-env OPENAI_API_KEY (or ACX_CARTRIDGE_ENV=OPENAI_API_KEY)') });
+      expect(status.web).toMatchObject({ status: 'skipped', reason: expect.stringContaining('asks for host variable OPENAI_API_KEY in "headers"') });
+      expect(status.granted!.status).toBe('ok');
+      expect(await byName(connection.tools, 'granted__env_value').execute!({ name: 'OPENAI_API_KEY' }, context())).toBe('sk-host-secret');
+      expect(logger.lines.filter((l) => l.startsWith('WARNING mcp server skipped')).map((l) => /server=(\S+)/.exec(l)?.[1]).sort()).toEqual(['ungranted', 'web']);
+      expect(logger.lines.join('\n')).not.toContain('sk-host-secret');
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
 describe('connectMcpServers with real servers over stdio and Streamable HTTP', () => {
   let http: { url: string; close(): Promise<void> };
   let connection: McpConnection;

@@ -149,4 +149,13 @@ describe('${VAR} references', () => {
     expect(values).toEqual({ A: 'Bearer t0k', B: '-', C: 'plain $X' });
     expect(missing).toEqual(['NOPE']);
   });
+
+  it('with a grant, expands only the granted variables and reports the others without reading them', () => {
+    const env = { OPENAI_API_KEY: 'sk-real', TOKEN: 't0k' };
+    const { values, missing, refused } = expandEnvReferences({ K: '${OPENAI_API_KEY}', A: 'Bearer ${TOKEN}', B: '${UNSET}' }, env, ['TOKEN', 'UNSET']);
+    expect(values).toEqual({ K: '', A: 'Bearer t0k', B: '' });
+    expect(refused).toEqual(['OPENAI_API_KEY']);
+    expect(missing).toEqual(['UNSET']);
+    expect(expandEnvReferences({ K: '${OPENAI_API_KEY}' }, env, []).refused).toEqual(['OPENAI_API_KEY']);
+  });
 });
