@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { WakeStore } from '../../src/store/wake-store.ts';
+import { filesHolding } from '../support/files.ts';
 import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -42,6 +43,8 @@ beforeAll(async () => {
     fallback: respondByTurn(async ({ request }) => {
       const text = eventText(request);
       if (text.startsWith('poison')) return { fail: { status: 400 } };
+      // A provider that quotes the key it was sent in its 401, as OpenAI's does.
+      if (text.startsWith('auth-echo')) return { fail: { status: 401, message: `Incorrect API key provided: ${request.headers.authorization?.replace(/^Bearer /, '')}.` } };
       if (text.startsWith('While you were answering')) return `Rebuilt with: ${text.split('\n').at(-1)}`;
       // "chat:" messages are answered with text alone; the others write to memory first.
       const answered = text.startsWith('chat:') || request.view.messages.findLastIndex((m) => m.role === 'tool') > request.view.messages.findLastIndex((m) => m.role === 'user' && m.text === text);
@@ -307,6 +310,31 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
       'removed room-6 (4 messages, 1 wake events)',
       'removed room-7 (4 messages, 1 wake events)',
     ]);
+  });
+
+  it('a 401 that echoes a key without a vendor prefix: the key is nowhere in stderr or wake.db, the error kept scrubbed', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const plainKey = 'OrgKey-Wk3bN5xWc3Vt9LdQ';
+    const env = { OPENAI_API_KEY: plainKey, ACX_LOG_LEVEL: 'debug' };
+    const inbox = () => {
+      const store = new WakeStore(join(home, readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'))!));
+      try {
+        const item = store.item('room-11', 'a1')!;
+        return [item.state, item.error];
+      } finally {
+        store.close();
+      }
+    };
+    const first = await wake(home, ['--session', 'room-11', '--event', 'a1', '--max-attempts', '2', 'auth-echo are you there'], env).done;
+    expect(first.status).toBe(1);
+    expect(first.stderr).toMatch(/ERROR wake end session=room-11 outcome=error answered=0 error="Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'Incorrect API key provided: [REDACTED].']);
+    const second = await wake(home, ['--session', 'room-11', '--max-attempts', '2'], env).done;
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(/ERROR wake event failed session=room-11 event=a1 attempts=2 error="Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'set aside').toEqual(['failed', 'Incorrect API key provided: [REDACTED].']);
+    expect(first.stderr + second.stderr).not.toContain(plainKey);
+    expect(filesHolding(home, plainKey)).toEqual([]);
   });
 
   it('bad input is refused before anything is recorded', async () => {
