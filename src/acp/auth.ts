@@ -1,4 +1,5 @@
 import { HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { addLiveSecret } from '../util/scrub.ts';
 import type { ACPSettings, GatewayEnvValue, GatewayPlaceholder, GatewaySource } from './settings.ts';
 
 /**
@@ -61,6 +62,7 @@ export function selectAuth(settings: ACPSettings, hostEnv: Record<string, string
   const authEnv = typeof auth === 'object' ? auth : hostEnv;
   const mode = typeof auth === 'object' ? 'auto' : auth;
   const credential = gatewayCredential(authEnv);
+  addLiveSecret(credential);
   const gateway = settings.providerAuthentication?.gateway;
   const useGateway = mode === 'ai-gateway' || (mode === 'auto' && credential !== undefined && gateway !== undefined);
   if (!useGateway) return { mode: 'direct', authEnv, gatewayEnv: {} };

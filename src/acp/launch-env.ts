@@ -1,5 +1,6 @@
 import { type Logger } from '../util/logger.ts';
 import { AcxError, ConfigError } from '../util/errors.ts';
+import { addLiveSecret } from '../util/scrub.ts';
 import { selectAuth } from './auth.ts';
 import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy } from './credential-proxy.ts';
 import type { ACPSettings } from './settings.ts';
@@ -88,6 +89,7 @@ export async function buildLaunchEnv(
   for (const name of credentialNames) {
     const real = effective[name];
     if (real === undefined || real === '') continue;
+    addLiveSecret(real);
     let value = real;
     if (brokering) {
       value = mintPlaceholder(name);

@@ -1,4 +1,5 @@
 import { AcxError } from '../util/errors.ts';
+import { scrubSecrets } from '../util/scrub.ts';
 
 /** Exit codes every subcommand shares; documented in the README. */
 export const EXIT = {
@@ -20,15 +21,17 @@ export class CliExit extends Error {
 
 /** Prints an error the way every subcommand does: what went wrong, then what to do. */
 export function printError(error: unknown): number {
+  // A provider's error can echo the key it was sent: no credential reaches the terminal.
+  const write = (text: string) => process.stderr.write(scrubSecrets(text));
   if (error instanceof CliExit) {
-    if (error.message) process.stderr.write(`${error.message}\n`);
+    if (error.message) write(`${error.message}\n`);
     return error.exitCode;
   }
   if (error instanceof AcxError) {
-    process.stderr.write(`acx: ${error.describe()}\n`);
+    write(`acx: ${error.describe()}\n`);
     return error.code === 'usage' ? EXIT.usage : EXIT.failure;
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`acx: unexpected error: ${message}\n`);
+  write(`acx: unexpected error: ${message}\n`);
   return EXIT.failure;
 }

@@ -6,6 +6,7 @@ import {
   type CartridgeRom,
   isCartridgePath,
   loadCartridge,
+  type LoadedCartridge,
 } from '../agent/boot-cartridge.ts';
 import type { VerifyResult } from '../cartridge/verify.ts';
 import type { SpeechMode } from '../engine/brief.ts';
@@ -133,7 +134,17 @@ function positiveInt(value: string | number | undefined, name: string, allowZero
 /** The agent argument that selects the config home's own agent instead of a directory or cartridge. */
 export const DEFAULT_AGENT = 'default';
 
-export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
+/** Which agent a run is for and where its state lives: what must be known before anything is recorded. */
+export interface AgentLocation {
+  loaded: LoadedCartridge | undefined;
+  agentDir: AgentDirectory | undefined;
+  agentId: string;
+  configHome: string;
+  stateHome: string;
+  stateDir: string;
+}
+
+export function resolveAgentLocation(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): AgentLocation {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
   // A cartridge is verified and trust-gated before anything in its ROM is read.
@@ -150,11 +161,26 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
     : flags.agent && flags.agent !== DEFAULT_AGENT
       ? loadAgentDirectory(flags.agent)
       : undefined;
-  const manifest = agentDir?.manifest;
-  const configHome = resolveConfigHome(flags.configHome, env);
-  const agentId = manifest?.id ?? 'default';
+  const agentId = agentDir?.manifest.id ?? 'default';
   const stateHome = resolveStateHome(flags.home, env);
-  const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
+  return {
+    loaded,
+    agentDir,
+    agentId,
+    configHome: resolveConfigHome(flags.configHome, env),
+    stateHome,
+    stateDir: loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId),
+  };
+}
+
+/** `options.location`: the agent already located for these flags (it is not read again). */
+export function resolveSettings(
+  flags: RunFlags,
+  options: { env?: NodeJS.ProcessEnv; logger?: Logger; location?: AgentLocation } = {},
+): ResolvedSettings {
+  const env = options.env ?? process.env;
+  const { loaded, agentDir, agentId, configHome, stateHome, stateDir } = options.location ?? resolveAgentLocation(flags, options);
+  const manifest = agentDir?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
   let model: ResolvedModelSettings;

@@ -6,6 +6,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../util/errors.ts';
+import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';
 
@@ -92,6 +93,7 @@ const MAX_BODY = 4 * 1024 * 1024;
 
 export async function serveHttp(host: HostToolServer, options: ServeHttpOptions = {}): Promise<HttpServing> {
   const token = options.token ?? generateToken();
+  addLiveSecret(token);
   if (token.length < 16) throw new Error('serveHttp: the token must be at least 16 characters');
   const logger = options.logger ?? silentLogger;
   const transports = new Map<string, StreamableHTTPServerTransport>();

@@ -1,5 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { ConfigError } from '../util/errors.ts';
+import { addLiveSecret } from '../util/scrub.ts';
 import { discoverContextWindow } from './context-window.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -185,6 +186,8 @@ export async function resolveModel(options: ResolveModelOptions): Promise<Resolv
   const { provider, modelId, definition, surface, baseURL } = describeModel(options);
   const keyName = definition.keyEnv.find((name) => env[name]);
   const apiKey = keyName ? env[keyName] : undefined;
+  // Scrubbed from every log line and stored error from now on, even one set after start-up.
+  addLiveSecret(apiKey);
   if (definition.keyRequired && !apiKey) {
     throw new ConfigError(`No API key for ${provider}: ${definition.keyEnv.join(' or ')} is not set.`, {
       hint: `Export ${definition.keyEnv[0]}=... (or run offline with --replay FILE).`,

@@ -39,7 +39,25 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   return db;
 }
 
+/**
+ * Brings the schema up to date. Several processes may open a fresh store at the same instant, so
+ * the version is read again inside the write lock (BEGIN IMMEDIATE) and only the steps still
+ * missing then are run: a process that waited for another's migration finds it done. The read
+ * outside the lock only spares an up-to-date store the write lock on every open.
+ */
 export function migrate(db: Database, migrations: readonly Migration[], label = 'database'): void {
+  if (checkedVersion(db, migrations, label) === migrations.length) return;
+  transaction(db, () => {
+    for (let version = checkedVersion(db, migrations, label); version < migrations.length; version++) {
+      const step = migrations[version]!;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+    }
+  });
+}
+
+function checkedVersion(db: Database, migrations: readonly Migration[], label: string): number {
   const current = userVersion(db);
   if (current > migrations.length) {
     throw new AcxError(
@@ -48,14 +66,7 @@ export function migrate(db: Database, migrations: readonly Migration[], label = 
       { hint: 'Upgrade acx; migrations only move forward.' },
     );
   }
-  for (let version = current; version < migrations.length; version++) {
-    const step = migrations[version]!;
-    transaction(db, () => {
-      if (typeof step === 'string') db.exec(step);
-      else step(db);
-      db.exec(`PRAGMA user_version = ${version + 1}`);
-    });
-  }
+  return current;
 }
 
 export function userVersion(db: Database): number {

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
+import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
 
 /**
@@ -257,7 +258,9 @@ export class Journal {
     for (const [key, value] of Object.entries(patch)) {
       if (value === undefined) continue;
       sets.push(`${column[key]} = ?`);
-      values.push(typeof value === 'boolean' ? Number(value) : (value as string | number | null));
+      // An error can quote a provider's reply, and a provider can echo the key it was sent.
+      if (key === 'error' && typeof value === 'string') values.push(scrubSecrets(value));
+      else values.push(typeof value === 'boolean' ? Number(value) : (value as string | number | null));
     }
     if (patch.status && patch.status !== 'running' && patch.status !== 'suspended') {
       sets.push('ended_at = ?');

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
+import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
 
 /**
@@ -335,7 +336,7 @@ export class WakeStore {
 
   /** Gives up on events after too many failed attempts: kept for inspection, no longer blocking the inbox. */
   markFailed(sessionId: string, eventIds: readonly string[], error: string): void {
-    this.settle(sessionId, eventIds, "state = 'failed', error = ?", error);
+    this.settle(sessionId, eventIds, "state = 'failed', error = ?", scrubSecrets(error));
   }
 
   private settle(sessionId: string, eventIds: readonly string[], set: string, value: string): void {
@@ -347,9 +348,11 @@ export class WakeStore {
     });
   }
 
+  /** Errors are stored scrubbed: one can quote a provider's reply, which can echo the key it was sent. */
   recordError(sessionId: string, eventIds: readonly string[], error: string): void {
+    const scrubbed = scrubSecrets(error);
     for (const eventId of eventIds) {
-      this.prepare('UPDATE inbox SET error = ? WHERE session_id = ? AND event_id = ?').run(error, sessionId, eventId);
+      this.prepare('UPDATE inbox SET error = ? WHERE session_id = ? AND event_id = ?').run(scrubbed, sessionId, eventId);
     }
   }
 

@@ -1,4 +1,5 @@
 import { errorMessage } from '../util/errors.ts';
+import { scrubSecrets } from '../util/scrub.ts';
 import type { NormalizedSchema } from './schema.ts';
 import type { Tool, ToolContext, ToolOutput } from './tool.ts';
 
@@ -26,6 +27,7 @@ export async function runTool(
     const output = await tool.execute(validation.value, context);
     return { ok: true, output };
   } catch (error) {
-    return { ok: false, error: `${tool.name} failed: ${errorMessage(error)}` };
+    // The model reads this and the journal keeps it: a credential the error quotes goes to neither.
+    return { ok: false, error: `${tool.name} failed: ${scrubSecrets(errorMessage(error))}` };
   }
 }

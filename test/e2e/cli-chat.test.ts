@@ -108,4 +108,18 @@ describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
     expect(await terminal.exited).toBe(0);
     expect(server.requests).toHaveLength(3);
   });
+
+  it('a provider error that echoes the key is shown with the key scrubbed', async () => {
+    const key = 'ChatPlainKey-q8Rw2Zt5';
+    server = await startModelServer({ script: [{ fail: { status: 401, message: `Incorrect API key provided: ${key}.` } }] });
+    const home = mkdtempSync(join(tmpdir(), 'acx-chat-'));
+    terminal = new Terminal(['chat', QUICKSTART_AGENT, '--model', 'openai:demo', '--home', home, '--config-home', home], cleanEnv({ OPENAI_API_KEY: key, OPENAI_BASE_URL: server.openaiBaseURL }));
+    let at = await terminal.waitFor('you> ');
+    terminal.type('are you there?\r');
+    at = await terminal.waitFor('[error] Incorrect API key provided: [REDACTED].', at);
+    await terminal.waitFor('you> ', at);
+    terminal.type('/exit\r');
+    expect(await terminal.exited).toBe(0);
+    expect(terminal.output).not.toContain(key);
+  });
 });

@@ -3,11 +3,14 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { Journal } from '../../src/store/journal.ts';
+import { filesHolding } from '../support/files.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -99,6 +102,10 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
   beforeAll(async () => {
     server = await startModelServer({
       fallback: respondByTurn(({ request }) => {
+        // A provider that quotes the key it was sent in its 401, as OpenAI's does.
+        if (request.view.messages.some((m) => m.role === 'user' && m.text?.startsWith('AUTH-ECHO'))) {
+          return { fail: { status: 401, message: `Incorrect API key provided: ${request.headers.authorization?.replace(/^Bearer /, '')}.` } };
+        }
         if (!request.view.messages.some((m) => m.role === 'tool')) {
           return { toolCalls: [{ name: 'memory_write', input: { key: 'cli/fact', value: 'The build is green.' } }] };
         }
@@ -171,6 +178,48 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
     expect(replayed.status, replayed.stderr).toBe(0);
     expect(replayed.stdout).toBe(recorded.stdout);
     expect(readFileSync(cassette, 'utf8')).not.toContain(KEY);
+  });
+
+  // Keys with no vendor prefix: no pattern knows them, only their live value does.
+  const echoCases = [
+    { provider: 'an OpenAI-compatible server (ACX_API_KEY)', model: 'openai-compatible:echo-model', key: 'LocalKey-Zq81mLkP04vwRtY6', env: () => ({ ACX_BASE_URL: server.openaiBaseURL }), variable: 'ACX_API_KEY' },
+    { provider: 'OpenAI (OPENAI_API_KEY)', model: 'openai:echo-model', key: 'OrgKey-7Hq2bN5xWc3Vt9Ld', env: () => ({ OPENAI_BASE_URL: server.openaiBaseURL }), variable: 'OPENAI_API_KEY' },
+  ];
+  for (const echo of echoCases) {
+    it(`a 401 from ${echo.provider} that echoes the key: the key is nowhere in stderr or the state directory`, async () => {
+      const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+      const run = await acx(['run', AGENT, 'AUTH-ECHO are you there?', '--model', echo.model], cleanEnv({ ...echo.env(), [echo.variable]: echo.key, ACX_LOG_LEVEL: 'debug' }), home);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/^acx: .*Incorrect API key provided: \[REDACTED\]\./m);
+      expect(run.stderr).not.toContain(echo.key);
+      const journalPath = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('journal.db'))!;
+      const journal = new Journal(join(home, journalPath));
+      try {
+        const [session] = journal.listSessions();
+        expect(journal.turns(session!.id).map((turn) => [turn.status, turn.error])).toEqual([['failed', '[turn failed: Incorrect API key provided: [REDACTED].]']]);
+      } finally {
+        journal.close();
+      }
+      expect(filesHolding(home, echo.key)).toEqual([]);
+    });
+  }
+
+  it('an exchange that quotes AWS credentials is kept in memory with them scrubbed', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const prompt = `CLI-AWS-3310 remember that the deploy uses AKIAIOSFODNN7EXAMPLE ${secret}`;
+    const run = await acx(['run', AGENT, prompt, '--model', 'openai:cli-model'], live(), home);
+    expect(run.status, run.stderr).toBe(0);
+    const memoryPath = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('memory.db'))!;
+    const memory = new DatabaseSync(join(home, memoryPath), { readOnly: true });
+    try {
+      const rows = memory.prepare("SELECT value FROM memories WHERE key LIKE 'observed/%'").all() as Array<{ value: string }>;
+      expect(rows.map((row) => row.value.split('\n')[0])).toEqual(['User: CLI-AWS-3310 remember that the deploy uses [REDACTED] [REDACTED]']);
+    } finally {
+      memory.close();
+    }
+    // The transcript keeps what the user wrote; nothing else under the home does.
+    expect(filesHolding(home, secret).filter((p) => !/journal\.db(-wal|-shm)?$/.test(p))).toEqual([]);
   });
 
   it('a malformed model_params.json fails at start-up, before any model call', async () => {

@@ -4,11 +4,13 @@
 // message that lands while the reply is generated gets the reply built again; the circuit
 // breaker declines without a model call and keeps the event for later.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
+import { WakeStore } from '../../src/store/wake-store.ts';
+import { filesHolding } from '../support/files.ts';
 import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -41,6 +43,8 @@ beforeAll(async () => {
     fallback: respondByTurn(async ({ request }) => {
       const text = eventText(request);
       if (text.startsWith('poison')) return { fail: { status: 400 } };
+      // A provider that quotes the key it was sent in its 401, as OpenAI's does.
+      if (text.startsWith('auth-echo')) return { fail: { status: 401, message: `Incorrect API key provided: ${request.headers.authorization?.replace(/^Bearer /, '')}.` } };
       if (text.startsWith('While you were answering')) return `Rebuilt with: ${text.split('\n').at(-1)}`;
       // "chat:" messages are answered with text alone; the others write to memory first.
       const answered = text.startsWith('chat:') || request.view.messages.findLastIndex((m) => m.role === 'tool') > request.view.messages.findLastIndex((m) => m.role === 'user' && m.text === text);
@@ -73,12 +77,12 @@ interface Wake {
   done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-function wake(home: string, args: string[], env: Record<string, string> = {}): Wake {
-  return acx(home, ['wake', AGENT, ...args], env);
+function wake(home: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Wake {
+  return acx(home, ['wake', AGENT, ...args], env, nodeArgs);
 }
 
-function acx(home: string, args: string[], env: Record<string, string> = {}): Wake {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args, '--home', home, '--config-home', home], {
+function acx(home: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Wake {
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/acx.js'), ...args, '--home', home, '--config-home', home], {
     cwd: ROOT,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -205,6 +209,20 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(later.stdout).toBe('Answered: chat: are you there\n');
   });
 
+  it('a broken configuration keeps its event: the wake says why, and a wake after the fix answers it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    writeFileSync(join(home, 'model_params.json'), '{ "temperature": ');
+    const broken = await wake(home, ['--session', 'room-10', '--event', 'b1', 'chat: still there?']).done;
+    expect(broken.status).toBe(1);
+    expect(broken.stderr).toMatch(/INFO wake start session=room-10 event=b1 new_event=true/);
+    expect(broken.stderr).toMatch(/ERROR wake end session=room-10 outcome=error answered=0 error=".*model_params\.json is not valid JSON/);
+    expect(requestsFor('chat: still there?')).toHaveLength(0);
+    rmSync(join(home, 'model_params.json'));
+    const fixed = await wake(home, ['--session', 'room-10']).done;
+    expect(fixed.status, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toBe('Answered: chat: still there?\n');
+  });
+
   it("the agent's own message routed back is recorded, never answered, and starts nothing", async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
     // No key: a wake that had to start the agent would fail; these must not need it.
@@ -294,6 +312,31 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('a 401 that echoes a key without a vendor prefix: the key is nowhere in stderr or wake.db, the error kept scrubbed', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    const plainKey = 'OrgKey-Wk3bN5xWc3Vt9LdQ';
+    const env = { OPENAI_API_KEY: plainKey, ACX_LOG_LEVEL: 'debug' };
+    const inbox = () => {
+      const store = new WakeStore(join(home, readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'))!));
+      try {
+        const item = store.item('room-11', 'a1')!;
+        return [item.state, item.error];
+      } finally {
+        store.close();
+      }
+    };
+    const first = await wake(home, ['--session', 'room-11', '--event', 'a1', '--max-attempts', '2', 'auth-echo are you there'], env).done;
+    expect(first.status).toBe(1);
+    expect(first.stderr).toMatch(/ERROR wake end session=room-11 outcome=error answered=0 error="Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'Incorrect API key provided: [REDACTED].']);
+    const second = await wake(home, ['--session', 'room-11', '--max-attempts', '2'], env).done;
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(/ERROR wake event failed session=room-11 event=a1 attempts=2 error="Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'set aside').toEqual(['failed', 'Incorrect API key provided: [REDACTED].']);
+    expect(first.stderr + second.stderr).not.toContain(plainKey);
+    expect(filesHolding(home, plainKey)).toEqual([]);
+  });
+
   it('bad input is refused before anything is recorded', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
     const noSession = await wake(home, ['hello']).done;
@@ -306,5 +349,39 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     expect(badBreaker.status).toBe(2);
     expect(badBreaker.stderr).toMatch(/^acx: --breaker-window must be a positive number of seconds, not "-1"\.\n  → Set --breaker-window \(or ACX_WAKE_BREAKER_WINDOW\)/);
     expect(readdirSync(home, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('wake.db'))).toBe(false);
+  });
+});
+
+// Alone, after the suite above: a crowd of processes on two cores is load enough by itself.
+describe('acx wake on a fresh home (e2e)', { timeout: 180_000 }, () => {
+  it('concurrent wakes on a fresh home each record their event, and every event is answered', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    // Each process waits at a barrier before acx starts, so all of them reach the fresh stores together.
+    const barrier = join(home, 'barrier.mjs');
+    const go = join(home, 'go');
+    writeFileSync(
+      barrier,
+      `import { existsSync, writeFileSync } from 'node:fs';\n` +
+        `writeFileSync(${JSON.stringify(home)} + '/ready-' + process.pid, '');\n` +
+        `while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 2));\n`,
+    );
+    const deliveries = Array.from({ length: 12 }, (_, i) => ({ session: `crowd-${i % 4}`, event: `f${i}`, text: `chat: crowd ${i}` }));
+    const wakes = deliveries.map((d) => wake(home, ['--session', d.session, '--event', d.event, '--no-pace', d.text], {}, ['--import', barrier]));
+    while (readdirSync(home).filter((name) => name.startsWith('ready-')).length < wakes.length) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readdirSync(home, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('.db')), 'no store exists before the barrier').toBe(false);
+    writeFileSync(go, '');
+    const results = await Promise.all(wakes.map((w) => w.done));
+    expect(results.filter((r) => r.status !== 0).map((r) => r.stderr)).toEqual([]);
+    const path = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'));
+    const store = new WakeStore(join(home, path!));
+    try {
+      const recorded = deliveries.map((d) => [d.event, store.item(d.session, d.event)?.state]);
+      expect(recorded).toEqual(deliveries.map((d) => [d.event, 'done']));
+    } finally {
+      store.close();
+    }
+    // Each event's text reached the model and came back in the reply of the turn that answered it.
+    const replyLines = results.flatMap((r) => r.stdout.split('\n'));
+    for (const d of deliveries) expect(replyLines.some((line) => line.endsWith(d.text)), d.text).toBe(true);
   });
 });

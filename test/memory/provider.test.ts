@@ -64,7 +64,7 @@ describe('sqlite memory provider', () => {
     try {
       await provider.observe(
         exchange({
-          prompt: 'deploy with token sk-ant-abcdefghijklmnopqrstuvwxyz123456',
+          prompt: 'deploy with token sk-ant-abcdefghijklmnopqrstuvwxyz123456 as AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
           text: 'I decided to wait for the nightly build.',
           toolCalls: [{ name: 'tasks', input: { title: 'nightly build check' } }],
         }),
@@ -73,7 +73,7 @@ describe('sqlite memory provider', () => {
       expect(record).toBeDefined();
       expect(record!.value).toContain('Agent (unspoken): I decided to wait for the nightly build.');
       expect(record!.value).toContain('tasks({"title":"nightly build check"})');
-      expect(record!.value).not.toContain('sk-ant-');
+      expect(record!.value).toContain('User: deploy with token [REDACTED] as [REDACTED] [REDACTED]');
       expect(record!.source).toBe('session:s1');
       expect(record!.tags).toEqual(['observed', 'agent:ada']);
     } finally {

@@ -8,6 +8,7 @@ import { Policy, parseProfile, type PolicyTool } from '../../src/tools/policy.ts
 import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { PolicyError } from '../../src/util/errors.ts';
+import { addLiveSecret } from '../../src/util/scrub.ts';
 import { tempDir, toolContext, removeTempDirs } from './helpers.ts';
 
 afterAll(removeTempDirs);
@@ -245,6 +246,20 @@ describe('run() never throws: failures go back to the model', () => {
     const run = await registry.run('echo', { text: 'x' }, context);
     expect(run).toEqual({ ok: false, output: 'echo failed: disk on fire', error: 'echo failed: disk on fire' });
     expect(context.logger.lines.some((line) => line.startsWith('WARNING tool_error tool=echo error="echo failed: disk on fire"'))).toBe(true);
+  });
+
+  it('a thrown error that quotes a credential reaches neither the model nor the journal with it', async () => {
+    const key = 'PlainToolKey-5kq2Lm';
+    addLiveSecret(key);
+    const registry = new ToolRegistry().register(
+      echoTool({
+        execute: () => {
+          throw new Error(`upstream refused key ${key} and token=abcdef123456`);
+        },
+      }),
+    );
+    const run = await registry.run('echo', { text: 'x' }, toolContext());
+    expect(run).toEqual({ ok: false, output: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]', error: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]' });
   });
 
   it('returns a rejected promise as the result', async () => {

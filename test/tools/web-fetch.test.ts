@@ -1,3 +1,6 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { EventEmitter, once } from 'node:events';
+import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
@@ -21,6 +24,30 @@ let server: https.Server;
 let port = 0;
 let ca = '';
 const hits: string[] = [];
+/** Responses the server left open on purpose (stalled bodies); ended in afterAll. */
+const stalled: http.ServerResponse[] = [];
+/** Emits 'stalled' once a stalling route has sent its first bytes. */
+const serverEvents = new EventEmitter();
+/** Resolves once web_fetch's client has received the response head for `path` (Node's http diagnostics channel). */
+function responseReceived(path: string): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (message: unknown) => {
+      if ((message as { request: { path: string } }).request.path !== path) return;
+      unsubscribe('http.client.response.finish', listener);
+      // Let web_fetch take the response up and start reading its body before the test goes on.
+      setImmediate(resolve);
+    };
+    subscribe('http.client.response.finish', listener);
+  });
+}
+/** What a stalling route sends: the first 20 bytes of a longer compressed body, then nothing. */
+const STALLED_BODIES: Record<string, Buffer> = {
+  gzip: zlib.gzipSync('stalled '.repeat(500)).subarray(0, 20),
+  deflate: zlib.deflateSync('stalled '.repeat(500)).subarray(0, 20),
+  br: zlib.brotliCompressSync('stalled '.repeat(500)).subarray(0, 20),
+};
+/** 2 MiB of ever deeper unclosed elements: quadratic work for the HTML parser. */
+const NESTED_PAGE = '<html><body>' + '<div>'.repeat((2 * 1024 * 1024) / 5);
 let resolverCalls: string[] = [];
 let dialCalls: string[] = [];
 
@@ -82,7 +109,22 @@ beforeAll(async () => {
       res.writeHead(302, { location });
       res.end();
     };
+    const stall = /^\/stall\/(gzip|deflate|br)$/.exec(route);
+    if (stall) {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': stall[1]! });
+      res.write(STALLED_BODIES[stall[1]!]!, () => serverEvents.emit('stalled', route));
+      stalled.push(res);
+      return;
+    }
     switch (route) {
+      case '/corrupt-gzip':
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+        res.end('this was never gzip');
+        return;
+      case '/nested':
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(NESTED_PAGE);
+        return;
       case '/page':
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end('<html><head><title>T</title><style>p{}</style></head><body><h1>Hello page</h1><p>Some <b>bold</b> prose.</p><img src="x.png"></body></html>');
@@ -127,6 +169,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const res of stalled) res.destroy();
+  server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
@@ -192,6 +236,61 @@ describe('web_fetch reads public pages', () => {
   it('rejects a certificate from an untrusted CA', async () => {
     reset();
     await expect(webFetch('https://public.example/page', options({ ca: undefined }))).rejects.toThrow(/failed: .*(certificate|issuer)/i);
+  });
+});
+
+describe('web_fetch ends a call the server stalls or makes costly', () => {
+  for (const encoding of ['gzip', 'deflate', 'br']) {
+    it(`a ${encoding} body that stalls after 20 bytes ends with the timeout error`, { timeout: 10_000 }, async () => {
+      reset();
+      const url = `https://public.example/stall/${encoding}`;
+      const error = await webFetch(url, options({ timeoutMs: 1500 })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NetGuardError);
+      expect((error as Error).message).toBe(`Fetching ${url} timed out after 1.5 s.`);
+    });
+
+    it(`aborting the turn ends a call whose ${encoding} body stalls`, { timeout: 10_000 }, async () => {
+      reset();
+      const url = `https://public.example/stall/${encoding}`;
+      const turn = new AbortController();
+      const registry = new ToolRegistry().register(createWebFetchTool(options({ timeoutMs: 60_000 })));
+      const sent = once(serverEvents, 'stalled');
+      const received = responseReceived(`/stall/${encoding}`);
+      const run = registry.run('web_fetch', { url }, toolContext({ abortSignal: turn.signal }));
+      await Promise.all([sent, received]);
+      turn.abort();
+      const outcome = await run;
+      expect(outcome.ok).toBe(false);
+      expect(String(outcome.output)).toBe(`web_fetch failed: Fetching ${url} was cancelled.`);
+    });
+  }
+
+  it('a body that is not what its encoding says fails with a clear error', async () => {
+    reset();
+    await expect(webFetch('https://public.example/corrupt-gzip', options())).rejects.toThrow(
+      /^Fetching https:\/\/public\.example\/corrupt-gzip failed while reading the body: incorrect header check$/,
+    );
+  });
+
+  it('a 2 MiB deeply nested page ends at the timeout without blocking the event loop', { timeout: 20_000 }, async () => {
+    reset();
+    const url = 'https://public.example/nested';
+    let settled = false;
+    let timerFiredWhilePending = false;
+    // Well after the 2 MiB arrived (loopback), well before the timeout: the page is being converted.
+    const timer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        timerFiredWhilePending = !settled;
+        resolve();
+      }, 1000),
+    );
+    const error = await webFetch(url, options({ timeoutMs: 3000 }))
+      .catch((e: unknown) => e)
+      .finally(() => (settled = true));
+    await timer;
+    expect(error).toBeInstanceOf(NetGuardError);
+    expect((error as Error).message).toBe(`Fetching ${url} timed out after 3 s.`);
+    expect(timerFiredWhilePending, 'a timer due during the conversion fired before the call ended').toBe(true);
   });
 });
 

@@ -4,6 +4,7 @@ import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { errorMessage } from '../../util/errors.ts';
+import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 
@@ -65,7 +66,7 @@ export function register(program: Command): void {
           await runTurn(prepared, session, prompt, turn.signal, ask);
         } catch (error) {
           if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
-          else out.write(`[error] ${errorMessage(error)}\n`);
+          else out.write(`[error] ${scrubSecrets(errorMessage(error))}\n`);
         } finally {
           turn = undefined;
         }

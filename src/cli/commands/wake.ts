@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveWakeSettings } from '../../config/wake-settings.ts';
-import { resolveSettings } from '../../config/settings.ts';
+import { resolveAgentLocation, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
 import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
@@ -79,14 +79,28 @@ export function register(program: Command): void {
     if (event && eventId === undefined) {
       logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
     }
-    const settings = resolveSettings(runFlags(agent, { ...options, session: sessionId }), { logger });
-    const store = new WakeStore(wakeStorePath(settings.stateDir));
+    const flags = runFlags(agent, { ...options, session: sessionId });
+    // Only what the agent is and where its state lives comes before the event is recorded; the rest
+    // of the configuration is read now but, if it is broken, fails the wake in its agent's start,
+    // after the event was recorded, so the first wake that can start answers it.
+    const location = resolveAgentLocation(flags, { logger });
+    let settings: ResolvedSettings | undefined;
+    let configError: unknown;
+    try {
+      settings = resolveSettings(flags, { logger, location });
+    } catch (error) {
+      configError = error;
+    }
+    const store = new WakeStore(wakeStorePath(location.stateDir));
     let prepared: Awaited<ReturnType<typeof prepareAgent>> | undefined;
     try {
       try {
         const outcome = await wake({
           // Prepared only once this wake holds the lease: the event is recorded first, whatever happens.
-          agent: async () => (prepared = await prepareAgent(settings, { logger })).agent,
+          agent: async () => {
+            if (!settings) throw configError;
+            return (prepared = await prepareAgent(settings, { logger })).agent;
+          },
           store,
           sessionId,
           event,
@@ -95,8 +109,8 @@ export function register(program: Command): void {
           maxAttempts,
           selfHandle,
           deliveryId: env.ACX_DELIVERY_ID,
-          ...(settings.model.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
-          maxSteps: settings.maxSteps,
+          ...(settings?.model.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
+          maxSteps: settings?.maxSteps,
           logger,
           onReply: (items, result) => {
             if (options.json) {

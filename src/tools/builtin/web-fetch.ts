@@ -1,18 +1,21 @@
 import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
+import type { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { NetGuardError, resolvePublicAddresses, type Resolver } from '../../util/net-guard.ts';
 import type { Tool } from '../tool.ts';
+import { HtmlTextError, htmlToText } from './html-text.ts';
 
 /**
  * `web_fetch`: a read-only HTTPS GET of a model-chosen URL, fenced against SSRF. Only https; the
  * host is resolved and every address checked (util/net-guard.ts); the connection goes to the
  * validated address (pinned, no second lookup) with TLS verified against the URL's host name;
  * every redirect hop is checked the same way. The body is bounded, HTML is reduced to text and
- * binary bodies are described, not dumped.
+ * binary bodies are described, not dumped. One signal (the tool's timeout or the turn's abort)
+ * ends every phase: connecting, reading a body however it is encoded, and converting it.
  */
 export interface WebFetchOptions {
   /** Raw body bytes read at most (default 2 MiB); the rest is cut with a note. */
@@ -56,29 +59,36 @@ const DEFAULTS = { maxBytes: 2 * 1024 * 1024, maxChars: 100_000, maxRedirects: 5
 
 export async function webFetch(rawUrl: string, options: WebFetchOptions = {}, signal?: AbortSignal): Promise<WebFetchResult> {
   const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULTS.timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const combined = signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
   const redirects: string[] = [];
   let url = parseHttpsUrl(rawUrl);
-  for (;;) {
-    const response = await requestOnce(url, options, combined);
-    const location = response.headers.location;
-    if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
-      response.destroy();
-      if (redirects.length >= maxRedirects) {
-        throw new NetGuardError(`Refused: more than ${maxRedirects} redirects.`, 'Fetch the final URL directly.');
+  try {
+    for (;;) {
+      const response = await requestOnce(url, options, combined);
+      const location = response.headers.location;
+      if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
+        response.destroy();
+        if (redirects.length >= maxRedirects) {
+          throw new NetGuardError(`Refused: more than ${maxRedirects} redirects.`, 'Fetch the final URL directly.');
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw new NetGuardError(`The server redirected to an invalid URL "${location}".`);
+        }
+        redirects.push(url.href);
+        url = parseHttpsUrl(next.href, `redirect from ${url.href}`);
+        continue;
       }
-      let next: URL;
-      try {
-        next = new URL(location, url);
-      } catch {
-        throw new NetGuardError(`The server redirected to an invalid URL "${location}".`);
-      }
-      redirects.push(url.href);
-      url = parseHttpsUrl(next.href, `redirect from ${url.href}`);
-      continue;
+      return await readResponse(url, response, redirects, options, combined);
     }
-    return readResponse(url, response, redirects, options);
+  } catch (error) {
+    if (!combined.aborted) throw error;
+    throw signal?.aborted
+      ? new NetGuardError(`Fetching ${url.href} was cancelled.`, 'The call was stopped before the page was read.')
+      : new NetGuardError(`Fetching ${url.href} timed out after ${timeoutMs / 1000} s.`, 'Try again later, or fetch a smaller page.');
   }
 }
 
@@ -131,38 +141,24 @@ async function requestOnce(url: URL, options: WebFetchOptions, signal: AbortSign
         }),
     });
     request.on('response', resolve);
-    request.on('error', (error) => {
-      reject(signal.aborted ? new NetGuardError(`Fetching ${url.href} was cancelled or timed out.`, 'Try again later.') : new Error(`Fetching ${url.href} failed: ${error.message}`));
-    });
+    // After an abort, webFetch says which signal ended the call.
+    request.on('error', (error) => reject(new Error(`Fetching ${url.href} failed: ${error.message}`)));
     request.end();
   });
 }
 
-async function readResponse(url: URL, response: http.IncomingMessage, redirects: string[], options: WebFetchOptions): Promise<WebFetchResult> {
+async function readResponse(
+  url: URL,
+  response: http.IncomingMessage,
+  redirects: string[],
+  options: WebFetchOptions,
+  signal: AbortSignal,
+): Promise<WebFetchResult> {
   const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
   const maxChars = options.maxChars ?? DEFAULTS.maxChars;
   const contentType = String(response.headers['content-type'] ?? '').trim();
-  const body = decoded(response);
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let truncated = false;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      const room = maxBytes - bytes;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        bytes += room;
-        truncated = true;
-        break;
-      }
-      chunks.push(chunk);
-      bytes += chunk.length;
-    }
-  } finally {
-    response.destroy();
-    if (body !== response) body.destroy();
-  }
-  const buffer = Buffer.concat(chunks);
+  const { buffer, bytes, truncated: cut } = await readBody(url, response, maxBytes, signal);
+  let truncated = cut;
   const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
   const base = {
     url: url.href,
@@ -180,9 +176,12 @@ async function readResponse(url: URL, response: http.IncomingMessage, redirects:
   }
   let text = decodeText(buffer, contentType);
   if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml') {
-    // Imported when first needed: most runs never fetch a page.
-    const { convert } = await import('html-to-text');
-    text = convert(text, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] });
+    try {
+      text = await htmlToText(text, signal);
+    } catch (error) {
+      if (!(error instanceof HtmlTextError)) throw error;
+      throw new Error(`Fetching ${url.href}: the page could not be reduced to text (${error.message}).`);
+    }
   }
   if (text.length > maxChars) {
     text = text.slice(0, maxChars);
@@ -191,12 +190,53 @@ async function readResponse(url: URL, response: http.IncomingMessage, redirects:
   return { ...base, binary: false, truncated, text };
 }
 
-function decoded(response: http.IncomingMessage): Readable {
+/**
+ * Reads at most maxBytes of the decoded body. One pipeline from the socket through the decoder:
+ * an abort, a reset connection or a corrupt stream destroys every stage, so a compressed body
+ * that stalls ends with the signal instead of leaving the decoder waiting forever.
+ */
+async function readBody(
+  url: URL,
+  response: http.IncomingMessage,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ buffer: Buffer; bytes: number; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let truncated = false;
+  const collect = async (source: AsyncIterable<Buffer>): Promise<void> => {
+    for await (const chunk of source) {
+      const room = maxBytes - bytes;
+      if (chunk.length > room) {
+        chunks.push(chunk.subarray(0, room));
+        bytes += room;
+        truncated = true;
+        return;
+      }
+      chunks.push(chunk);
+      bytes += chunk.length;
+    }
+  };
+  const decoder = decoderFor(response);
+  try {
+    if (decoder) await pipeline(response, decoder, collect, { signal });
+    else await pipeline(response, collect, { signal });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // Stopping at the byte limit ends the pipeline early; that is not a failure.
+    if (!truncated) throw new Error(`Fetching ${url.href} failed while reading the body: ${(error as Error).message}`);
+  } finally {
+    response.destroy();
+  }
+  return { buffer: Buffer.concat(chunks), bytes, truncated };
+}
+
+function decoderFor(response: http.IncomingMessage): Transform | undefined {
   const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(zlib.createGunzip());
-  if (encoding === 'deflate') return response.pipe(zlib.createInflate());
-  if (encoding === 'br') return response.pipe(zlib.createBrotliDecompress());
-  return response;
+  if (encoding === 'gzip' || encoding === 'x-gzip') return zlib.createGunzip();
+  if (encoding === 'deflate') return zlib.createInflate();
+  if (encoding === 'br') return zlib.createBrotliDecompress();
+  return undefined;
 }
 
 const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|ecmascript|x-yaml|yaml|toml|x-sh|ld\+json|rss\+xml|atom\+xml|xhtml\+xml)$|application\/[\w.-]+\+(json|xml)$)/;

@@ -1,0 +1,95 @@
+// Secret scrubbing: the live credential values the process holds, then credential shapes. The
+// environment is read once, on the first scrub, so this file sets its key before any scrub runs.
+import { describe, expect, it } from 'vitest';
+import { buildLaunchEnv } from '../../src/acp/launch-env.ts';
+import { ACP_PROFILES } from '../../src/acp/profiles/by-name.ts';
+import type { ACPSettings } from '../../src/acp/settings.ts';
+import { PROVIDERS, resolveModel } from '../../src/model/providers.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { addLiveSecret, isCredentialVariable, MIN_LIVE_SECRET_CHARS, REDACTED, scrubSecrets } from '../../src/util/scrub.ts';
+
+// A key for a local OpenAI-compatible server: no vendor prefix, nothing a pattern could match.
+const PLAIN_KEY = 'Zq81mLkP04vwRtY6';
+process.env.ACX_API_KEY = PLAIN_KEY;
+// Not a credential variable: its value is ordinary text that must survive.
+process.env.ACX_A5_SCRUB_PLAIN = 'ordinary-words-here';
+
+describe('live credential values', () => {
+  it('every variable a model provider or an ACP profile reads a credential from counts as a credential', () => {
+    const read = new Set<string>([
+      ...Object.values(PROVIDERS).flatMap((provider) => provider.keyEnv),
+      ...Object.values(ACP_PROFILES).flatMap((profile) => profile.credentialEnv ?? []),
+      // acp/auth.ts: the AI Gateway credentials every Gateway-capable profile accepts.
+      'AI_GATEWAY_API_KEY',
+      'VERCEL_OIDC_TOKEN',
+      // The host-tool MCP server's bearer token.
+      'ACX_MCP_TOKEN',
+    ]);
+    expect([...read].filter((name) => !isCredentialVariable(name))).toEqual([]);
+    expect(read.size).toBeGreaterThan(10);
+  });
+
+  it('variables that only point at a credential, or hold none, are not taken for one', () => {
+    for (const name of ['ACX_BASE_URL', 'OPENAI_BASE_URL', 'ACX_SIGNING_KEY', 'ACX_KEY_DIR', 'ACX_MAX_CONTEXT_TOKENS', 'TOKENIZERS_PARALLELISM', 'GITHUB_TOKEN_FILE', 'PATH']) {
+      expect(isCredentialVariable(name), name).toBe(false);
+    }
+  });
+
+  it('a key without a vendor prefix, held in the environment, is scrubbed from any text', () => {
+    const echoed = `401 Unauthorized: Incorrect API key provided: ${PLAIN_KEY}. You can find your key at https://example.test/keys (key ${PLAIN_KEY})`;
+    expect(scrubSecrets(echoed)).toBe(`401 Unauthorized: Incorrect API key provided: ${REDACTED}. You can find your key at https://example.test/keys (key ${REDACTED})`);
+    expect(scrubSecrets('ordinary-words-here')).toBe('ordinary-words-here');
+  });
+
+  it('a key a provider or an ACP profile reads from an environment other than the process\'s is scrubbed once read', async () => {
+    scrubSecrets('the environment is read now, before these keys exist anywhere');
+    const providerKey = 'LateProviderKey-8dPq2';
+    const agentKey = 'LateAgentKey-4mWz7';
+    expect(scrubSecrets(`${providerKey} ${agentKey}`)).toBe(`${providerKey} ${agentKey}`);
+    await resolveModel({ spec: 'openai-compatible:m', env: { ACX_API_KEY: providerKey, ACX_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    await buildLaunchEnv({ harnessId: 'probe', credentialEnv: ['PROBE_API_KEY'] } as unknown as ACPSettings, {
+      hostEnv: { PROBE_API_KEY: agentKey },
+      bootstrapEnv: {},
+      sandboxEnv: {},
+      supportsRequestTransformations: false,
+      clientApp: { name: 'acx-test', version: '0' },
+      logger: silentLogger,
+    });
+    expect(scrubSecrets(`${providerKey} ${agentKey}`)).toBe(`${REDACTED} ${REDACTED}`);
+  });
+
+  it('a value added at run time is scrubbed, the longer of two overlapping values whole; short values never', () => {
+    addLiveSecret('run-time-token-4471');
+    addLiveSecret('run-time-token-4471-extended');
+    expect(scrubSecrets('a run-time-token-4471-extended and a run-time-token-4471')).toBe(`a ${REDACTED} and a ${REDACTED}`);
+    addLiveSecret('x'.repeat(MIN_LIVE_SECRET_CHARS - 1));
+    addLiveSecret('test');
+    expect(scrubSecrets('a test of xxxxxxx')).toBe('a test of xxxxxxx');
+  });
+});
+
+describe('credential shapes', () => {
+  const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  const KEY_ID = 'AKIAIOSFODNN7EXAMPLE';
+
+  it('an AWS secret access key in a credentials file, an env line and STS JSON', () => {
+    const file = `[default]\naws_access_key_id = ${KEY_ID}\naws_secret_access_key = ${SECRET}\n`;
+    expect(scrubSecrets(file)).toBe(`[default]\naws_access_key_id = ${REDACTED}\naws_secret_access_key = ${REDACTED}\n`);
+    expect(scrubSecrets(`export AWS_SECRET_ACCESS_KEY=${SECRET}`)).toBe(`export AWS_SECRET_ACCESS_KEY=${REDACTED}`);
+    const sts = JSON.stringify({ Credentials: { AccessKeyId: 'ASIAIOSFODNN7EXAMPLE', SecretAccessKey: SECRET } });
+    expect(scrubSecrets(sts)).toBe(JSON.stringify({ Credentials: { AccessKeyId: REDACTED, SecretAccessKey: REDACTED } }));
+  });
+
+  it('a 40-character secret beside an access key id, whatever separates them; not one far from any id', () => {
+    expect(scrubSecrets(`${KEY_ID},${SECRET}`)).toBe(`${REDACTED},${REDACTED}`);
+    expect(scrubSecrets(`use ${SECRET} with ${KEY_ID}`)).toBe(`use ${REDACTED} with ${REDACTED}`);
+    const far = `commit ${SECRET.replace(/\//g, 'a')} is the fix`;
+    expect(scrubSecrets(far)).toBe(far);
+    expect(scrubSecrets(`${KEY_ID} ${'.'.repeat(300)} ${SECRET}`)).toBe(`${REDACTED} ${'.'.repeat(300)} ${SECRET}`);
+  });
+
+  it('a credential-named value is scrubbed; a number under such a name is not', () => {
+    expect(scrubSecrets('OPENAI_API_KEY=abcdef123456 max_tokens: 100000')).toBe(`OPENAI_API_KEY=${REDACTED} max_tokens: 100000`);
+    expect(scrubSecrets('Authorization: Bearer qwertyuiop123')).toBe(`Authorization: Bearer ${REDACTED}`);
+  });
+});
