@@ -1,19 +1,17 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { AcxError, PolicyError } from '../../util/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
 import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
+import { commandView, createCallDirectory } from '../sandbox/view.ts';
 import type { Tool } from '../tool.ts';
 
 /**
  * `execute` runs a command for the agent in a sandbox: the workspace as working directory, an
  * allow-listed environment with no credentials and a private HOME, a time limit, an output limit
  * and the whole process group killed at the end. Where the machine allows it, OS isolation on
- * top (bwrap or unshare: no network, read-only system, writable workspace only).
+ * top (bwrap or unshare: no network, uid 65534, only the system, the workspace and HOME in view).
  */
 export interface ExecuteOptions {
   workspace: string;
@@ -83,14 +81,15 @@ export class Sandbox {
     }
     const maxTimeout = this.options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS;
     const timeoutMs = Math.min(input.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxTimeout);
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-exec-home-'));
-    fs.mkdirSync(path.join(home, 'tmp'));
+    const call = createCallDirectory();
     try {
       const executable = isolation.kind === 'none' ? undefined : findExecutable(isolation.kind);
-      const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, home }, input.command, executable);
+      // As root the command still acts as host root inside its user namespace: hide what only root may read.
+      const view = isolation.kind === 'none' ? [] : await commandView(this.workspace, call, { maskUnreadable: processIsRoot() });
+      const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, call, view }, input.command, executable);
       const result = await runProcess(file, args, {
         cwd: this.workspace,
-        env: buildSandboxEnv(home, { extra: this.options.env }),
+        env: buildSandboxEnv(call.home, { extra: this.options.env }),
         stdin: input.stdin,
         timeoutMs,
         maxOutputBytes: this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -98,7 +97,7 @@ export class Sandbox {
       });
       return { ...result, isolation: isolation.kind, timeoutMs };
     } finally {
-      fs.rmSync(home, { recursive: true, force: true });
+      call.remove();
     }
   }
 }
