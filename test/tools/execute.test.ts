@@ -4,7 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecuteTool, Sandbox, type ExecuteOptions } from '../../src/tools/builtin/execute.ts';
+import { createExecuteTool, describeExecute, Sandbox, type ExecuteOptions } from '../../src/tools/builtin/execute.ts';
 import { Policy, processIsRoot } from '../../src/tools/policy.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { detectIsolation, findExecutable, probeIsolation, type IsolationKind } from '../../src/tools/sandbox/isolation.ts';
@@ -300,6 +300,35 @@ describe('root without OS isolation', () => {
   it('runs when the profile is unlocked', async () => {
     const result = await sandbox({ isolation: 'none', profile: 'unlocked', isRoot: () => true }).run({ command: 'echo fine' });
     expect(result.stdout.text).toBe('fine\n');
+  });
+});
+
+describe('without OS isolation (the explicit opt-in)', () => {
+  it('kills what left the process group or the session when the call ends', async () => {
+    const marker = `${5000 + Math.floor(Math.random() * 1000)}.${process.pid}`;
+    const box = sandbox({ isolation: 'none', profile: 'unlocked' });
+    const session = "cut -d' ' -f6 /proc/$1/stat";
+    const escapes = [
+      // setsid: a new session and group (found by the call's marker in its environment)
+      `setsid sleep ${marker} > /dev/null 2>&1 & echo $! > setsid.pid`,
+      // setpgid with a cleared environment: a new group in the same session, no marker (found by its session)
+      ...(perl ? [`env -i ${perl} -e 'setpgrp(0, 0); exec "/bin/sleep", "${marker}"' > /dev/null 2>&1 & echo $! > setpgid.pid`] : []),
+    ];
+    const result = await box.run({
+      command: `${escapes.join('; ')}; sleep 0.3; session() { ${session}; }; for f in *.pid; do [ "$(session $(cat $f))" != "$(session $$)" ] && echo "$f left the session"; done; echo started`,
+    });
+    expect(result.stdout.text).toBe('setsid.pid left the session\nstarted\n');
+    expect(await survivors(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it('says plainly in its description what a command can reach', () => {
+    const description = createExecuteTool({ workspace: tempDir(), isolation: 'none', profile: 'unlocked' }).description;
+    expect(description).toMatch(/WITHOUT OS isolation: the command runs on the host as \S+, with network access, and can read every file/);
+    expect(description).toContain("acx's own environment (/proc/$PPID/environ) with the model API keys in it");
+    expect(description).not.toMatch(/^[^.]*no credentials in (the|its) environment/);
+    for (const kind of ['bwrap', 'unshare'] as const) {
+      expect(describeExecute(kind)).toMatch(new RegExp(`isolated by ${kind}: no network, as an unprivileged user \\(uid 65534\\)`));
+    }
   });
 });
 
