@@ -125,9 +125,12 @@ function unshareArgs({ workspace, call, view }: SandboxLayout, command: string):
  */
 const UNSHARE_SCRIPT = `set -eu
 new=$1; ws=$2; cmd=$3; uid=$4; shift 4
-# Makes a mount and every mount below it read-only (a recursive bind keeps submounts writable).
-read_only() {
-  awk -v t="$1" '$5 == t || index($5, t "/") == 1 {print $5}' /proc/self/mountinfo | while IFS= read -r mp; do
+# The host's mount points, read once: most system directories have none below them.
+host_mounts=$(awk '{print $5}' /proc/self/mountinfo)
+# Makes every mount below a read-only bind read-only too (a recursive bind keeps them writable).
+read_only_below() {
+  case "$host_mounts" in *"$1/"*) ;; *) return 0 ;; esac
+  awk -v t="$new$1" 'index($5, t "/") == 1 {print $5}' /proc/self/mountinfo | while IFS= read -r mp; do
     mount -n -o remount,bind,ro,nosuid,nodev "$(printf '%b' "$mp")"
   done
 }
@@ -135,11 +138,11 @@ mount -n -t tmpfs -o mode=0755,nosuid,nodev acx-root "$new"
 while [ $# -gt 0 ]; do
   op=$1; shift
   case $op in
-    ro-bind) [ -e "$new$1" ] || mkdir -p "$new$1"; mount -n --rbind "$1" "$new$1"; read_only "$new$1"; shift ;;
-    bind) mkdir -p "$new$1"; mount -n --rbind "$1" "$new$1"; mount -n -o remount,bind,nosuid,nodev "$new$1"; shift ;;
-    tmpfs) mkdir -p "$new$1"; mount -n -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$new$1"; shift ;;
-    symlink) mkdir -p "$new$(dirname "$2")"; ln -s "$1" "$new$2"; shift 2 ;;
-    mask) mount -n --bind "$1" "$new$2"; mount -n -o remount,bind,ro,nosuid,nodev "$new$2"; shift 2 ;;
+    ro-bind) [ -e "$new$1" ] || mkdir -p "$new$1"; mount -n --rbind -o ro,nosuid,nodev "$1" "$new$1"; read_only_below "$1"; shift ;;
+    bind) mkdir -p "$new$1"; mount -n --rbind -o nosuid,nodev "$1" "$new$1"; shift ;;
+    tmpfs) [ -d "$new$1" ] || mkdir -p "$new$1"; mount -n -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$new$1"; shift ;;
+    symlink) [ -d "$new\${2%/*}" ] || mkdir -p "$new\${2%/*}"; ln -s "$1" "$new$2"; shift 2 ;;
+    mask) mount -n --bind -o ro,nosuid,nodev "$1" "$new$2"; shift 2 ;;
     proc) mkdir -p "$new/proc"; mount -n -t proc -o nosuid,nodev,noexec proc "$new/proc" ;;
     dev)
       mkdir -p "$new/dev"; mount -n -t tmpfs -o mode=0755,nosuid,nodev acx-dev "$new/dev"

@@ -108,27 +108,28 @@ export async function unreadableEntries(root: string): Promise<Array<{ path: str
   const found: Array<{ path: string; directory: boolean }> = [];
   let seen = 0;
   const visit = async (dir: string): Promise<void> => {
-    const names = await fs.promises.readdir(dir);
-    seen += names.length;
+    const entries = await fs.promises.readdir(dir, { withFileTypes: true });
+    seen += entries.length;
     if (seen > MAX_ETC_ENTRIES) {
       throw new Error(`${root} has more than ${MAX_ETC_ENTRIES} entries; the sandbox does not check that many for secrets`);
     }
     const below: string[] = [];
     await Promise.all(
-      names.map(async (name) => {
-        const entry = path.join(dir, name);
+      entries.map(async (entry) => {
+        if (entry.isSymbolicLink()) return; // the type comes with the listing: no lstat needed
+        const entryPath = path.join(dir, entry.name);
         let stat: fs.Stats;
         try {
-          stat = await fs.promises.lstat(entry);
+          stat = await fs.promises.lstat(entryPath);
         } catch {
           return; // vanished meanwhile
         }
         if (stat.isSymbolicLink()) return;
         if (stat.isDirectory()) {
-          if ((stat.mode & 0o005) === 0o005) below.push(entry);
-          else found.push({ path: entry, directory: true });
+          if ((stat.mode & 0o005) === 0o005) below.push(entryPath);
+          else found.push({ path: entryPath, directory: true });
         } else if (!stat.isFile() || (stat.mode & 0o004) === 0) {
-          found.push({ path: entry, directory: false });
+          found.push({ path: entryPath, directory: false });
         }
       }),
     );
