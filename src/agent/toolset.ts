@@ -94,7 +94,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
             ? `this process runs as root without OS isolation (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`
             : undefined;
     if (refusal) skipped.push({ name: 'execute', reason: refusal });
-    else offered.push(createExecuteTool({ workspace, profile: policy.profile }));
+    // The probed kind, so the tool's description says what a command here can and cannot reach.
+    else offered.push(createExecuteTool({ workspace, profile: policy.profile, isolation: isolation.kind }));
   }
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { describeExecute } from '../../src/tools/builtin/execute.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 
 /**
@@ -70,6 +71,19 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     // Leaving the safe default is loud in the log and plain to the model.
     expect(request.view.system.join('\n')).toMatch(/sanctioned for your use by the operator/);
     expect(run.stderr).toMatch(/WARNING mcp drop-ins active/);
+  });
+
+  it('tells what an execute command can reach: the tool description the model gets, for the isolation in use', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    const resolved = await acx(['resolved-config', '--model', 'openai:demo-model', '--home', home, '--config-home', home], { PATH: process.env.PATH ?? '', HOME: home });
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const config = JSON.parse(resolved.stdout) as { tools: string[]; isolation: { kind: 'bwrap' | 'unshare' | 'none' }; execute_sandbox: string | null };
+    if (config.tools.includes('execute')) {
+      expect(config.execute_sandbox).toBe(describeExecute(config.isolation.kind));
+    } else {
+      // No OS isolation and no execute-unisolated grant: execute is skipped, and there is nothing to describe.
+      expect(config.execute_sandbox).toBeNull();
+    }
   });
 
   it('fails, non-zero and with the reason, on a malformed model_params.json — as a run would', async () => {

@@ -1,28 +1,39 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecuteTool, Sandbox, type ExecuteOptions } from '../../src/tools/builtin/execute.ts';
-import { Policy } from '../../src/tools/policy.ts';
+import { createExecuteTool, describeExecute, Sandbox, type ExecuteOptions } from '../../src/tools/builtin/execute.ts';
+import { Policy, processIsRoot } from '../../src/tools/policy.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
-import { detectIsolation, probeIsolation, type IsolationKind } from '../../src/tools/sandbox/isolation.ts';
+import { detectIsolation, findExecutable, probeIsolation, type IsolationKind } from '../../src/tools/sandbox/isolation.ts';
 import { PolicyError } from '../../src/util/errors.ts';
 import { processAlive, tempDir, toolContext, removeTempDirs } from './helpers.ts';
 
 afterAll(removeTempDirs);
 
 const detected = await detectIsolation();
-const working: IsolationKind[] = [];
+/** Why each OS isolation cannot run here (undefined: it works), for visible skips. */
+const unavailable: Record<'bwrap' | 'unshare', string | undefined> = { bwrap: undefined, unshare: undefined };
 for (const kind of ['bwrap', 'unshare'] as const) {
-  if ((await probeIsolation(kind)).kind === kind) working.push(kind);
+  const info = await probeIsolation(kind);
+  unavailable[kind] = info.kind === kind ? undefined : info.reason;
 }
-// As root without OS isolation only the unlocked profile may run; every mode is exercised.
-const modes: Array<{ isolation: IsolationKind; profile: 'locked' | 'unlocked' }> = [
-  { isolation: 'none', profile: 'unlocked' },
-  ...working.map((isolation) => ({ isolation, profile: 'locked' as const })),
+const isRoot = processIsRoot();
+const perl = findExecutable('perl');
+// As root without OS isolation only the unlocked profile may run; every mode is listed, and one
+// that cannot run here is skipped with the reason in its title.
+const modes: Array<{ isolation: IsolationKind; profile: 'locked' | 'unlocked'; skip: string | undefined }> = [
+  { isolation: 'none', profile: 'unlocked', skip: undefined },
+  ...(['bwrap', 'unshare'] as const).map((isolation) => ({ isolation, profile: 'locked' as const, skip: unavailable[isolation] })),
 ];
+const isolated = modes.filter((mode) => mode.isolation !== 'none');
+
+/** A describe title that says why it is skipped, when it is. */
+function titled(title: string, skip: string | undefined): string {
+  return skip ? `${title} (skipped: ${skip})` : title;
+}
 
 function sandbox(options: Partial<ExecuteOptions> & { isolation: IsolationKind }): Sandbox {
   return new Sandbox({ workspace: tempDir('acx-exec-ws-'), ...options });
@@ -59,10 +70,10 @@ function processesWith(marker: string): number[] {
 it('reports which isolation is active and why', () => {
   expect(['bwrap', 'unshare', 'none']).toContain(detected.kind);
   expect(detected.reason.length).toBeGreaterThan(0);
-  if (detected.kind !== 'none') expect(detected.reason).toMatch(/no network, read-only system, writable workspace/);
+  if (detected.kind !== 'none') expect(detected.reason).toMatch(/no network, read-only system, writable workspace, uid 65534/);
 });
 
-describe.each(modes)('execute with isolation=$isolation', ({ isolation, profile }) => {
+for (const { isolation, profile, skip } of modes) describe.skipIf(skip !== undefined)(titled(`execute with isolation=${isolation}`, skip), () => {
   it('runs in the workspace as its working directory', async () => {
     const box = sandbox({ isolation, profile });
     const result = await box.run({ command: 'pwd; echo made > made.txt' });
@@ -92,7 +103,7 @@ describe.each(modes)('execute with isolation=$isolation', ({ isolation, profile 
       expect(Object.keys(env).filter((name) => /KEY|TOKEN|SECRET|PASSWORD/.test(name))).toEqual([]);
       expect(env.FOO).toBe('bar');
       expect(env.PATH).toBeTruthy();
-      expect(env.HOME).toMatch(/acx-exec-home-/);
+      expect(env.HOME).toMatch(/acx-exec-\w+\/home$/);
       expect(env.HOME).not.toBe(os.homedir());
     } finally {
       process.env = saved;
@@ -150,7 +161,7 @@ describe.each(modes)('execute with isolation=$isolation', ({ isolation, profile 
   });
 });
 
-describe.each(working.map((isolation) => ({ isolation })))('OS isolation $isolation', ({ isolation }) => {
+for (const { isolation, skip } of isolated) describe.skipIf(skip !== undefined)(titled(`OS isolation ${isolation}`, skip), () => {
   let server: http.Server;
   let port = 0;
   beforeAll(async () => {
@@ -185,8 +196,7 @@ describe.each(working.map((isolation) => ({ isolation })))('OS isolation $isolat
     expect(fs.existsSync('/usr/acx-escape')).toBe(false);
   });
 
-  it('does not see files in the host /tmp outside the workspace (bwrap)', async () => {
-    if (isolation !== 'bwrap') return;
+  it('does not see files in the host /tmp outside the workspace', async () => {
     const secret = path.join(os.tmpdir(), `acx-host-secret-${process.pid}`);
     fs.writeFileSync(secret, 'host secret');
     try {
@@ -194,6 +204,80 @@ describe.each(working.map((isolation) => ({ isolation })))('OS isolation $isolat
       expect(result.stdout.text).not.toContain('host secret');
     } finally {
       fs.rmSync(secret, { force: true });
+    }
+  });
+
+  it('runs the command as uid 65534, with no capabilities', async () => {
+    const result = await sandbox({ isolation }).run({ command: "id -u; id -g; grep -E '^Cap(Prm|Eff|Bnd)' /proc/self/status" });
+    expect(result.stdout.text).toBe('65534\n65534\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n');
+  });
+
+  it.skipIf(!isRoot)(titled('cannot read /etc/shadow or any other root-only file in /etc, though acx runs as root', isRoot ? undefined : 'the attack needs acx to run as root'), async () => {
+    const result = await sandbox({ isolation }).run({
+      command: 'head -c 64 /etc/shadow; echo "exit $?"; find /etc ! -type l ! -perm -o=r -readable 2>/dev/null',
+    });
+    expect(result.stdout.text).toBe('exit 1\n');
+    expect(result.stderr.text).toBe("head: cannot open '/etc/shadow' for reading: Permission denied\n");
+  });
+
+  it.skipIf(!isRoot)(titled('cannot change a kernel setting through /proc/sys, though acx runs as root', isRoot ? undefined : 'the attack needs acx to run as root'), async () => {
+    // uid 0 may write sysctls without any capability (kernel.core_pattern runs code on the host); a same-value write is harmless.
+    const result = await sandbox({ isolation }).run({ command: 'cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness && echo CHANGED; echo done' });
+    expect(result.stdout.text).toBe('done\n');
+    expect(result.stderr.text).toMatch(/\/proc\/sys\/vm\/swappiness: Read-only file system/);
+  });
+
+  it.skipIf(!perl)(titled('cannot connect to a unix socket listening outside the workspace', perl ? undefined : 'needs perl as the socket client'), async () => {
+    const box = sandbox({ isolation });
+    const sockets = [path.join(box.workspace, 'inside.sock'), path.join(tempDir('acx-sock-'), 'host.sock')];
+    // /var/tmp is on the host's disk, outside every tmpfs the old sandboxes put over /tmp.
+    if (fs.existsSync('/var/tmp')) sockets.push(path.join(fs.mkdtempSync('/var/tmp/acx-sock-'), 'host.sock'));
+    const accepted = new Map<string, number>();
+    const servers = await Promise.all(
+      sockets.map(
+        (socketPath) =>
+          new Promise<net.Server>((resolve) => {
+            const server = net.createServer((connection) => {
+              accepted.set(socketPath, (accepted.get(socketPath) ?? 0) + 1);
+              connection.end();
+            });
+            server.listen(socketPath, () => resolve(server));
+          }),
+      ),
+    );
+    const client = `perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die; print connect($s, pack_sockaddr_un($ARGV[0])) ? "connected\\n" : "refused: $!\\n"'`;
+    try {
+      const result = await box.run({ command: sockets.map((socketPath) => `${client} ${socketPath}`).join('; ') });
+      expect(result.stdout.text.trim().split('\n')).toEqual(['connected', ...sockets.slice(1).map(() => 'refused: No such file or directory')]);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // let the accept events land
+      expect(sockets.map((socketPath) => accepted.get(socketPath) ?? 0)).toEqual([1, ...sockets.slice(1).map(() => 0)]);
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+      for (const socketPath of sockets.slice(2)) fs.rmSync(path.dirname(socketPath), { recursive: true, force: true });
+    }
+  });
+
+  it("sees nothing else of the host: not /root, /home, /var, /opt, another agent's state or the host's /run; /dev/shm is its own", async () => {
+    const agents = tempDir('acx-agents-');
+    const workspace = path.join(agents, 'mine', 'workspace');
+    fs.mkdirSync(workspace, { recursive: true });
+    fs.mkdirSync(path.join(agents, 'other'));
+    fs.writeFileSync(path.join(agents, 'other', 'state.txt'), 'other agent');
+    const shm = `/dev/shm/acx-sandbox-${process.pid}`;
+    try {
+      const result = await new Sandbox({ workspace, isolation }).run({
+        command: [
+          `cat ${path.join(agents, 'other', 'state.txt')} 2>/dev/null`,
+          'for p in /root /home /var/lib /var/cache /opt /srv /mnt; do if [ -e $p ]; then echo "visible $p"; fi; done',
+          'ls -A /run /var/run /var/tmp',
+          `echo persisted > ${shm}`,
+        ].join('; '),
+      });
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout.text).toBe('/run:\n\n/var/run:\n\n/var/tmp:\n');
+      expect(fs.existsSync(shm)).toBe(false);
+    } finally {
+      fs.rmSync(shm, { force: true }); // only there when the sandbox leaked it
     }
   });
 });
@@ -216,6 +300,35 @@ describe('root without OS isolation', () => {
   it('runs when the profile is unlocked', async () => {
     const result = await sandbox({ isolation: 'none', profile: 'unlocked', isRoot: () => true }).run({ command: 'echo fine' });
     expect(result.stdout.text).toBe('fine\n');
+  });
+});
+
+describe('without OS isolation (the explicit opt-in)', () => {
+  it('kills what left the process group or the session when the call ends', async () => {
+    const marker = `${5000 + Math.floor(Math.random() * 1000)}.${process.pid}`;
+    const box = sandbox({ isolation: 'none', profile: 'unlocked' });
+    const session = "cut -d' ' -f6 /proc/$1/stat";
+    const escapes = [
+      // setsid: a new session and group (found by the call's marker in its environment)
+      `setsid sleep ${marker} > /dev/null 2>&1 & echo $! > setsid.pid`,
+      // setpgid with a cleared environment: a new group in the same session, no marker (found by its session)
+      ...(perl ? [`env -i ${perl} -e 'setpgrp(0, 0); exec "/bin/sleep", "${marker}"' > /dev/null 2>&1 & echo $! > setpgid.pid`] : []),
+    ];
+    const result = await box.run({
+      command: `${escapes.join('; ')}; sleep 0.3; session() { ${session}; }; for f in *.pid; do [ "$(session $(cat $f))" != "$(session $$)" ] && echo "$f left the session"; done; echo started`,
+    });
+    expect(result.stdout.text).toBe('setsid.pid left the session\nstarted\n');
+    expect(await survivors(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it('says plainly in its description what a command can reach', () => {
+    const description = createExecuteTool({ workspace: tempDir(), isolation: 'none', profile: 'unlocked' }).description;
+    expect(description).toMatch(/WITHOUT OS isolation: the command runs on the host as \S+, with network access, and can read every file/);
+    expect(description).toContain("acx's own environment (/proc/$PPID/environ) with the model API keys in it");
+    expect(description).not.toMatch(/^[^.]*no credentials in (the|its) environment/);
+    for (const kind of ['bwrap', 'unshare'] as const) {
+      expect(describeExecute(kind)).toMatch(new RegExp(`isolated by ${kind}: no network, as an unprivileged user \\(uid 65534\\)`));
+    }
   });
 });
 

@@ -133,34 +133,78 @@ describe('fs tools refuse to leave the workspace', () => {
     expect(fs.readdirSync(outside)).toEqual(['secret.txt']);
   });
 
-  it('refuses a file swapped for an escaping symlink between the check and the open', async () => {
-    const swap = (realPath: string): void => {
-      fs.rmSync(realPath);
-      fs.symlinkSync(path.join(outside, 'secret.txt'), realPath);
+  it('refuses a file swapped for an escaping symlink after its directory was opened', async () => {
+    const swap = (directory: string): void => {
+      if (directory !== 'src') return;
+      fs.rmSync(path.join(workspace, 'src', 'a.txt'));
+      fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(workspace, 'src', 'a.txt'));
     };
-    const read = await call('fs_read', { path: 'src/a.txt' }, { hooks: { afterCheck: swap } });
+    const read = await call('fs_read', { path: 'src/a.txt' }, { hooks: { afterEnter: swap } });
     expect(read.ok).toBe(false);
-    expect(read.output).toMatch(/replaced by a symlink/);
+    expect(read.output).toMatch(/Refused "src\/a.txt": it resolves outside the workspace through a symlink/);
     expect(String(read.output)).not.toContain('TOP SECRET');
 
     fs.rmSync(path.join(workspace, 'src', 'a.txt'));
     fs.writeFileSync(path.join(workspace, 'src', 'a.txt'), 'hello');
-    const write = await call('fs_write', { path: 'src/a.txt', content: 'pwned' }, { hooks: { afterCheck: swap } });
+    const write = await call('fs_write', { path: 'src/a.txt', content: 'pwned' }, { hooks: { afterEnter: swap } });
     expect(write.ok).toBe(false);
     expect(fs.readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('TOP SECRET');
   });
 
-  it('refuses a parent directory swapped for an escaping symlink between the check and the open', async () => {
+  it('keeps walking the directory it opened when that directory is swapped for a symlink', async () => {
     fs.mkdirSync(path.join(outside, 'src'));
     fs.writeFileSync(path.join(outside, 'src', 'a.txt'), 'OUTSIDE COPY');
-    const swapParent = (): void => {
-      fs.renameSync(path.join(workspace, 'src'), path.join(root, 'moved-src'));
+    const swapInside = (directory: string): void => {
+      if (directory !== 'src') return;
+      fs.renameSync(path.join(workspace, 'src'), path.join(workspace, 'real-src'));
       fs.symlinkSync(path.join(outside, 'src'), path.join(workspace, 'src'));
     };
-    const read = await call('fs_read', { path: 'src/a.txt' }, { hooks: { afterCheck: swapParent } });
+    const read = await call('fs_read', { path: 'src/a.txt' }, { hooks: { afterEnter: swapInside } });
+    expect(read).toEqual({ ok: true, output: 'hello' });
+    fs.unlinkSync(path.join(workspace, 'src'));
+    fs.renameSync(path.join(workspace, 'real-src'), path.join(workspace, 'src'));
+    const write = await call('fs_write', { path: 'src/new.txt', content: 'inside' }, { hooks: { afterEnter: swapInside } });
+    expect(write).toEqual({ ok: true, output: 'Wrote 6 bytes to real-src/new.txt.' });
+    expect(fs.readdirSync(path.join(outside, 'src'))).toEqual(['a.txt']);
+  });
+
+  it('refuses, and removes what it created, when a directory on the path is moved out mid-call', async () => {
+    const moveOut = (directory: string): void => {
+      if (directory !== 'src') return;
+      fs.renameSync(path.join(workspace, 'src'), path.join(outside, 'moved-src'));
+      fs.symlinkSync(path.join(outside, 'moved-src'), path.join(workspace, 'src'));
+    };
+    const read = await call('fs_read', { path: 'src/a.txt' }, { hooks: { afterEnter: moveOut } });
     expect(read.ok).toBe(false);
-    expect(read.output).toMatch(/swapped for a symlink/);
-    expect(String(read.output)).not.toContain('OUTSIDE COPY');
+    expect(read.output).toMatch(/was moved out of the workspace while it was being opened/);
+    expect(String(read.output)).not.toContain('hello');
+
+    fs.unlinkSync(path.join(workspace, 'src'));
+    fs.renameSync(path.join(outside, 'moved-src'), path.join(workspace, 'src'));
+    const write = await call('fs_write', { path: 'src/sub/new.txt', content: 'x' }, { hooks: { afterEnter: moveOut } });
+    expect(write.ok).toBe(false);
+    expect(write.output).toMatch(/was moved out of the workspace/);
+    // The directory and the file this call made (now outside) were removed again.
+    expect(fs.readdirSync(path.join(outside, 'moved-src'))).toEqual(['a.txt']);
+  });
+
+  it('refuses a hard link to a file outside, for reading and for writing', async () => {
+    fs.linkSync(path.join(outside, 'secret.txt'), path.join(workspace, 'linked.txt'));
+    const read = await call('fs_read', { path: 'linked.txt' });
+    expect(read).toMatchObject({ ok: false, output: expect.stringMatching(/Refused "linked.txt": it is hard-linked \(2 names\) to a file outside the workspace/) });
+    expect(String(read.output)).not.toContain('TOP SECRET');
+    const write = await call('fs_write', { path: 'linked.txt', content: 'overwritten' });
+    expect(write).toMatchObject({ ok: false, output: expect.stringMatching(/Refused "linked.txt": it has 2 hard links/) });
+    expect(fs.readFileSync(path.join(outside, 'secret.txt'), 'utf8')).toBe('TOP SECRET');
+  });
+
+  it('reads a file hard-linked only within the workspace, but does not write it', async () => {
+    fs.linkSync(path.join(workspace, 'src', 'a.txt'), path.join(workspace, 'twin.txt'));
+    expect(await call('fs_read', { path: 'twin.txt' })).toEqual({ ok: true, output: 'hello' });
+    const write = await call('fs_write', { path: 'twin.txt', content: 'changed' });
+    expect(write.ok).toBe(false);
+    expect(write.output).toMatch(/it has 2 hard links/);
+    expect(fs.readFileSync(path.join(workspace, 'src', 'a.txt'), 'utf8')).toBe('hello');
   });
 
   it('refuses reading a FIFO instead of hanging', async () => {

@@ -44,6 +44,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     skipped: toolset.skipped,
     opt_in_tools: activeOptIns(toolset),
     isolation: toolset.isolation,
+    // What the model is told a command can reach (plainly, when there is no OS isolation).
+    execute_sandbox: toolset.tools.find((tool) => tool.name === 'execute')?.description ?? null,
     workspace: toolset.workspace,
     mcp_servers: toolset.mcpConfigured,
     mcp_request_timeout: resolveMcpTimeoutMs(undefined, process.env) / 1000,

@@ -1,19 +1,20 @@
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { AcxError, PolicyError } from '../../util/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
 import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
+import { commandView, createCallDirectory, SANDBOX_UID } from '../sandbox/view.ts';
 import type { Tool } from '../tool.ts';
 
 /**
  * `execute` runs a command for the agent in a sandbox: the workspace as working directory, an
  * allow-listed environment with no credentials and a private HOME, a time limit, an output limit
- * and the whole process group killed at the end. Where the machine allows it, OS isolation on
- * top (bwrap or unshare: no network, read-only system, writable workspace only).
+ * and every process of the call killed at the end. Where the machine allows it, OS isolation on
+ * top (bwrap or unshare: no network, uid 65534, only the system, the workspace and HOME in view).
+ * Without it (an explicit opt-in) the command is an ordinary process of acx's user, and the
+ * tool's description says so.
  */
 export interface ExecuteOptions {
   workspace: string;
@@ -83,14 +84,15 @@ export class Sandbox {
     }
     const maxTimeout = this.options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS;
     const timeoutMs = Math.min(input.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxTimeout);
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-exec-home-'));
-    fs.mkdirSync(path.join(home, 'tmp'));
+    const call = createCallDirectory();
     try {
       const executable = isolation.kind === 'none' ? undefined : findExecutable(isolation.kind);
-      const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, home }, input.command, executable);
+      // As root the command still acts as host root inside its user namespace: hide what only root may read.
+      const view = isolation.kind === 'none' ? [] : await commandView(this.workspace, call, { maskUnreadable: processIsRoot() });
+      const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, call, view }, input.command, executable);
       const result = await runProcess(file, args, {
         cwd: this.workspace,
-        env: buildSandboxEnv(home, { extra: this.options.env }),
+        env: buildSandboxEnv(call.home, { extra: this.options.env }),
         stdin: input.stdin,
         timeoutMs,
         maxOutputBytes: this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -98,8 +100,41 @@ export class Sandbox {
       });
       return { ...result, isolation: isolation.kind, timeoutMs };
     } finally {
-      fs.rmSync(home, { recursive: true, force: true });
+      call.remove();
     }
+  }
+}
+
+/**
+ * What a command run by `execute` can and cannot do, in the words the model (and `acx
+ * resolved-config`) get. `auto` is for a tool made before isolation was probed: it states both.
+ */
+export function describeExecute(isolation: 'auto' | IsolationKind): string {
+  const isolated =
+    `no network, as an unprivileged user (uid ${SANDBOX_UID}), seeing only the system directories (read-only), ` +
+    'the workspace and a private HOME (writable) and a fresh /tmp; no credentials in its environment; ' +
+    'nothing it starts outlives the call.';
+  const user = hostUser();
+  const unisolated =
+    `WITHOUT OS isolation: the command runs on the host as ${user}, with network access, and can read every file ` +
+    `${user} can, including acx's own environment (/proc/$PPID/environ) with the model API keys in it, although ` +
+    "the command's own environment holds no credentials. What it starts is killed at the end, unless it clears its " +
+    'environment and leaves the session.';
+  const what =
+    isolation === 'none'
+      ? `in the workspace ${unisolated}`
+      : isolation === 'auto'
+        ? `in the workspace sandbox. With OS isolation (bwrap or unshare, when this machine has one): ${isolated} Otherwise ${unisolated}`
+        : `in the workspace sandbox, isolated by ${isolation}: ${isolated}`;
+  return `Run a shell command (sh -c) ${what} A time limit; long output keeps its beginning and end. Each call starts fresh.`;
+}
+
+/** This process's user name (a uid without a passwd entry has none). */
+function hostUser(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? 'unknown'}`;
   }
 }
 
@@ -107,9 +142,7 @@ export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
   const sandbox = new Sandbox({ ...options, profile: options.profile ?? parseProfile(process.env.ACX_PROFILE) });
   return {
     name: 'execute',
-    description:
-      'Run a shell command (sh -c) in the workspace sandbox. No network when OS isolation is active, no credentials ' +
-      'in the environment, a private HOME, a time limit; long output keeps its beginning and end. Each call starts fresh.',
+    description: describeExecute(options.isolation ?? 'auto'),
     inputSchema: executeInputSchema,
     capabilityScopes: ['exec', 'fs.read'],
     kind: 'execute',

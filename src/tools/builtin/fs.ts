@@ -7,7 +7,8 @@ import type { Tool } from '../tool.ts';
 /**
  * File tools confined to one workspace directory: `fs_read`, `fs_list` (read-only) and
  * `fs_write` (idempotent: writing the same content twice leaves the same file). Paths come from
- * the model and are checked by Workspace (relative only, no `..`, no escaping symlinks).
+ * the model and are walked by Workspace (relative only, no `..`, no escaping symlinks or hard links,
+ * nothing created outside even while the workspace is being changed underneath).
  */
 export interface FsToolsOptions {
   workspace: string;
@@ -17,7 +18,7 @@ export interface FsToolsOptions {
   maxWriteBytes?: number;
   /** Entries shown by one fs_list call (default 1000). */
   maxListEntries?: number;
-  /** Test seam for the check-then-open race; see Workspace. */
+  /** Test seam to stage a swap in the middle of a path walk; see WorkspaceHooks. */
   hooks?: WorkspaceHooks;
 }
 

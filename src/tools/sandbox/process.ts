@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 
 /**
- * Runs one process in its own process group with a time limit and an output limit. On timeout,
- * cancellation or when the main process exits, the whole group is killed, so a background
- * grandchild cannot outlive the call. Output beyond the limit keeps its head and its tail.
+ * Runs one process in its own session and process group with a time limit and an output limit.
+ * On timeout, cancellation or when the main process exits, every process of the call is killed,
+ * so a background grandchild cannot outlive the call (see callProcesses for how they are found).
+ * Output beyond the limit keeps its head and its tail.
  */
 export interface RunProcessOptions {
   cwd: string;
@@ -70,7 +73,42 @@ export class HeadTailBuffer {
 
 const PIPE_GRACE_MS = 2000;
 
-export function killGroup(pid: number | undefined): void {
+/**
+ * The environment variable that marks every process of one call. A process that leaves the
+ * call's session (setsid) or is re-parented keeps it, because children inherit the environment;
+ * only a command that deliberately clears its environment loses it.
+ */
+const CALL_MARKER = 'ACX_CALL_ID';
+
+interface CallIdentity {
+  /** The leader's pid: its process group and session id. */
+  leader: number;
+  marker: string;
+  /** The leader's start time (clock ticks since boot): anything of the call started later. */
+  startTicks: number;
+}
+
+/**
+ * Kills every process of the call: the process group first (portable), then, where /proc
+ * exists, whatever is still in the call's session or carries its marker, until none is left.
+ */
+function killCall(call: CallIdentity): void {
+  killGroup(call.leader);
+  // A process can fork while the previous round is being killed; a few rounds catch its children.
+  for (let round = 0; round < 10; round++) {
+    const found = callProcesses(call);
+    if (found.length === 0) return;
+    for (const pid of found) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
+
+function killGroup(pid: number | undefined): void {
   if (!pid) return;
   try {
     process.kill(-pid, 'SIGKILL');
@@ -79,14 +117,72 @@ export function killGroup(pid: number | undefined): void {
   }
 }
 
+/**
+ * Live processes of the call, from /proc: those in its process group or its session (a process
+ * that made itself a group of its own with setpgid is still in the session), and those started
+ * after the leader whose environment carries the call's marker (which catches `setsid`).
+ */
+function callProcesses(call: CallIdentity): number[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const tag = `${CALL_MARKER}=${call.marker}`;
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    const stat = readStat(pid);
+    if (!stat || stat.state === 'Z') continue;
+    if (stat.group === call.leader || stat.session === call.leader) {
+      found.push(pid);
+    } else if (stat.startTicks >= call.startTicks && readEnviron(pid).includes(tag)) {
+      found.push(pid);
+    }
+  }
+  return found;
+}
+
+/** The fields of /proc/<pid>/stat this needs; the command name may hold spaces and parentheses. */
+function readStat(pid: number): { state: string; group: number; session: number; startTicks: number } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // After "pid (comm)": state ppid pgrp session ... with starttime the 20th.
+  return { state: fields[0]!, group: Number(fields[2]), session: Number(fields[3]), startTicks: Number(fields[19]) };
+}
+
+function readEnviron(pid: number): string[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
 export function runProcess(file: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
+    const marker = randomBytes(12).toString('hex');
     const child = spawn(file, args, {
       cwd: options.cwd,
-      env: options.env,
-      detached: true, // a new process group whose id is the child's pid
+      env: { ...options.env, [CALL_MARKER]: marker },
+      detached: true, // setsid: a new session and process group whose id is the child's pid
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    // Read at once: the leader's start time bounds which processes need their environment read.
+    const call: CallIdentity | undefined = child.pid
+      ? { leader: child.pid, marker, startTicks: readStat(child.pid)?.startTicks ?? 0 }
+      : undefined;
+    const kill = (): void => {
+      if (call) killCall(call);
+    };
     const stdout = new HeadTailBuffer(options.maxOutputBytes);
     const stderr = new HeadTailBuffer(options.maxOutputBytes);
     let timedOut = false;
@@ -100,12 +196,12 @@ export function runProcess(file: string, args: readonly string[], options: RunPr
 
     const timer = setTimeout(() => {
       timedOut = exit === undefined;
-      killGroup(child.pid);
+      kill();
       setTimeout(releasePipes, PIPE_GRACE_MS).unref();
     }, options.timeoutMs);
     const onAbort = (): void => {
       aborted = true;
-      killGroup(child.pid);
+      kill();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
@@ -123,7 +219,7 @@ export function runProcess(file: string, args: readonly string[], options: RunPr
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Stateless: nothing the command started may keep running (or hold our pipes open).
-      killGroup(child.pid);
+      kill();
       setTimeout(releasePipes, PIPE_GRACE_MS).unref();
     });
     child.on('close', (code, signal) => {

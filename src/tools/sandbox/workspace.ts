@@ -4,11 +4,24 @@ import { AcxError } from '../../util/errors.ts';
 import { resolveWorkspace } from './environment.ts';
 
 /**
- * Opens files strictly inside a workspace directory, for paths chosen by the model. A path must
- * be relative and free of `..`; its real path (symlinks resolved) must lie inside the workspace;
- * the final component is opened with O_NOFOLLOW, and the opened descriptor is checked again
- * through /proc/self/fd, so a symlink swapped in between the check and the open (at any level)
- * is caught after the open and nothing is read or written through it.
+ * Opens files strictly inside a workspace directory, for paths chosen by the model.
+ *
+ * A path must be relative and free of `..`. It is then walked one component at a time, each
+ * opened with O_NOFOLLOW *relative to the descriptor of the directory before it*: on Linux the
+ * next name is looked up through `/proc/self/fd/<dir>/<name>`, which resolves inside the very
+ * directory that descriptor holds, wherever it has been moved since. No step resolves a path
+ * string a concurrent rename could redirect, so swapping a directory for a symlink mid-call
+ * (rename or RENAME_EXCHANGE) cannot send the walk outside. A symlink met on the way is read
+ * and followed only while it stays inside. Files and directories are created only by name below
+ * a verified descriptor (O_CREAT|O_EXCL|O_NOFOLLOW, mkdir), and what a refused call created is
+ * removed again.
+ *
+ * Hard links are the other way out: a name in the workspace can share its inode with a file
+ * outside. Writing refuses any file with more than one link; reading accepts one only when every
+ * one of its names is found inside the workspace.
+ *
+ * Without /proc (not Linux) the walk resolves each step by path: every component is still
+ * opened with O_NOFOLLOW, but a concurrent swap of a directory already walked is not caught.
  */
 export class WorkspacePathError extends AcxError {
   constructor(message: string, hint = 'Use a relative path inside the workspace, without "..".') {
@@ -18,20 +31,37 @@ export class WorkspacePathError extends AcxError {
 }
 
 export interface WorkspaceHooks {
-  /** Test seam: runs after the path checks and before the open (to simulate a race). */
-  afterCheck?: (realPath: string) => void;
+  /**
+   * Test seam: runs after each directory on a path has been opened, before the next name is
+   * looked up in it, with that directory's workspace-relative path (to stage a swap right then).
+   */
+  afterEnter?: (directory: string) => void;
 }
 
 export interface OpenedFile {
   fd: number;
+  /** Where the descriptor points (an absolute path inside the workspace). */
   realPath: string;
   /** The workspace-relative path, with '/' separators. */
   relative: string;
   stat: fs.Stats;
 }
 
+type Intent = 'read' | 'write' | 'directory';
+
 const PROC_FD = '/proc/self/fd';
 const hasProcFd = process.platform === 'linux' && fs.existsSync(PROC_FD);
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+// O_NONBLOCK: a FIFO cannot hang the call (it is refused as not a regular file).
+const FILE_FLAGS = { read: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, write: O_WRONLY | O_NOFOLLOW | O_NONBLOCK };
+const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK;
+/** The kernel's own limit on symlinks followed while resolving one path. */
+const MAX_SYMLINKS = 40;
+/** A name can change between two looks at it (a concurrent rename); look again this often. */
+const MAX_RETRIES = 8;
+/** Entries looked at when searching the workspace for the other names of a hard-linked file. */
+const LINK_SEARCH_LIMIT = 100_000;
 
 export class Workspace {
   private readonly rootInput: string;
@@ -68,71 +98,19 @@ export class Workspace {
     return path.relative(this.root, realPath).split(path.sep).join('/') || '.';
   }
 
-  /** The real path of an existing entry, refused when it resolves outside the workspace. */
-  realpathInside(input: string): string {
-    const target = path.join(this.root, ...this.segments(input));
-    let real: string;
-    try {
-      real = fs.realpathSync(target);
-    } catch {
-      if (isSymlink(target)) throw escapeError(input);
-      throw notFound(input);
-    }
-    if (!this.isInside(real)) throw escapeError(input);
-    return real;
-  }
-
+  /** Opens an existing regular file for reading. */
   openRead(input: string): OpenedFile {
-    const real = this.realpathInside(input);
-    this.hooks.afterCheck?.(real);
-    // O_NONBLOCK so a FIFO cannot hang the call; it is refused below as not a regular file.
-    const fd = this.openVerified(input, real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) {
-      fs.closeSync(fd);
-      throw new WorkspacePathError(
-        `"${input}" is not a regular file.`,
-        stat.isDirectory() ? 'List a directory with fs_list.' : 'Only regular files can be read.',
-      );
-    }
-    return { fd, realPath: real, relative: this.relative(real), stat };
+    return this.open(input, 'read');
   }
 
+  /** Opens an existing directory (list it through `descriptorPath`). */
   openDirectory(input: string): OpenedFile {
-    const real = this.realpathInside(input);
-    this.hooks.afterCheck?.(real);
-    const fd = this.openVerified(input, real, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
-    return { fd, realPath: real, relative: this.relative(real), stat: fs.fstatSync(fd) };
+    return this.open(input, 'directory');
   }
 
   /** Opens (creating it and missing parent directories) a regular file for writing, not truncated. */
   openWrite(input: string): OpenedFile {
-    const parts = this.segments(input);
-    const name = parts.pop();
-    if (!name) throw new WorkspacePathError('A file path is required.');
-    let dir = this.root;
-    for (const part of parts) dir = this.enterOrCreateDirectory(dir, part, input);
-    let target = path.join(dir, name);
-    if (isSymlink(target)) {
-      // A symlink that stays inside the workspace is followed to its target; any other is refused.
-      let real: string;
-      try {
-        real = fs.realpathSync(target);
-      } catch {
-        throw escapeError(input);
-      }
-      if (!this.isInside(real)) throw escapeError(input);
-      target = real;
-    }
-    this.hooks.afterCheck?.(target);
-    const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
-    const fd = this.openVerified(input, target, flags, 0o644);
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) {
-      fs.closeSync(fd);
-      throw new WorkspacePathError(`"${input}" exists and is not a regular file.`, 'Write to a regular file path.');
-    }
-    return { fd, realPath: target, relative: this.relative(target), stat };
+    return this.open(input, 'write');
   }
 
   /** A path through which the opened descriptor's directory can be read (Linux: the fd itself). */
@@ -140,68 +118,271 @@ export class Workspace {
     return hasProcFd ? `${PROC_FD}/${file.fd}` : file.realPath;
   }
 
-  private enterOrCreateDirectory(dir: string, part: string, input: string): string {
-    const next = path.join(dir, part);
-    let real: string;
+  private open(input: string, intent: Intent): OpenedFile {
+    const pending = this.segments(input);
+    if (intent !== 'directory' && pending.length === 0) throw new WorkspacePathError('A file path is required.');
+    const walk = new DescriptorWalk(this.root);
+    let symlinks = 0;
+    let retries = 0;
     try {
-      real = fs.realpathSync(next);
-    } catch {
-      if (isSymlink(next)) throw escapeError(input);
-      try {
-        fs.mkdirSync(next);
-      } catch (error) {
-        throw new WorkspacePathError(`Cannot create directory for "${input}": ${(error as Error).message}`);
+      for (;;) {
+        const name = pending.shift();
+        if (name === undefined) {
+          // Only a directory walk (or a symlink chain ending at a directory) runs out of names.
+          if (intent !== 'directory') throw notRegular(input, intent, true);
+          return walk.finish(this.verify(input, walk.current(), intent, walk.pathOf()));
+        }
+        if (name === '..') {
+          // Only a followed symlink's target brings `..`; above the root is outside.
+          if (!walk.up()) throw escapeError(input);
+          continue;
+        }
+        const final = pending.length === 0 && intent !== 'directory';
+        const where = walk.at(name);
+        const opened = tryOpen(where, final ? FILE_FLAGS[intent as 'read' | 'write'] : DIRECTORY_FLAGS);
+        if (typeof opened === 'number') {
+          retries = 0;
+          walk.track(opened);
+          if (final) return walk.finish(this.verify(input, opened, intent, walk.pathOf(name)));
+          walk.enter(opened, name);
+          this.hooks.afterEnter?.(walk.relative());
+          continue;
+        }
+        const target = readSymlink(where);
+        if (target !== undefined) {
+          // Followed by walking its target from here (or from the root), never by path.
+          if (++symlinks > MAX_SYMLINKS) throw new WorkspacePathError(`"${input}" goes through too many symlinks.`);
+          pending.unshift(...this.symlinkTarget(input, target, walk));
+          continue;
+        }
+        // ENOTDIR is final only for a name that is neither a directory nor a symlink by now.
+        const changed = opened === 'ELOOP' || opened === 'EEXIST' || (opened === 'ENOTDIR' && !isPlainEntry(where));
+        if (opened === 'ENOENT' && intent === 'write') {
+          if (final) {
+            const created = tryOpen(where, CREATE_FLAGS, 0o644);
+            if (typeof created === 'number') {
+              walk.track(created);
+              walk.created(name, false);
+              return walk.finish(this.verify(input, created, intent, walk.pathOf(name)));
+            }
+          } else if (walk.makeDirectory(name, input)) {
+            walk.created(name, true);
+          }
+        } else if (!changed) {
+          throw openFailure(input, intent, opened, walk.relative(name), pending.length === 0);
+        }
+        // Look again at what is there now: what this call made, or what raced it there.
+        if (++retries > MAX_RETRIES) throw new WorkspacePathError(`"${input}" kept changing while it was being opened; try again.`);
+        pending.unshift(name);
       }
-      real = fs.realpathSync(next);
-    }
-    if (!this.isInside(real)) throw escapeError(input);
-    if (!fs.statSync(real).isDirectory()) {
-      throw new WorkspacePathError(`"${this.relative(real)}" in "${input}" is not a directory.`);
-    }
-    return real;
-  }
-
-  private openVerified(input: string, real: string, flags: number, mode?: number): number {
-    let fd: number;
-    try {
-      fd = fs.openSync(real, flags, mode);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP') throw escapeError(input, 'it was replaced by a symlink');
-      if (code === 'ENOENT') throw notFound(input);
-      if (code === 'ENOTDIR') throw new WorkspacePathError(`"${input}" is not a directory.`, 'Read a file with fs_read.');
-      throw new WorkspacePathError(`Cannot open "${input}": ${(error as Error).message}`);
+      walk.removeCreated();
+      throw error;
+    } finally {
+      walk.close();
     }
-    const opened = this.openedPath(fd, real);
-    if (opened === undefined || !this.isInside(opened)) {
-      fs.closeSync(fd);
-      throw escapeError(input, 'a path component was swapped for a symlink while it was being opened');
-    }
-    return fd;
   }
 
-  /** Where the descriptor really points: /proc/self/fd on Linux, else a device/inode comparison. */
-  private openedPath(fd: number, expected: string): string | undefined {
-    if (hasProcFd) {
+  /** The components to walk for a symlink's target; an absolute target must point into the workspace. */
+  private symlinkTarget(input: string, target: string, walk: DescriptorWalk): string[] {
+    let rest = target;
+    if (path.isAbsolute(target)) {
+      const base = [this.root, path.resolve(this.rootInput)].find((root) => target === root || target.startsWith(root + path.sep));
+      if (base === undefined) throw escapeError(input);
+      rest = target.slice(base.length);
+      walk.toRoot();
+    }
+    return rest.split('/').filter((part) => part !== '' && part !== '.');
+  }
+
+  /** Checks what was opened: still inside, the right type, and no hard link leading outside. */
+  private verify(input: string, fd: number, intent: Intent, walkedPath: string): OpenedFile {
+    const realPath = hasProcFd ? fs.readlinkSync(`${PROC_FD}/${fd}`) : walkedPath;
+    if (!this.isInside(realPath)) {
+      throw escapeError(input, 'a directory on its path was moved out of the workspace while it was being opened');
+    }
+    const stat = fs.fstatSync(fd);
+    if (intent === 'directory') {
+      if (!stat.isDirectory()) throw new WorkspacePathError(`"${input}" is not a directory.`, 'Read a file with fs_read.');
+    } else if (!stat.isFile()) {
+      throw notRegular(input, intent, stat.isDirectory());
+    } else if (stat.nlink > 1 && intent === 'write') {
+      throw new WorkspacePathError(
+        `Refused "${input}": it has ${stat.nlink} hard links, so writing it would also change the file under its other names, which may be outside the workspace.`,
+        'Write to a new path, or delete this name first and write the file again.',
+      );
+    } else if (stat.nlink > 1 && !this.allLinksInside(fd)) {
+      throw new WorkspacePathError(
+        `Refused "${input}": it is hard-linked (${stat.nlink} names) to a file outside the workspace.`,
+        'Only files whose every name is inside the workspace can be read.',
+      );
+    }
+    return { fd, stat, realPath, relative: this.relative(realPath) };
+  }
+
+  /** Whether every name of the descriptor's inode is found by walking the workspace. */
+  private allLinksInside(fd: number): boolean {
+    const target = fs.fstatSync(fd, { bigint: true });
+    let found = 0n;
+    let seen = 0;
+    const pending = [this.root];
+    while (pending.length > 0) {
+      const dir = pending.pop()!;
+      let entries: fs.Dirent[];
       try {
-        return fs.readlinkSync(`${PROC_FD}/${fd}`);
+        entries = fs.readdirSync(dir, { withFileTypes: true });
       } catch {
-        return undefined;
+        continue;
+      }
+      for (const entry of entries) {
+        if (++seen > LINK_SEARCH_LIMIT) return false;
+        if (!entry.isDirectory() && !entry.isFile()) continue;
+        const entryPath = path.join(dir, entry.name);
+        let stat: fs.BigIntStats;
+        try {
+          stat = fs.lstatSync(entryPath, { bigint: true });
+        } catch {
+          continue; // vanished meanwhile
+        }
+        // A hard link never crosses a file system: another device cannot hold one.
+        if (stat.dev !== target.dev) continue;
+        if (stat.isDirectory()) pending.push(entryPath);
+        else if (stat.ino === target.ino && ++found >= target.nlink) return true;
       }
     }
-    try {
-      const a = fs.fstatSync(fd);
-      const b = fs.lstatSync(fs.realpathSync(expected));
-      return a.dev === b.dev && a.ino === b.ino ? expected : undefined;
-    } catch {
-      return undefined;
-    }
+    return false;
   }
 }
 
-function isSymlink(candidate: string): boolean {
+/**
+ * The directories walked so far, each held open, from the workspace root down, and what this
+ * call created (so a refused call can remove it). Names are looked up only through `at()`.
+ */
+class DescriptorWalk {
+  private readonly stack: Array<{ fd: number; name: string }>;
+  private readonly opened: number[] = [];
+  private readonly made: Array<{ dir: { fd: number; path: string }; name: string; directory: boolean }> = [];
+  private kept: number | undefined;
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+    const fd = tryOpen(root, DIRECTORY_FLAGS);
+    if (typeof fd !== 'number') {
+      throw new WorkspacePathError(`Cannot open the workspace directory ${root} (${fd}).`, 'Check that the workspace exists.');
+    }
+    this.opened.push(fd);
+    this.stack = [{ fd, name: '' }];
+  }
+
+  private get top(): { fd: number; name: string } {
+    return this.stack[this.stack.length - 1]!;
+  }
+
+  /** How `name` in the current (or a given) directory is reached: through its descriptor on Linux. */
+  at(name: string, dir?: { fd: number; path: string }): string {
+    if (hasProcFd) return `${PROC_FD}/${dir?.fd ?? this.top.fd}/${name}`;
+    return path.join(dir?.path ?? this.pathOf(), name);
+  }
+
+  /** The absolute path the walk believes it is at (what `at()` uses without /proc). */
+  pathOf(name?: string): string {
+    const names = this.stack.slice(1).map((entry) => entry.name);
+    return path.join(this.root, ...names, ...(name === undefined ? [] : [name]));
+  }
+
+  relative(name?: string): string {
+    return [...this.stack.slice(1).map((entry) => entry.name), ...(name === undefined ? [] : [name])].join('/') || '.';
+  }
+
+  current(): number {
+    return this.top.fd;
+  }
+
+  /** Closes `fd` with the walk unless the walk hands it to the caller (finish). */
+  track(fd: number): void {
+    this.opened.push(fd);
+  }
+
+  enter(fd: number, name: string): void {
+    this.stack.push({ fd, name });
+  }
+
+  /** Back to the parent directory; false when already at the root. */
+  up(): boolean {
+    if (this.stack.length === 1) return false;
+    this.stack.pop(); // its descriptor stays open until close(): something created below it may need removing
+    return true;
+  }
+
+  toRoot(): void {
+    this.stack.splice(1);
+  }
+
+  /** mkdir below the current directory; false when the name appeared meanwhile. */
+  makeDirectory(name: string, input: string): boolean {
+    try {
+      fs.mkdirSync(this.at(name));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+      throw new WorkspacePathError(`Cannot create directory "${this.relative(name)}" for "${input}" (${code}).`);
+    }
+  }
+
+  created(name: string, directory: boolean): void {
+    this.made.push({ dir: { fd: this.top.fd, path: this.pathOf() }, name, directory });
+  }
+
+  /** The call succeeded: its descriptor is the caller's, and what it created stays. */
+  finish(file: OpenedFile): OpenedFile {
+    this.kept = file.fd;
+    this.made.length = 0;
+    return file;
+  }
+
+  /** Removes, newest first and by name below the same descriptors, what this call created. */
+  removeCreated(): void {
+    for (const entry of this.made.splice(0).reverse()) {
+      try {
+        const where = this.at(entry.name, entry.dir);
+        if (entry.directory) fs.rmdirSync(where);
+        else fs.unlinkSync(where);
+      } catch {
+        // Already gone, or no longer empty: then it is not only this call's any more.
+      }
+    }
+  }
+
+  close(): void {
+    for (const fd of this.opened.splice(0)) if (fd !== this.kept) fs.closeSync(fd);
+  }
+}
+
+/** fs.openSync that returns the errno code instead of throwing it. */
+function tryOpen(where: string, flags: number, mode?: number): number | string {
   try {
-    return fs.lstatSync(candidate).isSymbolicLink();
+    return fs.openSync(where, flags, mode);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'EIO';
+  }
+}
+
+/** A symlink's target, or undefined when `where` is not (or no longer) a symlink. */
+function readSymlink(where: string): string | undefined {
+  try {
+    return fs.readlinkSync(where);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `where` exists and is neither a directory nor a symlink. */
+function isPlainEntry(where: string): boolean {
+  try {
+    const stat = fs.lstatSync(where);
+    return !stat.isDirectory() && !stat.isSymbolicLink();
   } catch {
     return false;
   }
@@ -213,4 +394,24 @@ function escapeError(input: string, detail = 'it resolves outside the workspace 
 
 function notFound(input: string): WorkspacePathError {
   return new WorkspacePathError(`"${input}" does not exist in the workspace.`, 'List the directory with fs_list to see what exists.');
+}
+
+function notRegular(input: string, intent: Intent, directory: boolean): WorkspacePathError {
+  if (intent === 'write') return new WorkspacePathError(`"${input}" exists and is not a regular file.`, 'Write to a regular file path.');
+  return new WorkspacePathError(
+    `"${input}" is not a regular file.`,
+    directory ? 'List a directory with fs_list.' : 'Only regular files can be read.',
+  );
+}
+
+/** Why a name on the path could not be opened, for a failure that is not a race. */
+function openFailure(input: string, intent: Intent, code: string, relative: string, last: boolean): WorkspacePathError {
+  if (code === 'ENOENT') return notFound(input);
+  if (code === 'ENOTDIR') {
+    return last
+      ? new WorkspacePathError(`"${input}" is not a directory.`, 'Read a file with fs_read.')
+      : new WorkspacePathError(`"${relative}" in "${input}" is not a directory.`);
+  }
+  if (code === 'EISDIR' || code === 'ENXIO') return notRegular(input, intent, code === 'EISDIR');
+  return new WorkspacePathError(`Cannot open "${input}" (${code}).`);
 }
