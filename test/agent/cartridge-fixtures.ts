@@ -107,7 +107,9 @@ export function saveRows(path: string): { memory: Array<{ id: string; payload: s
 /** A copy of cartridge `source` at `path`, changed by `mutate` through plain SQLite (an attacker's tools). */
 export function alteredCopy(source: string, path: string, mutate: (db: DatabaseSync) => void = () => {}): string {
   copyFileSync(source, path);
-  const db = new DatabaseSync(path);
+  // The attacker's writer: newer node:sqlite opens defensively by default, which would refuse the
+  // writable_schema edits some mutations need.
+  const db = new DatabaseSync(path, { defensive: false } as ConstructorParameters<typeof DatabaseSync>[1]);
   try {
     mutate(db);
   } finally {
