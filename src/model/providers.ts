@@ -19,6 +19,8 @@ export type ModelSurface = 'responses' | 'chat' | 'native';
 export interface ProviderDefinition {
   /** Names the endpoint vendor in logs. */
   id: string;
+  /** Names it for people, in error messages ("OpenAI", "llama.cpp"). */
+  label: string;
   cacheMode: CacheMode;
   /** Environment variables that may hold the key, first found wins. Empty = no key needed. */
   keyEnv: readonly string[];
@@ -30,8 +32,9 @@ export interface ProviderDefinition {
   create(settings: { modelId: string; apiKey?: string; baseURL?: string; surface: ModelSurface }): Promise<LanguageModelV4>;
 }
 
-const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefinition => ({
+const openaiCompatible = (id: string, label: string, defaultBaseUrl?: string): ProviderDefinition => ({
   id,
+  label,
   cacheMode: 'none',
   keyEnv: ['ACX_API_KEY', 'OPENAI_COMPATIBLE_API_KEY'],
   keyRequired: false,
@@ -54,6 +57,7 @@ const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefiniti
 export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   openai: {
     id: 'openai',
+    label: 'OpenAI',
     cacheMode: 'automatic',
     keyEnv: ['OPENAI_API_KEY'],
     keyRequired: true,
@@ -67,6 +71,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   anthropic: {
     id: 'anthropic',
+    label: 'Anthropic',
     cacheMode: 'explicit',
     keyEnv: ['ANTHROPIC_API_KEY'],
     keyRequired: true,
@@ -77,6 +82,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   xai: {
     id: 'xai',
+    label: 'xAI',
     cacheMode: 'automatic',
     keyEnv: ['XAI_API_KEY'],
     keyRequired: true,
@@ -87,6 +93,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   openrouter: {
     id: 'openrouter',
+    label: 'OpenRouter',
     cacheMode: 'automatic',
     keyEnv: ['OPENROUTER_API_KEY'],
     keyRequired: true,
@@ -97,6 +104,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   google: {
     id: 'google',
+    label: 'Google Gemini',
     cacheMode: 'automatic',
     keyEnv: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
     keyRequired: true,
@@ -105,11 +113,24 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     create: async ({ modelId, apiKey, baseURL }) =>
       (await import('@ai-sdk/google')).createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
   },
-  'openai-compatible': openaiCompatible('openai-compatible'),
-  ollama: openaiCompatible('ollama', 'http://127.0.0.1:11434/v1'),
-  llamacpp: openaiCompatible('llamacpp', 'http://127.0.0.1:8080/v1'),
-  vllm: openaiCompatible('vllm', 'http://127.0.0.1:8000/v1'),
+  'openai-compatible': openaiCompatible('openai-compatible', 'the OpenAI-compatible server'),
+  ollama: openaiCompatible('ollama', 'Ollama', 'http://127.0.0.1:11434/v1'),
+  llamacpp: openaiCompatible('llamacpp', 'llama.cpp', 'http://127.0.0.1:8080/v1'),
+  vllm: openaiCompatible('vllm', 'vLLM', 'http://127.0.0.1:8000/v1'),
 };
+
+/** The provider needs a key and none of the variables it reads holds one. */
+export class MissingApiKeyError extends ConfigError {
+  /** The variables any of which would do, first preferred. */
+  readonly variables: readonly string[];
+  constructor(provider: string, variables: readonly string[]) {
+    super(`No API key for ${provider}: ${variables.join(' or ')} is not set.`, {
+      hint: `Export ${variables[0]}=... (or run offline with --replay FILE).`,
+    });
+    this.name = 'MissingApiKeyError';
+    this.variables = variables;
+  }
+}
 
 export interface ModelSpec {
   provider: string;
@@ -185,11 +206,7 @@ export async function resolveModel(options: ResolveModelOptions): Promise<Resolv
   const { provider, modelId, definition, surface, baseURL } = describeModel(options);
   const keyName = definition.keyEnv.find((name) => env[name]);
   const apiKey = keyName ? env[keyName] : undefined;
-  if (definition.keyRequired && !apiKey) {
-    throw new ConfigError(`No API key for ${provider}: ${definition.keyEnv.join(' or ')} is not set.`, {
-      hint: `Export ${definition.keyEnv[0]}=... (or run offline with --replay FILE).`,
-    });
-  }
+  if (definition.keyRequired && !apiKey) throw new MissingApiKeyError(provider, definition.keyEnv);
   const model = await definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
   return {
     model,

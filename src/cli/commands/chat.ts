@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
-import { errorMessage } from '../../util/errors.ts';
+import { AcxError, errorMessage } from '../../util/errors.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 
@@ -65,7 +65,8 @@ export function register(program: Command): void {
           await runTurn(prepared, session, prompt, turn.signal, ask);
         } catch (error) {
           if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
-          else out.write(`[error] ${errorMessage(error)}\n`);
+          // The same two parts every acx error has: what went wrong, then what to do.
+          else out.write(`[error] ${error instanceof AcxError ? error.describe() : errorMessage(error)}\n`);
         } finally {
           turn = undefined;
         }
