@@ -163,7 +163,9 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
         settings.sessionId ?? undefined,
       )
     : undefined;
-  const dispatchHarness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
+  // A sub-agent's step budget is half the parent's, so the parent's headroom check covers it.
+  const dispatchHarness =
+    acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)), warnHeadroom: false });
   const toolset = await assembleToolset({
     settings,
     memory,

@@ -75,6 +75,11 @@ export interface EngineOptions {
   briefLines?: readonly string[];
   /** Characters of tool results one step keeps in the journal (default 4,096; a cartridge policy may lower it). */
   stepResultBudget?: number;
+  /**
+   * Whether this engine checks the compaction headroom and warns when it is too small (default
+   * true). A harness opening many sessions on one configuration checks it once, not per session.
+   */
+  warnHeadroom?: boolean;
 }
 
 export interface ApprovalDecision {
@@ -247,7 +252,7 @@ export class Engine {
       source: this.budget.source,
       compact_at: this.budget.enabled ? this.budget.compactAt : 'disabled',
     });
-    checkHeadroom(this.budget, maxSteps, this.logger);
+    if (options.warnHeadroom !== false) checkHeadroom(this.budget, maxSteps, this.logger);
   }
 
   hasUnfinishedTurn(sessionId: string): boolean {
