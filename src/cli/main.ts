@@ -11,6 +11,7 @@ type Register = (program: Command) => void;
 const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   run: () => import('./commands/run.ts'),
   chat: () => import('./commands/chat.ts'),
+  sessions: () => import('./commands/sessions.ts'),
   'resolved-config': () => import('./commands/resolved-config.ts'),
   install: () => import('./commands/install.ts'),
   keygen: () => import('./commands/keygen.ts'),

@@ -124,7 +124,20 @@ function positiveInt(value: string | number | undefined, name: string, allowZero
 /** The agent argument that selects the config home's own agent instead of a directory or cartridge. */
 export const DEFAULT_AGENT = 'default';
 
-export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
+/** Which agent a command names and where its state lives: what every command that reads it shares. */
+export interface AgentLocation {
+  loaded: ReturnType<typeof loadCartridge> | undefined;
+  agentDir: AgentDirectory | undefined;
+  agentId: string;
+  configHome: string;
+  stateHome: string;
+  stateDir: string;
+}
+
+export function locateAgent(
+  flags: Pick<RunFlags, 'agent' | 'home' | 'configHome' | 'allowPortable' | 'registry'>,
+  options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
+): AgentLocation {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
   // A cartridge is verified and trust-gated before anything in its ROM is read.
@@ -141,11 +154,16 @@ export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.Process
     : flags.agent && flags.agent !== DEFAULT_AGENT
       ? loadAgentDirectory(flags.agent)
       : undefined;
-  const manifest = agentDir?.manifest;
-  const configHome = resolveConfigHome(flags.configHome, env);
-  const agentId = manifest?.id ?? 'default';
+  const agentId = agentDir?.manifest.id ?? 'default';
   const stateHome = resolveStateHome(flags.home, env);
   const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
+  return { loaded, agentDir, agentId, configHome: resolveConfigHome(flags.configHome, env), stateHome, stateDir };
+}
+
+export function resolveSettings(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): ResolvedSettings {
+  const env = options.env ?? process.env;
+  const { loaded, agentDir, agentId, configHome, stateHome, stateDir } = locateAgent(flags, { ...options, env });
+  const manifest = agentDir?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
   let model: ResolvedModelSettings;
