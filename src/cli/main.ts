@@ -9,6 +9,7 @@ type Register = (program: Command) => void;
 
 /** Subcommand name → its module. Only the invoked one is imported, so start-up stays cheap. */
 const commandModules: Record<string, () => Promise<{ register: Register }>> = {
+  init: () => import('./commands/init.ts'),
   run: () => import('./commands/run.ts'),
   chat: () => import('./commands/chat.ts'),
   sessions: () => import('./commands/sessions.ts'),
