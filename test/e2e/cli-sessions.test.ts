@@ -24,6 +24,7 @@ beforeAll(async () => {
     env: cleanEnv({ ACX_MODEL: 'openai:m' }),
   });
   expect(wake.status).toBe(1);
+  expect(wake.stderr, 'wake opens SQLite stores; the CLI never prints its ExperimentalWarning').not.toContain('ExperimentalWarning');
   // A process killed mid-turn leaves the turn running in the journal, its user message written.
   const journal = new Journal(join(home, 'agents/notes-keeper/journal.db'));
   journal.ensureSession('crashed');
