@@ -35,7 +35,7 @@ export async function buildProgram(only?: string, options: { json?: boolean } = 
     .showHelpAfterError('(run `acx help` for the list of commands)')
     .exitOverride();
   // Under --json a usage error is reported as JSON too (by printError), not as commander's text.
-  if (options.json) program.configureOutput({ outputError: () => {} });
+  if (options.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
   const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
   for (const load of loaders) (await load()).register(program);
   return program;
