@@ -35,6 +35,14 @@ describe.concurrent('errors under --json (e2e)', { timeout: 120_000 }, () => {
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
 
+  it('a refused handshake: stdout holds the one descriptor, the JSON-RPC refusal goes to stderr', async () => {
+    const run = await runAcx(['handshake', join(ROOT, 'examples/cartridges/notes-keeper/harness-requirements.json'), '--no-builtins', '--context-window', '200000', '--json']);
+    expect(run.status).toBe(3);
+    const descriptor = JSON.parse(run.stdout) as { schemaVersion: string };
+    expect(descriptor.schemaVersion).toBe('acx.harness.compliance.v1');
+    expect(JSON.parse(run.stderr)).toMatchObject({ code: -32602, message: 'Unsupported harness' });
+  });
+
   it('a build the scrub gate blocks: the error carries the findings', async () => {
     const root = tempDir('acx-json-build-');
     const agent = join(root, 'agent');
