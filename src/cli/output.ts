@@ -82,7 +82,8 @@ export function printError(error: unknown, options: { json?: boolean } = {}): nu
     return report.exitCode;
   }
   const lines: string[] = [];
-  if (report.message) lines.push(/^acx[: ]/.test(report.message) ? report.message : `acx: ${report.message}`);
+  // A CliExit's text is printed as its command wrote it (some are machine lines, e.g. JSON-RPC).
+  if (report.message) lines.push(error instanceof CliExit || /^acx[: ]/.test(report.message) ? report.message : `acx: ${report.message}`);
   if (report.hint) lines.push(`  → ${report.hint}`);
   if (report.stack && debugging()) lines.push(report.stack);
   if (lines.length > 0) writeFinal(process.stderr, `${lines.join('\n')}\n`);
