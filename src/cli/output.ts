@@ -90,8 +90,8 @@ export function printError(error: unknown, options: { json?: boolean } = {}): nu
   return report.exitCode;
 }
 
-/** Every error text leaves through here: the one place a last scrub of what is printed applies. */
-function writeFinal(stream: NodeJS.WriteStream, text: string): void {
+/** Every error text leaves through here (chat's inline errors too): the one place a last scrub of what is printed applies. */
+export function writeFinal(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text);
 }
 

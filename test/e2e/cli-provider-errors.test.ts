@@ -108,6 +108,18 @@ describe.concurrent('a provider error ends the CLI with what went wrong and what
     );
   });
 
+  it('acx chat reports it in the conversation, with what to do, and carries on', async () => {
+    const chat = await runAcx(['chat', AGENT, '--model', 'openai:auth'], {
+      env: cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL }),
+      input: 'hello\n',
+    });
+    expect(chat.status).toBe(0);
+    expect(chat.stdout).toContain(
+      `[error] OpenAI rejected the API key (HTTP 401): Incorrect API key provided.\n  → Check OPENAI_API_KEY: it must hold a valid OpenAI API key for ${server.openaiBaseURL}.\n`,
+    );
+    expect(chat.stderr).toBe('');
+  });
+
   it('--json prints the error as one JSON object on stdout', async () => {
     const result = await run('auth', server.openaiBaseURL, {}, ['--json']);
     expect(result.status).toBe(1);
