@@ -65,7 +65,7 @@ export function errorReport(error: unknown): ErrorReport {
     exitCode: EXIT.failure,
     code: 'internal',
     message: `unexpected error: ${message}`,
-    hint: 'This is a bug in acx. Run again with ACX_LOG_LEVEL=debug for the stack trace and report it.',
+    hint: 'Unless it names something on your side (a path, a permission), this is a bug in acx: run again with ACX_LOG_LEVEL=debug for the stack trace and report it.',
     details: undefined,
     stack: stackOf(error),
   };
