@@ -6,18 +6,24 @@ process.emitWarning = function (warning, ...rest) {
   if (type === 'ExperimentalWarning' && /SQLite|Type Stripping/i.test(String(warning))) return;
   return emitWarning.call(process, warning, ...rest);
 };
-const major = Number(process.versions.node.split('.')[0]);
-if (major < 22) {
-  process.stderr.write(
-    `acx needs Node.js >= 22 (this is ${process.version}). Run it through npm so the pinned Node is used: npx acx ...\n`,
-  );
+// A checkout runs its TypeScript sources directly; the published package ships them built (Node
+// does not strip types inside node_modules).
+const { existsSync, readFileSync } = await import('node:fs');
+const source = new URL('../src/cli/main.ts', import.meta.url);
+const checkout = existsSync(source);
+// The Node.js acx needs is package.json's "engines" (node:sqlite with FTS5); say so before anything
+// loads. Only a checkout pins a newer Node of its own (a devDependency), so only there is npx the fix.
+const engines = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).engines?.node ?? '>=22.13';
+const [needMajor, needMinor] = (/(\d+)\.(\d+)/.exec(engines) ?? [0, '22', '13']).slice(1).map(Number);
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < needMajor || (major === needMajor && minor < needMinor)) {
+  const fix = checkout
+    ? 'In this checkout, run it through npm so the Node.js it pins is used: npx acx ...'
+    : `Install Node.js ${needMajor}.${needMinor} or newer to use acx.`;
+  process.stderr.write(`acx needs Node.js ${needMajor}.${needMinor} or newer (for node:sqlite); this is Node.js ${process.version}. ${fix}\n`);
   process.exit(1);
 }
 // Cache compiled modules between runs (keyed by content): start-up is mostly module loading.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();
-// A checkout runs its TypeScript sources directly; the published package ships them built (Node
-// does not strip types inside node_modules).
-const { existsSync } = await import('node:fs');
-const source = new URL('../src/cli/main.ts', import.meta.url);
-await import(existsSync(source) ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);
+await import(checkout ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);

@@ -1,6 +1,8 @@
 /**
  * acx — the public library surface.
  */
+// First: on a Node.js acx cannot run on, importing it says so before anything else runs.
+import './node-guard.ts';
 export { HarnessAgent } from './agent/harness-agent.ts';
 export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, StreamResult } from './agent/harness-agent.ts';
 export { createEngineHarness } from './agent/engine-harness.ts';

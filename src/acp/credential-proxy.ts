@@ -105,13 +105,43 @@ export interface CredentialProxy {
   close(): Promise<void>;
 }
 
-export async function startCredentialProxy(transformations: readonly CredentialRequestTransformation[], options: { logger?: Logger } = {}): Promise<CredentialProxy> {
+/** An upstream that stopped answering: the URL as configured (never the proxy's own port), and why. */
+export interface UpstreamDown {
+  upstream: string;
+  /** The agent's variable that held it, when the transformation names one. */
+  baseUrlEnv: string | undefined;
+  reason: string;
+}
+
+export interface CredentialProxyOptions {
+  logger?: Logger;
+  /**
+   * Called once an upstream is down: its host does not exist, or it has failed every request for
+   * `downAfterMs` since the first failure. An agent behind the proxy retries a 502 on its own
+   * schedule, which can take minutes; this lets acx fail the turn in bounded time instead.
+   */
+  onUpstreamDown?: (down: UpstreamDown) => void;
+  /** How long to wait for a TCP/TLS connection to the upstream (default 10 s). */
+  connectTimeoutMs?: number;
+  /** How long an upstream may fail without a single answer before it is down (default 20 s). */
+  downAfterMs?: number;
+}
+
+// 10 s to connect + 20 s of failures = an unreachable upstream is reported within 30 s of the
+// first request that could not reach it.
+const CONNECT_TIMEOUT_MS = 10_000;
+const DOWN_AFTER_MS = 20_000;
+const UNKNOWN_HOST = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA']);
+
+export async function startCredentialProxy(transformations: readonly CredentialRequestTransformation[], options: CredentialProxyOptions = {}): Promise<CredentialProxy> {
   const logger = options.logger ?? silentLogger;
   const upstreams = [...new Set(transformations.map((t) => t.upstream).filter((u): u is string => !!u))];
+  const health = upstreams.map((upstream) => new UpstreamHealth(upstream, transformations.find((t) => t.upstream === upstream)?.baseUrlEnv, options));
   const server = http.createServer((req, res) => {
     const incoming = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = /^\/r\/(\d+)(\/.*)?$/.exec(incoming.pathname);
-    const base = route ? upstreams[Number(route[1])] : undefined;
+    const index = route ? Number(route[1]) : -1;
+    const base = route ? upstreams[index] : undefined;
     if (!route || base === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('acx credential proxy: unknown route');
@@ -131,17 +161,32 @@ export async function startCredentialProxy(transformations: readonly CredentialR
     logger.debug('credential proxy request', { method, host: target.host, path: target.pathname, brokered: applied !== undefined });
     const send = target.protocol === 'https:' ? https.request : http.request;
     const upstreamReq = send(target, { method, headers }, (upstreamRes) => {
+      clearTimeout(connecting);
+      health[index]!.answered();
       const out: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(upstreamRes.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
       res.writeHead(upstreamRes.statusCode ?? 502, out);
       upstreamRes.pipe(res);
     });
+    // Only the connection is timed: a model's stream may legitimately pause for long.
+    const connecting = setTimeout(() => upstreamReq.destroy(new Error(`no connection within ${(options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000} s`)), options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+    upstreamReq.on('socket', (socket) => socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connecting)));
     upstreamReq.on('error', (error) => {
-      logger.warn('credential proxy upstream failed', { host: target.host, reason: errorMessage(error) });
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`acx credential proxy: upstream unreachable: ${errorMessage(error)}`);
+      clearTimeout(connecting);
+      const reason = describeNetworkError(error);
+      logger.warn('credential proxy upstream failed', { upstream: base, reason });
+      if (!res.headersSent) {
+        health[index]!.failed(reason, UNKNOWN_HOST.has((error as { code?: string }).code ?? ''));
+        // The agent shows this body to its user: it names the configured URL, not this proxy.
+        const message = `acx credential proxy: cannot reach ${base}: ${reason}`;
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message } }));
+      } else res.destroy();
     });
-    res.on('close', () => upstreamReq.destroy());
+    res.on('close', () => {
+      clearTimeout(connecting);
+      upstreamReq.destroy();
+    });
     req.pipe(upstreamReq);
   });
   await new Promise<void>((resolve, reject) => {
@@ -157,8 +202,63 @@ export async function startCredentialProxy(transformations: readonly CredentialR
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const h of health) h.stop();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Whether one upstream still answers. The first failure starts a clock; any answer stops it;
+ * when it runs out (or the host does not exist at all) the upstream is reported down, once.
+ */
+class UpstreamHealth {
+  private timer: NodeJS.Timeout | undefined;
+  private lastReason = '';
+  private reported = false;
+
+  private readonly upstream: string;
+  private readonly baseUrlEnv: string | undefined;
+  private readonly options: CredentialProxyOptions;
+
+  constructor(upstream: string, baseUrlEnv: string | undefined, options: CredentialProxyOptions) {
+    this.upstream = upstream;
+    this.baseUrlEnv = baseUrlEnv;
+    this.options = options;
+  }
+
+  answered(): void {
+    this.stop();
+    this.reported = false;
+  }
+
+  failed(reason: string, final: boolean): void {
+    this.lastReason = reason;
+    if (this.reported || !this.options.onUpstreamDown) return;
+    if (final) return this.report();
+    this.timer ??= setTimeout(() => this.report(), this.options.downAfterMs ?? DOWN_AFTER_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private report(): void {
+    this.stop();
+    this.reported = true;
+    this.options.onUpstreamDown?.({ upstream: this.upstream, baseUrlEnv: this.baseUrlEnv, reason: this.lastReason });
+  }
+}
+
+/** A connection failure in words, naming what failed rather than an errno alone. */
+function describeNetworkError(error: Error): string {
+  const code = (error as { code?: string }).code;
+  if (code && UNKNOWN_HOST.has(code)) return 'the host name does not exist (DNS lookup failed)';
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'ECONNRESET') return 'the connection was reset';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the network cannot reach the host';
+  return errorMessage(error);
 }

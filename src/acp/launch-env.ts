@@ -2,7 +2,7 @@ import { type Logger } from '../util/logger.ts';
 import { AcxError, ConfigError } from '../util/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { selectAuth } from './auth.ts';
-import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy } from './credential-proxy.ts';
+import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy, type UpstreamDown } from './credential-proxy.ts';
 import type { ACPSettings } from './settings.ts';
 
 /**
@@ -66,6 +66,8 @@ export async function buildLaunchEnv(
     supportsRequestTransformations: boolean;
     clientApp: { name: string; version: string };
     logger: Logger;
+    /** Told when an upstream behind the credential proxy stops answering (see CredentialProxyOptions). */
+    onUpstreamDown?: (down: UpstreamDown) => void;
   },
 ): Promise<LaunchEnv> {
   const { hostEnv } = input;
@@ -130,7 +132,7 @@ export async function buildLaunchEnv(
         }
       }
       if (usable.length > 0) {
-        proxy = await startCredentialProxy(usable, { logger: input.logger });
+        proxy = await startCredentialProxy(usable, { logger: input.logger, ...(input.onUpstreamDown ? { onUpstreamDown: input.onUpstreamDown } : {}) });
         for (const t of usable) {
           const route = proxy.routeFor(t.upstream!);
           if (!route) continue;

@@ -78,6 +78,8 @@ interface ActiveTurn {
   outcome: Promise<{ response: acp.PromptResponse } | { error: unknown }> | undefined;
   /** Ends the outcome when the agent cannot: it was stopped after ignoring session/cancel. */
   forceOutcome?: ((value: { error: unknown }) => void) | undefined;
+  /** Set when the host failed the turn (an upstream behind the credential broker is down). */
+  failure?: AcxError | undefined;
   killTimer: NodeJS.Timeout | undefined;
   /** Parts produced while paused, replayed to the continue() caller. */
   buffer: HarnessStreamPart[] | undefined;
@@ -254,6 +256,15 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       supportsRequestTransformations: input.supportsRequestTransformations,
       clientApp: input.clientApp,
       logger: log,
+      onUpstreamDown: (down) => {
+        const error = new AcxError(
+          'acp-upstream-unreachable',
+          `${settings.harnessId} cannot reach its model API at ${down.upstream}${down.baseUrlEnv ? ` (${down.baseUrlEnv})` : ''}: ${down.reason}.`,
+          { hint: `Check ${down.baseUrlEnv ?? 'the base URL the agent is configured with'}: acx's credential broker forwards the agent's requests there, and it did not answer.` },
+        );
+        log.error('acp upstream unreachable', { upstream: down.upstream, reason: down.reason });
+        if (turn) failTurn(turn, error);
+      },
     });
     if (launch.proxy) {
       const p = launch.proxy;
@@ -519,6 +530,18 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         void proc.stop().finally(() => active.forceOutcome?.({ error: new Error(`${settings.harnessId} ignored session/cancel and was stopped`) }));
       }, cancelGraceMs);
       active.killTimer.unref();
+    };
+
+    /**
+     * Ends a turn with `error` from the host's side (its upstream is down): the agent is told to
+     * cancel, but the caller gets the error, not an abort; the agent's own outcome is ignored.
+     */
+    const failTurn = (active: ActiveTurn, error: AcxError) => {
+      if (active.cancelled || active.failure) return;
+      active.failure = error;
+      for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+      ctx.notify(acp.methods.agent.session.cancel, { sessionId: sessionIdOnAgent }).catch(() => {});
+      active.forceOutcome?.({ error });
     };
 
     const endTurn = (active: ActiveTurn) => {

@@ -67,7 +67,7 @@ export class CartridgeBootRefusal extends CliExit {
   readonly kind: BootRefusalKind;
   readonly descriptor: ComplianceDescriptor | undefined;
   constructor(kind: BootRefusalKind, exitCode: number, message: string, descriptor?: ComplianceDescriptor) {
-    super(exitCode, message);
+    super(exitCode, message, { code: `cartridge-${kind}` });
     this.name = 'CartridgeBootRefusal';
     this.kind = kind;
     this.descriptor = descriptor;

@@ -16,6 +16,11 @@ type EngineTuning = Pick<
 >;
 
 export interface EngineHarnessOptions extends EngineTuning {
+  /**
+   * Warn when the context budget leaves too little headroom for one turn (default true): once,
+   * at the harness's first session — the numbers are the same for every session it opens.
+   */
+  warnHeadroom?: boolean;
   /** An AI SDK LanguageModel, a resolved model, or a `provider:model-id` spec. */
   model: LanguageModelV4 | ResolvedModel | string;
   /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
@@ -37,6 +42,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
   const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
   let journal: Journal | undefined;
   const openJournal = () => (journal ??= new Journal(journalPath));
+  let headroomChecked = options.warnHeadroom === false;
 
   return {
     id: 'engine',
@@ -44,9 +50,10 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       return openJournal();
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
-      const { model: _model, home: _home, journalPath: _journalPath, ...tuning } = options;
+      const { model: _model, home: _home, journalPath: _journalPath, warnHeadroom: _warnHeadroom, ...tuning } = options;
       const engine = new Engine({
         ...tuning,
+        warnHeadroom: !headroomChecked,
         model: await resolve(),
         journal: openJournal(),
         agentId: config.agentId,
@@ -57,6 +64,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         output: config.output,
         logger: options.logger ?? silentLogger,
       });
+      headroomChecked = true;
       engine.journal.ensureSession(sessionId);
       return {
         id: sessionId,

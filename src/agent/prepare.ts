@@ -230,8 +230,9 @@ export function engineHarnessOptions(settings: ResolvedSettings, model: Resolved
 }
 
 /** The engine dispatch's sub-agents run on: the agent's own engine with half its step budget. */
+/** A sub-agent's step budget is half the parent's, so the parent's headroom check covers it. */
 export function createSubAgentEngine(options: EngineHarnessOptions, settings: ResolvedSettings): Harness {
-  return createEngineHarness({ ...options, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)) });
+  return createEngineHarness({ ...options, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)), warnHeadroom: false });
 }
 
 export interface AgentToolsOptions {

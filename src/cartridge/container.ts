@@ -1,5 +1,5 @@
 import { existsSync, statSync, type Stats } from 'node:fs';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from '../store/sqlite.ts';
 import { deflateSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import {

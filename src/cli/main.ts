@@ -9,8 +9,10 @@ type Register = (program: Command) => void;
 
 /** Subcommand name → its module. Only the invoked one is imported, so start-up stays cheap. */
 const commandModules: Record<string, () => Promise<{ register: Register }>> = {
+  init: () => import('./commands/init.ts'),
   run: () => import('./commands/run.ts'),
   chat: () => import('./commands/chat.ts'),
+  sessions: () => import('./commands/sessions.ts'),
   'resolved-config': () => import('./commands/resolved-config.ts'),
   install: () => import('./commands/install.ts'),
   keygen: () => import('./commands/keygen.ts'),
@@ -26,15 +28,23 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   cleanup: () => import('./commands/cleanup.ts'),
 };
 
-export async function buildProgram(only?: string): Promise<Command> {
+export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {
   const program = new Command('acx')
     .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
     .showHelpAfterError('(run `acx help` for the list of commands)')
     .exitOverride();
+  // Under --json a usage error is reported as JSON too (by printError), not as commander's text.
+  if (options.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
   const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
   for (const load of loaders) (await load()).register(program);
   return program;
+}
+
+/** Whether the command line asks for machine output: `--json` before any `--`. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -43,18 +53,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${ACX_VERSION}\n`);
     return EXIT.ok;
   }
-  const program = await buildProgram(argv[0]);
+  const json = wantsJson(argv);
   try {
+    const program = await buildProgram(argv[0], { json });
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
       if (error.code === 'commander.help') return EXIT.ok;
+      // Commander has printed its message (text mode); under --json it is reported here.
+      if (json) printError(new CliExit(EXIT.usage, `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`, { code: 'usage' }), { json });
       return EXIT.usage;
     }
-    if (error instanceof CliExit) return printError(error);
-    return printError(error);
+    return printError(error, { json });
   }
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../util/errors.ts';
 import { isSpeechSetting } from '../cartridge/layout.ts';
@@ -50,6 +51,12 @@ export interface AgentDirectory {
 
 const ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+// Paths inside acx itself (a checkout, or the installed package, which ships docs/ and examples/):
+// this module is src/config/ or dist/config/, two levels below either root.
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const EXAMPLE_AGENT = join(PACKAGE_ROOT, 'examples', 'notes-keeper');
+const LAYOUT_DOC = join(PACKAGE_ROOT, 'docs', 'agent-layout.md');
+
 function readJson(path: string): unknown {
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
@@ -92,7 +99,7 @@ export function loadAgentDirectory(path: string): AgentDirectory {
   const dir = resolve(path);
   if (!existsSync(join(dir, 'agent.json'))) {
     throw new ConfigError(`${dir} is not an acx agent directory (no agent.json).`, {
-      hint: 'See docs/agent-layout.md, or run one of the agents under examples/.',
+      hint: `Create one with \`acx init ${path}\`, or run the example agent at ${EXAMPLE_AGENT} (the layout: ${LAYOUT_DOC}).`,
     });
   }
   const raw = readJson(join(dir, 'agent.json')) as Partial<AgentManifest>;

@@ -134,7 +134,10 @@ function positiveInt(value: string | number | undefined, name: string, allowZero
 /** The agent argument that selects the config home's own agent instead of a directory or cartridge. */
 export const DEFAULT_AGENT = 'default';
 
-/** Which agent a run is for and where its state lives: what must be known before anything is recorded. */
+/**
+ * Which agent a command names and where its state lives: what every command that reads it shares,
+ * and what a wake must know before it records anything.
+ */
 export interface AgentLocation {
   loaded: LoadedCartridge | undefined;
   agentDir: AgentDirectory | undefined;
@@ -144,7 +147,10 @@ export interface AgentLocation {
   stateDir: string;
 }
 
-export function resolveAgentLocation(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): AgentLocation {
+export function locateAgent(
+  flags: Pick<RunFlags, 'agent' | 'home' | 'configHome' | 'allowPortable' | 'registry'>,
+  options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
+): AgentLocation {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
   // A cartridge is verified and trust-gated before anything in its ROM is read.
@@ -163,14 +169,8 @@ export function resolveAgentLocation(flags: RunFlags, options: { env?: NodeJS.Pr
       : undefined;
   const agentId = agentDir?.manifest.id ?? 'default';
   const stateHome = resolveStateHome(flags.home, env);
-  return {
-    loaded,
-    agentDir,
-    agentId,
-    configHome: resolveConfigHome(flags.configHome, env),
-    stateHome,
-    stateDir: loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId),
-  };
+  const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
+  return { loaded, agentDir, agentId, configHome: resolveConfigHome(flags.configHome, env), stateHome, stateDir };
 }
 
 /** `options.location`: the agent already located for these flags (it is not read again). */
@@ -179,7 +179,7 @@ export function resolveSettings(
   options: { env?: NodeJS.ProcessEnv; logger?: Logger; location?: AgentLocation } = {},
 ): ResolvedSettings {
   const env = options.env ?? process.env;
-  const { loaded, agentDir, agentId, configHome, stateHome, stateDir } = options.location ?? resolveAgentLocation(flags, options);
+  const { loaded, agentDir, agentId, configHome, stateHome, stateDir } = options.location ?? locateAgent(flags, { ...options, env });
   const manifest = agentDir?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);

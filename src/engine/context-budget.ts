@@ -37,16 +37,20 @@ export function maxTurnGrowthTokens(maxSteps: number): number {
 }
 
 /**
- * Compacting at half the ceiling is safe only while no single turn can leap the other half.
- * Warn (never refuse) when the configured ceiling and step budget break that inequality.
+ * Compacting at half the ceiling is safe only while no single turn can leap the other half:
+ * `limit - compactAt >= maxTurnGrowthTokens(maxSteps)`, which at the default 24 steps needs a
+ * ceiling of at least 98,304. Warn (never refuse) when the ceiling and step budget break it,
+ * naming the numbers and the remedy. A ceiling the model itself states is its real wall: raising
+ * the budget past it would not help, so the remedy is then fewer steps only.
  */
 export function checkHeadroom(budget: ContextBudget, maxSteps: number, logger: Logger): boolean {
   if (!budget.enabled) return true;
   const headroom = budget.limit - budget.compactAt;
   const growth = maxTurnGrowthTokens(maxSteps);
-  if (headroom > growth) return true;
-  const neededLimit = growth * 2 + 2;
+  if (headroom >= growth) return true;
+  const neededLimit = growth * 2;
   const stepsThatFit = Math.max(1, Math.floor((headroom * CHARS_PER_TOKEN) / (STEP_RESULT_BUDGET + STEP_ARGS_BUDGET)));
+  const fewerSteps = `lower the step budget (ACX_MAX_STEPS, --max-steps) to ${stepsThatFit}`;
   logger.warn('context budget headroom too small', {
     limit: budget.limit,
     source: budget.source,
@@ -55,8 +59,8 @@ export function checkHeadroom(budget: ContextBudget, maxSteps: number, logger: L
     max_steps: maxSteps,
     remedy:
       budget.source === 'config' && neededLimit <= CONTEXT_FLOOR_TOKENS * 8
-        ? `raise the context budget to at least ${neededLimit} or lower the step budget to ${stepsThatFit}`
-        : `lower the step budget to ${stepsThatFit}`,
+        ? `raise the context budget (ACX_MAX_CONTEXT_TOKENS, --context-tokens) to at least ${neededLimit} or ${fewerSteps}`
+        : fewerSteps,
     note: 'a turn may overshoot the ceiling before compaction, which runs only between turns; the over-length rescue still applies',
   });
   return false;

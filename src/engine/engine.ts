@@ -23,7 +23,8 @@ import {
   type HarnessStreamPart,
   type Usage,
 } from './events.ts';
-import { backoffMs, classifyFault, isTransient } from './faults.ts';
+import { classifyFault, RATE_LIMIT_RETRIES, retryDelayMs } from './faults.ts';
+import { describeProviderFailure } from './provider-failure.ts';
 import { callModel, type ModelCallResult, type ModelTool, toolSet } from './model-call.ts';
 import { ProviderPrompt } from './provider-prompt.ts';
 import type { ToolSet } from 'ai';
@@ -74,6 +75,11 @@ export interface EngineOptions {
   briefLines?: readonly string[];
   /** Characters of tool results one step keeps in the journal (default 4,096; a cartridge policy may lower it). */
   stepResultBudget?: number;
+  /**
+   * Whether this engine checks the compaction headroom and warns when it is too small (default
+   * true). A harness opening many sessions on one configuration checks it once, not per session.
+   */
+  warnHeadroom?: boolean;
 }
 
 export interface ApprovalDecision {
@@ -246,7 +252,7 @@ export class Engine {
       source: this.budget.source,
       compact_at: this.budget.enabled ? this.budget.compactAt : 'disabled',
     });
-    checkHeadroom(this.budget, maxSteps, this.logger);
+    if (options.warnHeadroom !== false) checkHeadroom(this.budget, maxSteps, this.logger);
   }
 
   hasUnfinishedTurn(sessionId: string): boolean {
@@ -628,7 +634,13 @@ export class Engine {
         const outcome = await this.compact(state, { hard: true, inputTokens: undefined });
         if (state.toolsRan === 0 && outcome.compacted) {
           state.transcript = this.loadTranscript(state.sessionId);
-          return this.callWithRetries(state, { brief });
+          try {
+            return await this.callWithRetries(state, { brief });
+          } catch (again) {
+            if (classifyFault(again) === 'aborted') throw this.abortTurn(state);
+            this.failTurn(state, again);
+            throw again;
+          }
         }
       }
       this.failTurn(state, error);
@@ -636,11 +648,18 @@ export class Engine {
     }
   }
 
+  /**
+   * One model call, re-issued while its fault allows (see faults.ts): transient faults up to
+   * `retries` extra attempts with backoff, a 429 on its own terms. Every retry is a WARNING; a
+   * failure that was retried ends in one ERROR naming the attempts. What finally fails is thrown
+   * as a ProviderError that says what went wrong and what to do.
+   */
   private async callWithRetries(
     state: TurnState,
     call: { brief: string; toolChoice?: 'auto' | 'none' },
   ): Promise<ModelCallResult> {
     const { retries, retryBaseMs, model } = this.options;
+    const rateLimit = { retried: 0, sleptMs: 0 };
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await callModel({
@@ -661,15 +680,20 @@ export class Engine {
         return result;
       } catch (error) {
         const fault = classifyFault(error);
-        if (!isTransient(fault) || attempt > retries) {
-          if (isTransient(fault)) {
-            this.logger.error('model call failed', { fault, attempts: attempt, error: errorMessage(error) });
-          }
-          throw error;
+        if (fault === 'aborted') throw error;
+        const waitMs = retryDelayMs(fault, error, { attempt, retries, baseMs: retryBaseMs, rateLimit });
+        if (waitMs === undefined) {
+          if (attempt > 1) this.logger.error('model call failed', { fault, attempts: attempt, error: errorMessage(error) });
+          throw describeProviderFailure(error, { model, attempts: attempt }) ?? error;
         }
-        this.logger.warn('model call retry', { fault, attempt, of: retries + 1, error: errorMessage(error) });
+        if (fault === 'rate-limited') {
+          rateLimit.retried += 1;
+          rateLimit.sleptMs += waitMs;
+        }
+        const of = (fault === 'rate-limited' ? Math.min(retries, RATE_LIMIT_RETRIES) : retries) + 1;
+        this.logger.warn('model call retry', { fault, attempt, of, wait: seconds(waitMs), error: errorMessage(error) });
         state.emit({ type: 'retry', attempt, error: errorMessage(error) });
-        await sleep(backoffMs(attempt, retryBaseMs), state.hooks.abortSignal);
+        await sleep(waitMs, state.hooks.abortSignal);
       }
     }
   }
@@ -1004,7 +1028,8 @@ export class Engine {
     this.commit(state, () =>
       this.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` }),
     );
-    this.logger.error('turn end', {
+    // A bookend like the others (INFO): the error itself reaches the caller, who reports it once.
+    this.logger.info('turn end', {
       session: state.sessionId,
       turn: state.turn.id,
       outcome: 'error',

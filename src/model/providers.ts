@@ -20,6 +20,8 @@ export type ModelSurface = 'responses' | 'chat' | 'native';
 export interface ProviderDefinition {
   /** Names the endpoint vendor in logs. */
   id: string;
+  /** Names it for people, in error messages ("OpenAI", "llama.cpp"). */
+  label: string;
   cacheMode: CacheMode;
   /** Environment variables that may hold the key, first found wins. Empty = no key needed. */
   keyEnv: readonly string[];
@@ -31,8 +33,9 @@ export interface ProviderDefinition {
   create(settings: { modelId: string; apiKey?: string; baseURL?: string; surface: ModelSurface }): Promise<LanguageModelV4>;
 }
 
-const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefinition => ({
+const openaiCompatible = (id: string, label: string, defaultBaseUrl?: string): ProviderDefinition => ({
   id,
+  label,
   cacheMode: 'none',
   keyEnv: ['ACX_API_KEY', 'OPENAI_COMPATIBLE_API_KEY'],
   keyRequired: false,
@@ -55,6 +58,7 @@ const openaiCompatible = (id: string, defaultBaseUrl?: string): ProviderDefiniti
 export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   openai: {
     id: 'openai',
+    label: 'OpenAI',
     cacheMode: 'automatic',
     keyEnv: ['OPENAI_API_KEY'],
     keyRequired: true,
@@ -68,6 +72,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   anthropic: {
     id: 'anthropic',
+    label: 'Anthropic',
     cacheMode: 'explicit',
     keyEnv: ['ANTHROPIC_API_KEY'],
     keyRequired: true,
@@ -78,6 +83,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   xai: {
     id: 'xai',
+    label: 'xAI',
     cacheMode: 'automatic',
     keyEnv: ['XAI_API_KEY'],
     keyRequired: true,
@@ -88,6 +94,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   openrouter: {
     id: 'openrouter',
+    label: 'OpenRouter',
     cacheMode: 'automatic',
     keyEnv: ['OPENROUTER_API_KEY'],
     keyRequired: true,
@@ -98,6 +105,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   },
   google: {
     id: 'google',
+    label: 'Google Gemini',
     cacheMode: 'automatic',
     keyEnv: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
     keyRequired: true,
@@ -106,11 +114,24 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     create: async ({ modelId, apiKey, baseURL }) =>
       (await import('@ai-sdk/google')).createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
   },
-  'openai-compatible': openaiCompatible('openai-compatible'),
-  ollama: openaiCompatible('ollama', 'http://127.0.0.1:11434/v1'),
-  llamacpp: openaiCompatible('llamacpp', 'http://127.0.0.1:8080/v1'),
-  vllm: openaiCompatible('vllm', 'http://127.0.0.1:8000/v1'),
+  'openai-compatible': openaiCompatible('openai-compatible', 'the OpenAI-compatible server'),
+  ollama: openaiCompatible('ollama', 'Ollama', 'http://127.0.0.1:11434/v1'),
+  llamacpp: openaiCompatible('llamacpp', 'llama.cpp', 'http://127.0.0.1:8080/v1'),
+  vllm: openaiCompatible('vllm', 'vLLM', 'http://127.0.0.1:8000/v1'),
 };
+
+/** The provider needs a key and none of the variables it reads holds one. */
+export class MissingApiKeyError extends ConfigError {
+  /** The variables any of which would do, first preferred. */
+  readonly variables: readonly string[];
+  constructor(provider: string, variables: readonly string[]) {
+    super(`No API key for ${provider}: ${variables.join(' or ')} is not set.`, {
+      hint: `Export ${variables[0]}=... (or run offline with --replay FILE).`,
+    });
+    this.name = 'MissingApiKeyError';
+    this.variables = variables;
+  }
+}
 
 export interface ModelSpec {
   provider: string;
@@ -188,11 +209,7 @@ export async function resolveModel(options: ResolveModelOptions): Promise<Resolv
   const apiKey = keyName ? env[keyName] : undefined;
   // Scrubbed from every log line and stored error from now on, even one set after start-up.
   addLiveSecret(apiKey);
-  if (definition.keyRequired && !apiKey) {
-    throw new ConfigError(`No API key for ${provider}: ${definition.keyEnv.join(' or ')} is not set.`, {
-      hint: `Export ${definition.keyEnv[0]}=... (or run offline with --replay FILE).`,
-    });
-  }
+  if (definition.keyRequired && !apiKey) throw new MissingApiKeyError(provider, definition.keyEnv);
   const model = await definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
   return {
     model,

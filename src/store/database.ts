@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from './sqlite.ts';
 import { AcxError } from '../util/errors.ts';
 
 /**

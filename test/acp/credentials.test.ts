@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createACP } from '../../src/acp/create.ts';
-import { createCredentialRequestTransformation } from '../../src/acp/credential-proxy.ts';
+import { createServer as createTcpServer } from 'node:net';
+import { createCredentialRequestTransformation, startCredentialProxy, type UpstreamDown } from '../../src/acp/credential-proxy.ts';
+import { AcxError } from '../../src/util/errors.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
@@ -104,6 +107,112 @@ describe('credential brokering through the loopback proxy', () => {
       expect(seen.env.OTHER).toBeUndefined();
     } finally {
       await session.destroy();
+    }
+  });
+});
+
+/** A loopback URL nothing listens on (bound, then released). */
+async function refusedUrl(): Promise<string> {
+  const probe = createTcpServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('an upstream the credential broker cannot reach', { timeout: 60_000 }, () => {
+  const transformation = (upstream: string) =>
+    createCredentialRequestTransformation({ matchUrl: upstream, matchHeaders: { 'x-api-key': 'placeholder' }, transformHeaders: { 'x-api-key': REAL }, baseUrlEnv: 'FAKE_BASE_URL' });
+
+  it('fails the ACP turn, naming the URL the user configured (not the broker\'s port), while the agent would retry forever', async () => {
+    const upstream = 'http://api.acx-test.invalid';
+    const harness = createACP(
+      fakeProfile(tempCache(), {
+        hostEnv: { FAKE_BASE_URL: upstream, FAKE_API_KEY: REAL },
+        forwardEnv: ['FAKE_BASE_URL'],
+        credentialEnv: ['FAKE_API_KEY'],
+        credentialBrokering: ({ env, sandboxEnv }) => [
+          createCredentialRequestTransformation({ matchUrl: env.FAKE_BASE_URL!, matchHeaders: { 'x-api-key': sandboxEnv.FAKE_API_KEY! }, transformHeaders: { 'x-api-key': env.FAKE_API_KEY! }, baseUrlEnv: 'FAKE_BASE_URL' }),
+        ],
+      }),
+    );
+    const agent = new HarnessAgent({ harness });
+    const session = await agent.createSession();
+    try {
+      const error = await agent.generate({ session, prompt: '[[call-model-retrying:FAKE_BASE_URL,FAKE_API_KEY]]' }).then(
+        (result) => new Error(`the turn answered: ${result.text}`),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AcxError);
+      expect((error as AcxError).code).toBe('acp-upstream-unreachable');
+      expect((error as AcxError).message).toBe(
+        'fake-acp cannot reach its model API at http://api.acx-test.invalid (FAKE_BASE_URL): the host name does not exist (DNS lookup failed).',
+      );
+      expect((error as AcxError).describe()).not.toMatch(/127\.0\.0\.1/);
+      // The session is still usable: the agent was told to cancel, and the next turn runs.
+      expect((await agent.generate({ session, prompt: '[[hello]]' })).text).toMatch(/Hello/);
+    } finally {
+      await session.destroy();
+      await harness.close!();
+    }
+  });
+
+  it('answers the agent with a 502 naming the configured upstream, and reports it down once failures outlast the window', async () => {
+    const upstream = await refusedUrl();
+    const downs: UpstreamDown[] = [];
+    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs: 50 });
+    try {
+      const route = proxy.routeFor(upstream)!;
+      const response = await fetch(`${route}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'placeholder' }, body: '{}' });
+      expect(response.status).toBe(502);
+      expect(await response.json()).toEqual({ type: 'error', error: { type: 'api_error', message: `acx credential proxy: cannot reach ${upstream}: the connection was refused` } });
+      expect(downs, 'one failure is not yet an outage').toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await fetch(`${route}/v1/messages`, { method: 'POST', body: '{}' });
+      expect(downs).toEqual([{ upstream, baseUrlEnv: 'FAKE_BASE_URL', reason: 'the connection was refused' }]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('an answer in between stops the clock: a blip is not an outage', async () => {
+    let up = false;
+    const downs: UpstreamDown[] = [];
+    const flaky = createServer((req, res) => {
+      if (up) res.end('ok');
+      else req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const upstream = `http://127.0.0.1:${(flaky.address() as { port: number }).port}`;
+    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs: 150 });
+    try {
+      const route = proxy.routeFor(upstream)!;
+      expect((await fetch(`${route}/x`)).status).toBe(502);
+      up = true;
+      expect((await fetch(`${route}/x`)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(downs).toEqual([]);
+    } finally {
+      await proxy.close();
+      flaky.closeAllConnections();
+      await new Promise<void>((resolve) => flaky.close(() => resolve()));
+    }
+  });
+
+  it('a connection that never completes (TLS never answered) times out instead of hanging', async () => {
+    const accepted: Array<{ destroy(): void }> = [];
+    const silent = createTcpServer((socket) => accepted.push(socket)); // accepts TCP, never speaks TLS
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const upstream = `https://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const proxy = await startCredentialProxy([transformation(upstream)], { connectTimeoutMs: 100 });
+    try {
+      const response = await fetch(`${proxy.routeFor(upstream)!}/x`);
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toBe(`acx credential proxy: cannot reach ${upstream}: no connection within 0.1 s`);
+    } finally {
+      await proxy.close();
+      for (const socket of accepted) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 });

@@ -61,4 +61,23 @@ describe.skipIf(!wired)('acx install (process; needs the command wired into src/
     expect(bad.stderr).toContain('Unknown opt-in tool: nope.');
     expect(bad.stderr).toContain('execute-unisolated');
   });
+
+  it('--json prints the summary as one JSON object, and an error as one JSON error object', () => {
+    const home = tempHome();
+    const ok = acx(['install', '--config-home', home, '--opt-in', 'system_prompt', '--json']);
+    expect(ok.status, ok.stderr).toBe(0);
+    const summary = JSON.parse(ok.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({ configHome: home, version: ACX_VERSION, previousVersion: null, keptEdited: [], optedIn: ['system_prompt'], grandfathered: [] });
+    expect(summary.created).toEqual(expect.arrayContaining(['prompts/system-prompt.md']));
+    const again = JSON.parse(acx(['install', '--config-home', home, '--json']).stdout) as Record<string, unknown>;
+    expect(again).toMatchObject({ previousVersion: ACX_VERSION, created: [], optedIn: [], grandfathered: ['system_prompt'] });
+
+    const bad = acx(['install', '--opt-in', 'nope', '--json'], { ACX_CONFIG_HOME: tempHome() });
+    expect(bad.status).toBe(1);
+    const { error } = JSON.parse(bad.stdout) as { error: { code: string; message: string; hint: string } };
+    expect(error.code).toBe('config');
+    expect(error.message).toBe('Unknown opt-in tool: nope.');
+    expect(error.hint).toContain('execute-unisolated');
+    expect(bad.stderr).not.toContain('Unknown opt-in tool');
+  });
 });

@@ -1,8 +1,9 @@
 // The package as npm publishes it: `npm pack` (which builds dist/), unpacked into a project's
 // node_modules, where Node refuses to strip TypeScript. The CLI must run, the library must
-// import and run a turn, and its type declarations must type-check a consumer (and catch misuse).
+// import and run a turn, and its type declarations must type-check a consumer (and catch misuse);
+// on a Node.js too old for it, both must say so; it ships its license and examples.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,15 @@ beforeAll(() => {
 
 const node = (args: string[], cwd = app) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
 
+/** A Node.js older than the 22.13 acx needs, if this machine has one (Debian's nodejs package is 20). */
+const OLD_NODE = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node'].find((path) => {
+  const version = spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout?.trim().slice(1);
+  if (!version) return false;
+  const [major, minor] = version.split('.').map(Number) as [number, number];
+  return major < 22 || (major === 22 && minor < 13);
+});
+const oldNodeVersion = OLD_NODE ? spawnSync(OLD_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim() : '';
+
 describe('the published package (e2e)', { timeout: 120_000 }, () => {
   it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
     expect(packed).toContain('dist/index.js');
@@ -35,7 +45,44 @@ describe('the published package (e2e)', { timeout: 120_000 }, () => {
     expect(packed).toContain('bin/acx.js');
     expect(packed.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
     expect(packed.some((path) => path.startsWith('test/') || path.startsWith('src/'))).toBe(false);
+    expect(packed).toContain('LICENSE');
+    expect(packed).toContain('examples/notes-keeper/agent.json');
+    expect(packed).toContain('examples/notes-keeper/cassettes/quickstart.json');
   });
+
+  it('ships the Apache-2.0 license package.json names', () => {
+    const license = readFileSync(join(app, 'node_modules/acx/LICENSE'), 'utf8');
+    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+    expect(JSON.parse(readFileSync(join(app, 'node_modules/acx/package.json'), 'utf8')).license).toBe('Apache-2.0');
+  });
+
+  it('its errors point at things the installed package has: the example agent and the layout doc', () => {
+    const bin = join(app, 'node_modules/acx/bin/acx.js');
+    const home = mkdtempSync(join(tmpdir(), 'acx-package-home-'));
+    const run = node([bin, 'run', app, 'hi', '--model', 'openai:m', '--home', home, '--config-home', home]);
+    expect(run.status).toBe(1);
+    const hint = /→ Create one with `acx init .*`, or run the example agent at (\S+) \(the layout: (\S+)\)\.$/m.exec(run.stderr);
+    expect(hint, run.stderr).not.toBeNull();
+    expect(hint![1]).toBe(join(app, 'node_modules/acx/examples/notes-keeper'));
+    expect(existsSync(join(hint![1]!, 'agent.json'))).toBe(true);
+    expect(existsSync(hint![2]!)).toBe(true);
+  });
+
+  it.skipIf(!OLD_NODE)(
+    OLD_NODE
+      ? `on Node.js ${oldNodeVersion} (older than 22.13) the CLI and the library say exactly that`
+      : 'on a Node.js older than 22.13 the CLI and the library say exactly that (skipped: this machine has no such Node.js)',
+    () => {
+    const message = `acx needs Node.js 22.13 or newer (for node:sqlite); this is Node.js ${oldNodeVersion}. Install Node.js 22.13 or newer to use acx.`;
+    const cli = spawnSync(OLD_NODE!, [join(app, 'node_modules/acx/bin/acx.js'), 'run', 'default', 'hi'], { cwd: app, encoding: 'utf8' });
+    expect(cli.status).toBe(1);
+    expect(cli.stderr).toBe(`${message}\n`);
+    const lib = spawnSync(OLD_NODE!, ['--input-type=module', '-e', "import('acx').then(() => console.log('imported'), (e) => { console.error(e.message); process.exit(1); })"], { cwd: app, encoding: 'utf8' });
+    expect(lib.stdout).toBe('');
+    expect(lib.stderr).toBe(`${message}\n`);
+    expect(lib.status).toBe(1);
+    },
+  );
 
   it('its CLI runs from node_modules: --version and the offline quick start', () => {
     const bin = join(app, 'node_modules/acx/bin/acx.js');
@@ -57,6 +104,12 @@ describe('the published package (e2e)', { timeout: 120_000 }, () => {
     ]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Thursday 10 December/);
+    expect(run.stderr, 'node:sqlite is experimental, and the CLI does not say so on every run').not.toContain('ExperimentalWarning');
+    // The example the package ships runs from there too.
+    const shipped = join(app, 'node_modules/acx/examples/notes-keeper');
+    const fromPackage = node([bin, 'run', shipped, QUICKSTART_PROMPT, '--replay', join(shipped, 'cassettes/quickstart.json'), '--home', home, '--config-home', home]);
+    expect(fromPackage.status, fromPackage.stderr).toBe(0);
+    expect(fromPackage.stdout).toMatch(/Thursday 10 December/);
   });
 
   it("its library imports as 'acx' and runs a turn with a tool on the native engine", () => {

@@ -241,16 +241,44 @@ describe('the headroom inequality', () => {
     const r = rig(await openaiModel(server), { harness: { contextTokens: 20_000 } });
     await r.agent.createSession();
     const warnings = linesOf(r.logger.lines, 'WARNING', 'context budget headroom too small');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/limit=20000/);
-    expect(warnings[0]).toMatch(/headroom=10000/);
-    expect(warnings[0]).toMatch(/turn_growth=49152/);
-    expect(warnings[0]).toMatch(/max_steps=24/);
-    expect(warnings[0]).toMatch(/lower the step budget to 4/);
+    // The seed's own example: a 20000 budget at 24 steps needs 98304, or 4 steps.
+    expect(warnings).toEqual([
+      'WARNING context budget headroom too small limit=20000 source=config headroom=10000 turn_growth=49152 max_steps=24 ' +
+        'remedy="raise the context budget (ACX_MAX_CONTEXT_TOKENS, --context-tokens) to at least 98304 or lower the step budget (ACX_MAX_STEPS, --max-steps) to 4" ' +
+        'note="a turn may overshoot the ceiling before compaction, which runs only between turns; the over-length rescue still applies"',
+    ]);
+  });
+
+  it("a small ceiling the model itself states is its wall: the remedy is fewer steps, never a bigger budget", async () => {
+    const model = { ...(await openaiModel(server)), contextWindowTokens: 32_768 };
+    const r = rig(model);
+    await r.agent.createSession();
+    const [warning] = linesOf(r.logger.lines, 'WARNING', 'context budget headroom too small');
+    expect(warning).toMatch(/ limit=32768 source=model headroom=16384 turn_growth=49152 max_steps=24 remedy="lower the step budget \(ACX_MAX_STEPS, --max-steps\) to 8" /);
+  });
+
+  it("following the remedy silences it: the seed's 98304 at 24 steps passes, a budget just under does not", async () => {
+    const at = async (contextTokens: number) => {
+      const r = rig(await openaiModel(server), { harness: { contextTokens } });
+      await r.agent.createSession();
+      return linesOf(r.logger.lines, 'WARNING', 'context budget headroom too small').length;
+    };
+    expect(await at(98_304)).toBe(0);
+    expect(await at(98_302)).toBe(1);
+  });
+
+  it('warns once per agent, not once per session (or turn): the numbers are the same for all of them', async () => {
+    const r = rig(await openaiModel(server), { harness: { contextTokens: 32_768 } });
+    server.setFallback('fine');
+    const first = await r.agent.createSession();
+    await r.agent.generate({ session: first, prompt: 'one' });
+    await r.agent.generate({ session: first, prompt: 'two' });
+    await r.agent.generate({ session: await r.agent.createSession(), prompt: 'three' });
+    expect(linesOf(r.logger.lines, 'WARNING', 'context budget headroom too small')).toHaveLength(1);
   });
 
   it('stays quiet at the 128,000 floor, when disabled, and when the steps fit', async () => {
-    for (const harness of [{}, { contextTokens: 0 }, { contextTokens: 20_000, maxSteps: 4 }, { contextTokens: 98_306 }]) {
+    for (const harness of [{}, { contextTokens: 0 }, { contextTokens: 20_000, maxSteps: 4 }, { contextTokens: 98_304 }, { warnHeadroom: false, contextTokens: 20_000 }]) {
       const r = rig(await openaiModel(server), { harness });
       await r.agent.createSession();
       expect(linesOf(r.logger.lines, 'WARNING', 'context budget headroom too small'), JSON.stringify(harness)).toEqual([]);

@@ -99,11 +99,22 @@ describe('what is never logged', () => {
       { fail: { status: 401 } },
     );
     const lines: string[] = [];
+    const outcomes: unknown[] = [];
     for (const model of [await openaiModel(server), await anthropicModel(server)]) {
       const { agent, logger } = rig(model, { agent: { instructions: SYSTEM, tools: [lookup] }, logLevel: 'debug' });
-      await agent.generate({ prompt: `${PROMPT} please` }).catch(() => {});
+      outcomes.push(
+        await agent.generate({ prompt: `${PROMPT} please` }).then(
+          (result) => ({ text: result.text }),
+          (error: unknown) => ({ name: (error as Error).name, code: (error as { code?: string }).code, message: (error as Error).message }),
+        ),
+      );
       lines.push(...logger.lines);
     }
+    // OpenAI: a tool call, a 500 retried, then the reply. Anthropic: the 401, on its first attempt.
+    expect(outcomes).toEqual([
+      { text: REPLY },
+      { name: 'ProviderError', code: 'provider-auth', message: 'Anthropic rejected the API key (HTTP 401): invalid x-api-key' },
+    ]);
     expect(server.requests.length).toBe(4);
     expect(lines.length).toBeGreaterThan(10);
     for (const secret of [PROMPT, SYSTEM, OUTPUT, REPLY, 'ARGS-SECRET-3318', OPENAI_KEY, ANTHROPIC_KEY]) {

@@ -208,6 +208,32 @@ describe.each(targets)('$name', (t) => {
     expect((error as APICallError).message).toMatch(/context|too long|exceeds/i);
   });
 
+  it("answers an unknown model with the provider's own 404 naming the requested model", async () => {
+    server.enqueue({ fail: 'unknown-model' });
+    const model = t.model(server);
+    const error = await generateText({ model, prompt: 'x', maxRetries: 0 }).catch((e: unknown) => e);
+    expect(APICallError.isInstance(error)).toBe(true);
+    expect((error as APICallError).statusCode).toBe(404);
+    const id = typeof model === 'string' ? model : model.modelId;
+    expect((error as APICallError).message).toBe(
+      {
+        'openai-responses': `The model \`${id}\` does not exist or you do not have access to it.`,
+        'openai-chat': `The model \`${id}\` does not exist or you do not have access to it.`,
+        'anthropic-messages': `model: ${id}`,
+        google: `models/${id} is not found for API version v1beta, or is not supported for generateContent.`,
+      }[t.wire],
+    );
+  });
+
+  it('drops the connection before any answer when asked to: a transport failure with no status', async () => {
+    server.enqueue({ fail: 'disconnect' });
+    const error = await generateText({ model: t.model(server), prompt: 'x', maxRetries: 0 }).catch((e: unknown) => e);
+    expect(APICallError.isInstance(error)).toBe(true);
+    expect((error as APICallError).statusCode).toBeUndefined();
+    expect((error as APICallError).isRetryable).toBe(true);
+    expect(server.requests, 'the request was received, then its connection closed').toHaveLength(1);
+  });
+
   it('surfaces a body cut mid-JSON as an error', async () => {
     server.enqueue({ text: 'this reply will be cut in half', fail: 'truncated' });
     const error = await generateText({ model: t.model(server), prompt: 'x', maxRetries: 0 }).catch((e: unknown) => e);

@@ -125,7 +125,13 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const scripted: ScriptedResponse = typeof result === 'string' ? { text: result } : result;
     res.on('error', () => {}); // the client may hang up mid-stream; that is its business
 
-    const failure = plannedFailure(scripted.fail);
+    if (scripted.fail === 'disconnect') {
+      // No status, no body: the socket closes under the request, as when a server dies mid-accept.
+      await (scripted.pauseUntil ?? Promise.resolve()).catch(() => {});
+      req.socket.destroy();
+      return;
+    }
+    const failure = plannedFailure(scripted.fail, { wire: adapter.wire, model });
     const inStream = failure !== undefined && typeof scripted.fail === 'object' && scripted.fail.inStream === true && recorded.stream;
     if (failure !== undefined && !inStream) {
       await (scripted.pauseUntil ?? Promise.resolve()).catch(() => {});

@@ -1,10 +1,12 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { prepareAgent } from '../../agent/prepare.ts';
+import { type PreparedAgent, prepareAgent } from '../../agent/prepare.ts';
 import { type RunFlags, resolveSettings } from '../../config/settings.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import { loadMcpConfigs } from '../../mcp/config.ts';
+import { ConfigError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { createAcpServer } from './server.ts';
+import { createUnconfiguredAcpServer } from './unconfigured.ts';
 
 /**
  * `acx acp`: resolve the agent exactly as `acx run` does, connect its MCP drop-ins (the agent
@@ -28,7 +30,17 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     ...(settings.agentDir?.mcpDir ? { dir: settings.agentDir.mcpDir } : {}),
     ...(flags.mcp ? { specs: flags.mcp } : {}),
   });
-  const prepared = await prepareAgent(settings, { logger });
+  let prepared: PreparedAgent;
+  try {
+    prepared = await prepareAgent(settings, { logger });
+  } catch (error) {
+    // A configuration the user must fix (a missing key, no model) still answers initialize.
+    if (!(error instanceof ConfigError)) throw error;
+    const server = createUnconfiguredAcpServer({ problem: error, agentName: settings.agent.name, logger });
+    await server.app.connect(acp.ndJsonStream(options.output, options.input)).closed;
+    logger.info('acp connection closed');
+    return;
+  }
   let dropIns: McpConnection | undefined;
   try {
     if (configs.length > 0) dropIns = await connectMcpServers(configs, { logger, env });

@@ -25,8 +25,8 @@ export function register(program: Command): void {
         }
       } catch (error) {
         if (error instanceof ScrubBlockedError && opts.json) {
-          process.stdout.write(`${JSON.stringify({ blocked: true, findings: error.findings }, null, 2)}\n`);
-          throw new CliExit(EXIT.refused, error.message);
+          // printed as the one JSON error object, with the findings a program needs
+          throw new CliExit(EXIT.refused, `${error.message}\n  → ${error.hint ?? ''}`, { code: error.code, details: { findings: error.findings } });
         }
         if (error instanceof ScrubBlockedError) {
           const lines = error.findings.map((f) => `  ${f.file} @ byte ${f.byteOffset}: ${f.ruleId}`).join('\n');

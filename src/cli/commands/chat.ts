@@ -3,9 +3,9 @@ import type { Command } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
-import { errorMessage } from '../../util/errors.ts';
-import { scrubSecrets } from '../../util/scrub.ts';
+import { AcxError, errorMessage } from '../../util/errors.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { writeFinal } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 
 /**
@@ -66,7 +66,8 @@ export function register(program: Command): void {
           await runTurn(prepared, session, prompt, turn.signal, ask);
         } catch (error) {
           if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
-          else out.write(`[error] ${scrubSecrets(errorMessage(error))}\n`);
+          // The same two parts every acx error has: what went wrong, then what to do.
+          else writeFinal(out, `[error] ${error instanceof AcxError ? error.describe() : errorMessage(error)}\n`);
         } finally {
           turn = undefined;
         }

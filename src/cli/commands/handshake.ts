@@ -163,7 +163,13 @@ export function register(program: Command): void {
     .action(async (file: string, options: HandshakeOptions) => {
       const run = await runHandshake(file, options);
       process.stdout.write(run.stdout);
-      if (run.exitCode !== EXIT.ok) throw new CliExit(run.exitCode, run.stderr.trimEnd());
+      if (run.exitCode === EXIT.ok) return;
+      // Under --json stdout holds the one JSON document, the descriptor (with its unmet entries).
+      if (options.json) {
+        process.stderr.write(run.stderr);
+        throw new CliExit(run.exitCode, '');
+      }
+      throw new CliExit(run.exitCode, run.stderr.trimEnd());
     });
 }
 

@@ -78,8 +78,9 @@ export function register(program: Command): void {
       `grant powerful tools, comma-separated, repeatable (${Object.keys(OPT_IN_TOOLS).join(', ')})`,
       collect,
     )
-    .action((opts: { configHome?: string; optIn?: string[] }) => {
+    .option('--json', 'print what was done as JSON (the same lists as the text)')
+    .action((opts: { configHome?: string; optIn?: string[]; json?: boolean }) => {
       const summary = runInstall({ ...(opts.configHome ? { configHome: opts.configHome } : {}), optIn: opts.optIn ?? [] });
-      process.stdout.write(formatInstallSummary(summary));
+      process.stdout.write(opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatInstallSummary(summary));
     });
 }

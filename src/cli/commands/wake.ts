@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveWakeSettings } from '../../config/wake-settings.ts';
-import { resolveAgentLocation, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
+import { locateAgent, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
 import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
@@ -83,7 +83,7 @@ export function register(program: Command): void {
     // Only what the agent is and where its state lives comes before the event is recorded; the rest
     // of the configuration is read now but, if it is broken, fails the wake in its agent's start,
     // after the event was recorded, so the first wake that can start answers it.
-    const location = resolveAgentLocation(flags, { logger });
+    const location = locateAgent(flags, { logger });
     let settings: ResolvedSettings | undefined;
     let configError: unknown;
     try {

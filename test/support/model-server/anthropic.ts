@@ -25,6 +25,7 @@ const errorTypes: Record<number, string> = {
 
 const errorMessages: Record<number, string> = {
   401: 'invalid x-api-key',
+  403: 'Your API key does not have permission to use the specified resource.',
   429: 'Number of request tokens has exceeded your per-minute rate limit',
   500: 'Internal server error',
   529: 'Overloaded',

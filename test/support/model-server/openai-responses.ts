@@ -25,6 +25,7 @@ const errorTypes: Record<number, string> = {
 
 const errorMessages: Record<number, string> = {
   401: 'Incorrect API key provided.',
+  403: 'You have insufficient permissions for this operation. Missing scopes: model.request.',
   429: 'Rate limit reached. Please try again later.',
   500: 'The server had an error while processing your request. Sorry about that!',
   503: 'The engine is currently overloaded, please try again later.',

@@ -1,7 +1,7 @@
 // Writing replies: JSON bodies, SSE streams, provider errors, and the deliberate faults
 // (cut bodies, dropped connections, in-stream errors, held streams).
 import type http from 'node:http';
-import type { ScriptedResponse } from './types.ts';
+import type { ScriptedFailure, ScriptedResponse, Wire } from './types.ts';
 import type { PlannedFailure, PlannedResponse, SseEvent, WireAdapter } from './wire.ts';
 
 export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
@@ -13,12 +13,13 @@ function sendText(res: http.ServerResponse, status: number, text: string, header
   res.end(text);
 }
 
-/** The failure a scripted response asks for, if it is an HTTP/provider error (not 'truncated'). */
-export function plannedFailure(fail: ScriptedResponse['fail']): PlannedFailure | undefined {
-  if (fail === undefined || fail === 'truncated') return undefined;
-  if (fail === 'context-overflow') {
+/** The failure a scripted response asks for, if it is an HTTP/provider error (not 'truncated' or 'disconnect'). */
+export function plannedFailure(scriptedFail: ScriptedResponse['fail'], request: { wire: Wire; model: string }): PlannedFailure | undefined {
+  if (scriptedFail === undefined || scriptedFail === 'truncated' || scriptedFail === 'disconnect') return undefined;
+  if (scriptedFail === 'context-overflow') {
     return { status: 400, message: undefined, type: undefined, code: undefined, headers: {}, contextOverflow: true };
   }
+  const fail = scriptedFail === 'unknown-model' ? unknownModel(request.wire, request.model) : scriptedFail;
   return {
     status: fail.status,
     message: fail.message,
@@ -27,6 +28,19 @@ export function plannedFailure(fail: ScriptedResponse['fail']): PlannedFailure |
     headers: fail.headers ?? {},
     contextOverflow: false,
   };
+}
+
+/** Each provider's own answer to a request for a model it does not have (all HTTP 404). */
+function unknownModel(wire: Wire, model: string): ScriptedFailure {
+  switch (wire) {
+    case 'openai-responses':
+    case 'openai-chat':
+      return { status: 404, message: `The model \`${model}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', code: 'model_not_found' };
+    case 'anthropic-messages':
+      return { status: 404, message: `model: ${model}`, type: 'not_found_error' };
+    case 'google':
+      return { status: 404, message: `models/${model} is not found for API version v1beta, or is not supported for generateContent.`, type: 'NOT_FOUND' };
+  }
 }
 
 export function internalFailure(message: string, status = 500): PlannedFailure {

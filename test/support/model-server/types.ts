@@ -59,9 +59,11 @@ export interface ScriptedResponse {
    * Fail instead of answering:
    * - an HTTP status with a provider-shaped error body;
    * - 'context-overflow': HTTP 400 with the provider's own "prompt too long" error;
-   * - 'truncated': a JSON body cut mid-JSON, or an SSE stream cut mid-event (connection dropped).
+   * - 'truncated': a JSON body cut mid-JSON, or an SSE stream cut mid-event (connection dropped);
+   * - 'unknown-model': HTTP 404 with the provider's own "no such model" error naming the requested model;
+   * - 'disconnect': the connection is dropped before any answer (a transport failure, no HTTP status).
    */
-  fail?: ScriptedFailure | 'context-overflow' | 'truncated';
+  fail?: ScriptedFailure | 'context-overflow' | 'truncated' | 'unknown-model' | 'disconnect';
   /**
    * Hold the response until this promise settles. Streams send their opening events and the
    * first content delta first, then wait; non-streaming replies wait before answering. Lets a
