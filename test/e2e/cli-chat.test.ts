@@ -116,7 +116,7 @@ describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
     terminal = new Terminal(['chat', QUICKSTART_AGENT, '--model', 'openai:demo', '--home', home, '--config-home', home], cleanEnv({ OPENAI_API_KEY: key, OPENAI_BASE_URL: server.openaiBaseURL }));
     let at = await terminal.waitFor('you> ');
     terminal.type('are you there?\r');
-    at = await terminal.waitFor('[error] Incorrect API key provided: [REDACTED].', at);
+    at = await terminal.waitFor('[error] OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].', at);
     await terminal.waitFor('you> ', at);
     terminal.type('/exit\r');
     expect(await terminal.exited).toBe(0);

@@ -182,8 +182,8 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
 
   // Keys with no vendor prefix: no pattern knows them, only their live value does.
   const echoCases = [
-    { provider: 'an OpenAI-compatible server (ACX_API_KEY)', model: 'openai-compatible:echo-model', key: 'LocalKey-Zq81mLkP04vwRtY6', env: () => ({ ACX_BASE_URL: server.openaiBaseURL }), variable: 'ACX_API_KEY' },
-    { provider: 'OpenAI (OPENAI_API_KEY)', model: 'openai:echo-model', key: 'OrgKey-7Hq2bN5xWc3Vt9Ld', env: () => ({ OPENAI_BASE_URL: server.openaiBaseURL }), variable: 'OPENAI_API_KEY' },
+    { provider: 'an OpenAI-compatible server (ACX_API_KEY)', model: 'openai-compatible:echo-model', key: 'LocalKey-Zq81mLkP04vwRtY6', env: () => ({ ACX_BASE_URL: server.openaiBaseURL }), variable: 'ACX_API_KEY', rejectedBy: 'the OpenAI-compatible server' },
+    { provider: 'OpenAI (OPENAI_API_KEY)', model: 'openai:echo-model', key: 'OrgKey-7Hq2bN5xWc3Vt9Ld', env: () => ({ OPENAI_BASE_URL: server.openaiBaseURL }), variable: 'OPENAI_API_KEY', rejectedBy: 'OpenAI' },
   ];
   for (const echo of echoCases) {
     it(`a 401 from ${echo.provider} that echoes the key: the key is nowhere in stderr or the state directory`, async () => {
@@ -196,7 +196,9 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
       const journal = new Journal(join(home, journalPath));
       try {
         const [session] = journal.listSessions();
-        expect(journal.turns(session!.id).map((turn) => [turn.status, turn.error])).toEqual([['failed', '[turn failed: Incorrect API key provided: [REDACTED].]']]);
+        expect(journal.turns(session!.id).map((turn) => [turn.status, turn.error])).toEqual([
+          ['failed', `[turn failed: ${echo.rejectedBy} rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].]`],
+        ]);
       } finally {
         journal.close();
       }

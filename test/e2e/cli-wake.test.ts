@@ -327,12 +327,12 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     };
     const first = await wake(home, ['--session', 'room-11', '--event', 'a1', '--max-attempts', '2', 'auth-echo are you there'], env).done;
     expect(first.status).toBe(1);
-    expect(first.stderr).toMatch(/ERROR wake end session=room-11 outcome=error answered=0 error="Incorrect API key provided: \[REDACTED\]\."/);
-    expect(inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'Incorrect API key provided: [REDACTED].']);
+    expect(first.stderr).toMatch(/ERROR wake end session=room-11 outcome=error answered=0 error="OpenAI rejected the API key \(HTTP 401\): Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
     const second = await wake(home, ['--session', 'room-11', '--max-attempts', '2'], env).done;
     expect(second.status).toBe(1);
-    expect(second.stderr).toMatch(/ERROR wake event failed session=room-11 event=a1 attempts=2 error="Incorrect API key provided: \[REDACTED\]\."/);
-    expect(inbox(), 'set aside').toEqual(['failed', 'Incorrect API key provided: [REDACTED].']);
+    expect(second.stderr).toMatch(/ERROR wake event failed session=room-11 event=a1 attempts=2 error="OpenAI rejected the API key \(HTTP 401\): Incorrect API key provided: \[REDACTED\]\."/);
+    expect(inbox(), 'set aside').toEqual(['failed', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
     expect(first.stderr + second.stderr).not.toContain(plainKey);
     expect(filesHolding(home, plainKey)).toEqual([]);
   });
