@@ -94,7 +94,12 @@ export interface ResolvedSettings {
   agent: { id: string; name: string; source: 'directory' | 'cartridge' | 'config-home'; path: string | null };
   agentDir: AgentDirectory | undefined;
   cartridge: CartridgeSettings | undefined;
-  model: ResolvedModelSettings;
+  /**
+   * The model a run would call, or null when none is selected (no --model, ACX_MODEL, agent.json
+   * model or --replay). Only what calls a model needs one (src/agent/prepare.ts buildModel);
+   * resolved-config, cleanup and handshake work without.
+   */
+  model: ResolvedModelSettings | null;
   record: string | null;
   replay: string | null;
   configHome: string;
@@ -183,7 +188,8 @@ export function resolveSettings(
   const manifest = agentDir?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
-  let model: ResolvedModelSettings;
+  let model: ResolvedModelSettings | null = null;
+  const spec = flags.model || env.ACX_MODEL || manifest?.model;
   if (flags.replay) {
     const cassette = readCassette(flags.replay);
     model = {
@@ -196,18 +202,17 @@ export function resolveSettings(
       cacheMode: PROVIDERS[cassette.provider.split('.')[0]!]?.cacheMode ?? null,
       vision,
     };
-  } else {
-    const spec = flags.model ?? env.ACX_MODEL ?? manifest?.model;
+  } else if (spec) {
     const source = flags.model ? 'flag' : env.ACX_MODEL ? 'env' : 'agent';
     const described = describeModel({
-      ...(spec ? { spec } : {}),
+      spec,
       ...(flags.surface ? { surface: flags.surface as ModelSurface } : {}),
       ...(flags.baseUrl ? { baseURL: flags.baseUrl } : {}),
       env,
     });
     model = {
       source,
-      spec: spec!,
+      spec,
       provider: described.provider,
       modelId: described.modelId,
       surface: described.surface,

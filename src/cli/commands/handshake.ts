@@ -104,12 +104,13 @@ export async function runHandshake(file: string, options: HandshakeOptions, sour
     }
   }
   applyGrants(tools, options.grant ?? []);
-  const model = await modelFacts({ ...options, ...(options.model ? {} : romModel ? { model: romModel } : {}) }, source);
+  const { model, contextWindowSource } = await modelFacts({ ...options, ...(options.model ? {} : romModel ? { model: romModel } : {}) }, source);
   const descriptor = negotiate({
     manifestBytes,
     hostTools: tools,
     protocolRevision: protocolRevision ?? DEFAULT_PROTOCOL_REVISION,
     model,
+    ...(contextWindowSource ? { contextWindowSource } : {}),
     grantedFilesystem: splitList(options.fs ?? (areas ? areas.filesystem.join(',') : 'fs.read')),
     grantedNetwork: splitList(options.net ?? (areas ? areas.network.join(',') : '')),
     roleBindings: parsePairs(options.bind ?? [], '--bind', 'ROLE=TOOL'),
@@ -167,9 +168,13 @@ export function register(program: Command): void {
     });
 }
 
-async function modelFacts(options: HandshakeOptions, sources: HandshakeSources): Promise<ModelFacts> {
-  let described: Partial<ModelFacts> = {};
-  if (options.model && options.contextWindow === undefined) described = await sources.describeModel(options.model);
+/**
+ * The model facts to negotiate with. The context window is --context-window when given, else
+ * what the engine would resolve for the model (or for no model: no model is needed to negotiate),
+ * with the source named so a refusal on the floor says which flag gives the real figure.
+ */
+async function modelFacts(options: HandshakeOptions, sources: HandshakeSources): Promise<{ model: ModelFacts; contextWindowSource: string | undefined }> {
+  const described = options.contextWindow === undefined ? await sources.describeModel(options.model) : {};
   const contextWindowTokens = options.contextWindow ?? described.contextWindowTokens;
   if (contextWindowTokens === undefined) {
     throw new AcxError('usage', 'The handshake needs the model\'s context window', {
@@ -177,9 +182,12 @@ async function modelFacts(options: HandshakeOptions, sources: HandshakeSources):
     });
   }
   return {
-    toolUse: options.toolUse === false ? false : (described.toolUse ?? true),
-    contextWindowTokens,
-    structuredOutput: options.structuredOutput === true || described.structuredOutput === true,
+    model: {
+      toolUse: options.toolUse === false ? false : (described.toolUse ?? true),
+      contextWindowTokens,
+      structuredOutput: options.structuredOutput === true || described.structuredOutput === true,
+    },
+    contextWindowSource: options.contextWindow !== undefined ? '--context-window' : described.contextWindowSource,
   };
 }
 
