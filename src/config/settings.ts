@@ -22,6 +22,7 @@ import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
 import { isSwitchedOff } from './switches.ts';
+import { resolveTrustFiles } from './trust.ts';
 
 /**
  * Every knob a run has, resolved once from flags, then environment, then the agent's own
@@ -51,7 +52,10 @@ export interface RunFlags {
   harness?: string;
   /** Cartridges: run a `portable` (or unsigned `legacy`) one (env ACX_ALLOW_PORTABLE=1). */
   allowPortable?: boolean;
-  /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
+  /**
+   * Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY;
+   * default the config home's trust-registry.json when it exists).
+   */
   registry?: string;
   /** Cartridges: also show SAVE memory this installation did not write, marked so (env ACX_ALLOW_FOREIGN_SAVE=1). */
   allowForeignSave?: boolean;
@@ -152,11 +156,14 @@ export interface AgentLocation {
 export function resolveAgentLocation(flags: RunFlags, options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {}): AgentLocation {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
+  const configHome = resolveConfigHome(flags.configHome, env);
   // A cartridge is verified and trust-gated before anything in its ROM is read.
+  const trust = cartridgeFile ? resolveTrustFiles({ registry: flags.registry, configHome }, env) : undefined;
   const loaded = cartridgeFile
     ? loadCartridge(flags.agent!, {
         allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
-        ...((flags.registry ?? env.ACX_TRUST_REGISTRY) ? { registry: flags.registry ?? env.ACX_TRUST_REGISTRY } : {}),
+        ...(trust?.registry ? { registry: trust.registry } : {}),
+        ownKeys: trust?.ownKeys ?? [],
         ...(options.logger ? { logger: options.logger } : {}),
       })
     : undefined;
@@ -172,7 +179,7 @@ export function resolveAgentLocation(flags: RunFlags, options: { env?: NodeJS.Pr
     loaded,
     agentDir,
     agentId,
-    configHome: resolveConfigHome(flags.configHome, env),
+    configHome,
     stateHome,
     stateDir: loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId),
   };

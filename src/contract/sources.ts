@@ -35,6 +35,8 @@ const SQLITE_HEADER = 'SQLite format 3\u0000';
 export interface HandshakeSourceOptions {
   /** Trust registry the cartridge's signature is judged against. */
   registry?: string;
+  /** This installation's own keyids (the `local` verdict). */
+  ownKeys?: readonly string[];
   /** Called with the verification result of a cartridge before its manifest is read. */
   onVerified?: (result: VerifyResult) => void;
   env?: NodeJS.ProcessEnv;
@@ -43,7 +45,7 @@ export interface HandshakeSourceOptions {
 
 /** A cartridge is verified first; a tampered one is refused before its manifest is read. */
 export function readCartridgeManifest(file: string, options: HandshakeSourceOptions = {}): Uint8Array {
-  const result = verifyCartridge(file, options.registry ? { registry: options.registry } : {});
+  const result = verifyCartridge(file, { ...(options.registry ? { registry: options.registry } : {}), ...(options.ownKeys ? { ownKeys: options.ownKeys } : {}) });
   options.onVerified?.(result);
   if (result.verdict === 'tampered') {
     throw new AcxError('cartridge-tampered', `${file} is tampered; its manifest is not negotiated: ${result.reasons.join('; ')}`, {
