@@ -15,6 +15,7 @@ import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../uti
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
+import { listingHarness } from './default-host.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from './engine-harness.ts';
 import { HarnessAgent } from './harness-agent.ts';
@@ -364,13 +365,6 @@ function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemor
   };
 }
 
-/** A harness that is never asked to run: the dispatch tool only needs to be listed. */
-const listingHarness: Harness = {
-  id: 'handshake',
-  openSession: async () => {
-    throw new AcxError('not-running', 'This tool set was assembled for a handshake and cannot run turns.');
-  },
-};
 
 export interface CartridgeHost {
   settings: ResolvedSettings;

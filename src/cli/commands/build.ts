@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { cartridgeSubject, defaultHostProblems } from '../../agent/default-host.ts';
 import { buildCartridge } from '../../cartridge/build.ts';
 import { ScrubBlockedError } from '../../cartridge/scrub-gate.ts';
 import { CliExit, EXIT } from '../output.ts';
@@ -18,10 +19,12 @@ export function register(program: Command): void {
       if (!opts.key) throw new CliExit(EXIT.usage, 'acx build: --key <file> is required (create one with `acx keygen`)');
       try {
         const r = buildCartridge({ dir, out: opts.out, key: opts.key, ...(opts.publisher ? { publisher: opts.publisher } : {}), overwrite: opts.force ?? false, compression: opts.zlib ? 'zlib' : 'none' });
-        if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        // A manifest the directory brings may ask for more than a default host has: say so now.
+        const host = defaultHostProblems(cartridgeSubject(r.out)!);
+        if (opts.json) process.stdout.write(`${JSON.stringify({ ...r, defaultHost: host }, null, 2)}\n`);
         else {
           process.stdout.write(`wrote:     ${r.out}\ncartridge: ${r.cartridgeId}\nrom hash:  ${r.manifestHash}\nkeyid:     ${r.keyid}\nobjects:   ${r.objectCount} (${r.fileCount} files, ${r.memoryCount} memory records)\n`);
-          for (const s of r.skipped) process.stdout.write(`note:      ${s}\n`);
+          for (const s of [...r.skipped, ...host.issues, ...host.notes]) process.stdout.write(`note:      ${s}\n`);
         }
       } catch (error) {
         if (error instanceof ScrubBlockedError && opts.json) {
