@@ -8,13 +8,14 @@ import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
 import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
-import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import { fromLanguageModel, noModelSelected, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../cli/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
+import { listingHarness } from './default-host.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from './engine-harness.ts';
 import { HarnessAgent } from './harness-agent.ts';
@@ -43,18 +44,20 @@ export interface PreparedAgent {
 }
 
 export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+  const chosen = settings.model;
+  if (!chosen) throw noModelSelected();
   if (settings.replay) {
     return fromLanguageModel(createReplayModel(settings.replay), {
-      provider: settings.model.provider.split('.')[0]!,
-      vision: settings.model.vision,
-      ...(settings.model.cacheMode ? { cacheMode: settings.model.cacheMode } : {}),
+      provider: chosen.provider.split('.')[0]!,
+      vision: chosen.vision,
+      ...(chosen.cacheMode ? { cacheMode: chosen.cacheMode } : {}),
     });
   }
   const resolved = await resolveModel({
-    spec: settings.model.spec!,
-    ...(settings.model.surface ? { surface: settings.model.surface } : {}),
-    ...(settings.model.baseURL ? { baseURL: settings.model.baseURL } : {}),
-    vision: settings.model.vision,
+    spec: chosen.spec!,
+    ...(chosen.surface ? { surface: chosen.surface } : {}),
+    ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
+    vision: chosen.vision,
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
@@ -307,7 +310,7 @@ function checkACPRun(settings: ResolvedSettings, name: HarnessName, env: NodeJS.
  * not forced on another agent, which then keeps its own default.
  */
 function acpModelId(settings: ResolvedSettings): string | undefined {
-  return settings.model.source === 'flag' || settings.model.source === 'env' ? settings.model.modelId : undefined;
+  return settings.model?.source === 'flag' || settings.model?.source === 'env' ? settings.model.modelId : undefined;
 }
 
 /** A ResolvedModel naming the ACP agent's model for reports; acx never calls it. */
@@ -363,13 +366,6 @@ function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemor
   };
 }
 
-/** A harness that is never asked to run: the dispatch tool only needs to be listed. */
-const listingHarness: Harness = {
-  id: 'handshake',
-  openSession: async () => {
-    throw new AcxError('not-running', 'This tool set was assembled for a handshake and cannot run turns.');
-  },
-};
 
 export interface CartridgeHost {
   settings: ResolvedSettings;
@@ -386,8 +382,8 @@ export interface CartridgeHost {
  */
 export async function describeCartridgeHost(flags: RunFlags, options: { logger: Logger; env?: NodeJS.ProcessEnv }): Promise<CartridgeHost> {
   const env = options.env ?? process.env;
-  // The model is irrelevant to the tool set; a placeholder keeps resolveSettings from asking for one.
-  const settings = resolveSettings({ ...flags, allowPortable: true, model: flags.model ?? env.ACX_MODEL ?? 'openai:handshake' }, { env, logger: options.logger });
+  // The tool set does not depend on the model, and no model is built: none need be selected.
+  const settings = resolveSettings({ ...flags, allowPortable: true }, { env, logger: options.logger });
   const cartridge = settings.cartridge;
   if (!cartridge) throw new ConfigError(`${flags.agent} is not a cartridge.`);
   const memory = openAgentMemory(settings, options.logger);

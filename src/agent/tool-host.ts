@@ -38,9 +38,10 @@ export interface AgentToolHost {
 
 export async function openAgentToolHost(flags: RunFlags, options: { logger: Logger; env?: NodeJS.ProcessEnv }): Promise<AgentToolHost> {
   const { logger } = options;
-  const { settings, modelChosen } = settingsForServing(flags, options.env ?? process.env, logger);
+  // Serving needs no model: settings.model is null when none is chosen, and dispatch says so.
+  const settings = resolveSettings(flags, { env: options.env ?? process.env, logger });
   const memory = openAgentMemory(settings, logger);
-  const dispatchHarness = subAgentsOnDemand(settings, memory, modelChosen, logger);
+  const dispatchHarness = subAgentsOnDemand(settings, memory, settings.model !== null, logger);
   const close = async () => {
     await dispatchHarness.close?.();
     await memory.close();
@@ -85,21 +86,6 @@ export function approvalRefusal(tool: Pick<Tool, 'name' | 'kind'>, mode: Permiss
   return new AcxError('mcp-needs-approval', `${tool.name} is a "${tool.kind}" tool, which permission mode ${mode} runs only after approval, and acx mcp has nobody to ask.`, {
     hint: 'Restart acx mcp with --permission-mode allow-all (or ACX_PERMISSION_MODE=allow-all) to leave that decision to the MCP client.',
   });
-}
-
-/** Stands in for the model when none is chosen; never called (dispatch refuses first). */
-const NO_MODEL = 'openai:no-model-chosen';
-
-/**
- * Settings for serving, with or without a model: one chosen by --replay, --model, ACX_MODEL or
- * the agent's own `model` resolves as for a run; without one, a stand-in fills the slot.
- */
-function settingsForServing(flags: RunFlags, env: NodeJS.ProcessEnv, logger: Logger): { settings: ResolvedSettings; modelChosen: boolean } {
-  const resolve = (f: RunFlags) => resolveSettings(f, { env, logger });
-  if (flags.replay || flags.model || env.ACX_MODEL) return { settings: resolve(flags), modelChosen: true };
-  const standIn = resolve({ ...flags, model: NO_MODEL });
-  if (!standIn.agentDir?.manifest.model) return { settings: standIn, modelChosen: false };
-  return { settings: resolve(flags), modelChosen: true };
 }
 
 /**

@@ -9,6 +9,7 @@ import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/con
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
+import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
@@ -24,8 +25,6 @@ import { createSkillTool } from './skills.ts';
  * offered to the ToolRegistry, which applies the Policy and records what it refused and why.
  * `acx resolved-config` reads the same assembly, so it reports what a run would really have.
  */
-export const DEFAULT_BUILTINS = ['memory', 'fs', 'execute', 'web_fetch', 'dispatch'] as const;
-export const KNOWN_BUILTINS = [...DEFAULT_BUILTINS, 'shell', 'system_prompt'] as const;
 
 export interface ToolsetOptions {
   settings: ResolvedSettings;
@@ -61,7 +60,7 @@ export interface Toolset {
 export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
   const { settings, logger } = options;
   const wanted = new Set<string>(settings.agentDir?.manifest.tools ?? DEFAULT_BUILTINS);
-  const unknown = [...wanted].filter((name) => !(KNOWN_BUILTINS as readonly string[]).includes(name));
+  const unknown = [...wanted].filter((name) => !isBuiltinName(name));
   if (unknown.length > 0) {
     throw new ConfigError(`agent.json names unknown built-in tool(s): ${unknown.join(', ')}.`, {
       hint: `Known built-ins: ${KNOWN_BUILTINS.join(', ')}. MCP servers go in mcp/*.json.`,

@@ -88,10 +88,11 @@ export function keyIdsFromPemFiles(paths: readonly string[]): string[] {
 }
 
 /**
- * Writes a new key pair into `dir`: the private key with mode 0600 (never overwriting an existing
- * key), the public key world-readable. Refuses a directory that looks like it would be packed.
+ * Writes a key pair (a new one unless given) into `dir`: the private key with mode 0600 (never
+ * overwriting an existing key), the public key world-readable. Refuses a directory that looks like
+ * it would be packed.
  */
-export function writeKeyPair(dir: string): { privateKeyPath: string; publicKeyPath: string; keyid: string } {
+export function writeKeyPair(dir: string, key = generateSigningKey()): { privateKeyPath: string; publicKeyPath: string; keyid: string } {
   const target = resolve(dir);
   if (/\.acx$/i.test(target)) {
     throw new AcxError('key-location', `refusing to write a private key to ${target}: that is a cartridge path`, {
@@ -111,7 +112,6 @@ export function writeKeyPair(dir: string): { privateKeyPath: string; publicKeyPa
       hint: 'use the existing key, or choose another directory with -o',
     });
   }
-  const key = generateSigningKey();
   // O_EXCL + 0600 from the first byte: the private key is never readable by others, not even briefly.
   const fd = openSync(privateKeyPath, 'wx', 0o600);
   try {

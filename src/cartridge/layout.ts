@@ -3,7 +3,8 @@ import { join, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { AcxError, errorMessage } from '../util/errors.ts';
 import { canonicalJson } from '../util/jcs.ts';
-import { defaultHarnessRequirements, defaultLoopContextPolicy } from './defaults.ts';
+import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS, type BuiltinName } from '../tools/builtin/names.ts';
+import { defaultHarnessRequirements, defaultLoopContextPolicy, harnessRequirementsFor, ROLE_BUILTINS } from './defaults.ts';
 import { DEFAULT_EMBEDDING_ENGINE, portablePathProblem } from './format.ts';
 import type { MemoryRecord } from './memory.ts';
 import type { ScanItem } from './scrub-gate.ts';
@@ -65,6 +66,8 @@ export interface AgentJson {
   tags?: string[];
   authors?: Array<string | { name: string; url?: string }>;
   homepage?: string;
+  /** The built-ins the agent uses (default: DEFAULT_BUILTINS); what a derived harness manifest is built from. */
+  tools?: string[];
 }
 
 const ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -143,7 +146,7 @@ function readAcxLayout(dir: string): AgentPlan {
       files.push({ name: romName, bytes: Buffer.from(`${JSON.stringify(fallback(), null, 2)}\n`), source: '<generated>' });
     }
   };
-  optionalJson('harness-requirements.json', 'rom/manifest/harness-requirements.json', defaultHarnessRequirements, (v) => {
+  optionalJson('harness-requirements.json', 'rom/manifest/harness-requirements.json', () => derivedRequirements(agent), (v) => {
     if (v.schemaVersion !== 'acx.harness.v1') throw layoutError('harness-requirements.json: schemaVersion must be "acx.harness.v1"');
   });
   optionalJson('loop-context-policy.json', 'rom/policy/loop-context-policy.json', () => defaultLoopContextPolicy(stepBudget, DEFAULT_EMBEDDING_ENGINE.id), (v) => {
@@ -230,6 +233,24 @@ function readAcxLayout(dir: string): AgentPlan {
   };
 }
 
+/**
+ * The manifest for an acx agent directory without harness-requirements.json, derived from the
+ * built-ins agent.json declares. A cartridge must require the four roles of SPEC §8.4, so an agent
+ * whose tools cannot bind them is refused here, before anything is signed, with what to change.
+ */
+function derivedRequirements(agent: AgentJson): Record<string, unknown> {
+  const tools = (agent.tools ?? DEFAULT_BUILTINS) as readonly BuiltinName[];
+  const { manifest, unbound } = harnessRequirementsFor(tools);
+  if (unbound.length === 0) return manifest;
+  const missing = [...new Set(unbound.map((role) => ROLE_BUILTINS[role]!))];
+  const quoted = (names: readonly string[]) => names.map((n) => JSON.stringify(n)).join(', ');
+  throw layoutError(
+    `agent.json "tools" [${quoted(tools)}] has no tool for the required role${unbound.length > 1 ? 's' : ''} ${unbound.join(', ')}: ` +
+      `every cartridge requires ${Object.keys(ROLE_BUILTINS).join(', ')} (SPEC §8.4), which acx binds to its built-ins ${quoted([...new Set(Object.values(ROLE_BUILTINS))])}`,
+    `add ${quoted(missing)} to "tools" in agent.json (or leave "tools" out for every default built-in), or write a harness-requirements.json whose roles the tools of your MCP servers (mcp/*.json) satisfy`,
+  );
+}
+
 export function validateAgentJson(agent: AgentJson): void {
   const fail = (why: string) => {
     throw layoutError(`agent.json: ${why}`, 'see docs/agent-layout.md for the fields');
@@ -247,6 +268,11 @@ export function validateAgentJson(agent: AgentJson): void {
   }
   if (agent.publisher !== undefined && typeof agent.publisher !== 'string') fail('publisher must be a reverse-DNS string');
   if (agent.tags !== undefined && (!Array.isArray(agent.tags) || agent.tags.some((t) => typeof t !== 'string'))) fail('tags must be an array of strings');
+  if (agent.tools !== undefined) {
+    if (!Array.isArray(agent.tools) || agent.tools.some((t) => typeof t !== 'string')) fail('tools must be an array of built-in tool names');
+    const unknown = agent.tools.filter((t) => !isBuiltinName(t));
+    if (unknown.length) fail(`tools names unknown built-in(s) ${unknown.join(', ')} (known: ${KNOWN_BUILTINS.join(', ')}; MCP servers go in mcp/*.json)`);
+  }
 }
 
 function parseSkill(dirName: string, bytes: Buffer, sqlarPath: string): PlannedSkill {

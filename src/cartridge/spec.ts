@@ -51,7 +51,7 @@ function checkDirectory(dir: string): SpecReport {
     const blocking = issues.filter((i) => !i.startsWith('note: '));
     return { target: dir, kind: 'directory', ok: blocking.length === 0, issues, artifacts: [] };
   } catch (error) {
-    if (error instanceof AcxError) return { target: dir, kind: 'directory', ok: false, issues: [error.message], artifacts: [] };
+    if (error instanceof AcxError) return { target: dir, kind: 'directory', ok: false, issues: [error.describe()], artifacts: [] };
     throw error;
   }
 }

@@ -5,7 +5,8 @@ import { keyIdOf, publicKeyFromPem } from './keys.ts';
 export const TRUST_REGISTRY_SCHEMA = 'acx.trust-registry/1';
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
-export type RevocationReason = 'key-compromise' | 'superseded' | 'retired';
+export const REVOCATION_REASONS = ['key-compromise', 'superseded', 'retired'] as const;
+export type RevocationReason = (typeof REVOCATION_REASONS)[number];
 
 export type NamespaceProof =
   | { method: 'dns-txt'; txtRecord: string; verifiedAt: string }
@@ -38,11 +39,11 @@ export interface LoadedRegistry {
   byKeyId: Map<string, TrustedKey>;
 }
 
-const KEYID = /^ed25519:[0-9a-f]{64}$/;
+export const KEYID = /^ed25519:[0-9a-f]{64}$/;
 /** Reverse-DNS publisher id, optionally with a /sub-namespace. */
 export const PUBLISHER_ID = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\/[a-z0-9][a-z0-9._-]*)*$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
-const GITHUB_OIDC_ISSUER = 'https://token.actions.githubusercontent.com';
+export const GITHUB_OIDC_ISSUER = 'https://token.actions.githubusercontent.com';
 const ENTRY_FIELDS = new Set([
   'keyid', 'publisherId', 'algorithm', 'publicKeyPem', 'status', 'notBefore', 'notAfter',
   'rotatedFrom', 'rotatedTo', 'revokedAt', 'revocationReason', 'namespaceProof',
@@ -95,8 +96,8 @@ export function parseTrustRegistry(value: unknown): LoadedRegistry {
     if (!isRfc3339(e.notBefore) || !isRfc3339(e.notAfter)) throw registryError(`${where} needs RFC 3339 notBefore and notAfter`);
     if (Date.parse(e.notBefore) > Date.parse(e.notAfter)) throw registryError(`${where} has notBefore after notAfter`);
     if (e.revokedAt != null && !isRfc3339(e.revokedAt)) throw registryError(`${where}.revokedAt must be RFC 3339`);
-    if (e.revocationReason != null && !['key-compromise', 'superseded', 'retired'].includes(e.revocationReason)) {
-      throw registryError(`${where}.revocationReason must be key-compromise, superseded or retired`);
+    if (e.revocationReason != null && !(REVOCATION_REASONS as readonly string[]).includes(e.revocationReason)) {
+      throw registryError(`${where}.revocationReason must be ${REVOCATION_REASONS.join(', ')}`);
     }
     if (e.status === 'revoked' && (e.revocationReason == null || e.revokedAt == null)) {
       throw registryError(`${where} is revoked but lacks revokedAt/revocationReason`);
@@ -136,8 +137,7 @@ export function namespaceProofProblems(proof: unknown, publisherId: string, now:
   const p = proof as Record<string, unknown>;
   if (!isRfc3339(p.verifiedAt)) problems.push('namespace proof verifiedAt must be RFC 3339');
   else if (Date.parse(p.verifiedAt) > now) problems.push('namespace proof verifiedAt is in the future');
-  const root = publisherId.split('/')[0] ?? publisherId;
-  const github = /^io\.github\.([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$/.exec(root)?.[1];
+  const github = githubOwnerOf(publisherId);
   if (github) {
     if (p.method !== 'github-oidc') return [...problems, 'io.github.* publishers need a github-oidc proof'];
     if (p.oidcIssuer !== GITHUB_OIDC_ISSUER) problems.push('github-oidc proof has an unexpected issuer');
@@ -147,9 +147,21 @@ export function namespaceProofProblems(proof: unknown, publisherId: string, now:
     return problems;
   }
   if (p.method !== 'dns-txt') return [...problems, 'publishers outside io.github need a dns-txt proof'];
-  const expected = `_acx-challenge.${root.split('.').reverse().join('.')}`;
+  const expected = dnsChallengeRecord(publisherId);
   if (p.txtRecord !== expected) problems.push(`dns-txt proof must name ${expected}`);
   return problems;
+}
+
+/** The GitHub user or org an `io.github.<owner>` publisher names, else undefined. */
+export function githubOwnerOf(publisherId: string): string | undefined {
+  const root = publisherId.split('/')[0] ?? publisherId;
+  return /^io\.github\.([a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$/.exec(root)?.[1];
+}
+
+/** The TXT record a dns-txt proof for `publisherId` names: `_acx-challenge.<domain>` (SPEC §4.3). */
+export function dnsChallengeRecord(publisherId: string): string {
+  const root = publisherId.split('/')[0] ?? publisherId;
+  return `_acx-challenge.${root.split('.').reverse().join('.')}`;
 }
 
 /**
@@ -193,6 +205,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function registryError(message: string, hint = 'fix the registry file; see docs for the acx.trust-registry/1 shape'): AcxError {
+function registryError(message: string, hint = 'fix the registry file (nothing was changed); docs/trust.md describes the acx.trust-registry/1 format'): AcxError {
   return new AcxError('trust-registry', message, { hint });
 }

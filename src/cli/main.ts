@@ -16,6 +16,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   'resolved-config': () => import('./commands/resolved-config.ts'),
   install: () => import('./commands/install.ts'),
   keygen: () => import('./commands/keygen.ts'),
+  trust: () => import('./commands/trust.ts'),
   build: () => import('./commands/build.ts'),
   verify: () => import('./commands/verify.ts'),
   inspect: () => import('./commands/inspect.ts'),

@@ -23,3 +23,13 @@ export function resolveStateHome(explicit: string | undefined, env: NodeJS.Proce
 export function agentStateDir(stateHome: string, agentId: string): string {
   return join(stateHome, 'agents', agentId);
 }
+
+/** The installation's own trust registry (acx.trust-registry/1, public keys only; docs/trust.md). */
+export function trustRegistryPath(configHome: string): string {
+  return join(configHome, 'trust-registry.json');
+}
+
+/** The keyids of the installation's own signing keys (`acx keygen --trust`, `acx trust add --own`). */
+export function ownKeysPath(configHome: string): string {
+  return join(configHome, 'own-keys.json');
+}

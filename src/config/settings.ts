@@ -22,6 +22,7 @@ import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
 import { isSwitchedOff } from './switches.ts';
+import { resolveTrustFiles } from './trust.ts';
 
 /**
  * Every knob a run has, resolved once from flags, then environment, then the agent's own
@@ -51,7 +52,10 @@ export interface RunFlags {
   harness?: string;
   /** Cartridges: run a `portable` (or unsigned `legacy`) one (env ACX_ALLOW_PORTABLE=1). */
   allowPortable?: boolean;
-  /** Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY). */
+  /**
+   * Cartridges: the acx.trust-registry/1 file the verdict is judged against (env ACX_TRUST_REGISTRY;
+   * default the config home's trust-registry.json when it exists).
+   */
   registry?: string;
   /** Cartridges: also show SAVE memory this installation did not write, marked so (env ACX_ALLOW_FOREIGN_SAVE=1). */
   allowForeignSave?: boolean;
@@ -94,7 +98,12 @@ export interface ResolvedSettings {
   agent: { id: string; name: string; source: 'directory' | 'cartridge' | 'config-home'; path: string | null };
   agentDir: AgentDirectory | undefined;
   cartridge: CartridgeSettings | undefined;
-  model: ResolvedModelSettings;
+  /**
+   * The model a run would call, or null when none is selected (no --model, ACX_MODEL, agent.json
+   * model or --replay). Only what calls a model needs one (src/agent/prepare.ts buildModel);
+   * resolved-config, cleanup and handshake work without.
+   */
+  model: ResolvedModelSettings | null;
   record: string | null;
   replay: string | null;
   configHome: string;
@@ -153,11 +162,14 @@ export function locateAgent(
 ): AgentLocation {
   const env = options.env ?? process.env;
   const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
+  const configHome = resolveConfigHome(flags.configHome, env);
   // A cartridge is verified and trust-gated before anything in its ROM is read.
+  const trust = cartridgeFile ? resolveTrustFiles({ registry: flags.registry, configHome }, env) : undefined;
   const loaded = cartridgeFile
     ? loadCartridge(flags.agent!, {
         allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
-        ...((flags.registry ?? env.ACX_TRUST_REGISTRY) ? { registry: flags.registry ?? env.ACX_TRUST_REGISTRY } : {}),
+        ...(trust?.registry ? { registry: trust.registry } : {}),
+        ownKeys: trust?.ownKeys ?? [],
         ...(options.logger ? { logger: options.logger } : {}),
       })
     : undefined;
@@ -169,8 +181,14 @@ export function locateAgent(
       : undefined;
   const agentId = agentDir?.manifest.id ?? 'default';
   const stateHome = resolveStateHome(flags.home, env);
-  const stateDir = loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId);
-  return { loaded, agentDir, agentId, configHome: resolveConfigHome(flags.configHome, env), stateHome, stateDir };
+  return {
+    loaded,
+    agentDir,
+    agentId,
+    configHome,
+    stateHome,
+    stateDir: loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId),
+  };
 }
 
 /** `options.location`: the agent already located for these flags (it is not read again). */
@@ -183,7 +201,8 @@ export function resolveSettings(
   const manifest = agentDir?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
-  let model: ResolvedModelSettings;
+  let model: ResolvedModelSettings | null = null;
+  const spec = flags.model || env.ACX_MODEL || manifest?.model;
   if (flags.replay) {
     const cassette = readCassette(flags.replay);
     model = {
@@ -196,18 +215,17 @@ export function resolveSettings(
       cacheMode: PROVIDERS[cassette.provider.split('.')[0]!]?.cacheMode ?? null,
       vision,
     };
-  } else {
-    const spec = flags.model ?? env.ACX_MODEL ?? manifest?.model;
+  } else if (spec) {
     const source = flags.model ? 'flag' : env.ACX_MODEL ? 'env' : 'agent';
     const described = describeModel({
-      ...(spec ? { spec } : {}),
+      spec,
       ...(flags.surface ? { surface: flags.surface as ModelSurface } : {}),
       ...(flags.baseUrl ? { baseURL: flags.baseUrl } : {}),
       env,
     });
     model = {
       source,
-      spec: spec!,
+      spec,
       provider: described.provider,
       modelId: described.modelId,
       surface: described.surface,

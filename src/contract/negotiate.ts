@@ -41,6 +41,8 @@ export interface NegotiateOptions {
   /** The MCP revision negotiated at `initialize`, e.g. "2025-11-25". */
   protocolRevision: string;
   model: ModelFacts;
+  /** Where model.contextWindowTokens came from (shown beside the figure in the checklist). */
+  contextWindowSource?: string;
   grantedFilesystem: string[];
   grantedNetwork: string[];
   /** Operator overrides: role id → host tool name. Checked, never silently replaced. */
@@ -69,7 +71,7 @@ export function negotiate(options: NegotiateOptions): ComplianceDescriptor {
 
   const bindings = bindRoles(contracts, tools, roleBindings);
   const checks: RequirementCheck[] = [
-    ...floorChecks(manifest, options.protocolRevision, model),
+    ...floorChecks(manifest, options.protocolRevision, model, options.contextWindowSource),
     ...bindings
       .filter((b) => b.tier === 'required')
       .map((b) => ({
@@ -101,7 +103,7 @@ export function negotiate(options: NegotiateOptions): ComplianceDescriptor {
 // ---- floors ---------------------------------------------------------------------------------
 
 /** The protocol and model floors of a manifest held against what the host offers. */
-export function floorChecks(manifest: HarnessRequirements, protocolRevision: string, model: ModelFacts): RequirementCheck[] {
+export function floorChecks(manifest: HarnessRequirements, protocolRevision: string, model: ModelFacts, contextWindowSource?: string): RequirementCheck[] {
   const checks: RequirementCheck[] = [
     {
       id: 'mcp.minProtocolRevision',
@@ -124,7 +126,7 @@ export function floorChecks(manifest: HarnessRequirements, protocolRevision: str
   checks.push({
     id: 'model.minContextWindowTokens',
     requested: `>= ${manifest.model.minContextWindowTokens}`,
-    offered: String(model.contextWindowTokens),
+    offered: contextWindowSource ? `${model.contextWindowTokens} (${contextWindowSource})` : String(model.contextWindowTokens),
     met: model.contextWindowTokens >= manifest.model.minContextWindowTokens,
   });
   if (manifest.model.structuredOutput === true) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { defaultHarnessRequirements as seedHarnessRequirements } from '../cartridge/defaults.ts';
 import { AcxError } from '../util/errors.ts';
 import { isCapabilityScope, type CapabilityScope } from '../tools/tool.ts';
 import type { JsonSchema } from '../tools/schema.ts';
@@ -83,27 +84,7 @@ export class HarnessRequirementsError extends AcxError {
 
 /** The manifest the reference builder emits (seed 000), as a fresh object each call. */
 export function defaultHarnessRequirements(): HarnessRequirements {
-  const objectOf = (property: string): JsonSchema => ({
-    type: 'object',
-    required: [property],
-    properties: { [property]: { type: 'string' } },
-  });
-  return {
-    schemaVersion: 'acx.harness.v1',
-    mcp: { minProtocolRevision: '2024-11-05', preferredProtocolRevision: '2025-11-25' },
-    model: { toolUse: true, minContextWindowTokens: 100000, structuredOutput: false },
-    requiredTools: [
-      { role: 'acx:execute', tier: 'required', capabilityScopes: ['exec', 'fs.read'], name: 'execute', description: 'Run commands/code in a sandbox.', inputSchema: objectOf('command') },
-      { role: 'acx:dispatch', tier: 'required', capabilityScopes: ['dispatch'], name: 'dispatch', description: 'Spawn/route a sub-agent unit of work.', inputSchema: objectOf('task') },
-      { role: 'acx:memory.write', tier: 'required', capabilityScopes: ['memory.write'], name: 'add_memory', description: 'Append a durable SAVE-zone record.', inputSchema: objectOf('summary') },
-      { role: 'acx:search', tier: 'required', capabilityScopes: ['search', 'memory.read'], name: 'search_memory', description: 'Retrieval over memory + knowledge.', inputSchema: objectOf('query') },
-    ],
-    optionalTools: [
-      { role: 'acx:list_agents', tier: 'optional', capabilityScopes: ['memory.read'], name: 'list_agents', description: 'Inventory of available agents (nice-to-have).', inputSchema: { type: 'object', properties: {} } },
-    ],
-    filesystem: ['fs.read'],
-    network: [],
-  };
+  return seedHarnessRequirements() as unknown as HarnessRequirements;
 }
 
 /** The bytes acx writes for a manifest: 2-space JSON, UTF-8, like the reference builder. */

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Cartridge } from '../cartridge/container.ts';
 import { verifyCartridge, type VerifyResult } from '../cartridge/verify.ts';
-import { resolveContextBudget } from '../engine/context-budget.ts';
+import { CONTEXT_SOURCE_TEXT, resolveContextBudget } from '../engine/context-budget.ts';
 import { connectMcpServers } from '../mcp/client.ts';
 import { loadMcpConfigs } from '../mcp/config.ts';
 import { describeModel } from '../model/providers.ts';
@@ -23,8 +23,11 @@ export interface HandshakeSources {
   readManifestBytes(file: string): Promise<Uint8Array>;
   /** Host tools from MCP servers (command lines or URLs) plus the negotiated revision. */
   listMcpTools(servers: string[]): Promise<{ tools: HostTool[]; protocolRevision?: string }>;
-  /** Model facts for a model id (context window, tool use, structured output). */
-  describeModel(modelId: string): Promise<Partial<ModelFacts>>;
+  /**
+   * Model facts for a model id, or for no model at all (context window, tool use, structured
+   * output), and where the context window figure came from.
+   */
+  describeModel(modelId: string | undefined): Promise<Partial<ModelFacts> & { contextWindowSource?: string }>;
 }
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
@@ -32,6 +35,8 @@ const SQLITE_HEADER = 'SQLite format 3\u0000';
 export interface HandshakeSourceOptions {
   /** Trust registry the cartridge's signature is judged against. */
   registry?: string;
+  /** This installation's own keyids (the `local` verdict). */
+  ownKeys?: readonly string[];
   /** Called with the verification result of a cartridge before its manifest is read. */
   onVerified?: (result: VerifyResult) => void;
   env?: NodeJS.ProcessEnv;
@@ -40,7 +45,7 @@ export interface HandshakeSourceOptions {
 
 /** A cartridge is verified first; a tampered one is refused before its manifest is read. */
 export function readCartridgeManifest(file: string, options: HandshakeSourceOptions = {}): Uint8Array {
-  const result = verifyCartridge(file, options.registry ? { registry: options.registry } : {});
+  const result = verifyCartridge(file, { ...(options.registry ? { registry: options.registry } : {}), ...(options.ownKeys ? { ownKeys: options.ownKeys } : {}) });
   options.onVerified?.(result);
   if (result.verdict === 'tampered') {
     throw new AcxError('cartridge-tampered', `${file} is tampered; its manifest is not negotiated: ${result.reasons.join('; ')}`, {
@@ -126,18 +131,23 @@ export async function listMcpHostTools(servers: readonly string[], options: Hand
 }
 
 /**
- * The facts acx would run a model with: tool use (acx drives every model through tool calls),
- * the context window the engine resolves (ACX_MAX_CONTEXT_TOKENS, else the model's statement,
- * else the 128k floor), no structured-output guarantee. The id must name a provider acx knows.
+ * The facts acx would run a model with, resolved the way the engine resolves them but offline:
+ * tool use (acx drives every model through tool calls), the context window (ACX_MAX_CONTEXT_TOKENS
+ * when set, else the engine's floor — a handshake asks no provider, so a model's own statement is
+ * not known here), no structured-output guarantee. With no model id the same resolution applies
+ * and the source says so. A given id must name a provider acx knows.
  */
-export function describeModelFacts(modelId: string, env: NodeJS.ProcessEnv = process.env): ModelFacts {
-  describeModel({ spec: modelId, env });
+export function describeModelFacts(modelId: string | undefined, env: NodeJS.ProcessEnv = process.env): ModelFacts & { contextWindowSource: string } {
+  if (modelId) describeModel({ spec: modelId, env });
   const host = Number(env.ACX_MAX_CONTEXT_TOKENS);
-  return {
-    toolUse: true,
-    contextWindowTokens: resolveContextBudget({ configured: Number.isInteger(host) && host > 0 ? host : undefined }).limit,
-    structuredOutput: false,
-  };
+  const budget = resolveContextBudget({ configured: Number.isInteger(host) && host > 0 ? host : undefined });
+  const contextWindowSource =
+    budget.source === 'config'
+      ? `${CONTEXT_SOURCE_TEXT.config} ACX_MAX_CONTEXT_TOKENS`
+      : modelId
+        ? `${CONTEXT_SOURCE_TEXT.floor}; a handshake asks no provider: pass --context-window N for ${modelId}'s own`
+        : `${CONTEXT_SOURCE_TEXT.floor}; no model given: pass --model or --context-window`;
+  return { toolUse: true, contextWindowTokens: budget.limit, structuredOutput: false, contextWindowSource };
 }
 
 /** The real sources: cartridge reader, MCP client, model layer. */

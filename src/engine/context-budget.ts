@@ -17,6 +17,13 @@ export interface ContextBudget {
   enabled: boolean;
 }
 
+/** Where a resolved ceiling came from, as a user reads it (logs, the handshake's checklist). */
+export const CONTEXT_SOURCE_TEXT: Record<ContextBudget['source'], string> = {
+  config: 'the configured ceiling',
+  model: "the model's own statement",
+  floor: `the engine's ${CONTEXT_FLOOR_TOKENS} floor for a model that states no window`,
+};
+
 export function resolveContextBudget(options: {
   configured?: number | undefined;
   modelLimit?: number | undefined;

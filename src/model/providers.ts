@@ -179,15 +179,18 @@ export interface ResolveModelOptions {
   vision?: boolean;
 }
 
+/** What a command that calls a model says when none was chosen. */
+export function noModelSelected(): ConfigError {
+  return new ConfigError('No model selected.', {
+    hint: 'Pass --model provider:model-id or set ACX_MODEL (e.g. openai:gpt-5.4-mini), or use --replay FILE to run offline.',
+  });
+}
+
 /** Describes the provider without building a client: no key needed (resolved-config). */
 export function describeModel(options: ResolveModelOptions) {
   const env = options.env ?? process.env;
   const specText = options.spec ?? env.ACX_MODEL;
-  if (!specText) {
-    throw new ConfigError('No model selected.', {
-      hint: 'Pass --model provider:model-id or set ACX_MODEL (e.g. openai:gpt-5.4-mini), or use --replay FILE to run offline.',
-    });
-  }
+  if (!specText) throw noModelSelected();
   const spec = parseModelSpec(specText);
   const definition = PROVIDERS[spec.provider]!;
   const surfaceText = options.surface ?? (env.ACX_MODEL_SURFACE as ModelSurface | undefined);

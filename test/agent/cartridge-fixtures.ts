@@ -134,20 +134,26 @@ export interface CliRun {
   stderr: string;
 }
 
+/** This process's environment minus every model key, token, base URL and acx setting: a fresh machine. */
+export function freshMachineEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/API_KEY|_TOKEN|^ACX_|_BASE_URL$/.test(key)));
+}
+
 /**
  * Runs `acx` as a user does: a real process (async, so an in-process model server can answer).
  * With `killAfterMs` a process that has not finished by then is killed (code -1, and stderr says
- * so): for tests of something that used to hang.
+ * so): for tests of something that used to hang. `fresh` starts from freshMachineEnv() instead of
+ * this process's environment.
  */
 export function runAcx(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
-  options: { cwd?: string; input?: string; killAfterMs?: number } = {},
+  options: { cwd?: string; input?: string; killAfterMs?: number; fresh?: boolean } = {},
 ): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), ...args], {
       cwd: options.cwd ?? ROOT,
-      env: { ...process.env, ACX_LOG_LEVEL: 'warn', ...env },
+      env: { ...(options.fresh ? freshMachineEnv() : process.env), ACX_LOG_LEVEL: 'warn', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

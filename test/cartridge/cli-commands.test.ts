@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Command } from 'commander';
@@ -10,6 +10,7 @@ import { register as registerSpec } from '../../src/cli/commands/spec.ts';
 import { register as registerStrip } from '../../src/cli/commands/strip.ts';
 import { register as registerVerify } from '../../src/cli/commands/verify.ts';
 import { CliExit, EXIT } from '../../src/cli/output.ts';
+import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { REFERENCE_CARTRIDGES, tempDir, writeAgentDir } from './helpers.ts';
 
 /** Runs the subcommands the way `acx` will once they are wired into src/cli/main.ts. */
@@ -86,5 +87,24 @@ describe('acx keygen/build/verify/inspect/strip/spec', () => {
     const usage = await acx('build', agent, '-o', join(root, 'x.acx'), '--publisher', 'io.github.example');
     expect(usage.code).toBe(EXIT.usage);
     expect(readFileSync(join(root, 'k', 'acx-signing.pub.pem'), 'utf8')).toMatch(/PUBLIC KEY/);
+  });
+
+  it('build notes when the directory\'s own manifest asks for more than a default host gives; a derived one needs no note', async () => {
+    const root = tempDir();
+    const agent = join(root, 'agent');
+    mkdirSync(agent);
+    writeAgentDir(agent);
+    rmSync(join(agent, 'mcp'), { recursive: true });
+    await acx('keygen', '-o', join(root, 'k'));
+    const key = join(root, 'k', 'acx-signing.key.pem');
+    const derived = await acx('build', agent, '-o', join(root, 'derived.acx'), '--key', key, '--publisher', 'io.github.example', '--json');
+    expect(JSON.parse(derived.out)).toMatchObject({ harnessRequirements: 'generated', defaultHost: { issues: [], notes: [] } });
+    const manifest = { ...defaultHarnessRequirements(), network: ['net.fetch', 'x-radio'] };
+    writeFileSync(join(agent, 'harness-requirements.json'), JSON.stringify(manifest, null, 2));
+    writeFileSync(join(agent, 'agent.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(agent, 'agent.json'), 'utf8')), tools: ['memory', 'execute', 'dispatch'] }));
+    const own = await acx('build', agent, '-o', join(root, 'own.acx'), '--key', key, '--publisher', 'io.github.example');
+    expect(own.code).toBe(EXIT.ok);
+    expect(own.out).toContain('note:      harness: a default acx host refuses this cartridge: network scope net.fetch is not held by agent.json "tools" [memory, execute, dispatch] → add "web_fetch" to agent.json "tools"\n');
+    expect(own.out).toContain('note:      harness: a default acx host refuses this cartridge: network scope x-radio is not held by agent.json "tools" [memory, execute, dispatch] → change the manifest, or serve the tool from an MCP server in mcp/\n');
   });
 });

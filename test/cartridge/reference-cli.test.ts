@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { buildCartridge } from '../../src/cartridge/build.ts';
+import { generateSigningKey } from '../../src/cartridge/keys.ts';
+import { revokeKey, trustKey } from '../../src/cartridge/trust-store.ts';
 import { codebaseFingerprint } from '../../src/cartridge/memory.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
@@ -22,8 +24,8 @@ function ref(...args: string[]): { code: number; out: string } {
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 }
 
-function refTrust(path: string): string {
-  return /trust:\s+(\S+)/.exec(ref('verify', path).out)?.[1] ?? 'error';
+function refTrust(path: string, registry?: string): string {
+  return /trust:\s+(\S+)/.exec(ref('verify', path, ...(registry ? ['--registry', registry] : [])).out)?.[1] ?? 'error';
 }
 
 function acxBuilt(root: string): string {
@@ -75,6 +77,23 @@ describe.skipIf(missing !== undefined)(missing ? `interop with the reference CLI
       expect(r.code).not.toBe(0);
       expect(r.out).toMatch(/tampered|Error/);
     }
+  });
+
+  it('reads a trust registry `acx trust` writes, and agrees with acx before and after a revocation', () => {
+    const root = tempDir();
+    const agent = join(root, 'agent');
+    mkdirSync(agent);
+    writeAgentDir(agent);
+    const key = generateSigningKey();
+    const out = join(root, 'trusted.acx');
+    buildCartridge({ dir: agent, out, key, publisher: 'dev.acx.examples' });
+    const registry = join(root, 'trust-registry.json');
+    trustKey(registry, { key: { publicKeyPem: key.publicKeyPem }, publisherId: 'dev.acx.examples', now: new Date(Date.now() - 60_000) });
+    expect(verifyCartridge(out, { registry }).verdict).toBe('trusted');
+    expect(refTrust(out, registry)).toBe('trusted');
+    revokeKey(registry, key.keyid, 'superseded');
+    expect(verifyCartridge(out, { registry }).verdict).toBe('portable');
+    expect(refTrust(out, registry)).toBe('portable');
   });
 
   it('verifies what the reference CLI exports', () => {

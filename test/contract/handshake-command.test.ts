@@ -78,7 +78,9 @@ describe('acx handshake (core)', () => {
 
   it('says what is missing instead of guessing', async () => {
     const { manifest, toolsFile } = writeFixtures();
-    await expect(runHandshake(manifest, { tools: toolsFile })).rejects.toThrow(/needs the model's context window/);
+    // No model: the engine's floor, and the checklist says so (test/e2e/cli-model-less.test.ts runs the CLI).
+    const floor = await runHandshake(manifest, { tools: toolsFile });
+    expect(floor.descriptor.checks.find((c) => c.id === 'model.minContextWindowTokens')?.offered).toMatch(/^128000 \(the engine's 128000 floor .*no model given: pass --model or --context-window\)$/);
     await expect(runHandshake(manifest, { tools: toolsFile, model: 'gpt-x' })).rejects.toThrow(/is not a model spec/);
     await expect(runHandshake(manifest, { tools: toolsFile, contextWindow: 1, mcp: ['node server.js'] })).rejects.toThrow(/could not be used for the handshake/);
     await expect(runHandshake(path.join(dir, 'missing.json'), { contextWindow: 1 })).rejects.toThrow(/Cannot read/);

@@ -33,10 +33,10 @@ function acx(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 /** What `acx resolved-config` says a run of the agent would have. */
-async function resolvedConfig(args: string[], env: Record<string, string>): Promise<{ tools: string[]; memory_path: string; workspace: string }> {
+async function resolvedConfig(args: string[], env: Record<string, string>): Promise<{ tools: string[]; memory_path: string; workspace: string; model: string | null }> {
   const resolved = await acx(['resolved-config', ...args], env);
   expect(resolved.code, resolved.stderr).toBe(0);
-  return JSON.parse(resolved.stdout) as { tools: string[]; memory_path: string; workspace: string };
+  return JSON.parse(resolved.stdout) as { tools: string[]; memory_path: string; workspace: string; model: string | null };
 }
 
 /** The MCP SDK's Client on `acx mcp ARGS` over stdio. */
@@ -115,8 +115,9 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
 
   it('serves the default agent with no model configured: fs stays in the workspace, and calls the permission mode would ask about are refused', async () => {
     const env = freshEnv();
-    // resolved-config still wants a model named (a separate fix); the tool list does not depend on it.
-    const resolved = await resolvedConfig(['--model', 'openai:any'], env);
+    // Neither command needs a model: resolved-config reports model null and the same tools.
+    const resolved = await resolvedConfig([], env);
+    expect(resolved.model).toBeNull();
     const { client } = await stdioClient([], env);
     try {
       const { tools } = await client.listTools();

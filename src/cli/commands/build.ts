@@ -14,14 +14,17 @@ export function register(program: Command): void {
     .option('--zlib', 'deflate files (stock sqlar; the reference CLI cannot read these rows)')
     .option('-f, --force', 'replace an existing output file')
     .option('--json', 'print the result as JSON')
-    .action((dir: string, opts: { out: string; key?: string; publisher?: string; zlib?: boolean; force?: boolean; json?: boolean }) => {
+    .action(async (dir: string, opts: { out: string; key?: string; publisher?: string; zlib?: boolean; force?: boolean; json?: boolean }) => {
       if (!opts.key) throw new CliExit(EXIT.usage, 'acx build: --key <file> is required (create one with `acx keygen`)');
       try {
         const r = buildCartridge({ dir, out: opts.out, key: opts.key, ...(opts.publisher ? { publisher: opts.publisher } : {}), overwrite: opts.force ?? false, compression: opts.zlib ? 'zlib' : 'none' });
-        if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        // A manifest the directory brings may ask for more than a default host has: say so now.
+        // (A generated one is built from the agent's own built-ins and always fits.)
+        const host = r.harnessRequirements === 'directory' ? await defaultHostCheck(r.out) : { issues: [], notes: [] };
+        if (opts.json) process.stdout.write(`${JSON.stringify({ ...r, defaultHost: host }, null, 2)}\n`);
         else {
           process.stdout.write(`wrote:     ${r.out}\ncartridge: ${r.cartridgeId}\nrom hash:  ${r.manifestHash}\nkeyid:     ${r.keyid}\nobjects:   ${r.objectCount} (${r.fileCount} files, ${r.memoryCount} memory records)\n`);
-          for (const s of r.skipped) process.stdout.write(`note:      ${s}\n`);
+          for (const s of [...r.skipped, ...host.issues, ...host.notes]) process.stdout.write(`note:      ${s}\n`);
         }
       } catch (error) {
         if (error instanceof ScrubBlockedError && opts.json) {
@@ -35,4 +38,10 @@ export function register(program: Command): void {
         throw error;
       }
     });
+}
+
+async function defaultHostCheck(cartridge: string): Promise<{ issues: string[]; notes: string[] }> {
+  const { cartridgeSubject, defaultHostProblems } = await import('../../agent/default-host.ts');
+  const subject = cartridgeSubject(cartridge);
+  return subject ? defaultHostProblems(subject) : { issues: [], notes: [] };
 }

@@ -23,6 +23,7 @@ export function register(program: Command): void {
     .option('--session <id>', 'the session to remove')
     .option('--idle-days <n>', 'remove every session with no activity for this many days (env ACX_CLEANUP_IDLE_DAYS)')
     .option('--dry-run', 'say what would be removed, remove nothing')
+    .option('--json', 'print one JSON object: {agent, stateDir, dryRun, removed: [{id, messages, wakeEvents, acpSessions}], kept: [{id, reason}]}')
     .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .action(async (agent: string, options: Record<string, unknown>) => {
@@ -37,10 +38,17 @@ export function register(program: Command): void {
         throw new CliExit(EXIT.usage, `acx cleanup: --idle-days must be a positive number of days, not "${idleRaw}".`);
       }
       const dryRun = Boolean(options.dryRun);
-      const settings = resolveSettings({ agent, ...(options as object) }, { logger });
+      // Cleaning runs nothing from a cartridge, so a portable one's sessions may go (tampered is still refused).
+      const settings = resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
+      const report: CleanupReport = { agent: settings.agent.id, stateDir: settings.stateDir, dryRun, removed: [], kept: [] };
+      // --json: one object on stdout at the end; otherwise a line per session as it goes.
+      const say = (line: string) => {
+        if (!options.json) process.stdout.write(`${line}\n`);
+      };
       const wakePath = wakeStorePath(settings.stateDir);
       if (!existsSync(settings.journalPath) && !existsSync(wakePath) && !existsSync(acpSessionsRoot(settings.stateDir))) {
-        process.stdout.write(`Nothing to clean: ${settings.agent.name} has no sessions in ${settings.stateDir}.\n`);
+        say(`Nothing to clean: ${settings.agent.name} has no sessions in ${settings.stateDir}.`);
+        if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
         return;
       }
       // Opened only if they exist: cleaning up never creates a store.
@@ -63,12 +71,12 @@ export function register(program: Command): void {
           const cutoff = Date.now() - idleDays! * 86_400_000;
           targets = [...known].filter(([, last]) => last < cutoff).map(([id]) => id);
         }
-        let removed = 0;
         for (const id of targets) {
           const busy = busyReason(journal, wakes, id, sessionId === undefined);
           if (busy) {
             if (sessionId !== undefined) throw new CliExit(EXIT.failure, `acx cleanup: session "${id}" ${busy}; nothing was removed.`);
-            process.stdout.write(`kept ${id}: ${busy}\n`);
+            report.kept.push({ id, reason: busy });
+            say(`kept ${id}: ${busy}`);
             continue;
           }
           const messages = journal?.messages(id).length ?? 0;
@@ -79,17 +87,27 @@ export function register(program: Command): void {
             wakes?.deleteSession(id);
             for (const dir of acpDirs) rmSync(dir, { recursive: true, force: true });
           }
-          removed += 1;
+          report.removed.push({ id, messages, wakeEvents: events, acpSessions: acpDirs.length });
           const acp = acpDirs.length > 0 ? `, ${acpDirs.length} ACP agent session${acpDirs.length > 1 ? 's' : ''}` : '';
-          process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${id} (${messages} messages, ${events} wake events${acp})\n`);
+          say(`${dryRun ? 'would remove' : 'removed'} ${id} (${messages} messages, ${events} wake events${acp})`);
         }
-        if (targets.length === 0) process.stdout.write(`No session has been idle for ${idleDays} days.\n`);
-        else if (removed > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed });
+        if (targets.length === 0) say(`No session has been idle for ${idleDays} days.`);
+        else if (report.removed.length > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed: report.removed.length });
+        if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       } finally {
         wakes?.close();
         journal?.close();
       }
     });
+}
+
+/** `acx cleanup --json`: under --dry-run, `removed` lists what would be removed. */
+interface CleanupReport {
+  agent: string;
+  stateDir: string;
+  dryRun: boolean;
+  removed: Array<{ id: string; messages: number; wakeEvents: number; acpSessions: number }>;
+  kept: Array<{ id: string; reason: string }>;
 }
 
 /** ACP sessions kept for reopening (`--harness … --session`), by the directory each lives in. */

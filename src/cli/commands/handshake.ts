@@ -5,6 +5,7 @@ import { describeCartridgeHost } from '../../agent/prepare.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../../cartridge/save.ts';
 import type { VerifyResult } from '../../cartridge/verify.ts';
 import { AcxError } from '../../util/errors.ts';
+import { resolveTrustFiles } from '../../config/trust.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../../contract/negotiate.ts';
@@ -65,8 +66,9 @@ export interface HandshakeRun {
 export async function runHandshake(file: string, options: HandshakeOptions, sources?: HandshakeSources): Promise<HandshakeRun> {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
   let verify: VerifyResult | undefined;
-  const registry = options.registry ?? (process.env.ACX_TRUST_REGISTRY || undefined);
-  const source = sources ?? createHandshakeSources({ ...(registry ? { registry } : {}), onVerified: (r) => (verify = r), logger });
+  const trust = resolveTrustFiles({ registry: options.registry, configHome: options.configHome });
+  const registry = trust.registry;
+  const source = sources ?? createHandshakeSources({ ...(registry ? { registry } : {}), ownKeys: trust.ownKeys, onVerified: (r) => (verify = r), logger });
   const manifestBytes = await source.readManifestBytes(file).catch((error: unknown) => {
     if (error instanceof AcxError && error.code === 'cartridge-tampered') throw new CliExit(EXIT.tampered, `acx: ${error.describe()}`);
     throw error;
@@ -104,12 +106,13 @@ export async function runHandshake(file: string, options: HandshakeOptions, sour
     }
   }
   applyGrants(tools, options.grant ?? []);
-  const model = await modelFacts({ ...options, ...(options.model ? {} : romModel ? { model: romModel } : {}) }, source);
+  const { model, contextWindowSource } = await modelFacts({ ...options, ...(options.model ? {} : romModel ? { model: romModel } : {}) }, source);
   const descriptor = negotiate({
     manifestBytes,
     hostTools: tools,
     protocolRevision: protocolRevision ?? DEFAULT_PROTOCOL_REVISION,
     model,
+    ...(contextWindowSource ? { contextWindowSource } : {}),
     grantedFilesystem: splitList(options.fs ?? (areas ? areas.filesystem.join(',') : 'fs.read')),
     grantedNetwork: splitList(options.net ?? (areas ? areas.network.join(',') : '')),
     roleBindings: parsePairs(options.bind ?? [], '--bind', 'ROLE=TOOL'),
@@ -142,7 +145,7 @@ export function register(program: Command): void {
     .command('handshake')
     .description('bind host tools to a cartridge\'s required roles and print the compliance descriptor (exit 3 when refused)')
     .argument('<file>', 'a cartridge, a harness-requirements.json, or a directory containing one')
-    .option('--registry <file>', 'trust registry for the cartridge\'s verdict (env ACX_TRUST_REGISTRY)')
+    .option('--registry <file>', 'trust registry for the cartridge\'s verdict (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
     .option('--no-builtins', 'cartridges: do not offer acx\'s own built-in tools (only --tools / --mcp)')
     .option('--no-persist', 'cartridges: do not save an accepted descriptor in the SAVE zone')
     .option('--home <dir>', 'state directory, as for acx run (env ACX_HOME)')
@@ -173,9 +176,13 @@ export function register(program: Command): void {
     });
 }
 
-async function modelFacts(options: HandshakeOptions, sources: HandshakeSources): Promise<ModelFacts> {
-  let described: Partial<ModelFacts> = {};
-  if (options.model && options.contextWindow === undefined) described = await sources.describeModel(options.model);
+/**
+ * The model facts to negotiate with. The context window is --context-window when given, else
+ * what the engine would resolve for the model (or for no model: no model is needed to negotiate),
+ * with the source named so a refusal on the floor says which flag gives the real figure.
+ */
+async function modelFacts(options: HandshakeOptions, sources: HandshakeSources): Promise<{ model: ModelFacts; contextWindowSource: string | undefined }> {
+  const described = options.contextWindow === undefined ? await sources.describeModel(options.model) : {};
   const contextWindowTokens = options.contextWindow ?? described.contextWindowTokens;
   if (contextWindowTokens === undefined) {
     throw new AcxError('usage', 'The handshake needs the model\'s context window', {
@@ -183,9 +190,12 @@ async function modelFacts(options: HandshakeOptions, sources: HandshakeSources):
     });
   }
   return {
-    toolUse: options.toolUse === false ? false : (described.toolUse ?? true),
-    contextWindowTokens,
-    structuredOutput: options.structuredOutput === true || described.structuredOutput === true,
+    model: {
+      toolUse: options.toolUse === false ? false : (described.toolUse ?? true),
+      contextWindowTokens,
+      structuredOutput: options.structuredOutput === true || described.structuredOutput === true,
+    },
+    contextWindowSource: options.contextWindow !== undefined ? '--context-window' : described.contextWindowSource,
   };
 }
 

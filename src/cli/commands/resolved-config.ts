@@ -21,20 +21,22 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
   const memory = openAgentMemory(settings, logger, { seed: false });
   const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: false, createWorkspace: false });
   const aiVersion = (await import('ai/package.json', { with: { type: 'json' } })).default.version;
+  // No model selected is a valid state here: the model fields are null, everything else is real.
+  const model = settings.model;
   return {
     acx_version: ACX_VERSION,
     node_version: process.version,
     agent: settings.agent,
     harness: settings.harness,
-    provider: settings.model.provider,
+    provider: model?.provider ?? null,
     sdk: 'ai',
     sdk_version: aiVersion,
-    sdk_surface: settings.model.surface,
-    model: settings.model.modelId,
-    model_source: settings.model.source,
-    base_url: settings.model.baseURL ? scrubSecrets(settings.model.baseURL) : null,
-    cache_mode: settings.model.cacheMode,
-    vision: settings.model.vision,
+    sdk_surface: model?.surface ?? null,
+    model: model?.modelId ?? null,
+    model_source: model?.source ?? null,
+    base_url: model?.baseURL ? scrubSecrets(model.baseURL) : null,
+    cache_mode: model?.cacheMode ?? null,
+    vision: model?.vision ?? null,
     replay: settings.replay,
     record: settings.record,
     active_profile: toolset.registry.policy.profile,

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
-import { checkSpec } from '../../cartridge/spec.ts';
 import { CliExit, EXIT } from '../output.ts';
 
 export function register(program: Command): void {
   program
     .command('spec')
-    .description('validate a cartridge against the acx.package-spec/1 profile, or check an agent directory before building')
+    .description('validate a cartridge against the acx.package-spec/1 profile, or check an agent directory before building; both also say whether a default acx host can satisfy the harness requirements')
     .argument('<target>', '.acx file or agent directory')
     .option('--json', 'print the report as JSON')
-    .action((target: string, opts: { json?: boolean }) => {
-      const r = checkSpec(target);
+    .action(async (target: string, opts: { json?: boolean }) => {
+      // The host check negotiates (ajv, the tool modules): loaded only for this command.
+      const { checkSpecOnDefaultHost } = await import('../../agent/default-host.ts');
+      const r = checkSpecOnDefaultHost(target);
       if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
       else {
         const lines = [`${r.kind}: ${r.target}`];

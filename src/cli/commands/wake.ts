@@ -109,7 +109,7 @@ export function register(program: Command): void {
           maxAttempts,
           selfHandle,
           deliveryId: env.ACX_DELIVERY_ID,
-          ...(settings?.model.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
+          ...(settings?.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
           maxSteps: settings?.maxSteps,
           logger,
           onReply: (items, result) => {

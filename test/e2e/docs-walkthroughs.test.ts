@@ -1,0 +1,85 @@
+// Every command of the README's "Signed cartridges" walkthrough and of docs/booting.md's "Try it
+// offline", run as written by /bin/sh in a fresh directory holding a copy of examples/, on a fresh
+// machine (no key, no acx settings, HOME and the acx homes in the temp dir). `npx acx` reaches this
+// checkout's CLI through an `npx` shim on PATH; booting.md's /tmp/ paths point into the temp dir.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
+import { freshMachineEnv, ROOT, tempDir } from '../agent/cartridge-fixtures.ts';
+
+/** The commands of the first code block after `heading` in a Markdown file, continuation lines joined. */
+function commandsUnder(file: string, heading: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const from = text.indexOf(`${heading}\n`);
+  if (from < 0) throw new Error(`${file} has no heading ${heading}`);
+  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(from))?.[1];
+  if (!block) throw new Error(`${file}: no sh block under ${heading}`);
+  return block.replace(/\\\n\s*/g, '').split('\n').filter((line) => line.trim() !== '');
+}
+
+/** A working directory with examples/ and an `npx` that runs this checkout's acx, as on a fresh clone. */
+function freshClone(): { dir: string; env: NodeJS.ProcessEnv } {
+  const dir = tempDir('acx-walkthrough-');
+  cpSync(join(ROOT, 'examples'), join(dir, 'examples'), { recursive: true });
+  const bin = join(dir, '.bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'npx'), `#!/bin/sh\n[ "$1" = acx ] || { echo "npx shim: only acx" >&2; exit 127; }\nshift\nexec '${process.execPath}' '${join(ROOT, 'bin/acx.js')}' "$@"\n`);
+  chmodSync(join(bin, 'npx'), 0o755);
+  const env = { ...freshMachineEnv(), PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: join(dir, 'home'), ACX_HOME: join(dir, 'state'), ACX_CONFIG_HOME: join(dir, 'config') };
+  return { dir, env };
+}
+
+function run(line: string, clone: { dir: string; env: NodeJS.ProcessEnv }) {
+  const r = spawnSync('/bin/sh', ['-c', line], { cwd: clone.dir, env: clone.env, encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// Every cartridge requires acx:execute, which the execute built-in binds only with OS isolation.
+const isolated = (await detectIsolation()).kind !== 'none';
+const skipped = isolated ? '' : ' (skipped: no bwrap or unshare isolation here, so execute cannot bind acx:execute)';
+
+describe('the documented cartridge walkthroughs run as written (e2e)', { timeout: 300_000 }, () => {
+  it.skipIf(!isolated)(`README "Signed cartridges": every command exits 0; the user's own cartridge is local and the replayed run answers${skipped}`, () => {
+    const commands = commandsUnder('README.md', '### Signed cartridges');
+    expect(commands.length).toBe(6);
+    const clone = freshClone();
+    const outputs = commands.map((line) => {
+      const result = run(line, clone);
+      expect(result.code, `${line}\n${result.stdout}${result.stderr}`).toBe(0);
+      return result.stdout;
+    });
+    expect(outputs[2]).toMatch(/^verdict:\s+local$/m);
+    expect(outputs[3]).toContain('validation: clean');
+    expect(outputs[4]).toContain('verdict: accept');
+    expect(outputs[5]).toContain('the last window before the freeze is Thursday 10 December');
+  });
+
+  it.skipIf(!isolated)(`docs/booting.md "Try it offline": every command exits 0 on the shipped example${skipped}`, () => {
+    const clone = freshClone();
+    const commands = commandsUnder('docs/booting.md', '## Try it offline').map((line) => line.replaceAll('/tmp/', `${clone.dir}/`));
+    expect(commands.length).toBe(5);
+    const outputs = commands.map((line) => {
+      const result = run(line, clone);
+      expect(result.code, `${line}\n${result.stdout}${result.stderr}`).toBe(0);
+      return result.stdout;
+    });
+    expect(outputs[1]).toContain('Thursday 10 December');
+    expect(outputs[2]).toMatch(/^verdict:\s+trusted$/m);
+    expect(outputs[3]).toMatch(/equal:\s+yes/);
+    expect(outputs[4]).toContain('verdict: accept');
+  });
+
+  it('building examples/notes-keeper, which asks only for memory, is refused with what to add, and acx spec says so first', () => {
+    const clone = freshClone();
+    const spec = run('npx acx spec examples/notes-keeper', clone);
+    expect(spec.code).toBe(1);
+    expect(spec.stdout).toContain('agent.json "tools" ["memory"] has no tool for the required roles acx:execute, acx:dispatch');
+    expect(run('npx acx keygen -o keys/', clone).code).toBe(0);
+    const build = run('npx acx build examples/notes-keeper -o notes-keeper.acx --key keys/acx-signing.key.pem', clone);
+    expect(build.code).toBe(1);
+    expect(build.stderr).toContain('→ add "execute", "dispatch" to "tools" in agent.json');
+    expect(spawnSync('ls', [clone.dir], { encoding: 'utf8' }).stdout).not.toContain('notes-keeper.acx');
+  });
+});
