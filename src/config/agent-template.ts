@@ -56,7 +56,9 @@ export function agentTemplate(id: string, name: string, model: string): Record<s
     model,
     maxSteps: 12,
     permissionMode: 'allow-edits',
-    tools: ['memory'],
+    // The built-ins that bind the four roles every cartridge requires (SPEC §8.4), so the
+    // scaffold also builds: memory (acx:memory.write, acx:search), execute, dispatch.
+    tools: ['memory', 'execute', 'dispatch'],
   };
   return {
     'agent.json': `${JSON.stringify(manifest, null, 2)}\n`,

@@ -44,7 +44,7 @@ describe.concurrent('acx init (e2e)', { timeout: 120_000 }, () => {
       model: 'openai:gpt-5.4-mini',
       maxSteps: 12,
       permissionMode: 'allow-edits',
-      tools: ['memory'],
+      tools: ['memory', 'execute', 'dispatch'],
     });
     expect(readdirSync(root), 'no temporary directory is left behind').toEqual(['release-bot']);
 
