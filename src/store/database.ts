@@ -18,6 +18,28 @@ export interface OpenDatabaseOptions {
   readOnly?: boolean;
 }
 
+const BUSY_TIMEOUT_MS = 5000;
+const SQLITE_BUSY = 5;
+
+/**
+ * Switches the file to WAL. When several processes open a fresh file at once, the switch can
+ * fail at once with "database is locked" (SQLite calls no busy handler there), so it is retried
+ * within the busy timeout.
+ */
+function enableWal(db: Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY || Date.now() > deadline) throw error;
+      Atomics.wait(nap, 0, 0, 5);
+    }
+  }
+}
+
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database {
   if (path !== ':memory:' && !options.readOnly) mkdirSync(dirname(path), { recursive: true });
   let db: Database;
@@ -29,9 +51,9 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
       cause: error,
     });
   }
-  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (!options.readOnly) {
-    db.exec('PRAGMA journal_mode = WAL');
+    enableWal(db);
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
     if (options.migrations) migrate(db, options.migrations, path);
