@@ -77,8 +77,9 @@ const KEY_WEIGHT = 2.0;
 const VALUE_WEIGHT = 1.0;
 
 /**
- * Forward-only, additive schema history (PRAGMA user_version). Never edit an entry that has
- * shipped: append a new one. Entry i upgrades version i -> i+1.
+ * The memory schema's history (PRAGMA user_version): entry i upgrades version i -> i+1. Additive
+ * only, never edited once shipped, so an older acx still opens a memory a newer one migrated
+ * (the rule and its check: migrate() in src/store/database.ts).
  */
 export const MEMORY_MIGRATIONS: readonly Migration[] = [
   // v1: records, the FTS5 index over key and value, triggers that keep the index in step.
