@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion } from '../../src/store/database.ts';
 import { MemoryInputError } from '../../src/memory/keys.ts';
-import { MEMORY_MIGRATIONS, MemoryNotFoundError, RANK_WINDOW, openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
+import { RANK_WINDOW } from '../../src/memory/search.ts';
+import { MEMORY_MIGRATIONS, MemoryNotFoundError, openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
 
 let dir: string;
 let path: string;
