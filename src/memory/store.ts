@@ -1,7 +1,9 @@
 import { openDatabase, transaction, type Database, type Migration } from '../store/database.ts';
+import type { StatementSync } from '../store/sqlite.ts';
 import { AcxError } from '../util/errors.ts';
 import { MemoryInputError, nearestKeys, validateKeyPrefix, validateMemoryKey } from './keys.ts';
-import { matchExpression, queryTerms, type FtsQueryOptions } from './query.ts';
+import { queryTerms, type FtsQueryOptions } from './query.ts';
+import { candidates, planSearch, type SearchPlan } from './search.ts';
 
 /**
  * The durable memory store: one SQLite file of key -> text records with an FTS5 index over both
@@ -21,7 +23,10 @@ export interface MemoryRecord {
 }
 
 export interface MemorySearchHit extends MemoryRecord {
-  /** bm25 rank: lower (more negative) is a better match. */
+  /**
+   * Lower is better: the bm25 rank (negative) when the query has a term rare enough to rank by,
+   * else minus the number of query terms the record holds (see src/memory/search.ts).
+   */
   score: number;
 }
 
@@ -65,20 +70,9 @@ export const SUGGESTION_LIMIT = 10;
 /** Below this many records a miss compares against every key; above, against candidates. */
 const FULL_SCAN_KEYS = 5000;
 /**
- * bm25 costs time per matching row, so a term found in most of 100k records would make every
- * search slow. Search ranks at most this many matches: terms matching more records than this
- * are left out of the ranking when rarer terms exist (their bm25 weight is near zero anyway),
- * and when the match set is still larger, the newest RANK_WINDOW matching records are ranked.
- * Below RANK_WINDOW matches the ranking is exact.
- */
-export const RANK_WINDOW = 4000;
-/** bm25 column weights: a word in the key counts twice a word in the value. */
-const KEY_WEIGHT = 2.0;
-const VALUE_WEIGHT = 1.0;
-
-/**
- * Forward-only, additive schema history (PRAGMA user_version). Never edit an entry that has
- * shipped: append a new one. Entry i upgrades version i -> i+1.
+ * The memory schema's history (PRAGMA user_version): entry i upgrades version i -> i+1. Additive
+ * only, never edited once shipped, so an older acx still opens a memory a newer one migrated
+ * (the rule and its check: migrate() in src/store/database.ts).
  */
 export const MEMORY_MIGRATIONS: readonly Migration[] = [
   // v1: records, the FTS5 index over key and value, triggers that keep the index in step.
@@ -144,7 +138,6 @@ interface Row {
   updated_at: string;
   tags: string | null;
   source: string | null;
-  score?: number;
 }
 
 const COLUMNS = 'm.key, m.value, m.created_at, m.updated_at, m.tags, m.source';
@@ -153,6 +146,7 @@ export class MemoryStore {
   readonly path: string;
   private readonly db: Database;
   private readonly now: () => Date;
+  private readonly statements = new Map<string, StatementSync>();
   private closed = false;
 
   constructor(path: string, options: MemoryStoreOptions = {}) {
@@ -258,25 +252,18 @@ export class MemoryStore {
   }
 
   /**
-   * Keyword recall over keys and values, best bm25 first. Any text is a valid query: it is
-   * tokenised into quoted terms (see query.ts), so it never raises an FTS5 syntax error; text
-   * without a searchable word matches nothing.
+   * Keyword recall over keys and values, best first, at a bounded cost however large the memory
+   * (how it ranks: src/memory/search.ts). Any text is a valid query: it is tokenised into quoted
+   * terms (see query.ts), so it never raises an FTS5 syntax error; text without a searchable
+   * word matches nothing. The key prefix and source filters apply to the records the ranking
+   * looked at, so in a large memory a narrow filter can return fewer than `limit` hits.
    */
   search(query: string, options: SearchOptions = {}): MemorySearchHit[] {
-    if (typeof query !== 'string') {
-      throw new MemoryInputError('A search query must be text.', 'Pass the words to look for, e.g. "home city".');
-    }
-    const terms = queryTerms(query, options);
-    if (terms.length === 0) return [];
+    const plan = this.searchPlan(query, options);
     const limit = clampLimit(options.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
     const prefix = validateKeyPrefix(options.prefix);
-    let match = matchExpression(terms);
-    if (terms.length > 1 && this.countMatches(match) > RANK_WINDOW) {
-      const selective = terms.filter((term) => this.countMatches(matchExpression([term])) <= RANK_WINDOW);
-      if (selective.length > 0) match = matchExpression(selective);
-    }
-    const where: string[] = [];
-    const params: (string | number)[] = [match, RANK_WINDOW];
+    const where = ['m.id = ?'];
+    const params: (string | number)[] = [];
     if (prefix) {
       where.push('m.key >= ? AND m.key < ?');
       params.push(prefix, upperBound(prefix));
@@ -285,29 +272,33 @@ export class MemoryStore {
       where.push('(m.source IS NULL OR m.source <> ?)');
       params.push(options.excludeSource);
     }
-    params.push(limit);
-    // The inner query walks the doclist newest-first and scores at most RANK_WINDOW rows; the
-    // outer one sorts those by score. (ORDER BY rank over the whole match set scores every row.)
-    const rows = this.db
-      .prepare(
-        `SELECT ${COLUMNS}, hit.score AS score FROM (
-           SELECT rowid, bm25(memories_fts, ${KEY_WEIGHT}, ${VALUE_WEIGHT}) AS score FROM memories_fts
-           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?
-         ) AS hit JOIN memories m ON m.id = hit.rowid
-         ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-         ORDER BY hit.score, m.id DESC LIMIT ?`,
-      )
-      .all(...params) as unknown as Row[];
-    return rows.map((row) => ({ ...toRecord(row), score: row.score ?? 0 }));
+    // Rows are read only for the candidates kept, best first: reading every candidate's row
+    // would cost more than ranking them.
+    const fetch = this.prepare(`SELECT ${COLUMNS} FROM memories m WHERE ${where.join(' AND ')}`);
+    const hits: MemorySearchHit[] = [];
+    for (const candidate of candidates(this.prepare, plan)) {
+      const row = fetch.get(candidate.id, ...params) as Row | undefined;
+      if (row) hits.push({ ...toRecord(row), score: candidate.score });
+      if (hits.length === limit) break;
+    }
+    return hits;
   }
 
-  /** Matches of `match`, counted only up to RANK_WINDOW + 1 (a walk of the doclist, no ranking). */
-  private countMatches(match: string): number {
-    const row = this.db
-      .prepare('SELECT count(*) AS n FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)')
-      .get(match, RANK_WINDOW + 1) as { n: number };
-    return Number(row.n);
+  /** How `search` would answer `query` (which terms rank it, and how); for benchmarks and tests. */
+  searchPlan(query: string, options: FtsQueryOptions = {}): SearchPlan {
+    if (typeof query !== 'string') {
+      throw new MemoryInputError('A search query must be text.', 'Pass the words to look for, e.g. "home city".');
+    }
+    const terms = queryTerms(query, options);
+    return terms.length === 0 ? { strategy: 'none' } : planSearch(this.prepare, terms);
   }
+
+  /** Compiles each distinct SQL text once: compiling costs more than running these statements. */
+  private readonly prepare = (sql: string): StatementSync => {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  };
 
   /** The underlying handle, for benchmarks and integrity checks. Do not write through it. */
   get database(): Database {

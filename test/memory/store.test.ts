@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion } from '../../src/store/database.ts';
 import { MemoryInputError } from '../../src/memory/keys.ts';
-import { MEMORY_MIGRATIONS, MemoryNotFoundError, RANK_WINDOW, openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
+import { RANK_WINDOW } from '../../src/memory/search.ts';
+import { MEMORY_MIGRATIONS, MemoryNotFoundError, openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
 
 let dir: string;
 let path: string;
@@ -242,12 +243,84 @@ describe('MemoryStore migrations', () => {
     }
   });
 
-  it('refuses a file from a newer acx instead of guessing', () => {
-    store.close();
-    const db = openDatabase(path);
-    db.exec(`PRAGMA user_version = ${MEMORY_MIGRATIONS.length + 1}`);
-    db.close();
-    expect(() => openMemoryStore(path)).toThrow(/newer than this acx/);
-    store = openMemoryStore(join(dir, 'other.db'));
+  it('opens a memory a newer acx migrated, and reads, searches and writes it without disturbing what it added', () => {
+    // The fixture: this acx's schema plus what a later one might add (a column with a default,
+    // a vector table, an index, a trigger, a second FTS index kept in step by triggers), with
+    // records written by that later acx.
+    const FUTURE = [
+      `ALTER TABLE memories ADD COLUMN importance REAL NOT NULL DEFAULT 0.5;
+       CREATE TABLE memory_vectors (
+         memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+         model TEXT NOT NULL,
+         vector BLOB NOT NULL
+       );
+       CREATE INDEX memories_importance ON memories(importance);
+       CREATE TRIGGER memories_vectors_stale AFTER UPDATE OF value ON memories BEGIN
+         DELETE FROM memory_vectors WHERE memory_id = new.id;
+       END;`,
+      `CREATE VIRTUAL TABLE memories_trigram USING fts5(value, content = 'memories', content_rowid = 'id', tokenize = 'trigram');
+       INSERT INTO memories_trigram(memories_trigram) VALUES ('rebuild');
+       CREATE TRIGGER memories_trigram_ai AFTER INSERT ON memories BEGIN
+         INSERT INTO memories_trigram(rowid, value) VALUES (new.id, new.value);
+       END;
+       CREATE TRIGGER memories_trigram_ad AFTER DELETE ON memories BEGIN
+         INSERT INTO memories_trigram(memories_trigram, rowid, value) VALUES ('delete', old.id, old.value);
+       END;
+       CREATE TRIGGER memories_trigram_au AFTER UPDATE OF value ON memories BEGIN
+         INSERT INTO memories_trigram(memories_trigram, rowid, value) VALUES ('delete', old.id, old.value);
+         INSERT INTO memories_trigram(rowid, value) VALUES (new.id, new.value);
+       END;`,
+    ];
+    const newerSchema = [...MEMORY_MIGRATIONS, ...FUTURE];
+    const newerPath = join(dir, 'newer.db');
+    const newer = openDatabase(newerPath, { migrations: newerSchema });
+    const insert = newer.prepare(
+      'INSERT INTO memories (key, value, created_at, updated_at, importance) VALUES (?, ?, ?, ?, ?) RETURNING id',
+    );
+    const stamp = '2030-01-01T00:00:00.000Z';
+    for (const [key, value, importance] of [
+      ['home_city', 'Dallas, Texas', 0.9],
+      ['pet', 'a cat named Miso', 0.7],
+      ['old_job', 'worked at Initech', 0.2],
+    ] as const) {
+      const { id } = insert.get(key, value, stamp, stamp, importance) as { id: number };
+      newer.prepare('INSERT INTO memory_vectors VALUES (?, ?, ?)').run(id, 'local-hash-128', Buffer.alloc(16, id));
+    }
+    newer.close();
+
+    const older = openMemoryStore(newerPath, { now: () => new Date(clock) });
+    try {
+      expect(userVersion(older.database)).toBe(newerSchema.length);
+      expect(older.read('home_city')).toMatchObject({ value: 'Dallas, Texas', createdAt: stamp });
+      expect(older.search('texas').map((h) => h.key)).toEqual(['home_city']);
+      expect(older.list().map((r) => r.key)).toEqual(['home_city', 'old_job', 'pet']);
+      older.write('pet', 'a cat named Miso, who likes boxes', { tags: ['animal'] });
+      older.write('work_city', 'Austin');
+      expect(older.delete('old_job')).toBe(true);
+      expect(older.search('boxes').map((h) => h.key)).toEqual(['pet']);
+      const check = older.database.prepare("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)");
+      expect(() => check.run()).not.toThrow();
+    } finally {
+      older.close();
+    }
+
+    // Back in the newer acx: its columns kept their values (or took their defaults), its triggers
+    // ran on the older acx's writes, its second index is in step.
+    const again = openDatabase(newerPath, { migrations: newerSchema });
+    try {
+      expect(again.prepare('SELECT key, importance FROM memories ORDER BY key').all()).toEqual([
+        { key: 'home_city', importance: 0.9 },
+        { key: 'pet', importance: 0.7 },
+        { key: 'work_city', importance: 0.5 },
+      ]);
+      // The vector of the rewritten value is stale and gone; the deleted record's cascaded away.
+      expect(again.prepare('SELECT m.key FROM memory_vectors v JOIN memories m ON m.id = v.memory_id').all()).toEqual([{ key: 'home_city' }]);
+      expect(again.prepare('SELECT count(*) AS n FROM memory_vectors').get()).toEqual({ n: 1 });
+      expect(again.prepare("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'oxes'").all()).toHaveLength(1);
+      expect(again.prepare("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'itech'").all()).toHaveLength(0);
+      expect(() => again.prepare("INSERT INTO memories_trigram(memories_trigram, rank) VALUES ('integrity-check', 1)").run()).not.toThrow();
+    } finally {
+      again.close();
+    }
   });
 });
