@@ -51,6 +51,14 @@ export function mintToken(homeDir: string, handle: string, name = 'acx platform 
   });
 }
 
+/** Suspends (or reinstates) an account: a suspended user's tokens and password stop working, nothing is deleted. */
+export function suspendUser(homeDir: string, handle: string, suspended = true): void {
+  withHome(homeDir, (db) => {
+    const user = existingUser(db, handle);
+    db.prepare('UPDATE users SET suspended = ?, updated_at = ? WHERE uuid = ?').run(suspended ? 1 : 0, new Date().toISOString(), user.uuid);
+  });
+}
+
 export interface ListedUser {
   uuid: string;
   handle: string;

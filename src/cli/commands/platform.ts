@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveStateHome } from '../../config/paths.ts';
-import { addUser, listPlatformUsers, mintToken, startPlatform } from '../../platform/index.ts';
+import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../platform/index.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit, EXIT } from '../output.ts';
 import { readStdin } from '../stdin.ts';
@@ -79,6 +79,16 @@ export function register(program: Command): void {
     .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
     .action((options: { handle: string; home?: string }) => {
       process.stdout.write(`${mintToken(home(options), options.handle).token}\n`);
+    });
+  user
+    .command('suspend')
+    .description("suspend an account (its tokens and password stop working; nothing is deleted), or reinstate it with --undo")
+    .requiredOption('--handle <handle>', 'the user')
+    .option('--undo', 'reinstate the account')
+    .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
+    .action((options: { handle: string; undo?: boolean; home?: string }) => {
+      suspendUser(home(options), options.handle, !options.undo);
+      process.stdout.write(`@${options.handle.replace(/^@/, '')} ${options.undo ? 'reinstated' : 'suspended'}\n`);
     });
   user
     .command('list')
