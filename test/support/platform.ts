@@ -81,6 +81,8 @@ export async function startTestPlatform(options: Partial<PlatformOptions> = {}):
     api: (method, path, callOptions) => call(running.url, method, path, callOptions),
     async restart(more = {}) {
       await running.close();
+      // Let this process's fetch see the old server's sockets close before it picks one to reuse.
+      await new Promise((resolve) => setTimeout(resolve, 50));
       running = await startPlatform({ logger, ...options, port: running.port, ...more, home });
     },
     close: () => running.close(),
