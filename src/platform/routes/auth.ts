@@ -3,7 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { transaction } from '../../store/database.ts';
 import { deleteSession, deleteSessionsOf, mintSession, type SessionRow } from '../data/sessions.ts';
 import { findUserByEmail } from '../data/users.ts';
-import { jsonBody, stringField } from '../http/body.ts';
+import { blank, jsonBody, stringField } from '../http/body.ts';
 import { isUuid } from '../ids.ts';
 import { listPage } from '../pagination.ts';
 import { verifyPassword } from '../passwords.ts';
@@ -20,7 +20,7 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     const body = await jsonBody(c);
     const email = stringField(body, 'email_address');
     const password = stringField(body, 'password');
-    if (!email || !password) throw invalid({ ...(email ? {} : { email_address: ["can't be blank"] }), ...(password ? {} : { password: ["can't be blank"] }) });
+    if (!email || !password) throw invalid({ ...(email ? {} : { email_address: [blank(body)] }), ...(password ? {} : { password: [blank(body)] }) });
     const user = findUserByEmail(rt.db, email);
     // The same answer for an unknown address and a wrong password: nothing says which it was.
     if (!user?.password_hash || !verifyPassword(password, user.password_hash)) {

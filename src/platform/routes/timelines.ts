@@ -19,7 +19,7 @@ import {
 } from '../data/timelines.ts';
 import { findUser, trustBetween } from '../data/users.ts';
 import type { EndpointRow, WebhookEventRow } from '../data/webhooks.ts';
-import { jsonBody, member, requiredText, stringField } from '../http/body.ts';
+import { blank, jsonBody, member, requiredText, stringField } from '../http/body.ts';
 import { isUuid } from '../ids.ts';
 import { listPage, PAGE_SIZE } from '../pagination.ts';
 import { invalid } from '../problem.ts';
@@ -80,7 +80,7 @@ export function registerTimelineRoutes(app: Hono<PlatformEnv>, rt: PlatformRunti
     const added = transaction(rt.db, () => {
       const timeline = ownedTimeline(rt.db, c.req.param('timeline_id'), c.get('user'));
       const user = userId !== undefined && isUuid(userId) ? findUser(rt.db, userId) : undefined;
-      if (!user) throw invalid({ user_id: [userId ? `"${userId}" does not name a user` : "can't be blank"] });
+      if (!user) throw invalid({ user_id: [userId ? `"${userId}" does not name a user` : blank(body)] });
       const viewers = viewerUuids(rt.db, timeline);
       if (user.uuid === timeline.owner_uuid) throw invalid({ user_id: ['is the owner of this timeline'] });
       if (viewers.includes(user.uuid)) return user;
