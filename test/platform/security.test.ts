@@ -1,7 +1,7 @@
 // What the platform guards: credentials kept only as hashes and never logged, tokens that stop
 // working when revoked or suspended, rate limits, the Host check, bounded bodies, asset files
 // that cannot act as pages of the platform's origin, and a server on loopback by default.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,6 +84,21 @@ describe('the HTTP surface', () => {
     expect(big.status).toBe(413);
     expect(big.body.code).toBe('payload_too_large');
     expect((await p.api('GET', '/timelines', { token: ada.token })).body.timelines).toEqual([]);
+  });
+
+  it('an upload over the asset limit is 413 and leaves no file behind', async () => {
+    p = await startTestPlatform({ maxAssetBytes: 1000 });
+    const ada = p.user('ada');
+    const timeline = (await p.api('POST', '/timelines', { token: ada.token, json: { timeline: { name: 'x' } } })).body.timeline.uuid;
+    const upload = async (bytes: number) => {
+      const form = new FormData();
+      form.append('asset[file]', new Blob([new Uint8Array(bytes)]), 'blob.bin');
+      return p!.api('POST', `/timelines/${timeline}/assets`, { token: ada.token, form });
+    };
+    expect((await upload(1001)).body.code).toBe('payload_too_large');
+    expect((await upload(200_000)).body.code).toBe('payload_too_large');
+    expect(readdirSync(join(p.home, 'assets'))).toEqual([]);
+    expect((await upload(1000)).status).toBe(201);
   });
 
   it("asset files are served so they cannot run as the platform's pages", async () => {
