@@ -27,6 +27,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   acp: () => import('./commands/acp.ts'),
   wake: () => import('./commands/wake.ts'),
   cleanup: () => import('./commands/cleanup.ts'),
+  platform: () => import('./commands/platform.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {

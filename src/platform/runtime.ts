@@ -1,0 +1,40 @@
+import type { Context } from 'hono';
+import type { Database } from '../store/database.ts';
+import type { Logger } from '../util/logger.ts';
+import type { SessionRow } from './data/sessions.ts';
+import type { UserRow } from './data/users.ts';
+import type { OutboxConfig } from './events.ts';
+import type { PlatformHome } from './home.ts';
+import { Wire } from './wire.ts';
+
+/** What every route of the running platform shares. */
+export interface PlatformRuntime {
+  db: Database;
+  home: PlatformHome;
+  /** The URL peers reach this platform at; every link the API returns starts with it. */
+  baseUrl: string;
+  logger: Logger;
+  outbox: OutboxConfig;
+  maxBodyBytes: number;
+  maxAssetBytes: number;
+  /** Requests per minute one token may make; undefined is unlimited. */
+  rateLimitPerMinute: number | undefined;
+  /** Whether deliveries to this user can be signed (a key is configured for them). */
+  canSignFor(userUuid: string): boolean;
+  /** Called after a commit that wrote to the outbox / created a task. */
+  kickDeliveries(): void;
+  kickTasks(): void;
+}
+
+export interface PlatformEnv {
+  Variables: {
+    requestId: string;
+    user: UserRow;
+    session: SessionRow;
+  };
+}
+
+export type PlatformContext = Context<PlatformEnv>;
+
+/** The wire writer for the signed-in user's view. */
+export const wireFor = (rt: PlatformRuntime, c: PlatformContext): Wire => new Wire(rt.db, rt.baseUrl, c.get('user'));

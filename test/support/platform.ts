@@ -1,0 +1,100 @@
+// The embedded platform as the tests' peer: a real server on 127.0.0.1 over a real SQLite home in a
+// temp dir, and a client whose every response is checked against openapi.yaml (test/support/openapi.ts).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addUser, type AddedUser, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON when the body is JSON, otherwise the text. */
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  token?: string;
+  json?: unknown;
+  form?: FormData;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** What the file's tests reached, as `METHOD /template STATUS`, and what the spec found wrong. */
+export const reached = new Set<string>();
+export const violations: string[] = [];
+
+export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | FormData | undefined = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  if (options.form) body = options.form;
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
+  if (!OPENAPI_MISSING) {
+    const spec = openApiSpec();
+    const op = spec.match(method, path);
+    if (op) {
+      reached.add(`${op.method} ${op.path} ${response.status}`);
+      violations.push(...spec.check(op, response.status, response.headers.get('content-type'), parsed));
+    }
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+export interface TestPlatform {
+  url: string;
+  home: string;
+  logs: string[];
+  running: RunningPlatform;
+  /** A user with its first token. */
+  user(handle: string, kind?: 'ai' | 'human', extra?: { trust?: string[]; email?: string; password?: string; admin?: boolean }): AddedUser;
+  api(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  /** Stops the server and starts a new one on the same home (and the same port). */
+  restart(options?: Partial<PlatformOptions>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestPlatform(options: Partial<PlatformOptions> = {}): Promise<TestPlatform> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'acx-platform-'));
+  const logger = createMemoryLogger('debug');
+  let running = await startPlatform({ port: 0, logger, ...options, home });
+  const platform: TestPlatform = {
+    get url() {
+      return running.url;
+    },
+    home,
+    logs: logger.lines,
+    get running() {
+      return running;
+    },
+    user: (handle, kind = 'human', extra = {}) => addUser(home, { handle, kind, ...extra }),
+    api: (method, path, callOptions) => call(running.url, method, path, callOptions),
+    async restart(more = {}) {
+      await running.close();
+      // Let this process's fetch see the old server's sockets close before it picks one to reuse.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      running = await startPlatform({ logger, ...options, port: running.port, ...more, home });
+    },
+    close: () => running.close(),
+  };
+  return platform;
+}
+
+/** Two users who trust each other and a timeline the first owns with the second on it. */
+export async function sharedTimeline(platform: TestPlatform, owner: AddedUser, participant: AddedUser, name = 'Room'): Promise<string> {
+  const created = await platform.api('POST', '/timelines', { token: owner.token, json: { timeline: { name } } });
+  const uuid = created.body.timeline.uuid as string;
+  const added = await platform.api('POST', `/timelines/${uuid}/participations`, { token: owner.token, json: { user_id: participant.uuid } });
+  if (added.status !== 201) throw new Error(`could not add @${participant.handle}: ${added.text}`);
+  return uuid;
+}
