@@ -18,7 +18,15 @@ export type { PermissionMode } from './tools/permission.ts';
 export { resolveModel, fromLanguageModel, parseModelSpec, PROVIDERS } from './model/providers.ts';
 export type { CacheMode, ResolvedModel } from './model/providers.ts';
 export { createRecordingModel, createReplayModel } from './model/cassette.ts';
-export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError } from './util/errors.ts';
+// Errors: narrow with `X.isInstance(error)` (works across two installed copies of acx) or on
+// `AcxError.hasCode(error, code)`; every code is in the AcxErrorCode union.
+export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, TurnAbortedError } from './core/errors.ts';
+export type { AcxErrorCode, AcxErrorOptions } from './core/errors.ts';
+export { ProviderError } from './engine/provider-failure.ts';
+export type { ProviderErrorCode } from './engine/provider-failure.ts';
+export { CartridgeBootRefusal } from './contract/boot-refusal.ts';
+export type { BootRefusalKind } from './contract/boot-refusal.ts';
+export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER } from './agent/wake.ts';
 export type { WakeOptions, WakeOutcome } from './agent/wake.ts';

@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { canonicalJson } from '../util/jcs.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { ACPSettings, ACPSource } from './settings.ts';
 
 /**

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tokenMatches } from '../mcp/serve.ts';
-import { AcxError, ConfigError, errorMessage } from '../util/errors.ts';
+import { AcxError, ConfigError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 
 /**

@@ -6,7 +6,7 @@ import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import { AsyncQueue } from './async-queue.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 

@@ -11,7 +11,7 @@ import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../cli/version.ts';
-import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';

@@ -16,7 +16,7 @@ import { Policy, processIsRoot } from '../tools/policy.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
 

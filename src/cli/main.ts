@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { CliExit, EXIT, printError } from './output.ts';
+import { CliExit, EXIT, exitCodeFor, printError } from './output.ts';
 import { ACX_VERSION } from './version.ts';
 
 /**
@@ -62,11 +62,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
-      if (error.code === 'commander.help') return EXIT.ok;
+      const exitCode = exitCodeFor(error);
       // Commander has printed its message (text mode); under --json it is reported here.
-      if (json) printError(new CliExit(EXIT.usage, `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`, { code: 'usage' }), { json });
-      return EXIT.usage;
+      if (json && exitCode !== EXIT.ok) printError(new CliExit('usage', `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`), { json });
+      return exitCode;
     }
     return printError(error, { json });
   }

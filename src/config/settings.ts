@@ -17,7 +17,7 @@ import { loadModelParams, type ModelParams } from '../model/params.ts';
 import { describeModel, type CacheMode, PROVIDERS, type ModelSurface } from '../model/providers.ts';
 import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
 import { resolveHarnessName, type HarnessName } from '../acp/profiles/names.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';

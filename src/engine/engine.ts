@@ -9,7 +9,7 @@ import { needsApproval, type PermissionMode } from '../tools/permission.ts';
 import { runTool } from '../tools/run.ts';
 import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
@@ -141,13 +141,6 @@ export interface TurnResult {
   pendingApprovals: ApprovalRequest[];
   pendingToolCalls: TurnToolCall[];
   resumed: boolean;
-}
-
-export class TurnAbortedError extends AcxError {
-  constructor() {
-    super('aborted', 'The turn was cancelled.', { hint: 'The journal is consistent; send the next message when ready.' });
-    this.name = 'AbortError';
-  }
 }
 
 interface Entry {

@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import type { McpServerConfig } from './config.ts';
 import { mapCallToolResult, type McpContentBlock } from './content.ts';
 import { IDEMPOTENCY_KEY_META } from './meta.ts';

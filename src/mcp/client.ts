@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '../tools/tool.ts';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';

@@ -5,7 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';

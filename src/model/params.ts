@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError } from '../../core/errors.ts';
 import { selectAuth } from '../auth.ts';
 import { createACP, DEFAULT_CLIENT_APP, type ACPHarness } from '../create.ts';
 import type { ACPSettings } from '../settings.ts';

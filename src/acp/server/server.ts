@@ -10,7 +10,7 @@ import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { errorMessage } from '../../util/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';

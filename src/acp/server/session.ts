@@ -4,7 +4,7 @@ import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
 import type { McpConnection } from '../../mcp/client.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { AcxError, errorMessage } from '../../util/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
 import { acpToolKind, promptUsage, stopReasonOf, toolTitle, TurnTranslator } from './updates.ts';
@@ -148,7 +148,7 @@ export class AcpSession {
       if (!turn.controller.signal.aborted) {
         await this.flush();
         this.logger.error('acp turn failed', { error: errorMessage(error) });
-        throw new acp.RequestError(-32603, `Internal error: ${describe(error)}`, error instanceof AcxError ? { code: error.code } : undefined);
+        throw new acp.RequestError(-32603, `Internal error: ${describe(error)}`, AcxError.isInstance(error) ? { code: error.code } : undefined);
       }
       stopReason = 'cancelled';
     } finally {
@@ -268,5 +268,5 @@ export class AcpSession {
 }
 
 function describe(error: unknown): string {
-  return error instanceof AcxError ? error.describe() : errorMessage(error);
+  return AcxError.isInstance(error) ? error.describe() : errorMessage(error);
 }

@@ -14,7 +14,7 @@ export function register(program: Command): void {
       .option('--trust', 'also add the public key to your trust registry as your own, so cartridges you sign with it verify as local (needs --publisher)'),
   ).action((opts: AddFlags & { out: string; trust?: boolean }) => {
     const misplaced = (['notBefore', 'notAfter', 'oidcSubject', 'registry'] as const).filter((k) => opts[k] !== undefined);
-    if (!opts.trust && misplaced.length > 0) throw new CliExit(EXIT.usage, 'acx keygen: --not-before, --not-after, --oidc-subject and --registry apply only with --trust');
+    if (!opts.trust && misplaced.length > 0) throw new CliExit('usage', 'acx keygen: --not-before, --not-after, --oidc-subject and --registry apply only with --trust');
     const key = generateSigningKey();
     const files = opts.trust ? resolveTrustFiles(opts) : undefined;
     const input = trustInput({ publicKeyPem: key.publicKeyPem }, opts);

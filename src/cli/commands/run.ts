@@ -24,7 +24,7 @@ export function register(program: Command): void {
   ).action(async (agent: string, promptWords: string[], options: Record<string, unknown>) => {
     const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
     const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
-    if (!prompt.trim()) throw new CliExit(EXIT.usage, 'acx run: give a prompt as an argument or on stdin.');
+    if (!prompt.trim()) throw new CliExit('usage', 'acx run: give a prompt as an argument or on stdin.');
     const settings = resolveSettings(runFlags(agent, options), { logger });
     const prepared = await prepareAgent(settings, { logger });
     try {

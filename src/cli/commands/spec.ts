@@ -19,6 +19,6 @@ export function register(program: Command): void {
         for (const i of r.issues) lines.push(`  - ${i}`);
         process.stdout.write(`${lines.join('\n')}\n`);
       }
-      if (!r.ok) throw new CliExit(EXIT.failure, '');
+      if (!r.ok) throw new CliExit('failed', '');
     });
 }

@@ -31,6 +31,6 @@ export function register(program: Command): void {
         for (const w of result.warnings) lines.push(`note:      ${w}`);
         process.stdout.write(`${lines.join('\n')}\n`);
       }
-      if (result.verdict === 'tampered') throw new CliExit(EXIT.tampered, opts.json ? '' : 'acx verify: cartridge rejected (tampered); do not run it');
+      if (result.verdict === 'tampered') throw new CliExit('tampered', opts.json ? '' : 'acx verify: cartridge rejected (tampered); do not run it');
     });
 }

@@ -45,24 +45,24 @@ export function register(program: Command): void {
     const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
     const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
     if (!sessionId) {
-      throw new CliExit(EXIT.usage, 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
+      throw new CliExit('usage', 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
     }
     const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
     if (harness && harness !== 'engine') {
       throw new CliExit(
-        EXIT.usage,
+        'usage',
         `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); --harness ${harness} cannot resume a turn in a new process.`,
       );
     }
     const text = messageWords.length > 0 ? messageWords.join(' ') : await readStdin();
     const eventId = (options.event as string | undefined) ?? env.ACX_EVENT_ID;
     if (eventId !== undefined && !text.trim()) {
-      throw new CliExit(EXIT.usage, `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
+      throw new CliExit('usage', `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
     }
     const sender = (options.sender as string | undefined) ?? env.ACX_EVENT_SENDER;
     const senderKind = (options.senderKind as string | undefined) ?? env.ACX_EVENT_SENDER_KIND;
     if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
-      throw new CliExit(EXIT.usage, `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
+      throw new CliExit('usage', `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
     }
     const addressed = options.notAddressed !== true && !isSwitchedOff(env.ACX_EVENT_ADDRESSED);
     const event = text.trim()
@@ -124,7 +124,7 @@ export function register(program: Command): void {
           },
         });
         if (outcome.failedEvents.length > 0) {
-          throw new CliExit(EXIT.failure, `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
+          throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
         }
       } finally {
         await prepared?.close();

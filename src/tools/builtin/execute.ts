@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { z } from 'zod';
-import { AcxError, PolicyError } from '../../util/errors.ts';
+import { AcxError, PolicyError } from '../../core/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
 import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
