@@ -1,7 +1,7 @@
 // Issue 11 item 4: one `code` union; every error class recognisable across two installed copies
 // of acx (Symbol.for markers, as the AI SDK's errors have); the boot refusal is an AcxError that
 // carries the compliance descriptor; the CLI maps errors to exit codes in one table.
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -79,6 +79,9 @@ describe('recognising errors across two copies of acx', () => {
     if (AcxError.isInstance(caught)) expectTypeOf(caught.code).toEqualTypeOf<AcxErrorCode>();
   });
 
+});
+
+describe('the code union', () => {
   it('a misspelled code does not compile', () => {
     // @ts-expect-error 'polcy' is not an AcxErrorCode
     const misspelled = new AcxError('polcy', 'x');
@@ -92,6 +95,26 @@ describe('recognising errors across two copies of acx', () => {
     }
   });
 
+  it('the union lists only codes that are thrown somewhere (no stale entries)', () => {
+    const src = join(import.meta.dirname, '../../src');
+    const union = readFileSync(join(src, 'core/errors.ts'), 'utf8').split('export type AcxErrorCode =')[1]!.split(';')[0]!;
+    const codes = [...union.matchAll(/\| '([a-z-]+)'/g)].map((m) => m[1]!);
+    expect(codes.length).toBeGreaterThan(100);
+    // Each code quoted once more outside its union line (a throw, a super() or a table entry);
+    // the refusals' codes are `cartridge-${kind}` with the kind quoted in BootRefusalKind.
+    const text = readdirSync(src, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => readFileSync(join(src, file), 'utf8'))
+      .join('\n')
+      .replace(union, '');
+    const refusalKinds = readFileSync(join(src, 'contract/boot-refusal.ts'), 'utf8');
+    const unused = codes.filter((code) => !text.includes(`'${code}'`) && !(code.startsWith('cartridge-') && refusalKinds.includes(`'${code.slice('cartridge-'.length)}'`)));
+    expect(unused).toEqual([]);
+  });
+
+});
+
+describe('the public API', () => {
   it('the package exports the errors a caller narrows on', () => {
     for (const name of ['AcxError', 'ConfigError', 'PolicyError', 'HarnessCapabilityUnsupportedError', 'TurnAbortedError', 'ReplayMismatchError', 'CartridgeBootRefusal', 'UnsupportedHarnessError', 'ProviderError']) {
       expect(typeof (publicApi as Record<string, unknown>)[name], name).toBe('function');
