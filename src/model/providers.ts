@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { ConfigError, AcxError, errorMarker, setMarker } from '../core/errors.ts';
+import { AcxError, ConfigError, errorMarker, setMarker } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { discoverContextWindow } from './context-window.ts';
 import type { Logger } from '../util/logger.ts';

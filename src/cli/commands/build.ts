@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { buildCartridge } from '../../cartridge/build.ts';
 import { ScrubBlockedError } from '../../cartridge/scrub-gate.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program

@@ -6,7 +6,7 @@ import { resolveSettings } from '../../config/settings.ts';
 import { Journal } from '../../store/journal.ts';
 import { holderIsAlive, WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 /**
  * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine

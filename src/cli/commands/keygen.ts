@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { generateSigningKey, writeKeyPair } from '../../cartridge/keys.ts';
 import { trustKey } from '../../cartridge/trust-store.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { type AddFlags, addTrust, addTrustOptions, describeTrusted, trustInput } from '../trust-options.ts';
 
 export function register(program: Command): void {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { resolveStateHome } from '../../config/paths.ts';
 import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../platform/index.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
 
 /**

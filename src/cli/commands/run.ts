@@ -3,7 +3,7 @@ import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { keyIdsFromPemFiles } from '../../cartridge/keys.ts';
 import { verifyCartridge } from '../../cartridge/verify.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program

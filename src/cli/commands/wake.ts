@@ -6,7 +6,7 @@ import { resolveWakeSettings } from '../../config/wake-settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
 import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../config/switches.ts';
