@@ -101,6 +101,8 @@ export type AcxErrorCode =
   | 'acp-turn-paused'
   | 'acp-unknown-tool-call'
   | 'acp-upstream-unreachable'
+  | 'cache-entry-busy'
+  | 'cache-entry-unknown'
   // Cartridges: the container, keys, signatures, build, strip, SAVE
   | 'cartridge-entry'
   | 'cartridge-exists'
