@@ -4,7 +4,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { Harness } from '../../agent/harness.ts';
 import type { PreparedAgent } from '../../agent/prepare.ts';
-import { ACX_VERSION } from '../../cli/version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 import { resolveContextBudget } from '../../engine/context-budget.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
