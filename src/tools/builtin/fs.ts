@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
+import { WorkspaceRoots } from '../sandbox/roots.ts';
+import { type OpenedFile, type Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
 import type { Tool } from '../tool.ts';
 
 /**
- * File tools confined to one workspace directory: `fs_read`, `fs_list` (read-only) and
- * `fs_write` (idempotent: writing the same content twice leaves the same file). Paths come from
- * the model and are walked by Workspace (relative only, no `..`, no escaping symlinks or hard links,
- * nothing created outside even while the workspace is being changed underneath).
+ * File tools confined to the workspace: `fs_read`, `fs_list` (read-only) and `fs_write`
+ * (idempotent: writing the same content twice leaves the same file). Paths come from the model
+ * and are walked by Workspace (relative, or absolute inside a root; no `..`, no escaping symlinks
+ * or hard links, nothing created outside even while the workspace is being changed underneath).
  */
 export interface FsToolsOptions {
   workspace: string;
+  /** Further roots (an editor's additional directories), reached by absolute paths. */
+  additionalRoots?: readonly string[];
   /** Bytes returned by one fs_read call (default 256 KiB); larger files are read in pages. */
   maxReadBytes?: number;
   /** Largest content fs_write accepts (default 10 MiB). */
@@ -22,7 +25,10 @@ export interface FsToolsOptions {
   hooks?: WorkspaceHooks;
 }
 
-const pathField = z.string().max(4096).describe('A path relative to the workspace root, e.g. "src/index.ts".');
+const pathField = z
+  .string()
+  .max(4096)
+  .describe('A path relative to the workspace root, e.g. "src/index.ts" (or an absolute path inside a workspace root).');
 
 export const fsReadInputSchema = z.object({
   path: pathField,
@@ -37,11 +43,20 @@ export const fsWriteInputSchema = z.object({
 });
 
 export function createFsTools(options: FsToolsOptions): [Tool, Tool, Tool] {
-  const workspace = new Workspace(options.workspace, options.hooks);
-  return [createFsRead(workspace, options), createFsList(workspace, options), createFsWrite(workspace, options)];
+  const roots = new WorkspaceRoots({
+    primary: options.workspace,
+    ...(options.additionalRoots ? { additional: options.additionalRoots } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+  return [createFsRead(roots, options), createFsList(roots, options), createFsWrite(roots, options)];
 }
 
-function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
+/** How a file is named back to the model: relative in the primary root, absolute in another. */
+function shown(roots: WorkspaceRoots, workspace: Workspace, file: OpenedFile): string {
+  return workspace === roots.primary ? file.relative : file.realPath;
+}
+
+function createFsRead(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
   const maxBytes = options.maxReadBytes ?? 256 * 1024;
   return {
     name: 'fs_read',
@@ -51,7 +66,8 @@ function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
     kind: 'read',
     effect: 'read-only',
     execute(input) {
-      const file = workspace.openRead(input.path);
+      const { workspace, relative } = roots.locate(input.path);
+      const file = workspace.openRead(relative);
       try {
         const size = file.stat.size;
         const offset = Math.min(input.offset ?? 0, size);
@@ -64,7 +80,7 @@ function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
         }
         const bytes = buffer.subarray(0, read);
         if (looksBinary(bytes)) {
-          return `${file.relative} is a binary file (${size} bytes); its content is not shown.`;
+          return `${shown(roots, workspace, file)} is a binary file (${size} bytes); its content is not shown.`;
         }
         let text = bytes.toString('utf8');
         const end = offset + read;
@@ -79,7 +95,7 @@ function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
   };
 }
 
-function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
+function createFsList(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
   const maxEntries = options.maxListEntries ?? 1000;
   return {
     name: 'fs_list',
@@ -89,7 +105,8 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
     kind: 'read',
     effect: 'read-only',
     execute(input) {
-      const dir = workspace.openDirectory(input.path ?? '.');
+      const { workspace, relative } = roots.locate(input.path ?? '.');
+      const dir = workspace.openDirectory(relative);
       try {
         const base = workspace.descriptorPath(dir);
         const entries = fs.readdirSync(base, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
@@ -106,7 +123,8 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
           return `${entry.name}${size}`;
         });
         if (entries.length > maxEntries) lines.push(`[${entries.length - maxEntries} more entries not shown]`);
-        const header = `${dir.relative === '.' ? 'Workspace root' : dir.relative + '/'}: ${entries.length} entries`;
+        const name = shown(roots, workspace, dir);
+        const header = `${name === '.' ? 'Workspace root' : name + '/'}: ${entries.length} entries`;
         return [header, ...lines].join('\n');
       } finally {
         fs.closeSync(dir.fd);
@@ -115,7 +133,7 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
   };
 }
 
-function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsWriteInputSchema>> {
+function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsWriteInputSchema>> {
   const maxBytes = options.maxWriteBytes ?? 10 * 1024 * 1024;
   return {
     name: 'fs_write',
@@ -129,7 +147,8 @@ function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.in
       if (data.length > maxBytes) {
         throw new WorkspacePathError(`The content is ${data.length} bytes; the limit is ${maxBytes}.`, 'Write a smaller file.');
       }
-      const file = workspace.openWrite(input.path);
+      const { workspace, relative } = roots.locate(input.path);
+      const file = workspace.openWrite(relative);
       try {
         // Truncate only after the descriptor was verified to be inside the workspace.
         fs.ftruncateSync(file.fd, 0);
@@ -138,7 +157,7 @@ function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.in
       } finally {
         fs.closeSync(file.fd);
       }
-      return `Wrote ${data.length} bytes to ${file.relative}.`;
+      return `Wrote ${data.length} bytes to ${shown(roots, workspace, file)}.`;
     },
   };
 }
