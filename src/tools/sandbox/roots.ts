@@ -47,7 +47,7 @@ export class WorkspaceRoots {
     const absolute = path.normalize(input);
     // Deepest root first: an extra root may lie inside the primary one.
     const candidates = this.all
-      .flatMap((workspace, index) => [workspace.root, this.inputs[index]!].map((root) => ({ workspace, root })))
+      .flatMap((workspace, index) => [realRoot(workspace), this.inputs[index]!].flatMap((root) => (root ? [{ workspace, root }] : [])))
       .sort((a, b) => b.root.length - a.root.length);
     for (const { workspace, root } of candidates) {
       if (absolute === root) return { workspace, relative: '.' };
@@ -81,6 +81,15 @@ export class WorkspaceRoots {
     } finally {
       fs.closeSync(file.fd);
     }
+  }
+}
+
+/** A root's real path; undefined when it is gone (opening a path in it then says so). */
+function realRoot(workspace: Workspace): string | undefined {
+  try {
+    return workspace.root;
+  } catch {
+    return undefined;
   }
 }
 
