@@ -8,7 +8,7 @@ import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
-import { createFsTools } from '../tools/builtin/fs.ts';
+import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
@@ -59,7 +59,7 @@ export interface Toolset {
    * additionalDirectories), each only when the policy registered it here: a caller swaps them in
    * by name, so the set of tools and what the policy allowed stay as they are.
    */
-  rootedTools(roots: WorkspaceRootPaths): Tool[];
+  rootedTools(roots: WorkspaceRootPaths, options?: { contents?: FileContents }): Tool[];
   close(): Promise<void>;
 }
 
@@ -94,8 +94,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
   let executeAllowed = false;
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
-  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths): Tool[] => [
-    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots }) : []),
+  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, contents?: FileContents): Tool[] => [
+    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
     ...(executeAllowed ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind })] : []),
   ];
@@ -162,8 +162,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
     mcpServers,
     notices,
-    rootedTools(roots) {
-      return [...workspaceTools(roots), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+    rootedTools(roots, { contents } = {}) {
+      return [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
     },
     close: closeMcp,
   };

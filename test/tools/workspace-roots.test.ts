@@ -87,3 +87,30 @@ describe.skipIf(bwrap.kind !== 'bwrap')(`execute with additional roots (bwrap${b
     expect(fs.readFileSync(path.join(docs, 'made.txt'), 'utf8')).toBe('made\n');
   });
 });
+
+describe('fs tools with an editor holding the contents', () => {
+  it('pages the editor\'s text like a file, writes through it, and never asks about a refused path', async () => {
+    const { project, docs } = layout();
+    const asked: string[] = [];
+    const [fsRead, , fsWrite] = createFsTools({
+      workspace: project,
+      additionalRoots: [docs],
+      maxReadBytes: 4,
+      contents: {
+        async read(file) {
+          asked.push(`read ${file}`);
+          return 'buffer text';
+        },
+        async write(file, content) {
+          asked.push(`write ${file} ${content}`);
+        },
+      },
+    });
+    expect(await run(fsRead, { path: 'a.txt', offset: 7 })).toBe('text\n[showing bytes 7-11 of 11]');
+    expect(await run(fsWrite, { path: path.join(docs, 'guide.md'), content: 'edited' })).toBe(`Wrote 6 bytes to ${path.join(docs, 'guide.md')}.`);
+    expect(fs.readFileSync(path.join(docs, 'guide.md'), 'utf8')).toBe('in the docs\n'); // the editor has it
+    await expect(run(fsRead, { path: path.join(docs, 'escape/secret.txt') })).rejects.toThrow(/outside the workspace/);
+    await expect(run(fsRead, { path: 'missing.txt' })).rejects.toThrow();
+    expect(asked).toEqual([`read ${path.join(project, 'a.txt')}`, `write ${path.join(docs, 'guide.md')} edited`]);
+  });
+});

@@ -23,7 +23,21 @@ export interface FsToolsOptions {
   maxListEntries?: number;
   /** Test seam to stage a swap in the middle of a path walk; see WorkspaceHooks. */
   hooks?: WorkspaceHooks;
+  /** Where file contents are read and written once a path is confined; default the disk. */
+  contents?: FileContents;
 }
+
+/**
+ * An editor that holds the files open (ACP's fs/read_text_file and fs/write_text_file): reads
+ * see its unsaved buffers, writes land in them. Paths are confined here first, exactly as for
+ * the disk; the editor is given the absolute path (as the roots were given, not resolved).
+ */
+export interface FileContents {
+  read?(absolutePath: string, signal: AbortSignal): Promise<string>;
+  write?(absolutePath: string, content: string, signal: AbortSignal): Promise<void>;
+}
+
+const DEFAULT_MAX_READ_BYTES = 256 * 1024;
 
 const pathField = z
   .string()
@@ -57,7 +71,7 @@ function shown(roots: WorkspaceRoots, workspace: Workspace, file: OpenedFile): s
 }
 
 function createFsRead(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
-  const maxBytes = options.maxReadBytes ?? 256 * 1024;
+  const maxBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   return {
     name: 'fs_read',
     description: `Read a text file in the workspace (up to ${maxBytes} bytes per call; use offset for the rest).`,
@@ -65,34 +79,46 @@ function createFsRead(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.in
     capabilityScopes: ['fs.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
+    execute(input, context) {
       const { workspace, relative } = roots.locate(input.path);
       const file = workspace.openRead(relative);
+      const name = shown(roots, workspace, file);
+      const read = options.contents?.read;
+      if (read) {
+        fs.closeSync(file.fd);
+        return read(roots.absolute(input.path), context.abortSignal).then((text) => {
+          const all = Buffer.from(text, 'utf8');
+          const offset = Math.min(input.offset ?? 0, all.length);
+          return page(name, all.subarray(offset, offset + maxBytes), offset, all.length);
+        });
+      }
       try {
         const size = file.stat.size;
         const offset = Math.min(input.offset ?? 0, size);
         const buffer = Buffer.alloc(Math.min(maxBytes, size - offset));
-        let read = 0;
-        while (read < buffer.length) {
-          const n = fs.readSync(file.fd, buffer, read, buffer.length - read, offset + read);
+        let done = 0;
+        while (done < buffer.length) {
+          const n = fs.readSync(file.fd, buffer, done, buffer.length - done, offset + done);
           if (n === 0) break;
-          read += n;
+          done += n;
         }
-        const bytes = buffer.subarray(0, read);
-        if (looksBinary(bytes)) {
-          return `${shown(roots, workspace, file)} is a binary file (${size} bytes); its content is not shown.`;
-        }
-        let text = bytes.toString('utf8');
-        const end = offset + read;
-        if (offset > 0 || end < size) {
-          text += `\n[showing bytes ${offset}-${end} of ${size}${end < size ? `; call fs_read again with offset=${end} for more` : ''}]`;
-        }
-        return text;
+        return page(name, buffer.subarray(0, done), offset, size);
       } finally {
         fs.closeSync(file.fd);
       }
     },
   };
+}
+
+/** One page of a file for the model: its text and, when there is more, where the rest starts. */
+function page(name: string, bytes: Buffer, offset: number, size: number): string {
+  if (looksBinary(bytes)) return `${name} is a binary file (${size} bytes); its content is not shown.`;
+  let text = bytes.toString('utf8');
+  const end = offset + bytes.length;
+  if (offset > 0 || end < size) {
+    text += `\n[showing bytes ${offset}-${end} of ${size}${end < size ? `; call fs_read again with offset=${end} for more` : ''}]`;
+  }
+  return text;
 }
 
 function createFsList(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
@@ -142,13 +168,20 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
     capabilityScopes: ['fs.write'],
     kind: 'edit',
     effect: 'idempotent',
-    execute(input) {
+    execute(input, context) {
       const data = Buffer.from(input.content, 'utf8');
       if (data.length > maxBytes) {
         throw new WorkspacePathError(`The content is ${data.length} bytes; the limit is ${maxBytes}.`, 'Write a smaller file.');
       }
       const { workspace, relative } = roots.locate(input.path);
       const file = workspace.openWrite(relative);
+      const done = `Wrote ${data.length} bytes to ${shown(roots, workspace, file)}.`;
+      const write = options.contents?.write;
+      if (write) {
+        // The confined open created a new file (and its directories); the editor fills it.
+        fs.closeSync(file.fd);
+        return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => done);
+      }
       try {
         // Truncate only after the descriptor was verified to be inside the workspace.
         fs.ftruncateSync(file.fd, 0);
@@ -157,7 +190,7 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
       } finally {
         fs.closeSync(file.fd);
       }
-      return `Wrote ${data.length} bytes to ${shown(roots, workspace, file)}.`;
+      return done;
     },
   };
 }
