@@ -1,5 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
+import type { FileContents } from '../../tools/builtin/fs.ts';
 import type { Tool } from '../../tools/tool.ts';
 
 /**
@@ -22,15 +23,18 @@ function writeInput(toolName: string, input: unknown): WriteInput | undefined {
   return typeof path === 'string' && typeof content === 'string' ? { path, content } : undefined;
 }
 
-/** The diff a write would make now; undefined for other tools, refused paths and oversized texts. */
-export function editDiff(roots: WorkspaceRoots, toolName: string, input: unknown): acp.ToolCallContent | undefined {
+/**
+ * The diff a write would make now; undefined for other tools, refused paths and oversized texts.
+ * `current` is the file's text as the editor holds it, when known; else it is read from disk.
+ */
+export function editDiff(roots: WorkspaceRoots, toolName: string, input: unknown, current?: string): acp.ToolCallContent | undefined {
   const write = writeInput(toolName, input);
   if (!write || Buffer.byteLength(write.content) > MAX_DIFF_BYTES) return undefined;
   let path: string;
   let oldText: string | undefined;
   try {
     path = roots.absolute(write.path);
-    oldText = roots.readText(write.path);
+    oldText = current ?? roots.readText(write.path);
   } catch {
     return undefined; // the tool refuses this path itself, with the reason
   }
@@ -45,12 +49,28 @@ export function editDiff(roots: WorkspaceRoots, toolName: string, input: unknown
 export class EditLog {
   private readonly roots: WorkspaceRoots;
   private readonly diffs = new Map<string, acp.ToolCallContent>();
+  private readonly contents: FileContents | undefined;
 
-  constructor(roots: WorkspaceRoots) {
+  /** `contents`: the editor's buffers, when it offers them; a write's old text is then the buffer's. */
+  constructor(roots: WorkspaceRoots, contents?: FileContents) {
     this.roots = roots;
+    this.contents = contents;
   }
 
-  /** The tools with fs_write recording its diff (taken synchronously, just before the write runs). */
+  /** The editor's text of the file a write names; undefined when it has none (a new file) or reads nothing. */
+  private async current(input: unknown, signal: AbortSignal): Promise<string | undefined> {
+    const write = writeInput(WRITE_TOOL, input);
+    if (!write || !this.contents?.read) return undefined;
+    try {
+      // Only a file the confined open finds on disk is asked for (never a path the write refuses).
+      if (this.roots.readText(write.path) === undefined) return undefined;
+      return await this.contents.read(this.roots.absolute(write.path), signal);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The tools with fs_write recording its diff (taken just before the write runs). */
   wrap(tools: readonly Tool[]): Tool[] {
     return tools.map((tool) => {
       const run = tool.execute;
@@ -58,7 +78,11 @@ export class EditLog {
       return {
         ...tool,
         execute: async (input, context) => {
-          const diff = editDiff(this.roots, tool.name, input);
+          // Synchronously from disk first, so a tool_call translated meanwhile shows this diff.
+          let diff = editDiff(this.roots, tool.name, input);
+          if (diff) this.diffs.set(context.toolCallId, diff);
+          const buffer = await this.current(input, context.abortSignal);
+          if (buffer !== undefined) diff = editDiff(this.roots, tool.name, input, buffer);
           if (diff) this.diffs.set(context.toolCallId, diff);
           try {
             return await run(input, context);

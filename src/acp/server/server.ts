@@ -7,11 +7,13 @@ import { ACX_VERSION } from '../../cli/version.ts';
 import { resolveContextBudget } from '../../engine/context-budget.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
+import type { FileContents } from '../../tools/builtin/fs.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
 import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { clientFileContents } from './client-files.ts';
 import { EditLog } from './edits.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
@@ -71,6 +73,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   });
   const contextSize = budget.limit > 0 ? budget.limit : prepared.model.contextWindowTokens;
   const sessions = new Map<string, AcpSession>();
+  /** What the client said it can do (its file system for the file tools), from initialize. */
+  let clientCapabilities: acp.ClientCapabilities | undefined;
 
   const find = (sessionId: string): AcpSession => {
     const session = sessions.get(sessionId);
@@ -79,8 +83,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   };
 
   /** The agent's own tools with the workspace ones (fs_*, execute, shell) working in the session's roots. */
-  const rootedAgentTools = (roots: SessionRoots): Tool[] => {
-    const rooted = new Map(prepared.toolset.rootedTools(roots).map((tool) => [tool.name, tool]));
+  const rootedAgentTools = (roots: SessionRoots, contents: FileContents | undefined): Tool[] => {
+    const rooted = new Map(prepared.toolset.rootedTools(roots, contents ? { contents } : {}).map((tool) => [tool.name, tool]));
     return base.tools.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
@@ -98,9 +102,11 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   ): Promise<AcpSession> => {
     const { roots } = params;
     const workspace = new WorkspaceRoots({ primary: roots.cwd, additional: roots.additionalDirectories });
-    const edits = new EditLog(workspace);
+    // Files the editor holds open are read and written through it, when it offers that.
+    const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
+    const edits = new EditLog(workspace, contents);
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
-    const tools = joinTools([edits.wrap(rootedAgentTools(roots)), options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = (mode: PermissionMode) => new HarnessAgent({ ...base.settings, tools, permissionMode: mode });
     try {
       const session = await AcpSession.open({
@@ -154,7 +160,12 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const app = acp
     .agent({ name: 'acx' })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
-      logger.info('acp initialize', { client: params.clientInfo?.name, protocol: params.protocolVersion });
+      clientCapabilities = params.clientCapabilities;
+      logger.info('acp initialize', {
+        client: params.clientInfo?.name,
+        protocol: params.protocolVersion,
+        client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
+      });
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
