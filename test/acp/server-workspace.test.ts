@@ -191,6 +191,12 @@ describe('acx acp: the session cwd is the workspace', () => {
     model.enqueue({ toolCalls: [{ id: 'w2', name: 'fs_write', input: { path: 'b.txt', content: 'two\n' } }] }, { text: 'Wrote b.' });
     await prompt(second, sessionId, 'Write b.');
     expect(fs.readFileSync(path.join(project, 'b.txt'), 'utf8')).toBe('two\n');
+    // session/resume keeps to the same cwd.
+    await expect(second.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: docs })).rejects.toMatchObject({ code: -32602 });
+    await second.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: project, additionalDirectories: [docs] });
+    model.enqueue({ toolCalls: [{ id: 'w3', name: 'fs_write', input: { path: path.join(docs, 'c.txt'), content: 'three\n' } }] }, { text: 'Wrote c.' });
+    await prompt(second, sessionId, 'Write c in the docs.');
+    expect(fs.readFileSync(path.join(docs, 'c.txt'), 'utf8')).toBe('three\n');
   });
 
   it("runs a client MCP tool its server marks readOnlyHint as a read (no question under allow-reads), and asks for the others", async () => {

@@ -152,9 +152,10 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       sessions.delete(params.sessionId);
       await existing.close();
     }
+    const session = await openSession(client, { sessionId: params.sessionId, roots, mcpServers: params.mcpServers ?? [] });
     // Sessions journaled before cwd was kept take the cwd they are reopened with.
     if (kept === undefined) journal.setSessionAttribute(params.sessionId, CWD_ATTRIBUTE, roots.cwd);
-    return openSession(client, { sessionId: params.sessionId, roots, mcpServers: params.mcpServers ?? [] });
+    return session;
   };
 
   const app = acp
@@ -180,9 +181,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     })
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const roots = sessionRoots(params);
-      const sessionId = randomUUID();
-      journal?.setSessionAttribute(sessionId, CWD_ATTRIBUTE, roots.cwd);
-      const session = await openSession(client, { sessionId, roots, mcpServers: params.mcpServers });
+      const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
+      journal?.setSessionAttribute(session.id, CWD_ATTRIBUTE, roots.cwd);
       return { sessionId: session.id, modes: sessionModes(session.mode) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
