@@ -56,8 +56,9 @@ export interface Toolset {
   notices: string[];
   /**
    * fs_*, execute and shell built for other roots (an editor's project: ACP's cwd and
-   * additionalDirectories), each only when the policy registered it here: a caller swaps them in
-   * by name, so the set of tools and what the policy allowed stay as they are.
+   * additionalDirectories), and dispatch giving its sub-agents those, each only when the policy
+   * registered it here: a caller swaps them in by name, so the set of tools and what the policy
+   * allowed stay as they are.
    */
   rootedTools(roots: WorkspaceRootPaths, options?: { contents?: FileContents }): Tool[];
   close(): Promise<void>;
@@ -163,7 +164,11 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     mcpServers,
     notices,
     rootedTools(roots, { contents } = {}) {
-      return [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+      const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+      if (!registry.has('dispatch') || !options.dispatch) return rooted;
+      // Sub-agents work in the same roots as the session that dispatches them.
+      const byName = new Map(rooted.map((tool) => [tool.name, tool]));
+      return [...rooted, adapt(options.dispatch(() => registry.list().map((tool) => byName.get(tool.name) ?? tool)))];
     },
     close: closeMcp,
   };

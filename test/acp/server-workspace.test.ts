@@ -127,6 +127,21 @@ describe('acx acp: the session cwd is the workspace', () => {
     expect(textOf(finalOf(updates, 'x_pwd').content)).toContain(`${project}\nstep one`);
   });
 
+  it('gives dispatched sub-agents the same roots', async () => {
+    const acx = await start();
+    const { sessionId } = await acx.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    acx.onPermission = async (params) => optionOfKind(params, 'allow_once');
+    model.enqueue(
+      { toolCalls: [{ id: 'd1', name: 'dispatch', input: { task: 'Write sub.txt saying hi.', tools: ['fs_write'] } }] },
+      { toolCalls: [{ id: 's1', name: 'fs_write', input: { path: 'sub.txt', content: 'hi\n' } }] },
+      { text: 'Wrote sub.txt.' },
+      { text: 'The sub-agent wrote it.' },
+    );
+    expect((await prompt(acx, sessionId, 'Have a sub-agent write sub.txt.')).stopReason).toBe('end_turn');
+    expect(fs.readFileSync(path.join(project, 'sub.txt'), 'utf8')).toBe('hi\n');
+    expect(finalOf(updatesOf(acx, sessionId), 'd1').status).toBe('completed');
+  });
+
   it('refuses paths outside cwd and the additional directories, symlink escapes included', async () => {
     const acx = await start();
     const { sessionId } = await acx.agent.request(acp.methods.agent.session.new, { cwd: project, additionalDirectories: [docs], mcpServers: [] });
