@@ -200,7 +200,7 @@ describe('acx acp: the session cwd is the workspace', () => {
       code: -32602,
       message: expect.stringContaining(`this session works in ${project}`),
     });
-    await second.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    await second.agent.request(acp.methods.agent.session.load, { sessionId, cwd: `${project}/`, mcpServers: [] }); // the same directory
     // The replayed call names its file where it is.
     expect(callOf(updatesOf(second, sessionId), 'w1')).toMatchObject({ kind: 'edit', status: 'completed', locations: [{ path: path.join(project, 'a.txt') }] });
     model.enqueue({ toolCalls: [{ id: 'w2', name: 'fs_write', input: { path: 'b.txt', content: 'two\n' } }] }, { text: 'Wrote b.' });

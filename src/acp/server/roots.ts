@@ -27,7 +27,7 @@ function checkDirectory(name: string, value: unknown): string {
     throw acp.RequestError.invalidParams({ [name]: value }, `${name} "${value}" does not exist; open an existing directory`);
   }
   if (!stat.isDirectory()) throw acp.RequestError.invalidParams({ [name]: value }, `${name} "${value}" is not a directory`);
-  return path.normalize(value);
+  return path.resolve(value); // normalized, without a trailing slash, so a kept cwd compares equal
 }
 
 export function sessionRoots(params: { cwd?: unknown; additionalDirectories?: unknown }): SessionRoots {

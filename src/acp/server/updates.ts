@@ -9,7 +9,8 @@ import { describeToolCall } from './tool-calls.ts';
 /**
  * Translation of acx's turn events into ACP `session/update` payloads: text and reasoning
  * chunks, the tool-call lifecycle (pending → in_progress → completed | failed), plans and
- * context usage. Pure: the caller sends what it returns, in order.
+ * context usage. The caller sends what it returns, in order; the only I/O is reading a file an
+ * fs_write is about to replace (through the session's confined roots), for its proposed diff.
  */
 
 function text(value: string): acp.ToolCallContent {
