@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-
-const ACX_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+import { ACX_VERSION } from '../util/version.ts';
 
 /**
  * How acx names itself to an ACP agent (clientInfo) and in attribution headers. Its own module so

@@ -10,7 +10,7 @@ import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ACX_VERSION } from '../cli/version.ts';
+import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';

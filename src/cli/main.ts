@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CliExit, EXIT, exitCodeFor, printError } from './output.ts';
-import { ACX_VERSION } from './version.ts';
+import { ACX_VERSION } from '../util/version.ts';
 
 /**
  * The `acx` command. Each subcommand lives in `commands/<name>.ts` and exports `register`.

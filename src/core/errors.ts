@@ -103,6 +103,8 @@ export type AcxErrorCode =
   | 'acp-upstream-unreachable'
   | 'cache-entry-busy'
   | 'cache-entry-unknown'
+  // The ACP server (acx acp): files read and written through the editor
+  | 'client-file'
   // Cartridges: the container, keys, signatures, build, strip, SAVE
   | 'cartridge-entry'
   | 'cartridge-exists'

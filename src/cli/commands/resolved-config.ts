@@ -8,7 +8,7 @@ import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
-import { ACX_VERSION } from '../version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 
 /**
  * `acx resolved-config [agent]`: what a run would actually do, as JSON — resolved through the
