@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cartridge } from '../cartridge/container.ts';
-import { AREA_SCOPES, ROLE_BUILTINS } from '../cartridge/defaults.ts';
+import { AREA_SCOPES, ROLE_BUILTINS } from '../agent-def/defaults.ts';
 import { readAgentDir } from '../cartridge/layout.ts';
 import { checkSpec, type SpecReport } from '../cartridge/spec.ts';
 import { negotiate } from '../contract/negotiate.ts';

@@ -59,7 +59,7 @@ export interface Toolset {
 
 export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
   const { settings, logger } = options;
-  const wanted = new Set<string>(settings.agentDir?.manifest.tools ?? DEFAULT_BUILTINS);
+  const wanted = new Set<string>(settings.definition?.manifest.tools ?? DEFAULT_BUILTINS);
   const unknown = [...wanted].filter((name) => !isBuiltinName(name));
   if (unknown.length > 0) {
     throw new ConfigError(`agent.json names unknown built-in tool(s): ${unknown.join(', ')}.`, {
@@ -77,7 +77,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const skipped: SkippedTool[] = [];
 
   if (wanted.has('memory')) offered.push(...options.memory.tools());
-  if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
+  if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
   if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
   if (wanted.has('fs')) offered.push(...createFsTools({ workspace }));
@@ -104,13 +104,13 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (settings.agent.source === 'cartridge') {
     skipped.push({ name: 'system_prompt', reason: "a cartridge's system prompt is signed ROM and cannot be edited" });
   } else {
-    offered.push(...createSelfAuthorshipTools(settings.agentDir?.dir ?? settings.configHome));
+    offered.push(...createSelfAuthorshipTools(settings.definition?.path ?? settings.configHome));
   }
   const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
   offered.splice(0, offered.length, ...offered.map(adapt));
 
   // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
-  const dropIns = loadMcpDropIns(join(settings.configHome, 'mcp'), ...(settings.agentDir?.mcpDir ? [settings.agentDir.mcpDir] : []));
+  const dropIns = loadMcpDropIns(join(settings.configHome, 'mcp'), ...(agentMcpDir(settings) ? [agentMcpDir(settings)!] : []));
   for (const bad of dropIns.skipped) {
     logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
     skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
@@ -146,4 +146,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     notices,
     close: closeMcp,
   };
+}
+
+/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
+export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
+  const definition = settings.definition;
+  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
 }

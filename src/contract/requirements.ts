@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { defaultHarnessRequirements as seedHarnessRequirements } from '../cartridge/defaults.ts';
+import { defaultHarnessRequirements as seedHarnessRequirements } from '../agent-def/defaults.ts';
 import { AcxError } from '../util/errors.ts';
 import { isCapabilityScope, type CapabilityScope } from '../tools/tool.ts';
 import type { JsonSchema } from '../tools/schema.ts';
