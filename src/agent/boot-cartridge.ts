@@ -1,11 +1,12 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Cartridge } from '../cartridge/container.ts';
+import { cartridgeDefinition } from '../cartridge/definition.ts';
 import { digestsEqual, verifyOpen, type Verdict, type VerifyResult } from '../cartridge/verify.ts';
 import { emptyRegistry, loadTrustRegistry } from '../cartridge/trust.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../cartridge/save.ts';
 import { CliExit, EXIT } from '../cli/output.ts';
-import { type AgentDefinition, readCartridgeDefinition } from '../agent-def/definition.ts';
+import type { AgentDefinition } from '../agent-def/definition.ts';
 import { seedSearchText } from '../agent-def/memory.ts';
 import type { LoopContextIntent } from '../agent-def/policy.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../contract/descriptor.ts';
@@ -185,12 +186,7 @@ export function loadCartridge(path: string, options: TrustGateOptions = {}): Loa
 
 /** Reads the ROM through the one agent-definition reader, then what a boot needs beside it. */
 export function readRom(cart: Cartridge, path: string, romHash: string): CartridgeRom {
-  const definition = readCartridgeDefinition(path, {
-    listFiles: (prefix) => cart.listFiles(prefix),
-    getFile: (name) => cart.getFile(name),
-    allMeta: () => cart.allMeta(),
-    romMemory: () => cart.db.prepare("SELECT id, payload FROM memory WHERE zone='rom' ORDER BY id").all() as Array<{ id: string; payload: string }>,
-  });
+  const definition = cartridgeDefinition(cart, path);
   return {
     path,
     cartridgeId: cart.allMeta()['acx.cartridge_id'] ?? romHash,
