@@ -19,7 +19,7 @@ import { type AgentLayout, type AgentSource, type DefinitionFile, LOOP_POLICY_PA
 // Paths inside acx itself (a checkout, or the installed package, which ships docs/ and examples/):
 // this module is src/agent-def/ or dist/agent-def/, two levels below either root.
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const EXAMPLE_AGENT = join(PACKAGE_ROOT, 'examples', 'notes-keeper');
+const EXAMPLE_AGENT = join(PACKAGE_ROOT, 'examples', 'notes-keeper');
 const LAYOUT_DOC = join(PACKAGE_ROOT, 'docs', 'agent-layout.md');
 
 const REFERENCE_KNOWLEDGE = ['IDENTITY.md', 'SKILLS.md', 'MEMORY.md', 'CAREER.md', 'EQUIPMENT.md', 'LEARNING_PATH.md', 'EXCHANGE.md', 'STYLE.md'];
@@ -29,11 +29,6 @@ export function detectLayout(dir: string): AgentLayout | null {
   if (existsSync(join(dir, 'agent.json'))) return 'acx';
   if (existsSync(join(dir, 'manifest.json'))) return 'agent-package';
   return null;
-}
-
-/** A directory `acx run DIR` and `acx build DIR` take: it holds agent.json or an agent-package manifest.json. */
-export function isAgentDirectory(path: string): boolean {
-  return existsSync(path) && statSync(path).isDirectory() && detectLayout(path) !== null;
 }
 
 export function readDirectorySource(path: string): AgentSource {
