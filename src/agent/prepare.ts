@@ -106,7 +106,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   // history lives in its sandbox home) and reopened by the next run; the others end with the run.
   const acpHarness = onACP
     ? closingSessions(
-        createProfileHarness(harnessName as ACPHarnessName, {
+        await createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
           sandbox:

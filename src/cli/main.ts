@@ -28,6 +28,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   wake: () => import('./commands/wake.ts'),
   cleanup: () => import('./commands/cleanup.ts'),
   platform: () => import('./commands/platform.ts'),
+  cache: () => import('./commands/cache.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {
