@@ -159,8 +159,9 @@ export function normalizeAuthors(authors: unknown): Array<{ name: string; url?: 
   );
 }
 
+/** The `*.json` files of a directory, sorted; hidden files are not part of the definition. */
 function jsonFiles(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((entry) => entry.endsWith('.json')).sort() : [];
+  return existsSync(dir) ? readdirSync(dir).filter((entry) => entry.endsWith('.json') && !entry.startsWith('.')).sort() : [];
 }
 
 function walk(root: string, rel: string, links: string[]): string[] {

@@ -5,7 +5,7 @@ import { readOptIns } from '../config/opt-in.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
@@ -110,7 +110,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   offered.splice(0, offered.length, ...offered.map(adapt));
 
   // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
-  const dropIns = loadMcpDropIns(join(settings.configHome, 'mcp'), ...(agentMcpDir(settings) ? [agentMcpDir(settings)!] : []));
+  // The config home's drop-ins, then a directory agent's own (from its definition); a cartridge's
+  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted.
+  const home = readMcpDropInDir(join(settings.configHome, 'mcp'));
+  const dropIns = parseMcpDropIns([...home.documents, ...agentDropIns(settings)], home.skipped);
   for (const bad of dropIns.skipped) {
     logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
     skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
@@ -152,4 +155,11 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
 export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
   const definition = settings.definition;
   return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
+}
+
+/** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */
+function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
+  const dir = agentMcpDir(settings);
+  if (!dir) return [];
+  return settings.definition!.mcp.map((dropIn) => ({ name: dropIn.name, source: join(dir, `${dropIn.name}.json`), text: dropIn.text, baseDir: dir }));
 }
