@@ -113,11 +113,6 @@ export function packingProblems(raw: Record<string, unknown>): string[] {
   return problems;
 }
 
-/** agent.json's `speech`: absent, "direct", "final-text", "unspoken", or {"tool": "<name>"}. */
-export function isSpeechSetting(speech: unknown): boolean {
-  return speech === undefined || SPEECH.safeParse(speech).success;
-}
-
 /** agent.json's `speech` as the engine applies it: a speaking tool, unspoken, or the final text. */
 export function speechModeOf(speech: unknown): SpeechMode {
   if (speech && typeof speech === 'object' && typeof (speech as { tool?: unknown }).tool === 'string') return { mode: 'tool', tool: (speech as { tool: string }).tool };

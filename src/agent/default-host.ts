@@ -121,6 +121,7 @@ export function checkSpecOnDefaultHost(target: string): SpecReport {
   } catch {
     return report; // the checks above already said why it cannot be read
   }
+  if (!subject) return report;
   const { issues, notes } = defaultHostProblems(subject);
   return { ...report, ok: report.ok && issues.length === 0, issues: [...report.issues, ...issues, ...notes.map((n) => `note: ${n}`)] };
 }
@@ -130,8 +131,10 @@ export function subjectOf(definition: AgentDefinition): HostSubject {
   return { manifestBytes: definition.requirements.bytes, tools: definition.manifest.tools, mcpServers: definition.mcp.map((dropIn) => dropIn.name) };
 }
 
-export function directorySubject(dir: string): HostSubject {
-  return subjectOf(readAgentDirectory(dir));
+/** Undefined when the derived requirements bind roles to built-ins the agent lacks: the spec check already says so. */
+export function directorySubject(dir: string): HostSubject | undefined {
+  const definition = readAgentDirectory(dir);
+  return definition.requirements.unbound.length > 0 ? undefined : subjectOf(definition);
 }
 
 export function cartridgeSubject(path: string): HostSubject {
