@@ -9,14 +9,13 @@ import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpD
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
-import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
+import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
 
@@ -60,12 +59,7 @@ export interface Toolset {
 export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
   const { settings, logger } = options;
   const wanted = new Set<string>(settings.definition?.manifest.tools ?? DEFAULT_BUILTINS);
-  const unknown = [...wanted].filter((name) => !isBuiltinName(name));
-  if (unknown.length > 0) {
-    throw new ConfigError(`agent.json names unknown built-in tool(s): ${unknown.join(', ')}.`, {
-      hint: `Known built-ins: ${KNOWN_BUILTINS.join(', ')}. MCP servers go in mcp/*.json.`,
-    });
-  }
+  // agent.json's schema (src/agent-def/manifest.ts) already refused names that are no built-in.
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
   const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
