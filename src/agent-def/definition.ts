@@ -114,23 +114,15 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
     const derived = harnessRequirementsFor((manifest.tools ?? DEFAULT_BUILTINS) as readonly BuiltinName[]);
     unbound = derived.unbound;
     requirementsFile = generate(REQUIREMENTS_PATH, derived.manifest);
-  } else if (source.kind === 'directory') {
-    const value = parseJson(requirementsFile.bytes, where(REQUIREMENTS_PATH)) as Record<string, unknown>;
-    if (value?.schemaVersion !== 'acx.harness.v1') throw definitionError(`${where(REQUIREMENTS_PATH)}: schemaVersion must be "acx.harness.v1"`);
   }
   let policyFile = files.get(LOOP_POLICY_PATH);
   if (!policyFile && source.kind === 'directory') {
     policyFile = generate(LOOP_POLICY_PATH, defaultLoopContextPolicy(manifest.stepBudget ?? DEFAULT_MAX_STEPS, DEFAULT_EMBEDDING_ENGINE.id));
-  } else if (policyFile && source.kind === 'directory') {
-    const value = parseJson(policyFile.bytes, where(LOOP_POLICY_PATH)) as Record<string, unknown>;
-    if (value?.schemaVersion !== 'acx.loop-context-policy/1' && value?.schemaVersion !== 'acx.loop-context-policy/1.1') {
-      throw definitionError(`${where(LOOP_POLICY_PATH)}: schemaVersion must be "acx.loop-context-policy/1" or "/1.1"`);
-    }
   }
 
   const skills = [...files.keys()]
     .filter((name) => /^rom\/skills\/[^/]+\/SKILL\.md$/.test(name))
-    .map((name) => parseSkill(text(name) ?? '', name.split('/')[2]!, name, source.kind === 'directory' ? where(name) : name))
+    .map((name) => parseSkill(text(name) ?? '', name.split('/')[2]!, name, where(name)))
     .sort((a, b) => a.name.localeCompare(b.name));
 
   const knowledge = (name: string) => stripHtmlComments(text(`rom/knowledge/${name}`) ?? '');

@@ -2,7 +2,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { type AgentDefinition, readAgentDirectory, unboundRolesProblem } from '../agent-def/definition.ts';
 import { detectLayout, parseJson } from '../agent-def/directory.ts';
 import { packingProblems } from '../agent-def/manifest.ts';
-import type { DefinitionFile } from '../agent-def/source.ts';
+import { type DefinitionFile, LOOP_POLICY_PATH, REQUIREMENTS_PATH } from '../agent-def/source.ts';
 import { definitionError } from '../agent-def/errors.ts';
 import { portablePathProblem } from './format.ts';
 import type { MemoryRecord } from './memory.ts';
@@ -74,6 +74,16 @@ function planOf(definition: AgentDefinition): AgentPlan {
   for (const file of definition.files) {
     const problem = portablePathProblem(file.name);
     if (problem) throw layoutError(`${file.source} cannot be packed: ${problem}`, 'rename the file to plain ASCII segments');
+  }
+  // The documents a build packs are checked for what they claim to be (a run only reads their intent).
+  const schemaVersion = (name: string) => {
+    const file = definition.files.find((f) => f.name === name)!;
+    return (parseJson(file.bytes, file.source) as { schemaVersion?: unknown } | null)?.schemaVersion;
+  };
+  if (schemaVersion(REQUIREMENTS_PATH) !== 'acx.harness.v1') throw layoutError('harness-requirements.json: schemaVersion must be "acx.harness.v1"');
+  const policyVersion = schemaVersion(LOOP_POLICY_PATH);
+  if (policyVersion !== 'acx.loop-context-policy/1' && policyVersion !== 'acx.loop-context-policy/1.1') {
+    throw layoutError('loop-context-policy.json: schemaVersion must be "acx.loop-context-policy/1" or "/1.1"');
   }
   // A run skips a broken drop-in loudly; a build refuses to pack one.
   for (const dropIn of definition.mcp) parseJson(Buffer.from(dropIn.text), `mcp/${dropIn.name}.json`);
