@@ -31,7 +31,7 @@ export type AcxErrorCode =
   | 'output-invalid'
   | 'not-running'
   | 'session-not-found'
-  | 'agent-layout'
+  | 'agent-definition'
   | 'spec-missing'
   // A turn
   | 'aborted'
