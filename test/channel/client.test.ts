@@ -24,7 +24,7 @@ import {
   ValidationFailedError,
 } from '../../src/channel/index.ts';
 import type { AddedUser } from '../../src/platform/index.ts';
-import { checkedClient, newObservations, specOperations } from '../support/channel.ts';
+import { checkedClient, newObservations, refusal, specOperations } from '../support/channel.ts';
 import { OPENAPI_MISSING } from '../support/openapi.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
@@ -32,16 +32,6 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const LATER = () => new Date(Date.now() + 3_600_000);
 
-/** The error a promise rejects with (fails the test when it resolves). */
-async function refusal(promise: Promise<unknown>): Promise<BaseCradleError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (BaseCradleError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the platform to refuse');
-}
 
 describe.skipIf(OPENAPI_MISSING)('the BaseCradle client against the local platform', () => {
   const seen = newObservations();

@@ -1,7 +1,7 @@
 // The BaseCradle client (src/channel) as the tests use it: every answer it reads is checked
 // against openapi.yaml (test/support/openapi.ts) through the client's onResponse hook, and every
 // operation it reached is recorded, so a test can fail when the spec has one nobody called.
-import { BaseCradleClient, type BaseCradleClientOptions } from '../../src/channel/index.ts';
+import { BaseCradleClient, type BaseCradleClientOptions, BaseCradleError } from '../../src/channel/index.ts';
 import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
 
 export interface ClientObservations {
@@ -43,4 +43,15 @@ export function checkedClient(seen: ClientObservations, options: BaseCradleClien
 /** Every `METHOD /template` of openapi.yaml. */
 export function specOperations(): string[] {
   return openApiSpec().operations.map((op) => `${op.method} ${op.path}`);
+}
+
+/** The BaseCradle error a promise rejects with; fails the test when it resolves or throws something else. */
+export async function refusal(promise: Promise<unknown>): Promise<BaseCradleError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (BaseCradleError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
 }

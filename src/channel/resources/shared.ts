@@ -71,7 +71,7 @@ export abstract class ItemResource<T, Filters extends object> extends Resource {
    * One of the four keyed creates (`POST /timelines/{id}/<plural>`): with an idempotencyKey, a
    * repeat (a retry, a re-run after a crash) returns the first record, even if the body differs.
    */
-  protected createOn(timelineId: string, payload: Pick<RequestSpec, 'json' | 'form'>, options: CreateOptions): Promise<T> {
+  protected async createOn(timelineId: string, payload: Pick<RequestSpec, 'json' | 'form'>, options: CreateOptions): Promise<T> {
     return this.record<T>(
       { method: 'POST', path: `/timelines/${segment(timelineId, 'timeline uuid')}/${this.plural}`, ...payload, idempotencyKey: options.idempotencyKey, signal: options.signal },
       this.singular,
@@ -79,7 +79,7 @@ export abstract class ItemResource<T, Filters extends object> extends Resource {
   }
 
   /** One item by its uuid. */
-  get(id: string, options: CallOptions = {}): Promise<T> {
+  async get(id: string, options: CallOptions = {}): Promise<T> {
     return this.record<T>({ method: 'GET', path: `/${this.plural}/${segment(id, `${this.singular} uuid`)}`, signal: options.signal }, this.singular);
   }
 }

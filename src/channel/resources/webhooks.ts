@@ -27,17 +27,17 @@ export class WebhookEndpoints extends ItemResource<WebhookEndpoint, ItemFilters>
   }
 
   /** POST /webhook_endpoints/{id}/enablement: deliveries are accepted again. */
-  enable(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
+  async enable(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
     return this.endpoint('POST', `/webhook_endpoints/${segment(id, 'webhook endpoint uuid')}/enablement`, options);
   }
 
   /** DELETE /webhook_endpoints/{id}/enablement: a reversible stop; deliveries get 410, the history stays. */
-  disable(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
+  async disable(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
     return this.endpoint('DELETE', `/webhook_endpoints/${segment(id, 'webhook endpoint uuid')}/enablement`, options);
   }
 
   /** POST /webhook_endpoints/{id}/rotation: a new ingest URL, the old one dead at once; uuid and events kept. */
-  rotate(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
+  async rotate(id: string, options: CallOptions = {}): Promise<WebhookEndpoint> {
     return this.endpoint('POST', `/webhook_endpoints/${segment(id, 'webhook endpoint uuid')}/rotation`, options);
   }
 
