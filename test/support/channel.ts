@@ -1,7 +1,12 @@
 // The BaseCradle client (src/channel) as the tests use it: every answer it reads is checked
 // against openapi.yaml (test/support/openapi.ts) through the client's onResponse hook, and every
 // operation it reached is recorded, so a test can fail when the spec has one nobody called.
+import { randomUUID } from 'node:crypto';
 import { BaseCradleClient, type BaseCradleClientOptions, BaseCradleError } from '../../src/channel/index.ts';
+import { runTool, type ToolRunOutcome } from '../../src/tools/run.ts';
+import { normalizeSchema } from '../../src/tools/schema.ts';
+import type { Tool } from '../../src/tools/tool.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
 
 export interface ClientObservations {
@@ -54,4 +59,18 @@ export async function refusal(promise: Promise<unknown>): Promise<BaseCradleErro
     throw error;
   }
   throw new Error('expected the call to fail');
+}
+
+/** Runs a tool as the engine does (schema check, execute, failures as results), with a call key that a resumed turn would reuse. */
+export async function callTool(tools: readonly Tool[], name: string, input: unknown, idempotencyKey = randomUUID()): Promise<ToolRunOutcome> {
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) throw new Error(`no tool ${name} among ${tools.map((t) => t.name).join(', ')}`);
+  const context = { toolCallId: randomUUID(), sessionId: 'test', idempotencyKey, abortSignal: new AbortController().signal, logger: silentLogger };
+  return runTool(tool, normalizeSchema(tool.inputSchema), input, context);
+}
+
+/** The text of a successful tool result (fails the test on a failed one). */
+export function resultText(outcome: ToolRunOutcome): string {
+  if (!outcome.ok) throw new Error(`tool failed: ${outcome.error}`);
+  return String(outcome.output);
 }

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import type { Tool, ToolContext, ToolEffect, ToolKind } from '../../tools/tool.ts';
+import { AcxError } from '../../util/errors.ts';
+import type { BaseCradleClient } from '../client.ts';
+import { BaseCradleError, RateLimitedError, ValidationError } from '../errors.ts';
+
+/**
+ * What every platform tool is built from: the client it acts through, the timeline the wake
+ * fired on (the default target), and where a create's Idempotency-Key comes from.
+ */
+export interface PlatformToolsOptions {
+  client: BaseCradleClient;
+  /** The current timeline: creates and lists go there unless the call names another. */
+  timeline?: string;
+  /**
+   * The Idempotency-Key for a create. Default: the call's own stable key, the same when a
+   * crashed turn is resumed, so a re-issued create returns the first record. A wake passes its
+   * deterministic keys here; returning undefined sends none.
+   */
+  idempotencyKey?: (kind: KeyedKind, context: ToolContext) => string | undefined;
+  /** The clock task offsets are counted from (tests pin it). */
+  now?: () => Date;
+}
+
+export type KeyedKind = 'message' | 'asset' | 'task' | 'webhook_endpoint';
+
+/** A model-facing failure: its message (what is wrong, then what to do) is what the model reads. */
+export class PlatformToolError extends AcxError {
+  constructor(message: string, hint?: string) {
+    // The engine shows a tool's error message only, so the hint is part of it.
+    super('platform_tool', hint ? `${message} ${hint}` : message, hint ? { hint } : {});
+    this.name = 'PlatformToolError';
+  }
+}
+
+export const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a uuid');
+export const timelineField = uuid.optional().describe('A timeline uuid; default: the current timeline.');
+export const limitField = z.number().int().min(1).max(50).optional().describe('At most this many, newest first (default 20).');
+export const beforeField = z.string().min(1).max(100).optional().describe('The cursor a previous call gave, to read older ones.');
+
+interface Definition<S extends z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  kind: ToolKind;
+  effect: ToolEffect;
+  visible?: boolean;
+  run(input: z.output<S>, context: ToolContext): Promise<string>;
+}
+
+/**
+ * A platform tool: arguments validated again inside execute (an MCP client or a direct caller
+ * skips the engine's check), and a refusal of the platform relayed as a plain reason the model
+ * can act on, not a stack of HTTP details.
+ */
+export function platformTool<S extends z.ZodType>(definition: Definition<S>): Tool<z.input<S>> {
+  return {
+    name: definition.name,
+    description: definition.description,
+    inputSchema: definition.input,
+    capabilityScopes: ['x-basecradle'],
+    kind: definition.kind,
+    effect: definition.effect,
+    ...(definition.visible ? { visible: true } : {}),
+    async execute(input, context) {
+      const parsed = definition.input.safeParse(input ?? {});
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ');
+        throw new PlatformToolError(`Invalid input for ${definition.name}: ${problems}.`);
+      }
+      try {
+        return await definition.run(parsed.data as z.output<S>, context);
+      } catch (error) {
+        if (BaseCradleError.isInstance(error)) throw new PlatformToolError(plainReason(error));
+        throw error;
+      }
+    },
+  };
+}
+
+/** A tool that only reads: runs under allow-reads, and is re-run freely after a crash. */
+export function readTool<S extends z.ZodType>(definition: Omit<Definition<S>, 'kind' | 'effect'>): Tool<z.input<S>> {
+  return platformTool({ ...definition, kind: 'read', effect: 'read-only' });
+}
+
+/** What the platform said, for a model: the reason, the field errors, when to retry; never the wire. */
+export function plainReason(error: BaseCradleError): string {
+  if (error.status === undefined) return `The platform could not be reached (${error.message.replace(/^No answer from BaseCradle for /, '')}).`;
+  const fields = ValidationError.isInstance(error)
+    ? Object.entries(error.errors)
+        .map(([field, messages]) => `${field} ${messages.join(', ')}`)
+        .join('; ')
+    : '';
+  const wait = RateLimitedError.isInstance(error) && error.retryAfter !== undefined ? ` Try again in ${error.retryAfter} s.` : '';
+  const reason = error.detail ?? error.title ?? error.message;
+  return `The platform refused (${error.code}): ${reason}${fields && !reason.includes(fields) ? ` (${fields})` : ''}${wait}`;
+}
+
+/** The timeline a call is about: its own, else the current one, else a clear refusal. */
+export function targetTimeline(options: PlatformToolsOptions, given: string | undefined): string {
+  const timeline = given ?? options.timeline;
+  if (!timeline) throw new PlatformToolError('No timeline given and there is no current timeline.', 'Pass timeline=<uuid> (timelines_list shows yours).');
+  return timeline;
+}
+
+/** The key for a create of `kind` in this call (see PlatformToolsOptions.idempotencyKey). */
+export function createKey(options: PlatformToolsOptions, kind: KeyedKind, context: ToolContext): string | undefined {
+  return options.idempotencyKey ? options.idempotencyKey(kind, context) : context.idempotencyKey;
+}

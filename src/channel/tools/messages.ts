@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import type { Tool } from '../../tools/tool.ts';
+import { beforeField, createKey, limitField, platformTool, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { messageLine, pageText } from './render.ts';
+
+/** Speech is a tool: a timeline agent says something only by calling messages_create. */
+export const MAX_MESSAGE_CHARS = 20_000;
+
+const listInput = z.object({ timeline: timelineField, limit: limitField, before: beforeField });
+const readInput = z.object({ message: uuid.describe('The message uuid.') });
+const createInput = z.object({
+  body: z.string().trim().min(1).max(MAX_MESSAGE_CHARS).describe('What to say. Mention a peer as @handle.'),
+  timeline: timelineField,
+});
+
+export function createMessageTools(options: PlatformToolsOptions): Tool[] {
+  const { client } = options;
+  return [
+    readTool({
+      name: 'messages_list',
+      description: 'Read the messages of a timeline (default: the current one), newest page first, shown oldest first with their time, author and uuid.',
+      input: listInput,
+      async run({ timeline, limit = 20, before }) {
+        const page = await client.messages.list({ timeline: targetTimeline(options, timeline) }).page(before);
+        return pageText(page, messageLine, 'messages', limit);
+      },
+    }),
+    readTool({
+      name: 'messages_read',
+      description: 'Read one message by its uuid (on any timeline you can view).',
+      input: readInput,
+      async run({ message }) {
+        const found = await client.messages.get(message);
+        return `${messageLine(found)}\non timeline ${found.timeline.uuid}`;
+      },
+    }),
+    platformTool({
+      name: 'messages_create',
+      description:
+        'Say something: post a message to the current timeline, or to another timeline you can view. This is the only way your words reach anyone; your final answer text is not posted.',
+      input: createInput,
+      kind: 'edit',
+      // Keyed: a re-run after a crash returns the message already posted instead of posting twice.
+      effect: 'idempotent',
+      visible: true,
+      async run({ body, timeline }, context) {
+        const target = targetTimeline(options, timeline);
+        const key = createKey(options, 'message', context);
+        const sent = await client.messages.create(target, body, { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal });
+        return `Posted message ${sent.content.uuid} to timeline ${target} at ${sent.created_at}.`;
+      },
+    }),
+  ];
+}
