@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BaseCradleClient,
-  BaseCradleError,
   EndpointDisabledError,
   ForbiddenError,
   InvalidCursorError,

@@ -83,6 +83,14 @@ export function readTool<S extends z.ZodType>(definition: Omit<Definition<S>, 'k
   return platformTool({ ...definition, kind: 'read', effect: 'read-only' });
 }
 
+/**
+ * A tool that changes something and is safe to run twice: a keyed create, a grant, a lock.
+ * Under allow-edits it runs unasked; crash recovery may re-run it.
+ */
+export function editTool<S extends z.ZodType>(definition: Omit<Definition<S>, 'kind' | 'effect'>): Tool<z.input<S>> {
+  return platformTool({ ...definition, kind: 'edit', effect: 'idempotent' });
+}
+
 /** What the platform said, for a model: the reason, the field errors, when to retry; never the wire. */
 export function plainReason(error: BaseCradleError): string {
   if (error.status === undefined) return `The platform could not be reached (${error.message.replace(/^No answer from BaseCradle for /, '')}).`;

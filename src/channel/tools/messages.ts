@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, limitField, platformTool, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
 import { messageLine, pageText } from './render.ts';
 
 /** Speech is a tool: a timeline agent says something only by calling messages_create. */
@@ -34,14 +34,12 @@ export function createMessageTools(options: PlatformToolsOptions): Tool[] {
         return `${messageLine(found)}\non timeline ${found.timeline.uuid}`;
       },
     }),
-    platformTool({
+    editTool({
       name: 'messages_create',
       description:
         'Say something: post a message to the current timeline, or to another timeline you can view. This is the only way your words reach anyone; your final answer text is not posted.',
       input: createInput,
-      kind: 'edit',
       // Keyed: a re-run after a crash returns the message already posted instead of posting twice.
-      effect: 'idempotent',
       visible: true,
       async run({ body, timeline }, context) {
         const target = targetTimeline(options, timeline);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, limitField, platformTool, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
 import { pageText, taskLine } from './render.ts';
 import { activationTime } from './when.ts';
 
@@ -20,12 +20,10 @@ const readInput = z.object({ task: uuid.describe('The task uuid.') });
 export function createTaskTools(options: PlatformToolsOptions): Tool[] {
   const { client } = options;
   return [
-    platformTool({
+    editTool({
       name: 'tasks_create',
       description: 'Schedule a task on a timeline (default: the current one): at the time given, its instructions activate and wake its viewers.',
       input: createInput,
-      kind: 'edit',
-      effect: 'idempotent',
       visible: true,
       async run({ instructions, when, timeline }, context) {
         const target = targetTimeline(options, timeline);
