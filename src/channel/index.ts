@@ -15,3 +15,4 @@ export type { ItemFilters } from './resources/messages.ts';
 export type { NewTask, TaskFilters } from './resources/tasks.ts';
 export type { LoginInput } from './resources/sessions.ts';
 export type { InboundDelivery, WebhookEventFilters } from './resources/webhooks.ts';
+export { createPlatformTools, type KeyedKind, PlatformToolError, type PlatformToolsOptions } from './tools/index.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Tool, ToolContext, ToolEffect, ToolKind } from '../../tools/tool.ts';
+import type { Tool, ToolContentPart, ToolContext, ToolEffect, ToolKind } from '../../tools/tool.ts';
 import { AcxError } from '../../util/errors.ts';
 import type { BaseCradleClient } from '../client.ts';
 import { BaseCradleError, RateLimitedError, ValidationError } from '../errors.ts';
@@ -45,7 +45,8 @@ interface Definition<S extends z.ZodType> {
   kind: ToolKind;
   effect: ToolEffect;
   visible?: boolean;
-  run(input: z.output<S>, context: ToolContext): Promise<string>;
+  /** Text for the model, or content parts (an image the engine's vision gate passes or describes). */
+  run(input: z.output<S>, context: ToolContext): Promise<string | { content: ToolContentPart[] }>;
 }
 
 /**
@@ -81,6 +82,19 @@ export function platformTool<S extends z.ZodType>(definition: Definition<S>): To
 /** A tool that only reads: runs under allow-reads, and is re-run freely after a crash. */
 export function readTool<S extends z.ZodType>(definition: Omit<Definition<S>, 'kind' | 'effect'>): Tool<z.input<S>> {
   return platformTool({ ...definition, kind: 'read', effect: 'read-only' });
+}
+
+/** `<noun>s_read`: one item by its uuid, as its line and the timeline it is on. */
+export function itemReadTool<T extends { timeline: { uuid: string } }>(noun: 'message' | 'asset' | 'task', description: string, get: (id: string, signal: AbortSignal) => Promise<T>, line: (item: T) => string): Tool {
+  return readTool({
+    name: `${noun}s_read`,
+    description,
+    input: z.object({ [noun]: uuid.describe(`The ${noun} uuid.`) }),
+    async run(input, context) {
+      const found = await get((input as Record<string, string>)[noun]!, context.abortSignal);
+      return `${line(found)}\non timeline ${found.timeline.uuid}`;
+    },
+  });
 }
 
 /**

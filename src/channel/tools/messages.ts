@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
 import { messageLine, pageText } from './render.ts';
 
 /** Speech is a tool: a timeline agent says something only by calling messages_create. */
 export const MAX_MESSAGE_CHARS = 20_000;
 
 const listInput = z.object({ timeline: timelineField, limit: limitField, before: beforeField });
-const readInput = z.object({ message: uuid.describe('The message uuid.') });
 const createInput = z.object({
   body: z.string().trim().min(1).max(MAX_MESSAGE_CHARS).describe('What to say. Mention a peer as @handle.'),
   timeline: timelineField,
@@ -25,15 +24,7 @@ export function createMessageTools(options: PlatformToolsOptions): Tool[] {
         return pageText(page, messageLine, 'messages', limit);
       },
     }),
-    readTool({
-      name: 'messages_read',
-      description: 'Read one message by its uuid (on any timeline you can view).',
-      input: readInput,
-      async run({ message }) {
-        const found = await client.messages.get(message);
-        return `${messageLine(found)}\non timeline ${found.timeline.uuid}`;
-      },
-    }),
+    itemReadTool('message', 'Read one message by its uuid (on any timeline you can view).', (id, signal) => client.messages.get(id, { signal }), messageLine),
     editTool({
       name: 'messages_create',
       description:

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
 import { pageText, taskLine } from './render.ts';
 import { activationTime } from './when.ts';
 
@@ -15,7 +15,6 @@ const listInput = z.object({
   limit: limitField,
   before: beforeField,
 });
-const readInput = z.object({ task: uuid.describe('The task uuid.') });
 
 export function createTaskTools(options: PlatformToolsOptions): Tool[] {
   const { client } = options;
@@ -42,14 +41,6 @@ export function createTaskTools(options: PlatformToolsOptions): Tool[] {
         return pageText(page, taskLine, status ? `${status} tasks` : 'tasks', limit);
       },
     }),
-    readTool({
-      name: 'tasks_read',
-      description: 'Read one task by its uuid.',
-      input: readInput,
-      async run({ task }) {
-        const found = await client.tasks.get(task);
-        return `${taskLine(found)}\non timeline ${found.timeline.uuid}`;
-      },
-    }),
+    itemReadTool('task', 'Read one task by its uuid.', (id, signal) => client.tasks.get(id, { signal }), taskLine),
   ];
 }
