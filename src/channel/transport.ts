@@ -87,7 +87,8 @@ export class Transport {
 
   constructor(options: TransportOptions = {}) {
     this.env = options.env ?? process.env;
-    this.baseUrl = checkedBaseUrl(options.baseUrl ?? this.env.BASECRADLE_BASE_URL ?? DEFAULT_BASE_URL);
+    // An empty variable is an unset one (a blank line in an env file).
+    this.baseUrl = checkedBaseUrl(options.baseUrl ?? (this.env.BASECRADLE_BASE_URL?.trim() || undefined) ?? DEFAULT_BASE_URL);
     this.origin = new URL(this.baseUrl).origin;
     this.credentials = { token: options.token, email: options.email, password: options.password, sessionName: options.sessionName };
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -190,6 +190,7 @@ describe('configuration', () => {
     expect(new BaseCradleClient({ env: {}, baseUrl: 'http://127.0.0.1:4700/' }).baseUrl).toBe('http://127.0.0.1:4700');
     expect(new BaseCradleClient({ env: { BASECRADLE_BASE_URL: 'http://127.0.0.1:4800' } }).baseUrl).toBe('http://127.0.0.1:4800');
     expect(new BaseCradleClient({ env: {} }).baseUrl).toBe(DEFAULT_BASE_URL);
+    expect(new BaseCradleClient({ env: { BASECRADLE_BASE_URL: ' ' } }).baseUrl).toBe(DEFAULT_BASE_URL);
     expect(DEFAULT_BASE_URL).toBe('https://basecradle.com');
   });
 
