@@ -15,4 +15,4 @@ export type { ItemFilters } from './resources/messages.ts';
 export type { NewTask, TaskFilters } from './resources/tasks.ts';
 export type { LoginInput } from './resources/sessions.ts';
 export type { InboundDelivery, WebhookEventFilters } from './resources/webhooks.ts';
-export { createPlatformTools, type KeyedKind, PlatformToolError, type PlatformToolsOptions } from './tools/index.ts';
+export { createPlatformTools, type KeyedKind, PLATFORM_TOOL_GOTCHAS, PlatformToolError, type PlatformToolsOptions, toolManifest } from './tools/index.ts';

@@ -28,3 +28,4 @@ export function createPlatformTools(options: PlatformToolsOptions): Tool[] {
 
 export { type KeyedKind, PlatformToolError, type PlatformToolsOptions, plainReason } from './kit.ts';
 export { activationTime } from './when.ts';
+export { PLATFORM_TOOL_GOTCHAS, toolManifest } from './manifest.ts';
