@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool, ToolContentPart } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToolError, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToolError, type PlatformToolsOptions, readTool, type ToolImage, targetTimeline, timelineField, uuid } from './kit.ts';
 import { assetLine, pageText } from './render.ts';
 
 /**
@@ -14,9 +14,11 @@ const MAX_TEXT_CHARS = 20_000;
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|csv)$)/;
 
+const filenameField = z.string().trim().min(1).max(200).regex(/^[^/\\\u0000-\u001f]+$/, 'must be a plain file name');
+
 const createInput = z
   .object({
-    filename: z.string().trim().min(1).max(200).regex(/^[^/\\\u0000-\u001f]+$/, 'must be a plain file name').describe('The file name, e.g. "notes.md" or "chart.png".'),
+    filename: filenameField.describe('The file name, e.g. "notes.md" or "chart.png".'),
     text: z.string().max(MAX_CREATE_BYTES).optional().describe('The file’s content as text.'),
     base64: z.string().max(Math.ceil((MAX_CREATE_BYTES * 4) / 3) + 4).optional().describe('Or: the file’s bytes, base64-encoded.'),
     content_type: z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/i).optional().describe('Default: from the file name.'),
@@ -69,7 +71,41 @@ export function createAssetTools(options: PlatformToolsOptions): Tool[] {
         return `Shared asset ${made.content.uuid} on timeline ${target}: ${JSON.stringify(made.content.file?.filename)} (${made.content.file?.content_type}, ${made.content.file?.byte_size} bytes).`;
       },
     }),
+    ...(options.recentToolImages ? [postImageTool(options, options.recentToolImages)] : []),
   ];
+}
+
+const EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/svg+xml': 'svg' };
+
+/** Shares an image a tool returned this turn (a chart, a screenshot) without the model retyping its bytes. */
+function postImageTool(options: PlatformToolsOptions, images: () => readonly ToolImage[]): Tool {
+  return editTool({
+    name: 'assets_post_image',
+    description: 'Share on a timeline (default: the current one) an image that one of your tools returned this turn; nth=1 is the latest such image.',
+    input: z.object({
+      nth: z.number().int().min(1).max(50).optional().describe('Which image, counting back from the latest (default 1).'),
+      filename: filenameField.optional().describe('Default: image-<n>.<ext>.'),
+      description: z.string().max(2000).optional(),
+      timeline: timelineField,
+    }),
+    visible: true,
+    async run({ nth = 1, filename, description, timeline }, context) {
+      const all = images();
+      const image = all[all.length - nth];
+      if (!image) {
+        throw new PlatformToolError(all.length === 0 ? 'No tool has returned an image this turn.' : `Only ${all.length} image${all.length === 1 ? '' : 's'} came back from tools this turn; there is no image ${nth}.`, 'Call the tool that makes the image first, or share a file with assets_create.');
+      }
+      const target = targetTimeline(options, timeline);
+      const key = createKey(options, 'asset', context);
+      const name = filename ?? `image-${nth}.${EXTENSION[image.mediaType] ?? 'bin'}`;
+      const made = await options.client.assets.create(
+        target,
+        { data: Buffer.from(image.data, 'base64'), filename: name, contentType: image.mediaType, ...(description ? { description } : {}) },
+        { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal },
+      );
+      return `Shared the image${image.toolName ? ` from ${image.toolName}` : ''} as asset ${made.content.uuid} on timeline ${target}: ${JSON.stringify(made.content.file?.filename)} (${made.content.file?.content_type}, ${made.content.file?.byte_size} bytes).`;
+    },
+  });
 }
 
 async function viewAsset(options: PlatformToolsOptions, id: string, signal: AbortSignal): Promise<{ content: ToolContentPart[] } | string> {

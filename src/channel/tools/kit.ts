@@ -20,6 +20,19 @@ export interface PlatformToolsOptions {
   idempotencyKey?: (kind: KeyedKind, context: ToolContext) => string | undefined;
   /** The clock task offsets are counted from (tests pin it). */
   now?: () => Date;
+  /**
+   * The images tool calls of this turn returned, oldest first, for assets_post_image (the wake
+   * supplies them from its transcript). Without it that tool is not offered.
+   */
+  recentToolImages?: () => readonly ToolImage[];
+}
+
+export interface ToolImage {
+  /** Base64. */
+  data: string;
+  mediaType: string;
+  /** The tool that returned it, to name it in the result. */
+  toolName?: string;
 }
 
 export type KeyedKind = 'message' | 'asset' | 'task' | 'webhook_endpoint';

@@ -119,3 +119,46 @@ describe('assets_* and webhook_* tools, and the whole set', () => {
     expect(await asAda.webhookEvents.list({ endpoint }).toArray()).toHaveLength(2);
   });
 });
+
+describe('assets_post_image', () => {
+  let p: TestPlatform;
+  let asAda: BaseCradleClient;
+  let room: string;
+  let images: Array<{ data: string; mediaType: string; toolName?: string }>;
+  let tools: Tool[];
+
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    const ada = p.user('ada', 'human');
+    const nova = p.user('nova', 'ai', { trust: ['ada'] });
+    asAda = new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
+    room = await sharedTimeline(p, ada, nova, 'Room');
+    images = [];
+    tools = createPlatformTools({ client: new BaseCradleClient({ env: {}, baseUrl: p.url, token: nova.token }), timeline: room, recentToolImages: () => images });
+  });
+  afterAll(() => p?.close());
+
+  it('is offered only when the host can say which images tools returned', () => {
+    expect(tools.map((t) => t.name)).toContain('assets_post_image');
+    const without = createPlatformTools({ client: asAda, timeline: room });
+    expect(without.map((t) => t.name)).not.toContain('assets_post_image');
+  });
+
+  it('shares the latest image (or the nth back) byte for byte, under the create’s key', async () => {
+    expect(await callTool(tools, 'assets_post_image', {})).toEqual({ ok: false, error: 'assets_post_image failed: No tool has returned an image this turn. Call the tool that makes the image first, or share a file with assets_create.' });
+    const other = Buffer.from('GIF89a-not-really');
+    images.push({ data: other.toString('base64'), mediaType: 'image/gif', toolName: 'make_gif' }, { data: PNG.toString('base64'), mediaType: 'image/png', toolName: 'plot' });
+    const key = randomUUID();
+    const posted = resultText(await callTool(tools, 'assets_post_image', { description: 'the plot' }, key));
+    expect(posted).toMatch(/^Shared the image from plot as asset [0-9a-f-]{36} on timeline .*: "image-1\.png" \(image\/png, 70 bytes\)\.$/);
+    expect(resultText(await callTool(tools, 'assets_post_image', { description: 'the plot' }, key))).toBe(posted);
+    resultText(await callTool(tools, 'assets_post_image', { nth: 2, filename: 'anim.gif' }));
+    const onPlatform = await asAda.assets.list({ timeline: room }).toArray();
+    expect(onPlatform.map((a) => [a.content.file?.filename, a.content.file?.content_type, a.content.description])).toEqual([
+      ['anim.gif', 'image/gif', ''],
+      ['image-1.png', 'image/png', 'the plot'],
+    ]);
+    expect(Buffer.from((await asAda.assets.download(onPlatform[1]!)).bytes).equals(PNG)).toBe(true);
+    expect(await callTool(tools, 'assets_post_image', { nth: 3 })).toMatchObject({ ok: false, error: expect.stringContaining('Only 2 images came back from tools this turn; there is no image 3.') });
+  });
+});

@@ -5,7 +5,7 @@ import { BaseCradleClient, createPlatformTools, PLATFORM_TOOL_GOTCHAS, toolManif
 import { tool } from '../../../src/tools/tool.ts';
 
 describe('the tool manifest', () => {
-  const platform = createPlatformTools({ client: new BaseCradleClient({ env: {}, baseUrl: 'http://127.0.0.1:9', token: 'bc_uat_unused-00000000' }) });
+  const platform = createPlatformTools({ client: new BaseCradleClient({ env: {}, baseUrl: 'http://127.0.0.1:9', token: 'bc_uat_unused-00000000' }), recentToolImages: () => [] });
 
   it('every platform tool has a gotcha, and no gotcha names a tool that does not exist', () => {
     expect(Object.keys(PLATFORM_TOOL_GOTCHAS).sort()).toEqual(platform.map((t) => t.name).sort());
