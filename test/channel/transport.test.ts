@@ -16,9 +16,12 @@ import {
 } from '../../src/channel/index.ts';
 import type { AddedUser } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
-import { refusal } from '../support/channel.ts';
+import { checkedClient, newObservations, refusal } from '../support/channel.ts';
 import { startCannedServer, startFlakyProxy, type FlakyProxy } from '../support/flaky-proxy.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+/** Every answer the client read in this file, checked against openapi.yaml. */
+const seen = newObservations();
 
 
 describe('retries after a transport failure', () => {
@@ -30,8 +33,8 @@ describe('retries after a transport failure', () => {
   const waits: number[] = [];
   /** Through the flaky proxy; waits are recorded instead of slept (the default delays are tested on their own). */
   const client = (more: Partial<ConstructorParameters<typeof BaseCradleClient>[0]> = {}) =>
-    new BaseCradleClient({ env: {}, baseUrl: proxy.url, token: ada.token, logger, retryDelayMs: (n) => (waits.push(n), 0), ...more });
-  const direct = () => new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
+    checkedClient(seen, { baseUrl: proxy.url, token: ada.token, logger, retryDelayMs: (n) => (waits.push(n), 0), ...more });
+  const direct = () => checkedClient(seen, { baseUrl: p.url, token: ada.token });
   const arrivals = (what: string) => proxy.arrivals.filter((a) => a === what).length;
 
   beforeAll(async () => {
@@ -130,7 +133,7 @@ describe('retries after a transport failure', () => {
   it('without a retryDelayMs option the client waits 0.5 s before its first retry', async () => {
     proxy.fail(1, 'drop-before');
     const lines = createMemoryLogger('debug');
-    const defaults = new BaseCradleClient({ env: {}, baseUrl: proxy.url, token: ada.token, maxRetries: 1, logger: lines });
+    const defaults = checkedClient(seen, { baseUrl: proxy.url, token: ada.token, maxRetries: 1, logger: lines });
     await defaults.users.list();
     expect(lines.lines.filter((line) => line.includes('basecradle retry')).map((line) => /delay_ms=(\d+)/.exec(line)?.[1])).toEqual(['500']);
   });
@@ -228,5 +231,12 @@ describe('error checks across two copies of the module', () => {
     expect(other.ForbiddenError.isInstance(new NotAViewerError({ message: 'here', status: 403 }))).toBe(true);
     expect(BaseCradleError.isInstance(new Error('plain'))).toBe(false);
     expect(BaseCradleError.isInstance(undefined)).toBe(false);
+  });
+});
+
+describe('the answers read in this file', () => {
+  it('all matched openapi.yaml', () => {
+    expect(seen.requests.length).toBeGreaterThan(0);
+    expect(seen.violations).toEqual([]);
   });
 });

@@ -3,13 +3,16 @@
 // stated. An image an agent views reaches the model through the engine's vision gate.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BaseCradleClient, createPlatformTools } from '../../../src/channel/index.ts';
+import { type BaseCradleClient, createPlatformTools } from '../../../src/channel/index.ts';
 import { toToolResultOutput } from '../../../src/engine/tool-output.ts';
 import type { AddedUser } from '../../../src/platform/index.ts';
 import { normalizeSchema } from '../../../src/tools/schema.ts';
 import { isValidToolName, type Tool } from '../../../src/tools/tool.ts';
-import { callTool, resultText } from '../../support/channel.ts';
+import { callTool, checkedClient, newObservations, resultText } from '../../support/channel.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+
+/** Every answer the client read in this file, checked against openapi.yaml. */
+const seen = newObservations();
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
@@ -25,9 +28,9 @@ describe('assets_* and webhook_* tools, and the whole set', () => {
     p = await startTestPlatform();
     ada = p.user('ada', 'human');
     nova = p.user('nova', 'ai', { trust: ['ada'] });
-    asAda = new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
+    asAda = checkedClient(seen, { baseUrl: p.url, token: ada.token });
     room = await sharedTimeline(p, ada, nova, 'Room');
-    tools = createPlatformTools({ client: new BaseCradleClient({ env: {}, baseUrl: p.url, token: nova.token }), timeline: room });
+    tools = createPlatformTools({ client: checkedClient(seen, { baseUrl: p.url, token: nova.token }), timeline: room });
   });
   afterAll(() => p?.close());
 
@@ -131,10 +134,10 @@ describe('assets_post_image', () => {
     p = await startTestPlatform();
     const ada = p.user('ada', 'human');
     const nova = p.user('nova', 'ai', { trust: ['ada'] });
-    asAda = new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
+    asAda = checkedClient(seen, { baseUrl: p.url, token: ada.token });
     room = await sharedTimeline(p, ada, nova, 'Room');
     images = [];
-    tools = createPlatformTools({ client: new BaseCradleClient({ env: {}, baseUrl: p.url, token: nova.token }), timeline: room, recentToolImages: () => images });
+    tools = createPlatformTools({ client: checkedClient(seen, { baseUrl: p.url, token: nova.token }), timeline: room, recentToolImages: () => images });
   });
   afterAll(() => p?.close());
 
@@ -160,5 +163,12 @@ describe('assets_post_image', () => {
     ]);
     expect(Buffer.from((await asAda.assets.download(onPlatform[1]!)).bytes).equals(PNG)).toBe(true);
     expect(await callTool(tools, 'assets_post_image', { nth: 3 })).toMatchObject({ ok: false, error: expect.stringContaining('Only 2 images came back from tools this turn; there is no image 3.') });
+  });
+});
+
+describe('the answers read in this file', () => {
+  it('all matched openapi.yaml', () => {
+    expect(seen.requests.length).toBeGreaterThan(0);
+    expect(seen.violations).toEqual([]);
   });
 });

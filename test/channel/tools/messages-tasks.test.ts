@@ -3,14 +3,17 @@
 // reasons, and creates that a resumed turn re-issues without doubling.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BaseCradleClient } from '../../../src/channel/index.ts';
+import type { BaseCradleClient } from '../../../src/channel/index.ts';
 import { createMessageTools } from '../../../src/channel/tools/messages.ts';
 import { createTaskTools } from '../../../src/channel/tools/tasks.ts';
 import type { PlatformToolsOptions } from '../../../src/channel/tools/kit.ts';
 import type { Tool } from '../../../src/tools/tool.ts';
 import type { AddedUser } from '../../../src/platform/index.ts';
-import { callTool, resultText } from '../../support/channel.ts';
+import { callTool, checkedClient, newObservations, resultText } from '../../support/channel.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+
+/** Every answer the client read in this file, checked against openapi.yaml. */
+const seen = newObservations();
 
 const NOW = new Date('2030-01-02T03:04:05.000Z');
 
@@ -32,8 +35,8 @@ describe('messages_* and tasks_* tools', () => {
     nova = p.user('nova', 'ai', { trust: ['ada'] });
     room = await sharedTimeline(p, ada, nova, 'Room');
     other = await sharedTimeline(p, ada, nova, 'Other');
-    asAda = new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
-    asNova = new BaseCradleClient({ env: {}, baseUrl: p.url, token: nova.token });
+    asAda = checkedClient(seen, { baseUrl: p.url, token: ada.token });
+    asNova = checkedClient(seen, { baseUrl: p.url, token: nova.token });
     tools = toolsFor();
   });
   afterAll(() => p?.close());
@@ -126,5 +129,12 @@ describe('messages_* and tasks_* tools', () => {
     expect(await callTool(tools, 'tasks_create', { instructions: 'x', when: '+0m' })).toEqual({ ok: false, error: 'tasks_create failed: "+0m" is no time from now. Use a positive offset such as +90m.' });
     expect(await callTool(tools, 'tasks_create', { instructions: 'x', when: '+400d' })).toEqual({ ok: false, error: 'tasks_create failed: "+400d" is more than a year away. Schedule at most a year ahead.' });
     expect((await asAda.tasks.list({ timeline: room }).toArray()).map((t) => t.content.instructions).sort()).toEqual(['check the build', 'new year']);
+  });
+});
+
+describe('the answers read in this file', () => {
+  it('all matched openapi.yaml', () => {
+    expect(seen.requests.length).toBeGreaterThan(0);
+    expect(seen.violations).toEqual([]);
   });
 });

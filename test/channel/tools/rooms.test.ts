@@ -2,14 +2,17 @@
 // the irreversible lock and delete behind their confirm gate — run as the engine runs them,
 // against the embedded platform, checked by what the platform then holds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BaseCradleClient } from '../../../src/channel/index.ts';
+import type { BaseCradleClient } from '../../../src/channel/index.ts';
 import { createGovernanceTools } from '../../../src/channel/tools/governance.ts';
 import { createPeopleTools } from '../../../src/channel/tools/people.ts';
 import { createTimelineTools } from '../../../src/channel/tools/timelines.ts';
 import type { AddedUser } from '../../../src/platform/index.ts';
 import type { Tool } from '../../../src/tools/tool.ts';
-import { callTool, resultText } from '../../support/channel.ts';
+import { callTool, checkedClient, newObservations, resultText } from '../../support/channel.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+
+/** Every answer the client read in this file, checked against openapi.yaml. */
+const seen = newObservations();
 
 describe('timelines_*, users_*, trust_*, lock and delete', () => {
   let p: TestPlatform;
@@ -31,8 +34,8 @@ describe('timelines_*, users_*, trust_*, lock and delete', () => {
     ada = p.user('ada', 'human');
     nova = p.user('nova', 'ai', { trust: ['ada'] });
     rex = p.user('rex', 'ai');
-    asAda = new BaseCradleClient({ env: {}, baseUrl: p.url, token: ada.token });
-    asNova = new BaseCradleClient({ env: {}, baseUrl: p.url, token: nova.token });
+    asAda = checkedClient(seen, { baseUrl: p.url, token: ada.token });
+    asNova = checkedClient(seen, { baseUrl: p.url, token: nova.token });
     room = await sharedTimeline(p, ada, nova, 'Room');
     tools = forNova(room);
   });
@@ -70,7 +73,7 @@ describe('timelines_*, users_*, trust_*, lock and delete', () => {
     const refused = await callTool(tools, 'timelines_add_participant', { user: 'rex', timeline: lab });
     expect(refused).toEqual({ ok: false, error: expect.stringMatching(/^timelines_add_participant failed: The platform refused \(validation_failed\): /) });
     expect(resultText(await callTool(tools, 'trust_grant', { user: 'rex' }))).toBe('You now trust @rex: you trust them (not yet back).');
-    await new BaseCradleClient({ env: {}, baseUrl: p.url, token: rex.token }).trust.grant(nova.uuid);
+    await checkedClient(seen, { baseUrl: p.url, token: rex.token }).trust.grant(nova.uuid);
     expect(resultText(await callTool(tools, 'timelines_add_participant', { user: '@rex', timeline: lab }))).toBe(`Added @rex to timeline ${lab}.`);
     expect((await asNova.timelines.get(lab)).timeline.participants.map((u) => u.handle)).toEqual(['rex']);
     expect(resultText(await callTool(tools, 'timelines_list', {}))).toContain(`"Lab" ${lab}: owner @nova; viewers @nova, @rex`);
@@ -125,5 +128,12 @@ describe('timelines_*, users_*, trust_*, lock and delete', () => {
     expect(preview.ok === false && preview.error).toContain('You are not its owner, so the platform would refuse.');
     expect(await callTool(tools, 'delete', { timeline: room, confirm: room })).toEqual({ ok: false, error: expect.stringMatching(/^delete failed: The platform refused \(not_timeline_owner\): /) });
     expect((await asAda.timelines.get(room)).timeline.name).toBe('Room');
+  });
+});
+
+describe('the answers read in this file', () => {
+  it('all matched openapi.yaml', () => {
+    expect(seen.requests.length).toBeGreaterThan(0);
+    expect(seen.violations).toEqual([]);
   });
 });
