@@ -24,7 +24,11 @@ export interface TransportOptions extends CredentialOptions {
   retryDelayMs?: (retry: number) => number;
   fetch?: typeof globalThis.fetch;
   logger?: Logger;
-  /** Called with every answer the client reads (tests validate each against openapi.yaml). */
+  /**
+   * Called with every answer the client reads, as it came (tests validate each against
+   * openapi.yaml). It sees bodies whole — a minted token in POST /session's answer too — so
+   * whatever it keeps must be treated as a secret.
+   */
   onResponse?: (response: ObservedResponse) => void;
   userAgent?: string;
 }
