@@ -20,12 +20,38 @@ export interface ProblemDocument {
   [more: string]: unknown;
 }
 
+/** The platform's problem codes (FACTS.md's table). */
+export const PROBLEM_CODES = [
+  'unauthorized', 'invalid_credentials', 'invalid_signature', 'account_suspended', 'not_a_viewer', 'not_timeline_owner',
+  'not_task_author', 'timeline_locked', 'not_found', 'task_not_pending', 'validation_failed', 'current_password_incorrect',
+  'password_confirmation_mismatch', 'rate_limited', 'invalid_cursor', 'invalid_filter', 'endpoint_disabled', 'payload_too_large',
+] as const;
+export type ProblemCode = (typeof PROBLEM_CODES)[number];
+
+/**
+ * Every `code` a BaseCradle error can carry: the platform's, plus the client's own. One closed
+ * union, so a misspelled code does not compile; a code the platform sends that is not in the
+ * table becomes `basecradle` (the raw one stays in `.problem.code`).
+ */
+export type BaseCradleCode =
+  | ProblemCode
+  | 'basecradle'
+  | 'connection_error'
+  | 'missing_credentials'
+  | 'invalid_argument'
+  | 'invalid_response'
+  | 'config';
+
+export function isProblemCode(value: unknown): value is ProblemCode {
+  return typeof value === 'string' && (PROBLEM_CODES as readonly string[]).includes(value);
+}
+
 export interface BaseCradleErrorInit {
   message: string;
   /** The HTTP status; undefined when no answer came (a connection error). */
   status?: number;
-  /** The problem's code, or `basecradle` when there was none. */
-  code?: string;
+  /** The problem's code, or `basecradle` when there was none (or one not in the table). */
+  code?: BaseCradleCode;
   title?: string;
   detail?: string;
   instance?: string;
@@ -173,7 +199,7 @@ export class MissingCredentialsError extends BaseCradleError {
 type ProblemClass = new (init: BaseCradleErrorInit) => BaseCradleError;
 
 /** FACTS.md's table: each code has its own class. */
-export const ERROR_CLASS_BY_CODE: Readonly<Record<string, ProblemClass>> = {
+export const ERROR_CLASS_BY_CODE: Readonly<Record<ProblemCode, ProblemClass>> = {
   unauthorized: UnauthorizedError,
   invalid_credentials: InvalidCredentialsError,
   invalid_signature: InvalidSignatureError,
@@ -202,13 +228,14 @@ export const ERROR_CLASS_BY_CODE: Readonly<Record<string, ProblemClass>> = {
 export function errorFromResponse(request: string, status: number, headers: Headers, body: unknown): BaseCradleError {
   const type = (headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const problem = type === 'application/problem+json' && typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as ProblemDocument) : undefined;
-  const code = typeof problem?.code === 'string' ? problem.code : undefined;
-  const Class = (code && Object.hasOwn(ERROR_CLASS_BY_CODE, code) ? ERROR_CLASS_BY_CODE[code] : undefined) ?? BaseCradleError;
+  const saidCode = typeof problem?.code === 'string' ? problem.code : undefined;
+  const code = isProblemCode(saidCode) ? saidCode : undefined;
+  const Class = code ? ERROR_CLASS_BY_CODE[code] : BaseCradleError;
   const detail = typeof problem?.detail === 'string' ? problem.detail : undefined;
   const title = typeof problem?.title === 'string' ? problem.title : undefined;
   const said = detail ?? title ?? (typeof body === 'string' && body.trim() ? body.trim().slice(0, 200) : undefined);
   return new Class({
-    message: `BaseCradle refused ${request}: ${status}${code ? ` ${code}` : ''}${said ? ` — ${said}` : ''}`,
+    message: `BaseCradle refused ${request}: ${status}${saidCode ? ` ${saidCode}` : ''}${said ? ` — ${said}` : ''}`,
     status,
     code: code ?? 'basecradle',
     title,
@@ -216,11 +243,11 @@ export function errorFromResponse(request: string, status: number, headers: Head
     instance: typeof problem?.instance === 'string' ? problem.instance : undefined,
     problem,
     retryAfter: retryAfterSeconds(headers.get('retry-after')),
-    hint: HINTS[code ?? ''],
+    hint: code ? HINTS[code] : undefined,
   });
 }
 
-const HINTS: Record<string, string> = {
+const HINTS: Partial<Record<ProblemCode, string>> = {
   unauthorized: 'Check BASECRADLE_TOKEN (or BASECRADLE_EMAIL and BASECRADLE_PASSWORD): the token is missing, revoked or was never issued.',
   invalid_credentials: 'Check BASECRADLE_EMAIL and BASECRADLE_PASSWORD.',
   rate_limited: 'Wait for the time the platform named, then try again.',

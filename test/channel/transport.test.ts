@@ -9,15 +9,18 @@ import {
   BaseCradleClient,
   BaseCradleError,
   DEFAULT_BASE_URL,
+  ERROR_CLASS_BY_CODE,
   ForbiddenError,
   NotAViewerError,
   NotFoundError,
+  PROBLEM_CODES,
   retryDelayMs,
 } from '../../src/channel/index.ts';
 import type { AddedUser } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { checkedClient, newObservations, refusal } from '../support/channel.ts';
 import { startCannedServer, startFlakyProxy, type FlakyProxy } from '../support/flaky-proxy.ts';
+import { PROBLEM_CODES as ORACLE_CODES } from '../support/openapi.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
 /** Every answer the client read in this file, checked against openapi.yaml. */
@@ -154,7 +157,7 @@ describe('answers that are not the platform’s problem documents', () => {
       const client = new BaseCradleClient({ env: {}, baseUrl: server.url, token: 'bc_uat_canned-token-0000' });
       const teapot = await refusal(client.users.list());
       expect(teapot.constructor).toBe(BaseCradleError);
-      expect(teapot).toMatchObject({ status: 418, code: 'brand_new', title: 'Teapot', detail: 'Short and stout.', instance: 'req-1' });
+      expect(teapot).toMatchObject({ status: 418, code: 'basecradle', title: 'Teapot', detail: 'Short and stout.', instance: 'req-1', problem: { code: 'brand_new' } });
       expect(teapot.message).toBe('BaseCradle refused GET /users: 418 brand_new — Short and stout.');
       const numeric = await refusal(client.users.list());
       expect(numeric.constructor).toBe(BaseCradleError);
@@ -213,6 +216,16 @@ describe('configuration', () => {
     const client = new BaseCradleClient({ env: {}, baseUrl: 'http://127.0.0.1:9', token: 'bc_uat_unused-000000' });
     const error = await refusal(client.messages.get(''));
     expect(error).toMatchObject({ code: 'invalid_argument', message: 'A message uuid is required (got "").' });
+  });
+});
+
+describe('error codes', () => {
+  it('the client knows exactly the platform’s problem codes, each with its own class, and a misspelled code does not compile', () => {
+    expect([...PROBLEM_CODES].sort()).toEqual([...ORACLE_CODES].sort());
+    expect(Object.keys(ERROR_CLASS_BY_CODE).sort()).toEqual([...PROBLEM_CODES].sort());
+    for (const [code, Class] of Object.entries(ERROR_CLASS_BY_CODE)) expect(Class.name.replace(/Error$/, '').replace(/[A-Z]/g, (c, i) => (i ? '_' : '') + c.toLowerCase())).toBe(code);
+    // @ts-expect-error 'not_fuond' is not a BaseCradle code.
+    expect(new BaseCradleError({ message: 'typo', code: 'not_fuond' }).code).toBe('not_fuond');
   });
 });
 
