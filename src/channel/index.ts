@@ -16,3 +16,4 @@ export type { NewTask, TaskFilters } from './resources/tasks.ts';
 export type { LoginInput } from './resources/sessions.ts';
 export type { InboundDelivery, WebhookEventFilters } from './resources/webhooks.ts';
 export { createPlatformTools, type KeyedKind, PLATFORM_TOOL_GOTCHAS, PlatformToolError, type PlatformToolsOptions, toolManifest } from './tools/index.ts';
+export { type CreateKeyInput, type CreateKind, createIdempotencyKey, IDEMPOTENCY_NAMESPACE, uuid5 } from './idempotency.ts';
