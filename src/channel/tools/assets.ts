@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool, ToolContentPart } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToolError, type PlatformToolsOptions, readTool, type ToolImage, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToolError, type PlatformToolsOptions, readTool, targetTimeline, timelineField, timelinePage, type ToolImage, uuid } from './kit.ts';
 import { assetLine, pageText } from './render.ts';
 
 /**
@@ -44,7 +44,7 @@ export function createAssetTools(options: PlatformToolsOptions): Tool[] {
       description: 'List the files shared on a timeline (default: the current one).',
       input: z.object({ timeline: timelineField, limit: limitField, before: beforeField }),
       async run({ timeline, limit = 20, before }) {
-        return pageText(await client.assets.list({ timeline: targetTimeline(options, timeline) }).page(before), assetLine, 'assets', limit);
+        return pageText(await timelinePage(options, timeline, (t) => client.assets.list({ timeline: t }), before), assetLine, 'assets', limit);
       },
     }),
     itemReadTool('asset', 'Read one asset’s record by its uuid: file name, type, size, description and who shared it.', (id, signal) => client.assets.get(id, { signal }), assetLine),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Tool, ToolContentPart, ToolContext, ToolEffect, ToolKind } from '../../tools/tool.ts';
 import { AcxError } from '../../util/errors.ts';
 import type { BaseCradleClient } from '../client.ts';
+import type { Page, PagedList } from '../pagination.ts';
 import { BaseCradleError, RateLimitedError, ValidationError } from '../errors.ts';
 
 /**
@@ -136,6 +137,18 @@ export function targetTimeline(options: PlatformToolsOptions, given: string | un
   const timeline = given ?? options.timeline;
   if (!timeline) throw new PlatformToolError('No timeline given and there is no current timeline.', 'Pass timeline=<uuid> (timelines_list shows yours).');
   return timeline;
+}
+
+/**
+ * A page of one timeline's items (the current one unless named). The cross-timeline lists only
+ * filter what you can view, so a timeline you cannot see reads as empty; an empty first page
+ * asks the timeline itself, and the model hears why (not_a_viewer, not_found) instead of "none".
+ */
+export async function timelinePage<T>(options: PlatformToolsOptions, given: string | undefined, list: (timeline: string) => PagedList<T>, before: string | undefined): Promise<Page<T>> {
+  const timeline = targetTimeline(options, given);
+  const page = await list(timeline).page(before);
+  if (page.items.length === 0 && before === undefined) await options.client.timelines.get(timeline);
+  return page;
 }
 
 /** The key for a create of `kind` in this call (see PlatformToolsOptions.idempotencyKey). */

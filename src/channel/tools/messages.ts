@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, timelinePage } from './kit.ts';
 import { messageLine, pageText } from './render.ts';
 
 /** Speech is a tool: a timeline agent says something only by calling messages_create. */
@@ -20,7 +20,7 @@ export function createMessageTools(options: PlatformToolsOptions): Tool[] {
       description: 'Read the messages of a timeline (default: the current one), newest page first, shown oldest first with their time, author and uuid.',
       input: listInput,
       async run({ timeline, limit = 20, before }) {
-        const page = await client.messages.list({ timeline: targetTimeline(options, timeline) }).page(before);
+        const page = await timelinePage(options, timeline, (t) => client.messages.list({ timeline: t }), before);
         return pageText(page, messageLine, 'messages', limit);
       },
     }),

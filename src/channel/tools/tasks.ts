@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
-import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField } from './kit.ts';
+import { beforeField, createKey, editTool, itemReadTool, limitField, type PlatformToolsOptions, readTool, targetTimeline, timelineField, timelinePage } from './kit.ts';
 import { pageText, taskLine } from './render.ts';
 import { activationTime } from './when.ts';
 
@@ -37,7 +37,7 @@ export function createTaskTools(options: PlatformToolsOptions): Tool[] {
       description: 'List the tasks of a timeline (default: the current one), optionally by status.',
       input: listInput,
       async run({ timeline, status, limit = 20, before }) {
-        const page = await client.tasks.list({ timeline: targetTimeline(options, timeline), ...(status ? { status } : {}) }).page(before);
+        const page = await timelinePage(options, timeline, (t) => client.tasks.list({ timeline: t, ...(status ? { status } : {}) }), before);
         return pageText(page, taskLine, status ? `${status} tasks` : 'tasks', limit);
       },
     }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Tool } from '../../tools/tool.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import type { WebhookEndpoint } from '../types.ts';
-import { beforeField, createKey, editTool, limitField, platformTool, type PlatformToolsOptions, readTool, targetTimeline, timelineField, uuid } from './kit.ts';
+import { beforeField, createKey, editTool, limitField, platformTool, type PlatformToolsOptions, readTool, targetTimeline, timelineField, timelinePage, uuid } from './kit.ts';
 import { pageText, webhookEventLine } from './render.ts';
 
 /**
@@ -49,7 +49,7 @@ export function createWebhookTools(options: PlatformToolsOptions): Tool[] {
       description: 'List the webhook endpoints of a timeline (default: the current one).',
       input: z.object({ timeline: timelineField, limit: limitField, before: beforeField }),
       async run({ timeline, limit = 20, before }) {
-        return pageText(await client.webhookEndpoints.list({ timeline: targetTimeline(options, timeline) }).page(before), (e) => endpointLine(e), 'webhook endpoints', limit);
+        return pageText(await timelinePage(options, timeline, (t) => client.webhookEndpoints.list({ timeline: t }), before), (e) => endpointLine(e), 'webhook endpoints', limit);
       },
     }),
     change('enable', 'Enable a webhook endpoint again: its ingest URL accepts deliveries.'),
@@ -70,8 +70,8 @@ export function createWebhookTools(options: PlatformToolsOptions): Tool[] {
       description: 'List the webhook events that arrived on a timeline (default: the current one), optionally from one endpoint.',
       input: z.object({ timeline: timelineField, endpoint: endpointField.optional(), limit: limitField, before: beforeField }),
       async run({ timeline, endpoint, limit = 20, before }) {
-        const list = client.webhookEvents.list({ timeline: targetTimeline(options, timeline), ...(endpoint ? { endpoint } : {}) });
-        return pageText(await list.page(before), webhookEventLine, 'webhook events', limit);
+        const page = await timelinePage(options, timeline, (t) => client.webhookEvents.list({ timeline: t, ...(endpoint ? { endpoint } : {}) }), before);
+        return pageText(page, webhookEventLine, 'webhook events', limit);
       },
     }),
     readTool({

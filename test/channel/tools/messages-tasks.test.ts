@@ -103,6 +103,11 @@ describe('messages_* and tasks_* tools', () => {
     expect(refused).toEqual({ ok: false, error: expect.stringMatching(/^messages_create failed: The platform refused \(timeline_locked\): /) });
     const private_ = (await asAda.timelines.create('Private')).uuid;
     expect(await callTool(tools, 'messages_create', { body: 'let me in', timeline: private_ })).toEqual({ ok: false, error: expect.stringMatching(/^messages_create failed: The platform refused \(not_a_viewer\): /) });
+    // A list filters by what you can view, so a timeline you cannot see is named as such, not shown empty.
+    expect(await callTool(tools, 'messages_list', { timeline: private_ })).toEqual({ ok: false, error: expect.stringMatching(/^messages_list failed: The platform refused \(not_a_viewer\): /) });
+    expect(await callTool(tools, 'tasks_list', { timeline: randomUUID() })).toEqual({ ok: false, error: expect.stringMatching(/^tasks_list failed: The platform refused \(not_found\): /) });
+    const quiet = await sharedTimeline(p, ada, nova, 'Quiet');
+    expect(await callTool(tools, 'messages_list', { timeline: quiet })).toEqual({ ok: true, output: 'No messages.' });
     const blank = await callTool(tools, 'messages_create', { body: '   ' });
     expect(blank.ok).toBe(false);
     expect(await callTool(tools, 'messages_create', { body: 'x', timeline: 'room' })).toEqual({ ok: false, error: expect.stringContaining('timeline') });
