@@ -121,6 +121,19 @@ describe('retries after a transport failure', () => {
     expect(arrivals('GET /timelines')).toBe(before + 2);
   });
 
+  it('a caller’s abort ends the request at once: no retry, and the abort itself reaches the caller', async () => {
+    proxy.fail(1, 'hang');
+    const before = arrivals('GET /users');
+    const controller = new AbortController();
+    const pending = client({ timeoutMs: 60_000 }).users.list({ signal: controller.signal });
+    while (arrivals('GET /users') === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    controller.abort();
+    const error = await pending.catch((e: unknown) => e);
+    expect(APIConnectionError.isInstance(error)).toBe(false);
+    expect((error as Error).name).toBe('AbortError');
+    expect(arrivals('GET /users')).toBe(before + 1);
+  });
+
   it('an HTTP error answer is never retried', async () => {
     const stranger = p.user('stranger', 'human');
     const before = arrivals(`GET /timelines/${room}`);
