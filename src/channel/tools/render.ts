@@ -34,8 +34,13 @@ export function itemLine(item: TimelineItem): string {
       return assetLine(item);
     case 'task':
       return taskLine(item);
-    default:
-      return webhookEventLine(item as WebhookEvent);
+    case 'webhook_event':
+      return webhookEventLine(item);
+    default: {
+      // A kind this client does not know yet (the API is additive): its time, type and uuid.
+      const unknown = item as { created_at?: string; type?: string; content?: { uuid?: string } };
+      return `[${unknown.created_at}] ${unknown.type} ${unknown.content?.uuid ?? ''}`.trim();
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BaseCradleClient, createPlatformTools } from '../../../src/channel/index.ts';
+import { itemLine } from '../../../src/channel/tools/render.ts';
 import { toToolResultOutput } from '../../../src/engine/tool-output.ts';
 import type { AddedUser } from '../../../src/platform/index.ts';
 import { normalizeSchema } from '../../../src/tools/schema.ts';
@@ -110,6 +111,10 @@ describe('assets_* and webhook_* tools, and the whole set', () => {
     const read = resultText(await callTool(tools, 'webhook_events_read', { event }));
     expect(read.split('\n').slice(-2)).toEqual(['Payload (application/json):', '{"build":"green"}']);
     expect(read).not.toContain('sk-live-sender-secret');
+    // The room's own view lists the event among its items, with its time.
+    expect(resultText(await callTool(tools, 'timelines_read', {}))).toMatch(new RegExp(`\\n\\[[^\\]]+\\] webhook event ${event} from endpoint ${endpoint}`));
+    // A kind of item this client does not know yet still reads as its time, type and uuid.
+    expect(itemLine({ type: 'poll', created_at: '2030-01-01T00:00:00Z', content: { uuid: 'p-1' } } as never)).toBe('[2030-01-01T00:00:00Z] poll p-1');
 
     expect(resultText(await callTool(tools, 'webhook_endpoints_disable', { endpoint }))).toContain('DISABLED (deliveries get 410)');
     expect(await asAda.webhookEndpoints.deliver(url, { payload: '{}' }).catch((e: { code?: string }) => e.code)).toBe('endpoint_disabled');
