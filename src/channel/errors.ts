@@ -99,50 +99,67 @@ export class BaseCradleError extends AcxError {
 
 const marker = (name: string) => Symbol.for(`${MARKER_PREFIX}${name}`);
 
+// Each class below declares a private brand (type-only, nothing at run time): it makes the
+// classes nominal, so a failed isInstance() check narrows to the other classes, not to never.
+
 export class AuthenticationError extends BaseCradleError {
   static override readonly marker = marker('AuthenticationError');
+  declare private readonly brandAuthenticationError: true;
 }
 export class UnauthorizedError extends AuthenticationError {
   static override readonly marker = marker('UnauthorizedError');
+  declare private readonly brandUnauthorizedError: true;
 }
 export class InvalidCredentialsError extends AuthenticationError {
   static override readonly marker = marker('InvalidCredentialsError');
+  declare private readonly brandInvalidCredentialsError: true;
 }
 export class InvalidSignatureError extends AuthenticationError {
   static override readonly marker = marker('InvalidSignatureError');
+  declare private readonly brandInvalidSignatureError: true;
 }
 /** Not a ForbiddenError: the account itself is stopped, not this one action. */
 export class AccountSuspendedError extends BaseCradleError {
   static override readonly marker = marker('AccountSuspendedError');
+  declare private readonly brandAccountSuspendedError: true;
 }
 export class ForbiddenError extends BaseCradleError {
   static override readonly marker = marker('ForbiddenError');
+  declare private readonly brandForbiddenError: true;
 }
 export class NotAViewerError extends ForbiddenError {
   static override readonly marker = marker('NotAViewerError');
+  declare private readonly brandNotAViewerError: true;
 }
 export class NotTimelineOwnerError extends ForbiddenError {
   static override readonly marker = marker('NotTimelineOwnerError');
+  declare private readonly brandNotTimelineOwnerError: true;
 }
 export class NotTaskAuthorError extends ForbiddenError {
   static override readonly marker = marker('NotTaskAuthorError');
+  declare private readonly brandNotTaskAuthorError: true;
 }
 export class TimelineLockedError extends ForbiddenError {
   static override readonly marker = marker('TimelineLockedError');
+  declare private readonly brandTimelineLockedError: true;
 }
 export class NotFoundError extends BaseCradleError {
   static override readonly marker = marker('NotFoundError');
+  declare private readonly brandNotFoundError: true;
 }
 export class ConflictError extends BaseCradleError {
   static override readonly marker = marker('ConflictError');
+  declare private readonly brandConflictError: true;
 }
 export class TaskNotPendingError extends ConflictError {
   static override readonly marker = marker('TaskNotPendingError');
+  declare private readonly brandTaskNotPendingError: true;
 }
 
 /** A 422: `.errors` holds the messages per field, as `{field: [message]}`. */
 export class ValidationError extends BaseCradleError {
   static override readonly marker = marker('ValidationError');
+  declare private readonly brandValidationError: true;
   readonly errors: Record<string, string[]>;
   constructor(init: BaseCradleErrorInit) {
     super(init);
@@ -152,17 +169,21 @@ export class ValidationError extends BaseCradleError {
 }
 export class ValidationFailedError extends ValidationError {
   static override readonly marker = marker('ValidationFailedError');
+  declare private readonly brandValidationFailedError: true;
 }
 export class CurrentPasswordIncorrectError extends ValidationError {
   static override readonly marker = marker('CurrentPasswordIncorrectError');
+  declare private readonly brandCurrentPasswordIncorrectError: true;
 }
 export class PasswordConfirmationMismatchError extends ValidationError {
   static override readonly marker = marker('PasswordConfirmationMismatchError');
+  declare private readonly brandPasswordConfirmationMismatchError: true;
 }
 
 /** A 429: `.retryAfter` is the Retry-After header in seconds (undefined when it was absent). */
 export class RateLimitedError extends BaseCradleError {
   static override readonly marker = marker('RateLimitedError');
+  declare private readonly brandRateLimitedError: true;
   readonly retryAfter: number | undefined;
   constructor(init: BaseCradleErrorInit) {
     super(init);
@@ -171,29 +192,36 @@ export class RateLimitedError extends BaseCradleError {
 }
 export class InvalidRequestError extends BaseCradleError {
   static override readonly marker = marker('InvalidRequestError');
+  declare private readonly brandInvalidRequestError: true;
 }
 export class InvalidCursorError extends InvalidRequestError {
   static override readonly marker = marker('InvalidCursorError');
+  declare private readonly brandInvalidCursorError: true;
 }
 export class InvalidFilterError extends InvalidRequestError {
   static override readonly marker = marker('InvalidFilterError');
+  declare private readonly brandInvalidFilterError: true;
 }
 /** A 410 from a webhook ingest URL whose endpoint is disabled. */
 export class EndpointDisabledError extends BaseCradleError {
   static override readonly marker = marker('EndpointDisabledError');
+  declare private readonly brandEndpointDisabledError: true;
 }
 export class PayloadTooLargeError extends BaseCradleError {
   static override readonly marker = marker('PayloadTooLargeError');
+  declare private readonly brandPayloadTooLargeError: true;
 }
 
 /** No answer came: the connection failed or timed out (after the retries the request was allowed). */
 export class APIConnectionError extends BaseCradleError {
   static override readonly marker = marker('APIConnectionError');
+  declare private readonly brandAPIConnectionError: true;
 }
 
 /** Neither a token nor email + password was given. */
 export class MissingCredentialsError extends BaseCradleError {
   static override readonly marker = marker('MissingCredentialsError');
+  declare private readonly brandMissingCredentialsError: true;
 }
 
 type ProblemClass = new (init: BaseCradleErrorInit) => BaseCradleError;

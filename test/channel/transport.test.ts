@@ -237,6 +237,9 @@ describe('error codes', () => {
     expect([...PROBLEM_CODES].sort()).toEqual([...ORACLE_CODES].sort());
     expect(Object.keys(ERROR_CLASS_BY_CODE).sort()).toEqual([...PROBLEM_CODES].sort());
     for (const [code, Class] of Object.entries(ERROR_CLASS_BY_CODE)) expect(Class.name.replace(/Error$/, '').replace(/[A-Z]/g, (c, i) => (i ? '_' : '') + c.toLowerCase())).toBe(code);
+    // A failed check narrows to the other classes (the classes are nominal), not to never: this compiles.
+    const statusOf = (error: BaseCradleError): number | undefined => (NotFoundError.isInstance(error) ? 404 : APIConnectionError.isInstance(error) ? 0 : error.status);
+    expect(statusOf(new NotAViewerError({ message: 'x', status: 403 }))).toBe(403);
     // @ts-expect-error 'not_fuond' is not a BaseCradle code.
     expect(new BaseCradleError({ message: 'typo', code: 'not_fuond' }).code).toBe('not_fuond');
   });
