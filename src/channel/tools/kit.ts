@@ -3,7 +3,7 @@ import type { Tool, ToolContentPart, ToolContext, ToolEffect, ToolKind } from '.
 import { AcxError } from '../../util/errors.ts';
 import type { BaseCradleClient } from '../client.ts';
 import type { Page, PagedList } from '../pagination.ts';
-import { BaseCradleError, RateLimitedError, ValidationError } from '../errors.ts';
+import { APIConnectionError, BaseCradleError, RateLimitedError, ValidationError } from '../errors.ts';
 
 /**
  * What every platform tool is built from: the client it acts through, the timeline the wake
@@ -121,7 +121,9 @@ export function editTool<S extends z.ZodType>(definition: Omit<Definition<S>, 'k
 
 /** What the platform said, for a model: the reason, the field errors, when to retry; never the wire. */
 export function plainReason(error: BaseCradleError): string {
-  if (error.status === undefined) return `The platform could not be reached (${error.message.replace(/^No answer from BaseCradle for /, '')}).`;
+  if (APIConnectionError.isInstance(error)) return `The platform could not be reached (${error.message.replace(/^No answer from BaseCradle for /, '')}).`;
+  // The client's own refusals (no credentials, a bad argument) say what is wrong already.
+  if (error.status === undefined) return error.describe();
   const fields = ValidationError.isInstance(error)
     ? Object.entries(error.errors)
         .map(([field, messages]) => `${field} ${messages.join(', ')}`)
