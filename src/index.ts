@@ -6,6 +6,8 @@ import './node-guard.ts';
 export { HarnessAgent } from './agent/harness-agent.ts';
 export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, StreamResult } from './agent/harness-agent.ts';
 export { createEngineHarness } from './agent/engine-harness.ts';
+export { loadAgent, type LoadAgentOptions } from './agent/load-agent.ts';
+export type { PreparedAgent } from './agent/prepare.ts';
 export type { EngineHarnessOptions } from './agent/engine-harness.ts';
 export type { AgentConfig, Harness, HarnessSession } from './agent/harness.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';

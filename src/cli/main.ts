@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CliExit, EXIT, printError } from './output.ts';
-import { ACX_VERSION } from './version.ts';
+import { ACX_VERSION } from '../util/version.ts';
 
 /**
  * The `acx` command. Each subcommand lives in `commands/<name>.ts` and exports `register`.
@@ -28,6 +28,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   wake: () => import('./commands/wake.ts'),
   cleanup: () => import('./commands/cleanup.ts'),
   platform: () => import('./commands/platform.ts'),
+  cache: () => import('./commands/cache.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {

@@ -117,6 +117,8 @@ export interface ResolvedSettings {
   contextTokens: number | null;
   retries: number;
   modelParams: ModelParams;
+  /** model_params.json as written ({} without one), for resolved-config. */
+  modelParamsVerbatim: Record<string, unknown>;
   modelParamsStripped: string[];
   modelParamsFile: string | null;
   sessionId: string | null;
@@ -298,6 +300,7 @@ export function resolveSettings(
     contextTokens: contextTokens ?? null,
     retries,
     modelParams: params.params,
+    modelParamsVerbatim: params.verbatim,
     modelParamsStripped: params.stripped,
     modelParamsFile: params.source ?? null,
     sessionId: flags.session ?? env.ACX_SESSION ?? null,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { defaultHarnessRequirements as seedHarnessRequirements } from '../cartridge/defaults.ts';
 import { AcxError } from '../util/errors.ts';
 import { isCapabilityScope, type CapabilityScope } from '../tools/tool.ts';
@@ -173,8 +173,10 @@ const FORBIDDEN_KEYS: Record<string, string> = {
   netScopes: 'use "network"',
 };
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
-const validateManifest = ajv.compile(HARNESS_REQUIREMENTS_JSON_SCHEMA);
+// Compiled on first parse: a run that never reads a manifest does not pay for it.
+let compiledManifestValidator: ValidateFunction | undefined;
+const manifestValidator = (): ValidateFunction =>
+  (compiledManifestValidator ??= new Ajv2020({ allErrors: true, strict: false, validateFormats: false }).compile(HARNESS_REQUIREMENTS_JSON_SCHEMA));
 
 // ---- parsing --------------------------------------------------------------------------------
 
@@ -215,6 +217,7 @@ export function checkHarnessRequirements(value: unknown): ManifestProblem[] {
       if (key in value) add({ path: `/${key}`, problem: `forbidden key "${key}" (${replacement})` });
     }
   }
+  const validateManifest = manifestValidator();
   if (!validateManifest(value)) {
     for (const error of validateManifest.errors ?? []) {
       const problem = describeAjvError(error);

@@ -671,6 +671,7 @@ export class Engine {
           tools: this.sdkTools,
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: this.options.params,
+          sessionId: state.sessionId,
           abortSignal: state.hooks.abortSignal,
           emit: state.hooks.emit,
         });

@@ -1,5 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { ACX_VERSION } from '../../cli/version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 import { MissingApiKeyError } from '../../model/providers.ts';
 import type { AcxError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';

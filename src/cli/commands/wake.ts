@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { prepareAgent } from '../../agent/prepare.ts';
+import type { PreparedAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveWakeSettings } from '../../config/wake-settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
@@ -92,13 +92,15 @@ export function register(program: Command): void {
       configError = error;
     }
     const store = new WakeStore(wakeStorePath(location.stateDir));
-    let prepared: Awaited<ReturnType<typeof prepareAgent>> | undefined;
+    let prepared: PreparedAgent | undefined;
     try {
       try {
         const outcome = await wake({
           // Prepared only once this wake holds the lease: the event is recorded first, whatever happens.
           agent: async () => {
             if (!settings) throw configError;
+            // Imported here: a duplicate, busy or declined wake never loads the engine or a provider.
+            const { prepareAgent } = await import('../../agent/prepare.ts');
             return (prepared = await prepareAgent(settings, { logger })).agent;
           },
           store,
