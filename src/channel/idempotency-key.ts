@@ -10,7 +10,7 @@ export const IDEMPOTENCY_NAMESPACE = '9f2b0c4e-6a1d-4f7e-9c3b-8d5a2e1f0b74';
 
 export type KeyedCreate = 'message' | 'asset' | 'task' | 'webhook_endpoint' | 'stall_note';
 
-export function createKey(parts: { timeline: string; anchor: string | undefined; kind: KeyedCreate; ordinal: number }): string | undefined {
+export function idempotencyKeyFor(parts: { timeline: string; anchor: string | undefined; kind: KeyedCreate; ordinal: number }): string | undefined {
   if (!parts.anchor) return undefined;
   return uuid5(IDEMPOTENCY_NAMESPACE, `${parts.timeline}:${parts.anchor}:${parts.kind}:${parts.ordinal}`);
 }
