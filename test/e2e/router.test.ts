@@ -10,7 +10,7 @@ import { webhookSignature } from '../../src/channel/webhook-signature.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx } from '../support/cli.ts';
 import { call } from '../support/platform.ts';
-import { mintToken } from '../../src/platform/index.ts';
+import { listPlatformUsers } from '../../src/platform/index.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
@@ -96,7 +96,7 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-serve-agents-'));
     const platformHome = join(home, 'platform');
     const env = { ...cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL }), ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
-    const serve = spawn(process.execPath, [ACX_BIN, 'platform', 'serve', '--port', '0', '--home', platformHome, '--agents', `nova=${AGENT}`], { cwd: ROOT, env });
+    const serve = spawn(process.execPath, [ACX_BIN, 'platform', 'serve', '--port', '0', '--home', platformHome, '--agents', `nova=${join(ROOT, 'examples/nova')}`], { cwd: ROOT, env });
     let stderr = '';
     serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
@@ -106,15 +106,12 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
       });
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(stderr).toMatch(/INFO platform agent handle=nova /);
-      const added = await runAcx(['platform', 'user', 'add', '--handle', 'ana', '--kind', 'human', '--home', platformHome], { env, home });
+      // The README's second command: a person who shares trust with the agent.
+      const added = await runAcx(['platform', 'user', 'add', '--handle', 'ana', '--kind', 'human', '--trust', 'nova', '--home', platformHome], { env, home });
       expect(added.status, added.stderr).toBe(0);
       const anaToken = added.stdout.trim().split(/\s+/).find((word) => word.startsWith('bc_uat_'))!;
       expect(anaToken).toBeDefined();
-      const nova = mintToken(platformHome, 'nova');
-      const ana = (await call(url, 'GET', '/users/dashboard', { token: anaToken })).body.identity as { uuid: string };
-      // Adding a participant needs trust both ways.
-      await call(url, 'POST', `/users/${ana.uuid}/trust`, { token: nova.token, json: {} });
-      await call(url, 'POST', `/users/${nova.uuid}/trust`, { token: anaToken, json: {} });
+      const nova = listPlatformUsers(platformHome).find((user) => user.handle === 'nova')!;
       const room = (await call(url, 'POST', '/timelines', { token: anaToken, json: { timeline: { name: 'Hello' } } })).body.timeline.uuid as string;
       expect((await call(url, 'POST', `/timelines/${room}/participations`, { token: anaToken, json: { user_id: nova.uuid } })).status).toBe(201);
       await call(url, 'POST', `/timelines/${room}/messages`, { token: anaToken, json: { message: { body: 'Hi @nova!' } } });
