@@ -79,6 +79,8 @@ export interface PrepareOptions {
   env?: NodeJS.ProcessEnv;
   /** ACP harnesses: where the agent process runs; default a local sandbox working in the agent's workspace. */
   sandbox?: Sandbox;
+  /** Tools the front end adds on top of what agent.json lists (a timeline wake's platform tools), through the same policy. */
+  extraTools?: readonly Tool[];
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -120,7 +122,14 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
       )
     : undefined;
   const dispatchHarness = acpHarness ?? createSubAgentEngine(harnessOptions, settings);
-  const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: true, dispatchHarness, instructions });
+  const toolset = await assembleAgentTools(settings, {
+    memory,
+    logger,
+    connectMcp: true,
+    dispatchHarness,
+    instructions,
+    ...(options.extraTools ? { extraTools: options.extraTools } : {}),
+  });
   let activation: Activation | undefined;
   if (cartridge) {
     try {
@@ -227,6 +236,8 @@ export interface AgentToolsOptions {
   dispatchHarness?: Harness;
   /** The standing instructions dispatch's sub-agents start from. */
   instructions?: string;
+  /** Tools the front end adds (see PrepareOptions.extraTools). */
+  extraTools?: readonly Tool[];
 }
 
 /**
@@ -244,8 +255,14 @@ export function assembleAgentTools(settings: ResolvedSettings, options: AgentToo
     createWorkspace: options.createWorkspace ?? options.connectMcp,
     dispatch: (tools: () => readonly Tool[]) =>
       createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
-    ...(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}),
+    ...mergeExtraTools(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}, options.extraTools),
   });
+}
+
+/** The cartridge's role tools and the front end's tools, both offered. */
+function mergeExtraTools<T extends { extraTools?: readonly Tool[] }>(base: T, extra: readonly Tool[] | undefined): T {
+  if (!extra || extra.length === 0) return base;
+  return { ...base, extraTools: [...(base.extraTools ?? []), ...extra] };
 }
 
 /**

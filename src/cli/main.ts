@@ -29,6 +29,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   cleanup: () => import('./commands/cleanup.ts'),
   platform: () => import('./commands/platform.ts'),
   cache: () => import('./commands/cache.ts'),
+  router: () => import('./commands/router.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {

@@ -929,6 +929,11 @@ export class Engine {
       toolCallId: call.callId,
       sessionId: state.sessionId,
       idempotencyKey: this.idempotencyKey(state.turn.id, call.step, call.ordinal),
+      earlierCalls: () =>
+        this.journal
+          .turnCalls(state.turn.id)
+          .filter((earlier) => earlier.step < call.step || (earlier.step === call.step && earlier.ordinal < call.ordinal))
+          .map(({ toolName, input }) => ({ toolName, input })),
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger: this.logger,
     });

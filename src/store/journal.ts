@@ -350,6 +350,21 @@ export class Journal {
   }
 
   /**
+   * Every call the turn has made, in order (step, then place in the step), read from its
+   * assistant messages: the record of what the model asked for, committed before any call ran.
+   */
+  turnCalls(turnId: string): Array<{ step: number; ordinal: number; toolName: string; input: unknown }> {
+    const turn = this.turn(turnId);
+    if (!turn) return [];
+    const rows = this
+      .prepare("SELECT body FROM messages WHERE session_id = ? AND turn_id = ? AND kind = 'assistant' ORDER BY seq")
+      .all(turn.sessionId, turnId) as Array<{ body: string }>;
+    return rows.flatMap((row, index) =>
+      toolCallParts(JSON.parse(row.body) as ModelMessage).map((part, ordinal) => ({ step: index + 1, ordinal, toolName: part.toolName, input: part.input })),
+    );
+  }
+
+  /**
    * The calls of the turn's newest step that has not settled: the step whose assistant message
    * names calls and has no tool message after it. Each call is its ledger row when it has one,
    * otherwise a pending call read from the assistant message (ordinal = its place there).

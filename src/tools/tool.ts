@@ -39,6 +39,12 @@ export interface ToolContext {
   sessionId: string;
   /** A stable key for this call, the same when a crashed turn is resumed (for idempotent creates). */
   idempotencyKey: string;
+  /**
+   * The calls this turn made before this one, in the journal's order (step, then position in the
+   * step), from any process that worked on the turn: evidence a tool can derive its own stable
+   * keys from (the n-th create of a kind in a turn). Absent outside the engine.
+   */
+  earlierCalls?: () => ReadonlyArray<{ toolName: string; input: unknown }>;
   abortSignal: AbortSignal;
   logger: Logger;
 }

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveStateHome } from '../../config/paths.ts';
+import { parseAgentList } from '../../frontends/router/agents.ts';
+import { startRouter } from '../../frontends/router/router.ts';
 import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../platform/index.ts';
-import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { createLogger, type Logger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
 
@@ -22,24 +25,29 @@ export function register(program: Command): void {
     .option('--home <dir>', 'platform home: its database and files (env ACX_PLATFORM_HOME, default <state home>/platform)')
     .option('--public-url <url>', 'the URL peers reach it at, when not http://<host>:<port> (env ACX_PLATFORM_PUBLIC_URL)', process.env.ACX_PLATFORM_PUBLIC_URL)
     .option('--deliver-to <url>', 'POST every event delivery here (repeatable; env ACX_PLATFORM_DELIVER_TO, comma-separated)', collect, [])
+    .option('--agents <list>', 'also run a router that wakes these agents (handle=DIR pairs, comma-separated): each gets an AI user here (created if missing) and answers as it')
     .option('--webhook-secret <secret>', 'signs deliveries (env ACX_PLATFORM_WEBHOOK_SECRET, preferred: flags show in ps); ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own')
-    .action(async (options: { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string }) => {
+    .action(async (options: { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
       const deliverTo = options.deliverTo.length > 0 ? options.deliverTo : splitList(process.env.ACX_PLATFORM_DELIVER_TO);
+      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
+      let platformUrl = '';
+      const router = options.agents ? await startAgentRouter(home(options), options.agents, () => platformUrl, logger) : undefined;
       const running = await startPlatform({
         home: home(options),
         port,
         host: options.host,
         publicUrl: options.publicUrl || undefined,
-        deliverTo,
+        deliverTo: router ? [...deliverTo, router.running.url] : deliverTo,
         webhookSecret: options.webhookSecret ?? (process.env.ACX_PLATFORM_WEBHOOK_SECRET || undefined),
-        webhookSecrets: agentSecrets(process.env),
-        logger: createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') }),
+        webhookSecrets: { ...agentSecrets(process.env), ...router?.secrets },
+        logger,
       });
+      platformUrl = running.url;
       process.stdout.write(`${running.url}\n`);
       await new Promise<void>((resolve) => {
-        const stop = () => void running.close().then(resolve);
+        const stop = () => void running.close().then(() => router?.running.close()).then(resolve);
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
@@ -117,4 +125,29 @@ function agentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
     if (match && value) secrets[match[1]!.toLowerCase()] = value;
   }
   return secrets;
+}
+
+/**
+ * `serve --agents`: an AI user per agent (created on first use, a fresh token each start), its own
+ * random signing secret, and a router in this process that wakes it for its deliveries.
+ */
+async function startAgentRouter(homeDir: string, list: string, platformUrl: () => string, logger: Logger) {
+  let agents: Array<{ name: string; dir: string }>;
+  try {
+    agents = parseAgentList(list);
+  } catch (error) {
+    throw new CliExit('usage', `acx platform serve: ${(error as Error).message}`);
+  }
+  const known = new Set(listPlatformUsers(homeDir).map((user) => user.handle.toLowerCase()));
+  const secrets: Record<string, string> = {};
+  const routed = agents.map(({ name, dir }) => {
+    const user = known.has(name.toLowerCase()) ? mintToken(homeDir, name, 'acx platform serve --agents') : addUser(homeDir, { handle: name, kind: 'ai' });
+    if (user.kind !== 'ai') throw new CliExit('usage', `acx platform serve: @${name} is a ${user.kind} user here; an agent answers as an ai user.`);
+    const secret = randomBytes(32).toString('hex');
+    secrets[user.handle.toLowerCase()] = secret;
+    return { name: user.handle, dir, token: user.token, uuid: user.uuid, secret };
+  });
+  const running = await startRouter({ agents: routed, platformUrl, databasePath: join(homeDir, 'router.db'), logger });
+  for (const agent of routed) logger.info('platform agent', { handle: agent.name, dir: agent.dir, router: running.url });
+  return { running, secrets };
 }

@@ -39,10 +39,19 @@ export function register(program: Command): void {
       .option('--breaker-max <n>', `most wakes per session within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
       .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
       .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
-      .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)'),
+      .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')
+      .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
+      .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)'),
   ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
     const env = process.env;
     const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const timeline = (options.timeline as string | undefined) ?? env.BASECRADLE_TIMELINE;
+    if (timeline) {
+      if (messageWords.length > 0) throw new CliExit('usage', 'acx wake --timeline reads its messages from the platform; give no message words.');
+      const { runTimelineWake } = await import('../timeline-wake.ts');
+      await runTimelineWake(agent, timeline, options, logger);
+      return;
+    }
     const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
     if (!sessionId) {
       throw new CliExit('usage', 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');

@@ -1,0 +1,173 @@
+import { join } from 'node:path';
+import { openDatabase, transaction, type Database } from '../store/database.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/wake-store.ts';
+
+/**
+ * What a timeline agent remembers about each timeline between wakes, in `<state dir>/channel.db`:
+ * - marks: the newest item of a kind (messages, assets, webhook events) the agent is done with;
+ *   everything after it is unseen. A mark only moves past settled items.
+ * - seen: activated tasks already taken up (tasks are not ordered as the others are).
+ * - claims: two-phase ownership of one item (in-flight → done | abandoned), so a killed wake
+ *   leaves its work for the next, and a live wake's item is never taken from it.
+ */
+export type MarkedKind = 'message' | 'asset' | 'webhook_event';
+export type ItemKind = MarkedKind | 'task';
+export type ClaimPhase = 'in-flight' | 'done' | 'abandoned';
+
+export interface ItemRef {
+  timeline: string;
+  kind: ItemKind;
+  item: string;
+}
+
+/** What taking a claim found. `resumed`: a dead or stale wake had it in flight; this wake finishes it. */
+export type ClaimOutcome = 'taken' | 'resumed' | 'held' | 'done' | 'abandoned';
+
+/** An in-flight claim older than this is orphaned even if its holder still runs (FACTS.md: 6 h). */
+export const CLAIM_STALE_MS = 6 * 3600_000;
+
+const MIGRATIONS = [
+  `CREATE TABLE marks (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind)) WITHOUT ROWID;
+   CREATE TABLE seen (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
+   CREATE TABLE claims (
+     timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL,
+     phase TEXT NOT NULL, wake TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, started INTEGER,
+     at TEXT NOT NULL, reason TEXT, resumes INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;`,
+];
+
+interface ClaimRow {
+  phase: ClaimPhase;
+  wake: string;
+  pid: number;
+  host: string;
+  started: number | null;
+  at: string;
+  resumes: number;
+}
+
+export function channelStatePath(stateDir: string): string {
+  return join(stateDir, 'channel.db');
+}
+
+export class ChannelState {
+  readonly db: Database;
+  private readonly holder: LeaseHolder;
+  private readonly isAlive: (holder: LeaseHolder) => boolean;
+  private readonly now: () => Date;
+
+  constructor(path: string, options: { holder?: LeaseHolder; isAlive?: (holder: LeaseHolder) => boolean; now?: () => Date } = {}) {
+    this.db = openDatabase(path, { migrations: MIGRATIONS });
+    this.holder = options.holder ?? currentHolder();
+    this.isAlive = options.isAlive ?? holderIsAlive;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  mark(timeline: string, kind: MarkedKind): string | undefined {
+    const row = this.db.prepare('SELECT item FROM marks WHERE timeline = ? AND kind = ?').get(timeline, kind) as { item: string } | undefined;
+    return row?.item;
+  }
+
+  setMark(timeline: string, kind: MarkedKind, item: string): void {
+    this.db
+      .prepare('INSERT INTO marks (timeline, kind, item, at) VALUES (?, ?, ?, ?) ON CONFLICT (timeline, kind) DO UPDATE SET item = excluded.item, at = excluded.at')
+      .run(timeline, kind, item, this.now().toISOString());
+  }
+
+  hasSeen(ref: ItemRef): boolean {
+    return this.db.prepare('SELECT 1 FROM seen WHERE timeline = ? AND kind = ? AND item = ?').get(ref.timeline, ref.kind, ref.item) !== undefined;
+  }
+
+  markSeen(ref: ItemRef): void {
+    this.db.prepare('INSERT OR IGNORE INTO seen (timeline, kind, item, at) VALUES (?, ?, ?, ?)').run(ref.timeline, ref.kind, ref.item, this.now().toISOString());
+  }
+
+  /**
+   * Takes an item for wake `wake`, in one write transaction (two wakes racing for it: one wins).
+   * An in-flight claim is taken over only from a holder that is gone (its process ended) or
+   * stale (not refreshed for CLAIM_STALE_MS); a live one is `held`.
+   */
+  take(ref: ItemRef, wake: string): ClaimOutcome {
+    return transaction(this.db, () => {
+      const row = this.claimRow(ref);
+      if (!row) {
+        this.writeClaim(ref, wake, 'in-flight', 0);
+        return 'taken';
+      }
+      if (row.phase === 'done' || row.phase === 'abandoned') return row.phase;
+      if (row.wake === wake) return 'taken';
+      // Another wake of this same process (a library running wakes side by side) counts as alive.
+      const stale = this.now().getTime() - Date.parse(row.at) > CLAIM_STALE_MS;
+      if (!stale && this.isAlive({ pid: row.pid, host: row.host, started: row.started })) return 'held';
+      this.writeClaim(ref, wake, 'in-flight', row.resumes + 1);
+      return 'resumed';
+    });
+  }
+
+  /** How many times the item was taken over from a wake that did not finish it. */
+  resumes(ref: ItemRef): number {
+    return this.claimRow(ref)?.resumes ?? 0;
+  }
+
+  phase(ref: ItemRef): ClaimPhase | undefined {
+    return this.claimRow(ref)?.phase;
+  }
+
+  /** Keeps this wake's in-flight claims fresh during a long turn (so they never read as stale). */
+  heartbeat(refs: readonly ItemRef[], wake: string): void {
+    const at = this.now().toISOString();
+    const statement = this.db.prepare("UPDATE claims SET at = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
+    transaction(this.db, () => {
+      for (const ref of refs) statement.run(at, ref.timeline, ref.kind, ref.item, wake);
+    });
+  }
+
+  commit(refs: readonly ItemRef[], wake: string): void {
+    this.release(refs, wake, 'done');
+  }
+
+  abandon(refs: readonly ItemRef[], wake: string, reason: string): void {
+    this.release(refs, wake, 'abandoned', reason);
+  }
+
+  /** Everything kept about a timeline (a deleted one: `acx cleanup --sweep`). */
+  purge(timeline: string): void {
+    transaction(this.db, () => {
+      for (const table of ['marks', 'seen', 'claims']) this.db.prepare(`DELETE FROM ${table} WHERE timeline = ?`).run(timeline);
+    });
+  }
+
+  /** The timelines this agent keeps anything about. */
+  timelines(): string[] {
+    const rows = this.db.prepare('SELECT timeline FROM marks UNION SELECT timeline FROM seen UNION SELECT timeline FROM claims ORDER BY 1').all() as Array<{ timeline: string }>;
+    return rows.map((row) => row.timeline);
+  }
+
+  private release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason?: string): void {
+    const statement = this.db.prepare('UPDATE claims SET phase = ?, at = ?, reason = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ?');
+    const at = this.now().toISOString();
+    transaction(this.db, () => {
+      for (const ref of refs) statement.run(phase, at, reason ?? null, ref.timeline, ref.kind, ref.item, wake);
+    });
+  }
+
+  private claimRow(ref: ItemRef): ClaimRow | undefined {
+    return this.db.prepare('SELECT phase, wake, pid, host, started, at, resumes FROM claims WHERE timeline = ? AND kind = ? AND item = ?').get(ref.timeline, ref.kind, ref.item) as
+      | ClaimRow
+      | undefined;
+  }
+
+  private writeClaim(ref: ItemRef, wake: string, phase: ClaimPhase, resumes: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO claims (timeline, kind, item, phase, wake, pid, host, started, at, reason, resumes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+         ON CONFLICT (timeline, kind, item) DO UPDATE SET phase = excluded.phase, wake = excluded.wake, pid = excluded.pid, host = excluded.host,
+           started = excluded.started, at = excluded.at, reason = NULL, resumes = excluded.resumes`,
+      )
+      .run(ref.timeline, ref.kind, ref.item, phase, wake, this.holder.pid, this.holder.host, this.holder.started, this.now().toISOString(), resumes);
+  }
+}

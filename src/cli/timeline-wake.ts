@@ -1,0 +1,46 @@
+import { BaseCradleClient } from '../channel/client.ts';
+import { ChannelState, channelStatePath } from '../channel/state.ts';
+import { locateAgent, resolveSettings } from '../config/settings.ts';
+import { wakeOnTimeline } from '../frontends/wake/timeline.ts';
+import type { Logger } from '../util/logger.ts';
+import { CliExit } from './output.ts';
+import { runFlags } from './run-options.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `acx wake <agent> --timeline <uuid> [--message <uuid>]`, as a router runs it per platform event
+ * (BASECRADLE_TIMELINE, BASECRADLE_MESSAGE, BASECRADLE_DELIVERY_ID). Exit 0 when answered, when
+ * there was nothing new, and for a deleted or locked timeline (a stale delivery); non-zero for a
+ * failure the router should retry.
+ */
+export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
+  const env = process.env;
+  if (!UUID.test(timeline)) throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
+  const trigger = (options.message as string | undefined) ?? env.BASECRADLE_MESSAGE;
+  if (trigger !== undefined && !UUID.test(trigger)) throw new CliExit('usage', `acx wake: --message must be a message uuid, not "${trigger}".`);
+  const sessionId = `timeline:${timeline}`;
+  const flags = runFlags(agent, { ...options, session: sessionId });
+  const location = locateAgent(flags, { logger });
+  // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
+  const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
+  const client = new BaseCradleClient(env.BASECRADLE_BASE_URL ? { baseUrl: env.BASECRADLE_BASE_URL } : {});
+  const state = new ChannelState(channelStatePath(location.stateDir));
+  try {
+    await wakeOnTimeline({
+      client,
+      state,
+      timeline,
+      ...(trigger ? { trigger } : {}),
+      ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),
+      logger,
+      agent: async (platformTools) => {
+        const { prepareAgent } = await import('../agent/prepare.ts');
+        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools });
+        return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
+      },
+    });
+  } finally {
+    state.close();
+  }
+}

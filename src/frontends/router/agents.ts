@@ -1,0 +1,28 @@
+import { resolve } from 'node:path';
+
+/** `--agents nova=DIR,ada=DIR`: each agent's platform handle and its directory (or cartridge). */
+export function parseAgentList(value: string): Array<{ name: string; dir: string }> {
+  const agents = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.indexOf('=');
+      const name = at > 0 ? entry.slice(0, at).trim() : '';
+      const dir = at > 0 ? entry.slice(at + 1).trim() : '';
+      if (!/^[A-Za-z0-9_-]+$/.test(name) || !dir) {
+        throw new TypeError(`--agents takes handle=DIR pairs separated by commas (e.g. nova=examples/nova), not "${entry}".`);
+      }
+      return { name, dir: resolve(dir) };
+    });
+  if (agents.length === 0) throw new TypeError('--agents needs at least one handle=DIR pair.');
+  const seen = new Set<string>();
+  for (const agent of agents) {
+    if (seen.has(agent.name.toLowerCase())) throw new TypeError(`--agents names @${agent.name} twice.`);
+    seen.add(agent.name.toLowerCase());
+  }
+  return agents;
+}
+
+/** The environment-variable suffix for a handle: NOVA for nova, MY_BOT for my-bot. */
+export const envSlug = (handle: string): string => handle.toUpperCase().replace(/[^A-Z0-9]/g, '_');

@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkWebhookSignature, headerValue } from '../../channel/webhook-signature.ts';
+import { openDatabase, type Database } from '../../store/database.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+
+/**
+ * `acx router`: receives the platform's signed webhook deliveries and wakes the agent each is
+ * addressed to, as the BaseCradle router does (FACTS.md): the signature checked over the raw
+ * bytes in constant time, a delivery id seen before answered and ignored, wakes serialized per
+ * agent, `acx wake <agent> --timeline <uuid>` run with BASECRADLE_DELIVERY_ID, a non-zero exit
+ * retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded in router.db.
+ */
+export interface RoutedAgent {
+  /** The agent's platform handle (its name in --agents). */
+  name: string;
+  /** Agent directory or cartridge, as `acx wake` takes it. */
+  dir: string;
+  /** The platform user it speaks as: its token, and its uuid (the deliveries' recipient_uuid). */
+  token: string;
+  uuid: string;
+  /** The key its deliveries are signed with. */
+  secret: string;
+}
+
+export interface RouterOptions {
+  agents: readonly RoutedAgent[];
+  /** The platform's base URL, for the wakes (a function when it is known only once the platform is up). */
+  platformUrl: string | (() => string);
+  /** router.db: the deliveries seen and what came of them. */
+  databasePath: string;
+  logger: Logger;
+  port?: number;
+  host?: string;
+  /** The command a wake runs: default this Node on this acx's bin. Tests may point it elsewhere. */
+  wakeCommand?: { command: string; args: readonly string[] };
+  /** Environment for every wake (model keys, ACX_HOME …); each wake adds its own BASECRADLE_* values. */
+  env?: NodeJS.ProcessEnv;
+  /** Waits between attempts; default 500 ms then 1000 ms (three attempts). */
+  retryDelaysMs?: readonly number[];
+}
+
+export interface RunningRouter {
+  url: string;
+  port: number;
+  /** Resolves when every wake queued so far has finished (tests). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The events that wake the recipient; every other event is logged and ignored. */
+export const WAKING_EVENTS: Readonly<Record<string, '--message' | '--asset' | '--task' | '--event'>> = {
+  'message.created': '--message',
+  'asset.created': '--asset',
+  'task.activated': '--task',
+  'webhook_event.received': '--event',
+};
+
+const MIGRATIONS = [
+  `CREATE TABLE deliveries (
+     delivery TEXT PRIMARY KEY, agent TEXT NOT NULL, event TEXT NOT NULL, timeline TEXT NOT NULL,
+     state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, received_at TEXT NOT NULL, finished_at TEXT)`,
+];
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+interface Delivery {
+  id: string;
+  event: string;
+  timeline: string;
+  resource: string | undefined;
+  agent: RoutedAgent;
+}
+
+export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
+  const { logger } = options;
+  const db = openDatabase(options.databasePath, { migrations: MIGRATIONS });
+  const byRecipient = new Map(options.agents.map((agent) => [agent.uuid, agent]));
+  const queues = new Map<string, Promise<void>>();
+  const delays = options.retryDelaysMs ?? [500, 1000];
+
+  const enqueue = (delivery: Delivery) => {
+    const previous = queues.get(delivery.agent.name) ?? Promise.resolve();
+    const next = previous.then(() => runWake(delivery)).catch((error) => logger.error('router wake failed', { delivery: delivery.id, error: errorMessage(error) }));
+    queues.set(delivery.agent.name, next);
+  };
+
+  const runWake = async (delivery: Delivery) => {
+    for (let attempt = 1; ; attempt++) {
+      const code = await wakeOnce(options, delivery);
+      db.prepare('UPDATE deliveries SET attempts = ?, exit_code = ? WHERE delivery = ?').run(attempt, code, delivery.id);
+      if (code === 0 || attempt > delays.length) {
+        const state = code === 0 ? 'done' : 'failed';
+        db.prepare("UPDATE deliveries SET state = ?, finished_at = datetime('now') WHERE delivery = ?").run(state, delivery.id);
+        (code === 0 ? logger.info : logger.error).call(logger, 'router wake', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, outcome: state, attempts: attempt, exit: code });
+        return;
+      }
+      logger.warn('router wake retry', { agent: delivery.agent.name, delivery: delivery.id, attempt, exit: code, wait_ms: delays[attempt - 1] });
+      await new Promise((resolve) => setTimeout(resolve, delays[attempt - 1]));
+    }
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) req.destroy();
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      const answer = (status: number, text: string) => {
+        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+      };
+      if (req.method !== 'POST') return answer(405, 'POST a platform delivery here');
+      const raw = Buffer.concat(chunks);
+      const received = receive(raw, req.headers, byRecipient, db, logger);
+      if ('reject' in received) return answer(received.status, received.reject);
+      answer(202, received.duplicate ? 'already received' : 'accepted');
+      if (!received.duplicate && received.delivery) enqueue(received.delivery);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
+  logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });
+  return {
+    url,
+    port,
+    async idle() {
+      for (;;) {
+        const pending = [...queues.values()];
+        await Promise.all(pending);
+        if ([...queues.values()].every((queue, index) => queue === pending[index])) return;
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all(queues.values());
+      db.close();
+    },
+  };
+}
+
+type Received = { status: number; reject: string } | { duplicate: boolean; delivery?: Delivery };
+
+/** Verifies, parses and records one delivery; a delivery id seen before is a duplicate. */
+function receive(raw: Buffer, headers: http.IncomingHttpHeaders, byRecipient: Map<string, RoutedAgent>, db: Database, logger: Logger): Received {
+  const deliveryId = headerValue(headers, 'X-BaseCradle-Delivery');
+  const event = headerValue(headers, 'X-BaseCradle-Event');
+  if (!deliveryId || !event) return { status: 400, reject: 'X-BaseCradle-Event and X-BaseCradle-Delivery are required' };
+  let body: { recipient_uuid?: unknown; timeline_uuid?: unknown; resource?: { uuid?: unknown } };
+  try {
+    body = JSON.parse(raw.toString('utf8')) as typeof body;
+  } catch {
+    return { status: 400, reject: 'the body is not JSON' };
+  }
+  const agent = typeof body.recipient_uuid === 'string' ? byRecipient.get(body.recipient_uuid) : undefined;
+  if (!agent) return { status: 404, reject: 'no agent here for this recipient_uuid' };
+  // Verified before anything else is believed or recorded.
+  const check = checkWebhookSignature({ rawBody: raw, headers, secret: agent.secret });
+  if (!check.ok) {
+    logger.warn('router delivery refused', { delivery: deliveryId, agent: agent.name, reason: `signature ${check.reason}` });
+    return { status: 401, reject: `signature ${check.reason}` };
+  }
+  if (typeof body.timeline_uuid !== 'string') return { status: 400, reject: 'timeline_uuid is required' };
+  const inserted = db
+    .prepare("INSERT OR IGNORE INTO deliveries (delivery, agent, event, timeline, state, received_at) VALUES (?, ?, ?, ?, ?, datetime('now'))")
+    .run(deliveryId, agent.name, event, body.timeline_uuid, WAKING_EVENTS[event] ? 'queued' : 'ignored');
+  if (inserted.changes === 0) {
+    logger.info('router delivery duplicate', { delivery: deliveryId, agent: agent.name });
+    return { duplicate: true };
+  }
+  if (!WAKING_EVENTS[event]) {
+    logger.info('router delivery ignored', { delivery: deliveryId, event });
+    return { duplicate: false };
+  }
+  const resource = typeof body.resource?.uuid === 'string' ? body.resource.uuid : undefined;
+  return { duplicate: false, delivery: { id: deliveryId, event, timeline: body.timeline_uuid, resource, agent } };
+}
+
+function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
+  const command = options.wakeCommand ?? { command: process.execPath, args: [new URL('../../../bin/acx.js', import.meta.url).pathname] };
+  const flag = WAKING_EVENTS[delivery.event];
+  // Only the message trigger is read by the wake today; the others still wake it on the timeline.
+  const trigger = flag === '--message' && delivery.resource ? [flag, delivery.resource] : [];
+  const env: NodeJS.ProcessEnv = {
+    ...(options.env ?? process.env),
+    BASECRADLE_BASE_URL: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
+    BASECRADLE_TOKEN: delivery.agent.token,
+    BASECRADLE_DELIVERY_ID: delivery.id,
+  };
+  return new Promise((resolve) => {
+    const child = spawn(command.command, [...command.args, 'wake', delivery.agent.dir, '--timeline', delivery.timeline, ...trigger], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) options.logger.debug('wake output', { agent: delivery.agent.name, line });
+    });
+    child.on('error', () => resolve(127));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}

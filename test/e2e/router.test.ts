@@ -1,0 +1,127 @@
+// The router between the embedded platform and timeline wakes: the platform's real signed
+// deliveries in, `acx wake --timeline` processes out, each message answered once.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningRouter, startRouter } from '../../src/frontends/router/router.ts';
+import { webhookSignature } from '../../src/channel/webhook-signature.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import { ACX_BIN, cleanEnv, ROOT, runAcx } from '../support/cli.ts';
+import { call } from '../support/platform.ts';
+import { listPlatformUsers } from '../../src/platform/index.ts';
+import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
+const SECRET = 'router-test-secret-0123456789';
+let platform: TestPlatform | undefined;
+let model: ModelServer | undefined;
+let router: RunningRouter | undefined;
+afterEach(async () => {
+  await router?.close();
+  await platform?.close();
+  await model?.close();
+  router = undefined;
+  platform = undefined;
+  model = undefined;
+});
+
+async function setUp() {
+  platform = await startTestPlatform();
+  model = await startModelServer();
+  const ana = platform.user('ana', 'human');
+  const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+  const timeline = await sharedTimeline(platform, ana, nova);
+  const home = mkdtempSync(join(tmpdir(), 'acx-router-'));
+  const logger = createMemoryLogger('debug');
+  router = await startRouter({
+    agents: [{ name: 'nova', dir: AGENT, token: nova.token, uuid: nova.uuid, secret: SECRET }],
+    platformUrl: platform.url,
+    databasePath: join(home, 'router.db'),
+    logger,
+    env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home }),
+    retryDelaysMs: [50, 100],
+  });
+  await platform.restart({ deliverTo: [router.url], webhookSecret: SECRET, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
+  return { ana, nova, timeline, logger, home };
+}
+
+const messages = async (token: string, timeline: string) =>
+  ((await platform!.api('GET', `/messages?timeline=${timeline}`, { token })).body.messages as Array<{ user: { handle: string }; content: { body: string } }>)
+    .map((m) => `${m.user.handle}: ${m.content.body}`)
+    .reverse();
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; !(await check()); waited += 100) {
+    if (waited > 60_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('acx router (e2e)', { timeout: 120_000 }, () => {
+  it("wakes the recipient for the platform's signed delivery; the agent's reply is posted once", async () => {
+    const { ana, timeline, logger } = await setUp();
+    model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'On it, ana.' } }] }, 'answered');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova can you help?' } } });
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(await messages(ana.token, timeline)).toEqual(['ana: @nova can you help?', 'nova: On it, ana.']);
+    expect(logger.lines.filter((line) => /INFO router wake .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
+    // nova's own post is not delivered to nova (the platform never wakes an agent by its own post).
+    expect(logger.lines.filter((line) => line.includes('router wake '))).toHaveLength(1);
+  });
+
+  it('refuses a bad signature and answers a delivery id seen before without waking again', async () => {
+    const { nova, timeline, logger } = await setUp();
+    const body = JSON.stringify({ event: 'message.created', recipient_uuid: nova.uuid, timeline_uuid: timeline, resource: { type: 'message', uuid: '0190a5f2-0000-7000-8000-000000000001' } });
+    const send = (signature: string, delivery = 'd-1') =>
+      fetch(router!.url, { method: 'POST', body, headers: { 'x-basecradle-event': 'message.created', 'x-basecradle-delivery': delivery, 'x-basecradle-signature': signature } });
+    expect((await send('sha256=00')).status).toBe(401);
+    expect((await send(webhookSignature('wrong-secret', body))).status).toBe(401);
+    model!.setFallback('nothing to say');
+    expect((await send(webhookSignature(SECRET, body))).status).toBe(202);
+    const again = await send(webhookSignature(SECRET, body));
+    expect(again.status).toBe(202);
+    expect(await again.text()).toBe('already received\n');
+    await router!.idle();
+    expect(logger.lines.filter((line) => line.includes('router wake '))).toHaveLength(1);
+    expect(logger.lines.some((line) => /router delivery duplicate delivery=d-1/.test(line))).toBe(true);
+  });
+
+  it('acx platform serve --agents: one command brings up the platform with an agent on it, and a person talks with it', async () => {
+    model = await startModelServer();
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Hello ana, nova here.' } }] }, 'greeted');
+    const home = mkdtempSync(join(tmpdir(), 'acx-serve-agents-'));
+    const platformHome = join(home, 'platform');
+    const env = { ...cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL }), ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
+    const serve = spawn(process.execPath, [ACX_BIN, 'platform', 'serve', '--port', '0', '--home', platformHome, '--agents', `nova=${join(ROOT, 'examples/nova')}`], { cwd: ROOT, env });
+    let stderr = '';
+    serve.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        serve.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+        serve.once('close', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(stderr).toMatch(/INFO platform agent handle=nova /);
+      // The README's second command: a person who shares trust with the agent.
+      const added = await runAcx(['platform', 'user', 'add', '--handle', 'ana', '--kind', 'human', '--trust', 'nova', '--home', platformHome], { env, home });
+      expect(added.status, added.stderr).toBe(0);
+      const anaToken = added.stdout.trim().split(/\s+/).find((word) => word.startsWith('bc_uat_'))!;
+      expect(anaToken).toBeDefined();
+      const nova = listPlatformUsers(platformHome).find((user) => user.handle === 'nova')!;
+      const room = (await call(url, 'POST', '/timelines', { token: anaToken, json: { timeline: { name: 'Hello' } } })).body.timeline.uuid as string;
+      expect((await call(url, 'POST', `/timelines/${room}/participations`, { token: anaToken, json: { user_id: nova.uuid } })).status).toBe(201);
+      await call(url, 'POST', `/timelines/${room}/messages`, { token: anaToken, json: { message: { body: 'Hi @nova!' } } });
+      const said = async () => ((await call(url, 'GET', `/messages?timeline=${room}`, { token: anaToken })).body.messages as Array<{ content: { body: string } }>).map((m) => m.content.body);
+      await until(async () => (await said()).length === 2, "nova's reply through the router");
+      expect((await said()).reverse()).toEqual(['Hi @nova!', 'Hello ana, nova here.']);
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((resolve) => serve.once('close', resolve));
+    }
+  });
+});
+

@@ -1,0 +1,74 @@
+// SIGKILL a timeline wake at every durability boundary of a turn that posts a message and
+// schedules a task (and right after each platform create, before the journal knows of it),
+// restart it, and count what the platform holds: exactly one message and one task each time.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+const WAKE = join(import.meta.dirname, '../fixtures/agents/timeline-crash.ts');
+let platform: TestPlatform;
+let ana: { token: string; uuid: string };
+let nova: { token: string; uuid: string };
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  ana = platform.user('ana', 'human');
+  nova = platform.user('nova', 'ai', { trust: ['ana'] });
+});
+afterAll(() => platform.close());
+
+function wake(home: string, timeline: string, crash: string): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', WAKE, home, platform.url, nova.token, timeline, crash]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+async function freshRoom(): Promise<string> {
+  const timeline = await sharedTimeline(platform, ana as never, nova as never);
+  await platform.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova the release is Thursday' } } });
+  return timeline;
+}
+
+async function countOn(timeline: string): Promise<{ messages: number; tasks: number }> {
+  const messages = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ user: { handle: string } }>;
+  const tasks = (await platform.api('GET', `/tasks?timeline=${timeline}`, { token: ana.token })).body.tasks as unknown[];
+  return { messages: messages.filter((m) => m.user.handle === 'nova').length, tasks: tasks.length };
+}
+
+describe('a timeline wake killed at every boundary (e2e)', { timeout: 300_000 }, () => {
+  let boundaries: string[] = [];
+
+  it('uninterrupted: one message, one task, and the checkpoints it passes', async () => {
+    const timeline = await freshRoom();
+    const run = await wake(mkdtempSync(join(tmpdir(), 'acx-tl-crash-')), timeline, 'none');
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ outcome: 'answered', posted: 1 });
+    expect(await countOn(timeline)).toEqual({ messages: 1, tasks: 1 });
+    boundaries = run.stderr.split('\n').filter((line) => /^\d+ /.test(line));
+    expect(boundaries.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('killed at each checkpoint, or right after a create the journal has not recorded, then woken again: exactly one of each', async () => {
+    const cases = [...boundaries.map((line) => `checkpoint:${line.split(' ')[0]}`), 'inside:messages_create', 'inside:tasks_create'];
+    const failures: string[] = [];
+    for (const crash of cases) {
+      const timeline = await freshRoom();
+      const home = mkdtempSync(join(tmpdir(), 'acx-tl-crash-'));
+      const killed = await wake(home, timeline, crash);
+      if (killed.signal !== 'SIGKILL') failures.push(`${crash}: was not killed (${killed.code})`);
+      const again = await wake(home, timeline, 'none');
+      if (again.code !== 0) failures.push(`${crash}: the next wake failed: ${again.stderr.slice(-400)}`);
+      const counts = await countOn(timeline);
+      if (counts.messages !== 1 || counts.tasks !== 1) failures.push(`${crash} (${boundaries.find((b) => `checkpoint:${b.split(' ')[0]}` === crash) ?? crash}): ${counts.messages} messages, ${counts.tasks} tasks`);
+      // And a third wake finds nothing new.
+      const third = await wake(home, timeline, 'none');
+      if (!third.stdout.includes('"nothing-new"')) failures.push(`${crash}: a third wake did not find nothing new: ${third.stdout}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});

@@ -1,0 +1,115 @@
+// acx wake --timeline against the embedded platform (a real server on 127.0.0.1, SQLite home) and
+// the local model server: a peer's message is read, answered through messages_create, and never
+// answered twice — not on a repeated delivery, not after the wake is killed mid-turn.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+
+const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
+
+let platform: TestPlatform;
+let model: ModelServer;
+beforeEach(async () => {
+  platform = await startTestPlatform();
+  model = await startModelServer();
+});
+afterEach(async () => {
+  await model.close();
+  await platform.close();
+});
+
+function setUp() {
+  const ana = platform.user('ana', 'human');
+  const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+  return { ana, nova };
+}
+
+const wakeEnv = (token: string, extra: Record<string, string> = {}) =>
+  cleanEnv({ BASECRADLE_BASE_URL: platform.url, BASECRADLE_TOKEN: token, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ...extra });
+
+async function post(token: string, timeline: string, body: string): Promise<string> {
+  const sent = await platform.api('POST', `/timelines/${timeline}/messages`, { token, json: { message: { body } } });
+  expect(sent.status, sent.text).toBe(201);
+  return sent.body.message.content.uuid as string;
+}
+
+async function messagesOn(token: string, timeline: string): Promise<Array<{ handle: string; body: string }>> {
+  const listed = await platform.api('GET', `/messages?timeline=${timeline}`, { token });
+  const items = listed.body.messages as Array<{ user: { handle: string }; content: { body: string } }>;
+  return items.map((item) => ({ handle: item.user.handle, body: item.content.body })).reverse();
+}
+
+describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
+  it('answers a peer through messages_create once; a repeated delivery answers nothing', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, 'Hello @nova, when is the release?');
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Hi ana: on Thursday.' } }] }, 'I told ana the date.');
+    const home = tempDir();
+    const env = wakeEnv(nova.token, { BASECRADLE_DELIVERY_ID: 'delivery-1' });
+    const first = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env, home });
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toBe('');
+    expect(first.stderr).toMatch(/INFO wake end timeline=\S+ delivery=delivery-1 outcome=answered posted=1 turns=1 steps=2\/6/);
+    expect(first.stderr).toMatch(/INFO posted timeline=\S+ delivery=delivery-1 message=[0-9a-f-]{36}/);
+    expect(first.stderr).toContain('I told ana the date.'); // the final text is logged, never posted
+    expect(await messagesOn(ana.token, timeline)).toEqual([
+      { handle: 'ana', body: 'Hello @nova, when is the release?' },
+      { handle: 'nova', body: 'Hi ana: on Thursday.' },
+    ]);
+    // The model saw the message with its time and author.
+    expect(JSON.stringify(model.requests[0]!.body)).toMatch(/\[20\d\d-[^\]]+\] @ana: Hello @nova, when is the release\?/);
+
+    const again = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env, home });
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/wake end .*outcome=nothing-new posted=0/);
+    expect(model.requests).toHaveLength(2);
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
+  it('killed after posting, before the turn ends: the next wake finishes the turn and posts nothing twice', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova ping');
+    // The second model call (after the post) hangs until the process is killed.
+    let release: () => void = () => {};
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'pong' } }] }, { text: 'never seen', pauseUntil: new Promise<void>((resolve) => (release = resolve)) });
+    const home = tempDir();
+    const env = { ...wakeEnv(nova.token), ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
+    const child = spawn(process.execPath, [ACX_BIN, 'wake', AGENT, '--timeline', timeline, '--message', trigger], { cwd: ROOT, env });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    for (let waited = 0; model.requests.length < 2; waited += 50) {
+      if (waited > 60_000) throw new Error(`the wake never made its second model call: ${stderr}`);
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, 50)), exited]);
+    }
+    child.kill('SIGKILL');
+    await exited;
+    release();
+    expect(await messagesOn(ana.token, timeline)).toEqual([
+      { handle: 'ana', body: '@nova ping' },
+      { handle: 'nova', body: 'pong' },
+    ]);
+    model.enqueue('done');
+    const resumed = await runAcx(['wake', AGENT, '--timeline', timeline], { env: wakeEnv(nova.token), home });
+    expect(resumed.status, resumed.stderr + stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/wake end .*outcome=answered posted=1 .*resumed=true/);
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
+  it('a deleted timeline is a stale delivery: skipped, exit 0; a bad timeline id is a usage error', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    expect((await platform.api('DELETE', `/timelines/${timeline}`, { token: ana.token })).status).toBeLessThan(300);
+    const run = await runAcx(['wake', AGENT, '--timeline', timeline], { env: wakeEnv(nova.token) });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_deleted/);
+    const bad = await runAcx(['wake', AGENT, '--timeline', 'nope'], { env: wakeEnv(nova.token) });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--timeline must be a timeline uuid');
+  });
+});
