@@ -87,4 +87,13 @@ describe('session attributes', () => {
     journal.deleteSession('fresh');
     expect(journal.sessionAttribute('fresh', 'acp.cwd')).toBeUndefined();
   });
+
+  it('lists only the sessions that carry an attribute, with its value', () => {
+    journal.setSessionAttribute('opened-by-editor', 'acp.cwd', '/work/project');
+    journal.ensureSession('run-only');
+    journal.setSessionAttribute('run-only', 'other', 'x');
+    const listed = journal.sessionsWithAttribute('acp.cwd');
+    expect(listed.map((s) => [s.id, s.value])).toEqual([['opened-by-editor', '/work/project']]);
+    expect(Date.parse(listed[0]!.updatedAt)).not.toBeNaN();
+  });
 });
