@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { Harness } from '../../agent/harness.ts';
@@ -13,7 +14,9 @@ import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { reachableModels } from '../../model/catalog.ts';
 import { clientFileContents } from './client-files.ts';
+import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
 import { EditLog } from './edits.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
@@ -21,12 +24,15 @@ import { promptCapabilities, type PromptAcceptance } from './prompt-content.ts';
 import { replayUpdates } from './replay.ts';
 import { type SessionRoots, sessionRoots } from './roots.ts';
 import { AcpSession } from './session.ts';
+import { SessionRecords } from './session-records.ts';
+import { titleFromPrompt } from './session-title.ts';
 
 /**
- * acx's native engine as an ACP v1 agent: `initialize`, `session/new|load|resume|close`,
- * `session/set_mode` (acx permission modes), `session/prompt` streaming `session/update`s,
- * `session/request_permission` for tools the mode does not allow, and `session/cancel`.
- * Sessions are the engine's journaled sessions, keyed by the ACP session id.
+ * acx's native engine as an ACP v1 agent: `initialize`, `session/new|load|resume|close|list|delete`,
+ * `session/set_mode` (acx permission modes) and `session/set_config_option` (mode and model),
+ * `session/prompt` streaming `session/update`s, `session/request_permission` for tools the mode
+ * does not allow, and `session/cancel`. Sessions are the engine's journaled sessions, keyed by
+ * the ACP session id.
  */
 export interface AcpServerOptions {
   prepared: PreparedAgent;
@@ -46,9 +52,6 @@ export interface AcpServer {
 function journalOf(harness: Harness): Journal | undefined {
   return (harness as Harness & { journal?: Journal }).journal;
 }
-
-/** Where a session's cwd is kept in the journal, so a reopened session keeps its project. */
-const CWD_ATTRIBUTE = 'acp.cwd';
 
 /** Joins tool lists; a later tool whose name is taken is left out with a warning. */
 function joinTools(lists: ReadonlyArray<readonly Tool[]>, logger: Logger): Tool[] {
@@ -73,6 +76,26 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   });
   const contextSize = budget.limit > 0 ? budget.limit : prepared.model.contextWindowTokens;
   const sessions = new Map<string, AcpSession>();
+  const records = journal ? new SessionRecords(journal) : undefined;
+  const env = options.env ?? process.env;
+  const defaultModel = prepared.settings.model ? `${prepared.settings.model.provider}:${prepared.settings.model.modelId}` : `${prepared.model.provider}:${prepared.model.modelId}`;
+  // Other models only where acx can run its engine on them; otherwise the selector offers the one in use.
+  const reachable = prepared.engineOn ? reachableModels({ current: defaultModel, env }) : { models: [defaultModel], rejected: [] };
+  for (const r of reachable.rejected) logger.warn('ACX_MODELS entry skipped', { spec: r.spec, reason: r.reason });
+  const models = reachable.models;
+  /** Engine harnesses on models other than the agent's own, opened on first use and shared by sessions. */
+  const harnesses = new Map<string, Promise<Harness>>();
+  const harnessOn = (model: string): Promise<Harness> => {
+    if (model === defaultModel || !prepared.engineOn) return Promise.resolve(base.settings.harness);
+    let harness = harnesses.get(model);
+    if (!harness) {
+      harness = prepared.engineOn(model);
+      harnesses.set(model, harness);
+      harness.catch(() => harnesses.delete(model));
+    }
+    return harness;
+  };
+  const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
   /** What the client said it can do (its file system for the file tools), from initialize. */
   let clientCapabilities: acp.ClientCapabilities | undefined;
 
@@ -107,14 +130,20 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     const edits = new EditLog(workspace, contents);
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
     const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), options.extraTools ?? [], mcp?.tools ?? []], logger);
-    const agentFor = (mode: PermissionMode) => new HarnessAgent({ ...base.settings, tools, permissionMode: mode });
+    const agentFor = async ({ mode, model }: SessionChoices) =>
+      new HarnessAgent({ ...base.settings, harness: await harnessOn(model), tools, permissionMode: mode });
+    // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
+    const keptModel = records?.model(params.sessionId);
     try {
       const session = await AcpSession.open({
         id: params.sessionId,
         cwd: roots.cwd,
         roots: workspace,
         edits,
-        mode: base.settings.permissionMode ?? 'allow-edits',
+        choices: {
+          mode: records?.mode(params.sessionId) ?? base.settings.permissionMode ?? 'allow-edits',
+          model: keptModel !== undefined && models.includes(keptModel) ? keptModel : defaultModel,
+        },
         tools,
         agentFor,
         client,
@@ -138,8 +167,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     params: { sessionId: string; cwd: string; additionalDirectories?: string[] | undefined; mcpServers?: readonly acp.McpServer[] | undefined },
   ): Promise<AcpSession> => {
     const roots = sessionRoots(params);
-    if (!journal?.hasSession(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
-    const kept = journal.sessionAttribute(params.sessionId, CWD_ATTRIBUTE);
+    if (!records?.exists(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+    const kept = records.cwd(params.sessionId);
     if (kept !== undefined && kept !== roots.cwd) {
       throw acp.RequestError.invalidParams(
         { cwd: params.cwd, sessionCwd: kept },
@@ -154,8 +183,28 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     }
     const session = await openSession(client, { sessionId: params.sessionId, roots, mcpServers: params.mcpServers ?? [] });
     // Sessions journaled before cwd was kept take the cwd they are reopened with.
-    if (kept === undefined) journal.setSessionAttribute(params.sessionId, CWD_ATTRIBUTE, roots.cwd);
+    if (kept === undefined) records.setCwd(params.sessionId, roots.cwd);
     return session;
+  };
+
+  /** A mode switch from either request: kept for a reopen, and told to the client (mode and config option views). */
+  const changeMode = (session: AcpSession, mode: PermissionMode, via: 'set_mode' | 'set_config_option') => {
+    session.setMode(mode);
+    records?.setMode(session.id, mode);
+    session.send({ sessionUpdate: 'current_mode_update', currentModeId: mode });
+    // set_config_option answers with the options itself; set_mode leaves the selector to this update.
+    if (via === 'set_mode') session.send({ sessionUpdate: 'config_option_update', configOptions: optionsOf(session) });
+  };
+
+  /** After a session's first finished turn: a title from its prompt, kept and sent as session_info_update. */
+  const nameSession = async (session: AcpSession, prompt: readonly acp.ContentBlock[]) => {
+    if (!records || records.title(session.id) !== undefined) return;
+    const title = titleFromPrompt(prompt);
+    if (!title) return;
+    records.setTitle(session.id, title);
+    const updatedAt = records.updatedAt(session.id);
+    session.send({ sessionUpdate: 'session_info_update', title, ...(updatedAt ? { updatedAt } : {}) });
+    await session.flush();
   };
 
   const app = acp
@@ -173,7 +222,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
           loadSession: journal !== undefined,
           promptCapabilities: promptCapabilities(accept),
           mcpCapabilities: { http: true, sse: false },
-          sessionCapabilities: { close: {}, additionalDirectories: {}, ...(journal ? { resume: {} } : {}) },
+          sessionCapabilities: { close: {}, additionalDirectories: {}, ...(journal ? { resume: {}, list: {}, delete: {} } : {}) },
         },
         authMethods: [],
         agentInfo: { name: 'acx', title: `acx: ${prepared.settings.agent.name}`, version: ACX_VERSION },
@@ -182,8 +231,9 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const roots = sessionRoots(params);
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
-      journal?.setSessionAttribute(session.id, CWD_ATTRIBUTE, roots.cwd);
-      return { sessionId: session.id, modes: sessionModes(session.mode) };
+      records?.setCwd(session.id, roots.cwd);
+      records?.setMode(session.id, session.mode);
+      return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
       const session = await reopen(client, params);
@@ -191,11 +241,31 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
-      return { modes: sessionModes(session.mode) };
+      return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
       const session = await reopen(client, params);
-      return { modes: sessionModes(session.mode) };
+      return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
+    })
+    .onRequest(acp.methods.agent.session.list, ({ params }) => {
+      if (!records) return { sessions: [] };
+      // The kept cwds are normalized (sessionRoots), so the filter is too; a cwd that is gone still lists.
+      if (params.cwd != null && !path.isAbsolute(params.cwd)) {
+        throw acp.RequestError.invalidParams({ cwd: params.cwd }, `cwd must be an absolute path (got "${params.cwd}")`);
+      }
+      return { sessions: records.list(params.cwd != null ? path.resolve(params.cwd) : undefined) };
+    })
+    .onRequest(acp.methods.agent.session.delete, async ({ params }) => {
+      if (!records?.exists(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+      const open = sessions.get(params.sessionId);
+      if (open?.running) throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn; cancel it first');
+      if (open) {
+        sessions.delete(params.sessionId);
+        await open.close();
+      }
+      records.delete(params.sessionId);
+      logger.info('acp session delete', { session: params.sessionId });
+      return {};
     })
     .onRequest(acp.methods.agent.session.close, async ({ params }) => {
       const session = sessions.get(params.sessionId);
@@ -204,16 +274,35 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await session.close();
       return {};
     })
-    .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
       const session = find(params.sessionId);
       const mode = parseModeId(params.modeId);
       if (!mode) {
         throw acp.RequestError.invalidParams({ modeId: params.modeId }, 'unknown mode; use allow-reads, allow-edits or allow-all');
       }
-      session.setMode(mode);
+      changeMode(session, mode, 'set_mode');
+      await session.flush();
       return {};
     })
-    .onRequest(acp.methods.agent.session.prompt, ({ params }) => find(params.sessionId).prompt(params.prompt))
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+      const session = find(params.sessionId);
+      const choice = parseConfigChoice(params, models);
+      if ('mode' in choice) changeMode(session, choice.mode, 'set_config_option');
+      else {
+        // Opened now, so a model that cannot be built fails here rather than at the next prompt.
+        await harnessOn(choice.model);
+        session.setModel(choice.model);
+        records?.setModel(session.id, choice.model);
+      }
+      await session.flush();
+      return { configOptions: optionsOf(session) };
+    })
+    .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
+      const session = find(params.sessionId);
+      const response = await session.prompt(params.prompt);
+      await nameSession(session, params.prompt);
+      return response;
+    })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     });
@@ -226,6 +315,9 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await Promise.allSettled(
         open.map((session) => session.close().catch((error: unknown) => logger.warn('acp session close failed', { error: errorMessage(error) }))),
       );
+      const others = [...harnesses.values()];
+      harnesses.clear();
+      await Promise.allSettled(others.map(async (harness) => (await harness).close?.()));
     },
   };
 }

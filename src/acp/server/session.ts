@@ -8,6 +8,7 @@ import type { Tool } from '../../tools/tool.ts';
 import { AcxError, errorMessage } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
+import type { SessionChoices } from './config-options.ts';
 import type { EditLog } from './edits.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
@@ -25,10 +26,11 @@ export interface AcpSessionOptions {
   roots: WorkspaceRoots;
   /** The diffs of the session's writes, for their tool-call updates. */
   edits: EditLog;
-  mode: PermissionMode;
+  /** The permission mode and model the session starts with. */
+  choices: SessionChoices;
   tools: readonly Tool[];
-  /** Builds the agent for a permission mode (the engine takes its mode when a session opens). */
-  agentFor: (mode: PermissionMode) => HarnessAgent;
+  /** Builds the agent for a permission mode and model (the engine takes both when a session opens). */
+  agentFor: (choices: SessionChoices) => Promise<HarnessAgent>;
   client: acp.AgentContext;
   accept: PromptAcceptance;
   contextSize: number | undefined;
@@ -66,9 +68,9 @@ export class AcpSession {
   /** The session's tools by name: the agent's own and the client's MCP tools. */
   readonly tools: ReadonlyMap<string, Tool>;
   private readonly logger: Logger;
-  private modeNow: PermissionMode;
-  /** The mode the current engine session was opened with. */
-  private engineMode: PermissionMode;
+  private choices: SessionChoices;
+  /** The mode and model the current engine session was opened with. */
+  private engineChoices: SessionChoices;
   private agent: HarnessAgent;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
@@ -83,20 +85,24 @@ export class AcpSession {
     this.roots = options.roots;
     this.tools = new Map(options.tools.map((tool) => [tool.name, tool]));
     this.logger = options.logger.child({ session: options.id });
-    this.modeNow = options.mode;
-    this.engineMode = options.mode;
+    this.choices = { ...options.choices };
+    this.engineChoices = { ...options.choices };
     this.agent = agent;
     this.agentSession = agentSession;
   }
 
   static async open(options: AcpSessionOptions): Promise<AcpSession> {
-    const agent = options.agentFor(options.mode);
+    const agent = await options.agentFor(options.choices);
     const agentSession = await agent.createSession({ sessionId: options.id });
     return new AcpSession(options, agent, agentSession);
   }
 
   get mode(): PermissionMode {
-    return this.modeNow;
+    return this.choices.mode;
+  }
+
+  get model(): string {
+    return this.choices.model;
   }
 
   get running(): boolean {
@@ -105,8 +111,14 @@ export class AcpSession {
 
   /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
   setMode(mode: PermissionMode): void {
-    this.modeNow = mode;
+    this.choices.mode = mode;
     this.logger.info('acp mode', { mode });
+  }
+
+  /** Switches the model from the next turn on (a running turn finishes on its model). */
+  setModel(model: string): void {
+    this.choices.model = model;
+    this.logger.info('acp model', { model });
   }
 
   /** Sends updates in order; a failed send is logged (the client may have gone) and never breaks the turn. */
@@ -135,10 +147,10 @@ export class AcpSession {
     let translator: TurnTranslator | undefined;
     let stopReason: acp.StopReason;
     try {
-      await this.syncEngineMode();
+      await this.syncEngine();
       translator = new TurnTranslator({
         tools: this.tools,
-        mode: this.engineMode,
+        mode: this.engineChoices.mode,
         contextSize: this.options.contextSize,
         roots: this.roots,
         edits: this.options.edits,
@@ -193,12 +205,13 @@ export class AcpSession {
     await this.options.mcp?.close();
   }
 
-  /** The engine fixes its permission mode per session; reopen it (same journal id) after a switch. */
-  private async syncEngineMode(): Promise<void> {
-    if (this.engineMode === this.modeNow) return;
-    this.agent = this.options.agentFor(this.modeNow);
+  /** The engine fixes its permission mode and model per session; reopen it (same journal id) after a switch. */
+  private async syncEngine(): Promise<void> {
+    const wanted = { ...this.choices };
+    if (this.engineChoices.mode === wanted.mode && this.engineChoices.model === wanted.model) return;
+    this.agent = await this.options.agentFor(wanted);
     this.agentSession = await this.agent.createSession({ sessionId: this.id });
-    this.engineMode = this.modeNow;
+    this.engineChoices = wanted;
   }
 
   private pending(turn: RunningTurn, approvalId: string): Pending {
@@ -230,7 +243,7 @@ export class AcpSession {
       pending.resolve({ approved: true });
     };
     // The mode may have been widened since the turn started, or the user said "always" earlier.
-    if ((tool && !needsApproval(tool, this.modeNow)) || this.alwaysAllowed.has(request.toolName)) {
+    if ((tool && !needsApproval(tool, this.choices.mode)) || this.alwaysAllowed.has(request.toolName)) {
       approve();
       return;
     }
