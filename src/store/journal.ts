@@ -165,13 +165,20 @@ export class Journal {
     ).map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at, value: row.value }));
   }
 
-  deleteSession(sessionId: string): void {
+  /** Forgets a session's conversation (messages, turns, tool calls) and keeps the session and its attributes. */
+  clearHistory(sessionId: string): void {
     this.transaction(() => {
       this.db
         .prepare('DELETE FROM tool_calls WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?)')
         .run(sessionId);
       this.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
+    });
+  }
+
+  deleteSession(sessionId: string): void {
+    this.transaction(() => {
+      this.clearHistory(sessionId);
       this.prepare('DELETE FROM session_attributes WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
     });
