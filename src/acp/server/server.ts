@@ -15,7 +15,9 @@ import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { reachableModels } from '../../model/catalog.ts';
+import { compactSession } from '../../engine/compaction.ts';
 import { clientFileContents } from './client-files.ts';
+import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
 import { EditLog } from './edits.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
@@ -96,6 +98,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     return harness;
   };
   const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
+  const skills = base.settings.skills ?? [];
+  const commands = availableCommands(skills);
   /** What the client said it can do (its file system for the file tools), from initialize. */
   let clientCapabilities: acp.ClientCapabilities | undefined;
 
@@ -196,6 +200,51 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     if (via === 'set_mode') session.send({ sessionUpdate: 'config_option_update', configOptions: optionsOf(session) });
   };
 
+  /** A model switch from either request: opened now (so one that cannot be built fails here), kept, used from the next turn. */
+  const chooseModel = async (session: AcpSession, model: string) => {
+    await harnessOn(model);
+    session.setModel(model);
+    records?.setModel(session.id, model);
+  };
+
+  /** Sent once the session's id is the client's (after the response that names it). */
+  const announceCommands = (session: AcpSession) => {
+    setImmediate(() => session.send({ sessionUpdate: 'available_commands_update', availableCommands: commands }));
+  };
+
+  /** /model, /clear and /compact: answered as one agent message, no model turn (but /compact's summary). */
+  const runBuiltin = async (session: AcpSession, command: Extract<SlashCommand, { kind: 'builtin' }>): Promise<string> => {
+    switch (command.name) {
+      case 'model': {
+        if (!command.args) return `Model: ${session.model}. Others: ${models.filter((m) => m !== session.model).join(', ') || 'none (ACX_MODELS adds more)'}.`;
+        if (!models.includes(command.args)) return `There is no model "${command.args}" here; use one of ${models.join(', ')} (ACX_MODELS adds more).`;
+        await chooseModel(session, command.args);
+        session.send({ sessionUpdate: 'config_option_update', configOptions: optionsOf(session) });
+        return `Model: ${command.args}, from the next turn on.`;
+      }
+      case 'clear':
+        journal?.clearHistory(session.id);
+        return 'Cleared: the conversation is forgotten; the session keeps its mode, model and project.';
+      case 'compact': {
+        if (!journal) return 'Nothing to compact: this agent keeps no journal.';
+        const outcome = await compactSession({
+          journal,
+          sessionId: session.id,
+          model: prepared.model,
+          params: prepared.settings.modelParams,
+          budget,
+          hard: true,
+          logger,
+          now: new Date(),
+          inputTokens: undefined,
+        });
+        return outcome.compacted
+          ? `Compacted: ${outcome.summarized} earlier messages are now one summary (${outcome.messagesBefore} → ${outcome.messagesAfter} messages).`
+          : `Nothing compacted: ${outcome.reason === 'no safe cut' ? 'the conversation has no earlier turn to summarize' : outcome.reason}.`;
+      }
+    }
+  };
+
   /** After a session's first finished turn: a title from its prompt, kept and sent as session_info_update. */
   const nameSession = async (session: AcpSession, prompt: readonly acp.ContentBlock[]) => {
     if (!records || records.title(session.id) !== undefined) return;
@@ -233,6 +282,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
       records?.setCwd(session.id, roots.cwd);
       records?.setMode(session.id, session.mode);
+      announceCommands(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
@@ -241,10 +291,12 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
+      announceCommands(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
       const session = await reopen(client, params);
+      announceCommands(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.list, ({ params }) => {
@@ -288,18 +340,22 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       const session = find(params.sessionId);
       const choice = parseConfigChoice(params, models);
       if ('mode' in choice) changeMode(session, choice.mode, 'set_config_option');
-      else {
-        // Opened now, so a model that cannot be built fails here rather than at the next prompt.
-        await harnessOn(choice.model);
-        session.setModel(choice.model);
-        records?.setModel(session.id, choice.model);
-      }
+      else await chooseModel(session, choice.model);
       await session.flush();
       return { configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
       const session = find(params.sessionId);
-      const response = await session.prompt(params.prompt);
+      const command = parseSlashCommand(params.prompt, skills);
+      if (command?.kind === 'builtin') {
+        if (session.running) throw acp.RequestError.invalidRequest({ sessionId: session.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
+        const text = await runBuiltin(session, command);
+        session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+        await session.flush();
+        logger.info('acp command', { session: session.id, command: command.name });
+        return { stopReason: 'end_turn' };
+      }
+      const response = await session.prompt(command?.kind === 'skill' ? skillPrompt(command, params.prompt) : params.prompt);
       await nameSession(session, params.prompt);
       return response;
     })
