@@ -9,6 +9,7 @@ import { resolveContextBudget } from '../../engine/context-budget.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
 import type { FileContents } from '../../tools/builtin/fs.ts';
+import { createPlanTool } from '../../tools/builtin/plan.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
 import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
@@ -133,7 +134,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
     const edits = new EditLog(workspace, contents);
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
-    const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), options.extraTools ?? [], mcp?.tools ?? []], logger);
+    // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
+    const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = async ({ mode, model }: SessionChoices) =>
       new HarnessAgent({ ...base.settings, harness: await harnessOn(model), tools, permissionMode: mode });
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
