@@ -43,6 +43,12 @@ it('sends available_commands_update after session/new and session/load: the skil
   expect(commands.map((c) => c.name)).toEqual(['model', 'clear', 'compact', 'release-notes']);
   expect(commands.find((c) => c.name === 'release-notes')?.description).toBe('Write release notes for the team from what you remember about a release.');
   expect(commands.find((c) => c.name === 'model')?.input).toEqual({ hint: 'provider:model-id' });
+  // On the wire after the response that names the session (an editor drops updates for a session it does not know yet).
+  const lines = acx.stdout().split('\n');
+  const answered = lines.findIndex((l) => l.includes(`"sessionId":"${sessionId}"`) && l.includes('"result"'));
+  const announced = lines.findIndex((l) => l.includes('available_commands_update'));
+  expect(answered).toBeGreaterThanOrEqual(0);
+  expect(announced).toBeGreaterThan(answered);
 
   acx.updates.length = 0;
   await acx.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers: [] });
