@@ -45,7 +45,7 @@ export interface PreparedAgent {
    * the user switch models. Absent on an ACP harness and with --replay/--record (a cassette holds
    * one model). The caller closes each harness it gets.
    */
-  engineOn?: (spec: string) => Promise<Harness>;
+  engineOn?: (spec: string) => Promise<{ harness: Harness; model: ResolvedModel }>;
   close(): Promise<void>;
 }
 
@@ -181,7 +181,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const engineOn =
     onACP || !chosen || settings.replay || settings.record
       ? undefined
-      : async (spec: string): Promise<Harness> => {
+      : async (spec: string): Promise<{ harness: Harness; model: ResolvedModel }> => {
           const next = parseModelSpec(spec);
           // The surface and endpoint chosen for the current provider carry over to its other models.
           const sameProvider = next.provider === chosen.provider;
@@ -189,7 +189,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
           }, logger);
-          return createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          const harness = createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          return { harness, model: other };
         };
   return {
     agent,

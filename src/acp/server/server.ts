@@ -5,7 +5,8 @@ import { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { Harness } from '../../agent/harness.ts';
 import type { PreparedAgent } from '../../agent/prepare.ts';
 import { ACX_VERSION } from '../../util/version.ts';
-import { resolveContextBudget } from '../../engine/context-budget.ts';
+import { type ContextBudget, resolveContextBudget } from '../../engine/context-budget.ts';
+import type { ResolvedModel } from '../../model/providers.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
 import type { FileContents } from '../../tools/builtin/fs.ts';
@@ -52,6 +53,14 @@ export interface AcpServer {
   close(): Promise<void>;
 }
 
+/** A model the server can run sessions on: its engine harness, the model, and its context budget. */
+interface ModelEngine {
+  harness: Harness;
+  model: ResolvedModel;
+  budget: ContextBudget;
+  contextSize: number | undefined;
+}
+
 function journalOf(harness: Harness): Journal | undefined {
   return (harness as Harness & { journal?: Journal }).journal;
 }
@@ -73,11 +82,6 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const base = prepared.agent;
   const journal = journalOf(base.settings.harness);
   const accept: PromptAcceptance = { images: prepared.model.vision };
-  const budget = resolveContextBudget({
-    configured: prepared.settings.contextTokens ?? undefined,
-    modelLimit: prepared.model.contextWindowTokens,
-  });
-  const contextSize = budget.limit > 0 ? budget.limit : prepared.model.contextWindowTokens;
   const sessions = new Map<string, AcpSession>();
   const records = journal ? new SessionRecords(journal) : undefined;
   const env = options.env ?? process.env;
@@ -86,17 +90,24 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const reachable = prepared.engineOn ? reachableModels({ current: defaultModel, env }) : { models: [defaultModel], rejected: [] };
   for (const r of reachable.rejected) logger.warn('ACX_MODELS entry skipped', { spec: r.spec, reason: r.reason });
   const models = reachable.models;
-  /** Engine harnesses on models other than the agent's own, opened on first use and shared by sessions. */
-  const harnesses = new Map<string, Promise<Harness>>();
-  const harnessOn = (model: string): Promise<Harness> => {
-    if (model === defaultModel || !prepared.engineOn) return Promise.resolve(base.settings.harness);
-    let harness = harnesses.get(model);
-    if (!harness) {
-      harness = prepared.engineOn(model);
-      harnesses.set(model, harness);
-      harness.catch(() => harnesses.delete(model));
+  /** A harness on one model with that model's context budget (the size usage_update reports). */
+  const engineOf = (harness: Harness, model: ResolvedModel): ModelEngine => {
+    const budget = resolveContextBudget({ configured: prepared.settings.contextTokens ?? undefined, modelLimit: model.contextWindowTokens });
+    return { harness, model, budget, contextSize: budget.limit > 0 ? budget.limit : model.contextWindowTokens };
+  };
+  const ownEngine = engineOf(base.settings.harness, prepared.model);
+  /** Engines on models other than the agent's own, opened on first use and shared by sessions. */
+  const engines = new Map<string, Promise<ModelEngine>>();
+  const engineOn = (model: string): Promise<ModelEngine> => {
+    const open = prepared.engineOn;
+    if (model === defaultModel || !open) return Promise.resolve(ownEngine);
+    let engine = engines.get(model);
+    if (!engine) {
+      engine = open(model).then(({ harness, model: resolved }) => engineOf(harness, resolved));
+      engines.set(model, engine);
+      engine.catch(() => engines.delete(model));
     }
-    return harness;
+    return engine;
   };
   const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
   const skills = base.settings.skills ?? [];
@@ -136,8 +147,10 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
     const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
-    const agentFor = async ({ mode, model }: SessionChoices) =>
-      new HarnessAgent({ ...base.settings, harness: await harnessOn(model), tools, permissionMode: mode });
+    const agentFor = async ({ mode, model }: SessionChoices) => {
+      const engine = await engineOn(model);
+      return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
+    };
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
     const keptModel = records?.model(params.sessionId);
     try {
@@ -154,7 +167,6 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         agentFor,
         client,
         accept,
-        contextSize,
         mcp,
         logger,
       });
@@ -204,7 +216,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
 
   /** A model switch from either request: opened now (so one that cannot be built fails here), kept, used from the next turn. */
   const chooseModel = async (session: AcpSession, model: string) => {
-    await harnessOn(model);
+    await engineOn(model);
     session.setModel(model);
     records?.setModel(session.id, model);
   };
@@ -229,12 +241,13 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         return 'Cleared: the conversation is forgotten; the session keeps its mode, model and project.';
       case 'compact': {
         if (!journal) return 'Nothing to compact: this agent keeps no journal.';
+        const engine = await engineOn(session.model);
         const outcome = await compactSession({
           journal,
           sessionId: session.id,
-          model: prepared.model,
+          model: engine.model,
           params: prepared.settings.modelParams,
-          budget,
+          budget: engine.budget,
           hard: true,
           logger,
           now: new Date(),
@@ -373,9 +386,9 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await Promise.allSettled(
         open.map((session) => session.close().catch((error: unknown) => logger.warn('acp session close failed', { error: errorMessage(error) }))),
       );
-      const others = [...harnesses.values()];
-      harnesses.clear();
-      await Promise.allSettled(others.map(async (harness) => (await harness).close?.()));
+      const others = [...engines.values()];
+      engines.clear();
+      await Promise.allSettled(others.map(async (engine) => (await engine).harness.close?.()));
     },
   };
 }

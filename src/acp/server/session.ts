@@ -29,11 +29,10 @@ export interface AcpSessionOptions {
   /** The permission mode and model the session starts with. */
   choices: SessionChoices;
   tools: readonly Tool[];
-  /** Builds the agent for a permission mode and model (the engine takes both when a session opens). */
-  agentFor: (choices: SessionChoices) => Promise<HarnessAgent>;
+  /** Builds the agent for a permission mode and model (the engine takes both when a session opens), with that model's context size. */
+  agentFor: (choices: SessionChoices) => Promise<{ agent: HarnessAgent; contextSize: number | undefined }>;
   client: acp.AgentContext;
   accept: PromptAcceptance;
-  contextSize: number | undefined;
   mcp: McpConnection | undefined;
   logger: Logger;
 }
@@ -72,13 +71,15 @@ export class AcpSession {
   /** The mode and model the current engine session was opened with. */
   private engineChoices: SessionChoices;
   private agent: HarnessAgent;
+  /** The context window of the engine's model, for usage_update. */
+  private contextSize: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
   private outbox: Promise<void> = Promise.resolve();
   /** Tools the user chose "always allow" for, in this session only. */
   private readonly alwaysAllowed = new Set<string>();
 
-  private constructor(options: AcpSessionOptions, agent: HarnessAgent, agentSession: AgentSession) {
+  private constructor(options: AcpSessionOptions, built: { agent: HarnessAgent; contextSize: number | undefined }, agentSession: AgentSession) {
     this.options = options;
     this.id = options.id;
     this.cwd = options.cwd;
@@ -87,14 +88,15 @@ export class AcpSession {
     this.logger = options.logger.child({ session: options.id });
     this.choices = { ...options.choices };
     this.engineChoices = { ...options.choices };
-    this.agent = agent;
+    this.agent = built.agent;
+    this.contextSize = built.contextSize;
     this.agentSession = agentSession;
   }
 
   static async open(options: AcpSessionOptions): Promise<AcpSession> {
-    const agent = await options.agentFor(options.choices);
-    const agentSession = await agent.createSession({ sessionId: options.id });
-    return new AcpSession(options, agent, agentSession);
+    const built = await options.agentFor(options.choices);
+    const agentSession = await built.agent.createSession({ sessionId: options.id });
+    return new AcpSession(options, built, agentSession);
   }
 
   get mode(): PermissionMode {
@@ -151,7 +153,7 @@ export class AcpSession {
       translator = new TurnTranslator({
         tools: this.tools,
         mode: this.engineChoices.mode,
-        contextSize: this.options.contextSize,
+        contextSize: this.contextSize,
         roots: this.roots,
         edits: this.options.edits,
       });
@@ -209,7 +211,9 @@ export class AcpSession {
   private async syncEngine(): Promise<void> {
     const wanted = { ...this.choices };
     if (this.engineChoices.mode === wanted.mode && this.engineChoices.model === wanted.model) return;
-    this.agent = await this.options.agentFor(wanted);
+    const built = await this.options.agentFor(wanted);
+    this.agent = built.agent;
+    this.contextSize = built.contextSize;
     this.agentSession = await this.agent.createSession({ sessionId: this.id });
     this.engineChoices = wanted;
   }
