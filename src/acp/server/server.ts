@@ -85,7 +85,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const sessions = new Map<string, AcpSession>();
   const records = journal ? new SessionRecords(journal) : undefined;
   const env = options.env ?? process.env;
-  const defaultModel = prepared.settings.model ? `${prepared.settings.model.provider}:${prepared.settings.model.modelId}` : `${prepared.model.provider}:${prepared.model.modelId}`;
+  // What runs the turns: on an ACP harness, its stand-in (`acp:claude-code:default`), not agent.json's model.
+  const defaultModel = `${prepared.model.provider}:${prepared.model.modelId}`;
   // Other models only where acx can run its engine on them; otherwise the selector offers the one in use.
   const reachable = prepared.engineOn ? reachableModels({ current: defaultModel, env }) : { models: [defaultModel], rejected: [] };
   for (const r of reachable.rejected) logger.warn('ACX_MODELS entry skipped', { spec: r.spec, reason: r.reason });
