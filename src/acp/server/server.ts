@@ -5,8 +5,6 @@ import { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { Harness } from '../../agent/harness.ts';
 import type { PreparedAgent } from '../../agent/prepare.ts';
 import { ACX_VERSION } from '../../util/version.ts';
-import { type ContextBudget, resolveContextBudget } from '../../engine/context-budget.ts';
-import type { ResolvedModel } from '../../model/providers.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
 import type { FileContents } from '../../tools/builtin/fs.ts';
@@ -16,12 +14,12 @@ import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { reachableModels } from '../../model/catalog.ts';
 import { compactSession } from '../../engine/compaction.ts';
 import { clientFileContents } from './client-files.ts';
 import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
 import { EditLog } from './edits.ts';
+import { ModelEngines } from './model-engines.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
 import { promptCapabilities, type PromptAcceptance } from './prompt-content.ts';
@@ -53,14 +51,6 @@ export interface AcpServer {
   close(): Promise<void>;
 }
 
-/** A model the server can run sessions on: its engine harness, the model, and its context budget. */
-interface ModelEngine {
-  harness: Harness;
-  model: ResolvedModel;
-  budget: ContextBudget;
-  contextSize: number | undefined;
-}
-
 function journalOf(harness: Harness): Journal | undefined {
   return (harness as Harness & { journal?: Journal }).journal;
 }
@@ -85,31 +75,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const sessions = new Map<string, AcpSession>();
   const records = journal ? new SessionRecords(journal) : undefined;
   const env = options.env ?? process.env;
-  // What runs the turns: on an ACP harness, its stand-in (`acp:claude-code:default`), not agent.json's model.
-  const defaultModel = `${prepared.model.provider}:${prepared.model.modelId}`;
-  // Other models only where acx can run its engine on them; otherwise the selector offers the one in use.
-  const reachable = prepared.engineOn ? reachableModels({ current: defaultModel, env }) : { models: [defaultModel], rejected: [] };
-  for (const r of reachable.rejected) logger.warn('ACX_MODELS entry skipped', { spec: r.spec, reason: r.reason });
-  const models = reachable.models;
-  /** A harness on one model with that model's context budget (the size usage_update reports). */
-  const engineOf = (harness: Harness, model: ResolvedModel): ModelEngine => {
-    const budget = resolveContextBudget({ configured: prepared.settings.contextTokens ?? undefined, modelLimit: model.contextWindowTokens });
-    return { harness, model, budget, contextSize: budget.limit > 0 ? budget.limit : model.contextWindowTokens };
-  };
-  const ownEngine = engineOf(base.settings.harness, prepared.model);
-  /** Engines on models other than the agent's own, opened on first use and shared by sessions. */
-  const engines = new Map<string, Promise<ModelEngine>>();
-  const engineOn = (model: string): Promise<ModelEngine> => {
-    const open = prepared.engineOn;
-    if (model === defaultModel || !open) return Promise.resolve(ownEngine);
-    let engine = engines.get(model);
-    if (!engine) {
-      engine = open(model).then(({ harness, model: resolved }) => engineOf(harness, resolved));
-      engines.set(model, engine);
-      engine.catch(() => engines.delete(model));
-    }
-    return engine;
-  };
+  const engines = new ModelEngines(prepared, { env, logger });
+  const models = engines.models;
   const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
   const skills = base.settings.skills ?? [];
   const commands = availableCommands(skills);
@@ -149,7 +116,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
     const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = async ({ mode, model }: SessionChoices) => {
-      const engine = await engineOn(model);
+      const engine = await engines.on(model);
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
     };
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
@@ -162,7 +129,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         edits,
         choices: {
           mode: records?.mode(params.sessionId) ?? base.settings.permissionMode ?? 'allow-edits',
-          model: keptModel !== undefined && models.includes(keptModel) ? keptModel : defaultModel,
+          model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,
         },
         tools,
         agentFor,
@@ -217,7 +184,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
 
   /** A model switch from either request: opened now (so one that cannot be built fails here), kept, used from the next turn. */
   const chooseModel = async (session: AcpSession, model: string) => {
-    await engineOn(model);
+    await engines.on(model);
     session.setModel(model);
     records?.setModel(session.id, model);
   };
@@ -242,7 +209,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         return 'Cleared: the conversation is forgotten; the session keeps its mode, model and project.';
       case 'compact': {
         if (!journal) return 'Nothing to compact: this agent keeps no journal.';
-        const engine = await engineOn(session.model);
+        const engine = await engines.on(session.model);
         const outcome = await compactSession({
           journal,
           sessionId: session.id,
@@ -387,9 +354,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await Promise.allSettled(
         open.map((session) => session.close().catch((error: unknown) => logger.warn('acp session close failed', { error: errorMessage(error) }))),
       );
-      const others = [...engines.values()];
-      engines.clear();
-      await Promise.allSettled(others.map(async (engine) => (await engine).harness.close?.()));
+      await engines.close();
     },
   };
 }
