@@ -129,3 +129,18 @@ it('/compact replaces the earlier conversation with a summary the next turn sees
   expect(seen).not.toContain('Remember that the release freeze starts on 12 December.');
   expect(seen).toContain('Mia owns the release.');
 });
+
+it('refuses a prompt while /compact is still summarizing, as for a running turn', async () => {
+  const { sessionId } = await newSession();
+  model.enqueue({ text: 'Noted the freeze.' }, { text: 'Noted the owner.' });
+  await prompt(sessionId, 'Remember that the release freeze starts on 12 December.');
+  await prompt(sessionId, 'Mia owns the release.');
+  let release!: () => void;
+  model.enqueue({ text: 'Summary: freeze 12 December, Mia owns it.', pauseUntil: new Promise<void>((r) => (release = r)) });
+  const asked = model.requests.length;
+  const compacting = prompt(sessionId, '/compact');
+  while (model.requests.length === asked) await new Promise((r) => setTimeout(r, 10)); // the summary request has arrived
+  await expect(prompt(sessionId, 'Who owns it?')).rejects.toMatchObject({ code: -32600 });
+  release();
+  expect(await compacting).toMatchObject({ stopReason: 'end_turn' });
+});

@@ -331,8 +331,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       const session = find(params.sessionId);
       const command = parseSlashCommand(params.prompt, skills);
       if (command?.kind === 'builtin') {
-        if (session.running) throw acp.RequestError.invalidRequest({ sessionId: session.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
-        const text = await runBuiltin(session, command);
+        const text = await session.exclusively(() => runBuiltin(session, command));
         session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
         await session.flush();
         logger.info('acp command', { session: session.id, command: command.name });

@@ -75,6 +75,7 @@ export class AcpSession {
   private contextSize: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
+  private commandRunning = false;
   private outbox: Promise<void> = Promise.resolve();
   /** Tools the user chose "always allow" for, in this session only. */
   private readonly alwaysAllowed = new Set<string>();
@@ -108,7 +109,18 @@ export class AcpSession {
   }
 
   get running(): boolean {
-    return this.turn !== undefined;
+    return this.turn !== undefined || this.commandRunning;
+  }
+
+  /** Runs a slash command's work (e.g. /compact's summary) as the session's one running thing: a prompt meanwhile is refused. */
+  async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running) throw this.busy();
+    this.commandRunning = true;
+    try {
+      return await work();
+    } finally {
+      this.commandRunning = false;
+    }
   }
 
   /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
@@ -135,9 +147,7 @@ export class AcpSession {
   }
 
   async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
-    if (this.turn) {
-      throw acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
-    }
+    if (this.running) throw this.busy();
     let content;
     try {
       content = toUserContent(blocks, this.options.accept);
@@ -189,6 +199,10 @@ export class AcpSession {
     this.logger.info('acp turn end', { stop: stopReason });
     // `usage` is the ACP draft field; clients that do not know it ignore it.
     return { stopReason, ...(usage ? { usage } : {}) } as acp.PromptResponse;
+  }
+
+  private busy(): acp.RequestError {
+    return acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
   }
 
   /** Stops the running turn: the model call and tools are aborted, open approvals answered "no". */
