@@ -7,7 +7,7 @@ import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
 import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
-import { fromLanguageModel, noModelSelected, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
@@ -39,6 +39,12 @@ export interface PreparedAgent {
   instructions: string;
   /** For a cartridge: the accepted handshake (descriptor, whether it was persisted). */
   activation?: Activation;
+  /**
+   * The agent's native engine on another model (`provider:model-id`), for a front end that lets
+   * the user switch models. Absent on an ACP harness and with --replay/--record (a cassette holds
+   * one model). The caller closes each harness it gets.
+   */
+  engineOn?: (spec: string) => Promise<{ harness: Harness; model: ResolvedModel }>;
   close(): Promise<void>;
 }
 
@@ -157,6 +163,21 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
   });
+  const chosen = settings.model;
+  const engineOn =
+    onACP || !chosen || settings.replay || settings.record
+      ? undefined
+      : async (spec: string): Promise<{ harness: Harness; model: ResolvedModel }> => {
+          const next = parseModelSpec(spec);
+          // The surface and endpoint chosen for the current provider carry over to its other models.
+          const sameProvider = next.provider === chosen.provider;
+          const other = await buildModel({
+            ...settings,
+            model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
+          }, logger);
+          const harness = createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          return { harness, model: other };
+        };
   return {
     agent,
     settings,
@@ -165,6 +186,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     toolset,
     instructions,
     ...(activation ? { activation } : {}),
+    ...(engineOn ? { engineOn } : {}),
     async close() {
       await harness.close?.();
       if (dispatchHarness !== harness) await dispatchHarness.close?.();

@@ -154,13 +154,31 @@ export class Journal {
     ).map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at }));
   }
 
-  deleteSession(sessionId: string): void {
+  /** The sessions that carry an attribute (e.g. those an ACP client opened), newest first, with its value. */
+  sessionsWithAttribute(name: string): Array<{ id: string; createdAt: string; updatedAt: string; value: string }> {
+    return (
+      this
+        .prepare(
+          'SELECT s.id, s.created_at, s.updated_at, a.value FROM sessions s JOIN session_attributes a ON a.session_id = s.id AND a.name = ? ORDER BY s.updated_at DESC, s.id',
+        )
+        .all(name) as Array<{ id: string; created_at: string; updated_at: string; value: string }>
+    ).map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at, value: row.value }));
+  }
+
+  /** Forgets a session's conversation (messages, turns, tool calls) and keeps the session and its attributes. */
+  clearHistory(sessionId: string): void {
     this.transaction(() => {
       this.db
         .prepare('DELETE FROM tool_calls WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?)')
         .run(sessionId);
       this.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
+    });
+  }
+
+  deleteSession(sessionId: string): void {
+    this.transaction(() => {
+      this.clearHistory(sessionId);
       this.prepare('DELETE FROM session_attributes WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
     });

@@ -87,4 +87,22 @@ describe('session attributes', () => {
     journal.deleteSession('fresh');
     expect(journal.sessionAttribute('fresh', 'acp.cwd')).toBeUndefined();
   });
+
+  it('clears a session\'s history and keeps the session with its attributes', () => {
+    journal.setSessionAttribute('s', 'acp.mode', 'allow-reads');
+    journal.appendMessage('s', null, 'user', { role: 'user', content: 'hello' });
+    journal.clearHistory('s');
+    expect(journal.messages('s')).toEqual([]);
+    expect(journal.hasSession('s')).toBe(true);
+    expect(journal.sessionAttribute('s', 'acp.mode')).toBe('allow-reads');
+  });
+
+  it('lists only the sessions that carry an attribute, with its value', () => {
+    journal.setSessionAttribute('opened-by-editor', 'acp.cwd', '/work/project');
+    journal.ensureSession('run-only');
+    journal.setSessionAttribute('run-only', 'other', 'x');
+    const listed = journal.sessionsWithAttribute('acp.cwd');
+    expect(listed.map((s) => [s.id, s.value])).toEqual([['opened-by-editor', '/work/project']]);
+    expect(Date.parse(listed[0]!.updatedAt)).not.toBeNaN();
+  });
 });

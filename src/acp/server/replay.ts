@@ -3,7 +3,9 @@ import type { ModelMessage } from 'ai';
 import type { StoredMessage } from '../../store/journal.ts';
 import type { Tool } from '../../tools/tool.ts';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
+import { PLAN_TOOL_NAME, planOf } from '../../tools/builtin/plan.ts';
 import { describeToolCall } from './tool-calls.ts';
+import { planEntries } from './updates.ts';
 
 /**
  * A journaled session's history as the `session/update` notifications `session/load` replays:
@@ -99,6 +101,12 @@ export function replayUpdates(messages: readonly StoredMessage[], tools: Readonl
             updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: part.text } });
           } else if (part.type === 'tool-call' && typeof part.toolCallId === 'string') {
             const toolName = String(part.toolName);
+            if (toolName === PLAN_TOOL_NAME) {
+              // Shown as the plan it set, as it was live; a later plan replaces it in the editor.
+              const entries = outcomes.get(part.toolCallId)?.status === 'completed' ? planOf(part.input) : undefined;
+              if (entries) updates.push({ sessionUpdate: 'plan', entries: planEntries(entries) });
+              continue;
+            }
             // A call without a journaled result belongs to a turn that never finished it.
             const outcome = outcomes.get(part.toolCallId) ?? { status: 'failed' as const, content: [textContent('No result was recorded.')] };
             const { title, kind, locations } = describeToolCall(toolName, part.input, tools.get(toolName), roots);

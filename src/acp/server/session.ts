@@ -8,6 +8,7 @@ import type { Tool } from '../../tools/tool.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
+import type { SessionChoices } from './config-options.ts';
 import type { EditLog } from './edits.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
@@ -25,13 +26,13 @@ export interface AcpSessionOptions {
   roots: WorkspaceRoots;
   /** The diffs of the session's writes, for their tool-call updates. */
   edits: EditLog;
-  mode: PermissionMode;
+  /** The permission mode and model the session starts with. */
+  choices: SessionChoices;
   tools: readonly Tool[];
-  /** Builds the agent for a permission mode (the engine takes its mode when a session opens). */
-  agentFor: (mode: PermissionMode) => HarnessAgent;
+  /** Builds the agent for a permission mode and model (the engine takes both when a session opens), with that model's context size. */
+  agentFor: (choices: SessionChoices) => Promise<{ agent: HarnessAgent; contextSize: number | undefined }>;
   client: acp.AgentContext;
   accept: PromptAcceptance;
-  contextSize: number | undefined;
   mcp: McpConnection | undefined;
   logger: Logger;
 }
@@ -66,47 +67,72 @@ export class AcpSession {
   /** The session's tools by name: the agent's own and the client's MCP tools. */
   readonly tools: ReadonlyMap<string, Tool>;
   private readonly logger: Logger;
-  private modeNow: PermissionMode;
-  /** The mode the current engine session was opened with. */
-  private engineMode: PermissionMode;
+  private choices: SessionChoices;
+  /** The mode and model the current engine session was opened with. */
+  private engineChoices: SessionChoices;
   private agent: HarnessAgent;
+  /** The context window of the engine's model, for usage_update. */
+  private contextSize: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
+  private commandRunning = false;
   private outbox: Promise<void> = Promise.resolve();
   /** Tools the user chose "always allow" for, in this session only. */
   private readonly alwaysAllowed = new Set<string>();
 
-  private constructor(options: AcpSessionOptions, agent: HarnessAgent, agentSession: AgentSession) {
+  private constructor(options: AcpSessionOptions, built: { agent: HarnessAgent; contextSize: number | undefined }, agentSession: AgentSession) {
     this.options = options;
     this.id = options.id;
     this.cwd = options.cwd;
     this.roots = options.roots;
     this.tools = new Map(options.tools.map((tool) => [tool.name, tool]));
     this.logger = options.logger.child({ session: options.id });
-    this.modeNow = options.mode;
-    this.engineMode = options.mode;
-    this.agent = agent;
+    this.choices = { ...options.choices };
+    this.engineChoices = { ...options.choices };
+    this.agent = built.agent;
+    this.contextSize = built.contextSize;
     this.agentSession = agentSession;
   }
 
   static async open(options: AcpSessionOptions): Promise<AcpSession> {
-    const agent = options.agentFor(options.mode);
-    const agentSession = await agent.createSession({ sessionId: options.id });
-    return new AcpSession(options, agent, agentSession);
+    const built = await options.agentFor(options.choices);
+    const agentSession = await built.agent.createSession({ sessionId: options.id });
+    return new AcpSession(options, built, agentSession);
   }
 
   get mode(): PermissionMode {
-    return this.modeNow;
+    return this.choices.mode;
+  }
+
+  get model(): string {
+    return this.choices.model;
   }
 
   get running(): boolean {
-    return this.turn !== undefined;
+    return this.turn !== undefined || this.commandRunning;
+  }
+
+  /** Runs a slash command's work (e.g. /compact's summary) as the session's one running thing: a prompt meanwhile is refused. */
+  async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running) throw this.busy();
+    this.commandRunning = true;
+    try {
+      return await work();
+    } finally {
+      this.commandRunning = false;
+    }
   }
 
   /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
   setMode(mode: PermissionMode): void {
-    this.modeNow = mode;
+    this.choices.mode = mode;
     this.logger.info('acp mode', { mode });
+  }
+
+  /** Switches the model from the next turn on (a running turn finishes on its model). */
+  setModel(model: string): void {
+    this.choices.model = model;
+    this.logger.info('acp model', { model });
   }
 
   /** Sends updates in order; a failed send is logged (the client may have gone) and never breaks the turn. */
@@ -121,9 +147,7 @@ export class AcpSession {
   }
 
   async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
-    if (this.turn) {
-      throw acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
-    }
+    if (this.running) throw this.busy();
     let content;
     try {
       content = toUserContent(blocks, this.options.accept);
@@ -135,11 +159,11 @@ export class AcpSession {
     let translator: TurnTranslator | undefined;
     let stopReason: acp.StopReason;
     try {
-      await this.syncEngineMode();
+      await this.syncEngine();
       translator = new TurnTranslator({
         tools: this.tools,
-        mode: this.engineMode,
-        contextSize: this.options.contextSize,
+        mode: this.engineChoices.mode,
+        contextSize: this.contextSize,
         roots: this.roots,
         edits: this.options.edits,
       });
@@ -177,6 +201,10 @@ export class AcpSession {
     return { stopReason, ...(usage ? { usage } : {}) } as acp.PromptResponse;
   }
 
+  private busy(): acp.RequestError {
+    return acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
+  }
+
   /** Stops the running turn: the model call and tools are aborted, open approvals answered "no". */
   cancel(): void {
     const turn = this.turn;
@@ -193,12 +221,15 @@ export class AcpSession {
     await this.options.mcp?.close();
   }
 
-  /** The engine fixes its permission mode per session; reopen it (same journal id) after a switch. */
-  private async syncEngineMode(): Promise<void> {
-    if (this.engineMode === this.modeNow) return;
-    this.agent = this.options.agentFor(this.modeNow);
+  /** The engine fixes its permission mode and model per session; reopen it (same journal id) after a switch. */
+  private async syncEngine(): Promise<void> {
+    const wanted = { ...this.choices };
+    if (this.engineChoices.mode === wanted.mode && this.engineChoices.model === wanted.model) return;
+    const built = await this.options.agentFor(wanted);
+    this.agent = built.agent;
+    this.contextSize = built.contextSize;
     this.agentSession = await this.agent.createSession({ sessionId: this.id });
-    this.engineMode = this.modeNow;
+    this.engineChoices = wanted;
   }
 
   private pending(turn: RunningTurn, approvalId: string): Pending {
@@ -230,7 +261,7 @@ export class AcpSession {
       pending.resolve({ approved: true });
     };
     // The mode may have been widened since the turn started, or the user said "always" earlier.
-    if ((tool && !needsApproval(tool, this.modeNow)) || this.alwaysAllowed.has(request.toolName)) {
+    if ((tool && !needsApproval(tool, this.choices.mode)) || this.alwaysAllowed.has(request.toolName)) {
       approve();
       return;
     }

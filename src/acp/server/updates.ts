@@ -2,6 +2,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import { addUsage, emptyUsage, type FinishReason, type HarnessStreamPart, type Usage } from '../../engine/events.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
+import { PLAN_TOOL_NAME, planOf } from '../../tools/builtin/plan.ts';
 import type { Tool } from '../../tools/tool.ts';
 import type { EditLog } from './edits.ts';
 import { describeToolCall } from './tool-calls.ts';
@@ -60,7 +61,7 @@ export function stopReasonOf(finish: FinishReason): acp.StopReason {
 const PLAN_STATUS: readonly acp.PlanEntryStatus[] = ['pending', 'in_progress', 'completed'];
 const PLAN_PRIORITY: readonly acp.PlanEntryPriority[] = ['high', 'medium', 'low'];
 
-function planEntries(entries: Array<{ content: string; status: string; priority?: string }>): acp.PlanEntry[] {
+export function planEntries(entries: Array<{ content: string; status: string; priority?: string }>): acp.PlanEntry[] {
   return entries.map((entry) => {
     const status = entry.status.replace('-', '_') as acp.PlanEntryStatus;
     return {
@@ -103,6 +104,11 @@ export class TurnTranslator {
   }
 
   translate(part: HarnessStreamPart): acp.SessionUpdate[] {
+    // The model's plan is shown as the editor's plan, not as a tool call.
+    if ('toolName' in part && part.toolName === PLAN_TOOL_NAME && part.type !== 'tool-approval-request') {
+      const entries = part.type === 'tool-result' ? planOf(part.input) : undefined;
+      return entries ? [{ sessionUpdate: 'plan', entries: planEntries(entries) }] : [];
+    }
     switch (part.type) {
       case 'text-delta':
         return part.text ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: part.text } }] : [];
