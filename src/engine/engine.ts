@@ -707,7 +707,7 @@ export class Engine {
       tokens_in: result.usage.inputTokens,
       tokens_out: result.usage.outputTokens,
       tokens_total: result.usage.totalTokens,
-      cached_tokens: result.usage.cachedInputTokens,
+      cached_tokens: result.usage.inputTokenDetails.cacheReadTokens,
       cost,
     });
   }

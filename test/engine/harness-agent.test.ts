@@ -58,7 +58,13 @@ describe('stream()', () => {
     expect(parts.at(-1)).toEqual({
       type: 'finish',
       finishReason: 'stop',
-      totalUsage: { inputTokens: 250, outputTokens: 17, totalTokens: 267, cachedInputTokens: 0 },
+      totalUsage: {
+        inputTokens: 250,
+        inputTokenDetails: { noCacheTokens: 250, cacheReadTokens: 0, cacheWriteTokens: undefined },
+        outputTokens: 17,
+        outputTokenDetails: { textTokens: 11, reasoningTokens: 6 },
+        totalTokens: 267,
+      },
     });
     expect(await stream.text).toBe('All good: ping.');
     expect(result.text).toBe('All good: ping.');
