@@ -225,7 +225,7 @@ describe('structured output', () => {
 
 describe('approvals', () => {
   function deployTool(ran: string[]) {
-    return tool<{ env: string }>({
+    return tool({
       name: 'deploy',
       description: 'Deploy the service',
       inputSchema: z.object({ env: z.string() }),

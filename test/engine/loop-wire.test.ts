@@ -109,7 +109,7 @@ describe('parallel tool calls', () => {
     });
     // Fail-safe so a serial engine fails the assertion below instead of hanging the test.
     const failSafe = setTimeout(() => release(), 5_000);
-    const slow = tool<{ id: string }>({
+    const slow = tool({
       name: 'slow',
       description: 'A slow lookup',
       inputSchema: z.object({ id: z.string() }),
