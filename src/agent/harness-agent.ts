@@ -5,6 +5,7 @@ import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.t
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
+import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
 import { AsyncQueue } from './async-queue.ts';
@@ -23,7 +24,8 @@ export interface HarnessAgentSettings {
   instructions?: string;
   /** Skills the harness may load natively (written to an ACP agent's skills directory). */
   skills?: AgentConfig['skills'];
-  tools?: readonly Tool[] | Record<string, Omit<Tool, 'name'> & { name?: string }>;
+  /** acx tools, or a record of acx tools and tools made with the AI SDK's `tool()` (those get kind `other`: they ask unless allow-all). */
+  tools?: readonly Tool[] | Record<string, (Omit<Tool, 'name'> & { name?: string }) | SdkTool>;
   activeTools?: readonly string[];
   inactiveTools?: readonly string[];
   /** Structured output: the final answer must be JSON matching this schema. */
@@ -92,7 +94,9 @@ class Session implements AgentSession {
 function normalizeTools(tools: HarnessAgentSettings['tools']): Tool[] {
   if (!tools) return [];
   if (Array.isArray(tools)) return [...tools];
-  return Object.entries(tools).map(([name, tool]) => ({ ...tool, name: tool.name ?? name }) as Tool);
+  return Object.entries(tools).map(([name, tool]) =>
+    isSdkTool(tool) ? fromSdkTool(name, tool) : ({ ...tool, name: (tool as Tool).name ?? name } as Tool),
+  );
 }
 
 export class HarnessAgent {
