@@ -139,7 +139,7 @@ const add = tool({
 });
 const agent = new HarnessAgent({ harness: createEngineHarness({ model, home: mkdtempSync(join(tmpdir(), 'acx-lib-')) }), tools: [add] });
 const result = await agent.generate({ prompt: 'What is 2 + 3?' });
-console.log(JSON.stringify({ text: result.text, steps: result.steps, tools: result.toolResults.map((r) => r.output) }));
+console.log(JSON.stringify({ text: result.text, steps: result.stepCount, tools: result.toolResults.map((r) => r.output) }));
 `,
     );
     const run = node(['main.mjs']);
@@ -150,10 +150,10 @@ console.log(JSON.stringify({ text: result.text, steps: result.steps, tools: resu
   it('its type declarations type-check a consumer and reject misuse', () => {
     writeFileSync(
       join(app, 'consumer.ts'),
-      `import { HarnessAgent, createEngineHarness, type TurnResult } from 'acx';
+      `import { HarnessAgent, createEngineHarness, type HarnessTurnResult } from 'acx';
 const agent = new HarnessAgent({ harness: createEngineHarness({ model: 'openai:gpt-5.4-mini' }), permissionMode: 'allow-reads' });
 export async function ask(): Promise<string> {
-  const result: TurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
+  const result: HarnessTurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
   return result.text;
 }
 // @ts-expect-error an unknown permission mode is a type error

@@ -33,7 +33,7 @@ describe('stream()', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [echoTool()] } });
     const stream = agent.stream({ prompt: 'check' });
     const parts: HarnessStreamPart[] = [];
-    for await (const part of stream.fullStream) parts.push(part);
+    for await (const part of stream.harnessStream) parts.push(part);
     const result = await stream.result;
 
     const types = parts.map((p) => p.type).filter((t, i, all) => !t.endsWith('-delta') || all[i - 1] !== t);
@@ -245,7 +245,8 @@ describe('approvals', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [deployTool(ran)], permissionMode: 'allow-edits' } });
     const session = await agent.createSession();
     const paused = await agent.generate({ session, prompt: 'deploy to prod' });
-    expect(paused.finishReason).toBe('tool-approval');
+    expect(paused.finishReason, "the AI SDK's reason for a step that stopped at tool calls").toBe('tool-calls');
+    expect(paused.rawFinishReason).toBe('tool-approval');
     expect(paused.pendingApprovals).toEqual([
       { approvalId: expect.any(String), toolCallId: expect.any(String), toolName: 'deploy', input: { env: 'prod' } },
     ]);
@@ -264,7 +265,7 @@ describe('approvals', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [deployTool([])] } });
     const stream = agent.stream({ prompt: 'deploy to prod' });
     const parts: HarnessStreamPart[] = [];
-    for await (const part of stream.fullStream) parts.push(part);
+    for await (const part of stream.harnessStream) parts.push(part);
     expect(parts.find((p) => p.type === 'tool-approval-request')).toMatchObject({ toolName: 'deploy', input: { env: 'prod' } });
     expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-approval' });
   });

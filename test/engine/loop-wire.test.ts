@@ -28,7 +28,7 @@ describe('the step budget', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [echoTool()] } });
     const result = await agent.generate({ prompt: 'echo twice' });
     expect(result.text).toBe('finished');
-    expect(result.steps).toBe(3);
+    expect(result.stepCount).toBe(3);
     server.requests.forEach((request, index) => {
       const last = request.view.messages.at(-1)!;
       expect(last.role, `request ${index + 1}: the brief is the last message`).toBe('user');

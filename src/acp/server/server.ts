@@ -90,7 +90,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     params: { sessionId: string; cwd: string; mcpServers: readonly acp.McpServer[] },
   ): Promise<AcpSession> => {
     const mcp = await connectClientServers(params.mcpServers, params.cwd);
-    const tools = joinTools([base.tools, options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const tools = joinTools([base.toolList, options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = (mode: PermissionMode) => new HarnessAgent({ ...base.settings, tools, permissionMode: mode });
     try {
       const session = await AcpSession.open({
