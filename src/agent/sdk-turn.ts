@@ -158,9 +158,9 @@ export class SdkTurn {
   private finishStep(reason: FinishReason, usage: Usage): void {
     this.ensureStep();
     this.closeOpen();
+    this.responseMessages.push(...messagesOf(this.content));
     const step = this.stepResult(reason, usage);
     this.steps.push(step);
-    this.responseMessages.push(...messagesOf(this.content));
     this.stepOpen = false;
     this.emit({ type: 'finish-step', response: step.response, usage, performance: step.performance, finishReason: step.finishReason, rawFinishReason: reason, providerMetadata: undefined });
     if (this.options.onStepFinish) this.callbacks.push(this.options.onStepFinish(step));
@@ -174,6 +174,8 @@ export class SdkTurn {
     const elapsed = Math.max(1, Date.now() - this.stepStartedAt);
     const perSecond = (tokens: number | undefined) => (tokens === undefined ? undefined : (tokens * 1000) / elapsed);
     const stepNumber = this.steps.length;
+    const all = this.responseMessages;
+    const upto = all.length;
     return {
       callId: this.callId,
       stepNumber,
@@ -211,7 +213,10 @@ export class SdkTurn {
         id: `${this.callId}-${stepNumber}`,
         timestamp: new Date(),
         modelId: this.options.model.modelId,
-        messages: [...this.responseMessages, ...messagesOf(content)],
+        // The messages of every step so far, as the AI SDK gives them; copied only when read (a long turn would copy them per step).
+        get messages() {
+          return all.slice(0, upto);
+        },
       },
       providerMetadata: undefined,
     } as SdkStep;
