@@ -122,6 +122,20 @@ describe('a HarnessAgent through createAgentUIStreamResponse', () => {
     expect(second.message.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['Deployed to prod.']);
   });
 
+  it('an approval denied in the UI: the tool never runs, its part ends output-denied, the model is told', async () => {
+    deployed.length = 0;
+    const first = await send('chat-deny', [user('please deploy')]);
+    const asked = first.message.parts.find((p) => p.type === 'tool-deploy') as Extract<UIMessage['parts'][number], { type: `tool-${string}` }>;
+    const answered: UIMessage = {
+      ...first.message,
+      parts: first.message.parts.map((p) => (p === asked ? ({ ...asked, state: 'approval-responded', approval: { id: asked.approval!.id, approved: false, reason: 'not today' } } as typeof p) : p)),
+    };
+    const second = await send('chat-deny', [user('please deploy'), answered], answered);
+    expect(deployed).toEqual([]);
+    expect(second.message.parts.find((p) => p.type === 'tool-deploy')).toMatchObject({ state: 'output-denied' });
+    expect(second.chunks).toContain('tool-output-denied');
+  });
+
   it('createAgentUIStream takes it too', async () => {
     const stream = await createAgentUIStream({ agent, uiMessages: [user('hi')], options: { sessionId: 'chat-direct' } });
     const types: string[] = [];
