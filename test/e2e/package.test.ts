@@ -151,10 +151,15 @@ console.log(JSON.stringify({ text: result.text, steps: result.stepCount, tools: 
     writeFileSync(
       join(app, 'consumer.ts'),
       `import { HarnessAgent, createEngineHarness, type HarnessTurnResult } from 'acx';
+import { createAgentUIStreamResponse, type UIMessage } from 'ai';
 const agent = new HarnessAgent({ harness: createEngineHarness({ model: 'openai:gpt-5.4-mini' }), permissionMode: 'allow-reads' });
 export async function ask(): Promise<string> {
   const result: HarnessTurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
   return result.text;
+}
+// A HarnessAgent is an AI SDK Agent: the SDK's UI helper takes it as it is.
+export async function chat(messages: UIMessage[], chatId: string): Promise<unknown> {
+  return createAgentUIStreamResponse({ agent, uiMessages: messages, options: { sessionId: chatId } });
 }
 // @ts-expect-error an unknown permission mode is a type error
 new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissionMode: 'yolo' });
