@@ -2,16 +2,19 @@
  * Whole-process wall time of one offline (replayed) `acx run` turn, against starting Node itself.
  * Run: `npx node bench/replay-startup.ts [runs=8] [--imports] [--no-profile]`.
  *
- * Three commands, alternating (rotated each round), each in a fresh child process:
+ * Four commands, alternating (rotated each round), each in a fresh child process:
  *   anchor:   node -e 0
  *   version:  node bin/acx.js --version
  *   replay:   node bin/acx.js run examples/notes-keeper "<QUICKSTART_PROMPT from scripts/quickstart.ts>"
  *               --replay examples/notes-keeper/cassettes/quickstart.json --home <tmp> --config-home <tmp>
  *             (a new temporary home and config home for every run: a first run in a fresh place)
+ *   wake:     node bin/acx.js wake examples/notes-keeper --session s --event e "<prompt>" ... against a
+ *             home where that event was already answered (set up once, outside the timing): what a
+ *             router's repeated delivery costs, with no model call
  * Prints median wall times and the ratios to the anchor, and the mean CPU time (user + system)
  * of each command from the kernel's child accounting (Linux), which other load on the machine
- * disturbs far less than wall time. Goal printed as PASS/FAIL (no build fails on it): a replayed
- * turn within 10x a bare Node start, `--version` within 3x.
+ * disturbs far less than wall time. Goals printed as PASS/FAIL (no build fails on them): a replayed
+ * turn within 4x a bare Node start, an already-answered wake within 3x, `--version` within 3x.
  *
  * Then, for finding where start-up goes: a CPU profile of one replayed run (`--cpu-prof`),
  * summarised bottom-up by package (module compile/type-stripping shows as V8/native and node
@@ -33,30 +36,42 @@ const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const RUNS = Number(args[0] ?? 8);
 const IMPORTS = process.argv.includes('--imports');
 const PROFILE = !process.argv.includes('--no-profile');
-const GOALS = { replay: 10, version: 3 };
+const GOALS = { replay: 4, wake: 3, version: 3 };
 
 const EXPECTED = 'release freeze';
 
-type Name = 'anchor' | 'version' | 'replay';
+type Name = 'anchor' | 'version' | 'replay' | 'wake';
 const commands: Record<Name, { label: string; argv: (home: string) => string[] }> = {
   anchor: { label: 'node -e 0', argv: () => ['-e', '0'] },
   version: { label: 'acx --version', argv: () => ['bin/acx.js', '--version'] },
   replay: {
     label: 'acx run (replayed turn)',
-    argv: (home) => [
-      'bin/acx.js',
-      'run',
-      QUICKSTART_AGENT,
-      QUICKSTART_PROMPT,
-      '--replay',
-      QUICKSTART_CASSETTE,
-      '--home',
-      join(home, 'home'),
-      '--config-home',
-      join(home, 'config'),
-    ],
+    argv: (home) => ['bin/acx.js', 'run', ...replayedTurn(home)],
+  },
+  wake: {
+    label: 'acx wake (answered event)',
+    argv: () => wakeArgv(answeredHome),
   },
 };
+
+// The wake row's home: the event is answered once here, before any timing, and every timed run
+// delivers it again.
+function wakeArgv(home: string): string[] {
+  return ['bin/acx.js', 'wake', ...replayedTurn(home), '--session', 'bench', '--event', 'bench-event-1', '--no-pace'];
+}
+
+/** The quick start's agent, prompt and cassette, in a home and config home of its own. */
+function replayedTurn(home: string): string[] {
+  return [QUICKSTART_AGENT, QUICKSTART_PROMPT, '--replay', QUICKSTART_CASSETTE, '--home', join(home, 'home'), '--config-home', join(home, 'config')];
+}
+const answeredHome = mkdtempSync(join(tmpdir(), 'acx-bench-wake-'));
+process.on('exit', () => rmSync(answeredHome, { recursive: true, force: true }));
+{
+  const first = spawnSync(process.execPath, wakeArgv(answeredHome), { cwd: root, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'error' } });
+  if (first.status !== 0 || !first.stdout.includes(EXPECTED)) {
+    throw new Error(`the first wake did not answer the event (exit ${first.status}): ${first.stderr.slice(0, 2000)}${first.stdout.slice(0, 500)}`);
+  }
+}
 
 function runOnce(name: Name, extraNodeArgs: string[] = []): { wall: number; cpu: number | undefined } {
   const home = mkdtempSync(join(tmpdir(), 'acx-bench-startup-'));
@@ -76,6 +91,9 @@ function runOnce(name: Name, extraNodeArgs: string[] = []): { wall: number; cpu:
     if (name === 'replay' && !child.stdout.includes(EXPECTED)) {
       throw new Error(`the replayed turn printed an unexpected reply: ${child.stdout.slice(0, 500)}`);
     }
+    if (name === 'wake' && child.stdout.trim() !== '') {
+      throw new Error(`the repeated delivery was answered again: ${child.stdout.slice(0, 500)}`);
+    }
     return { wall, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -91,10 +109,10 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ms = (x: number) => `${x.toFixed(0).padStart(6)} ms`;
 
 const benchStart = performance.now();
-const names: Name[] = ['anchor', 'version', 'replay'];
+const names: Name[] = ['anchor', 'version', 'replay', 'wake'];
 for (const name of names) runOnce(name); // warm the file cache and the disk
-const walls: Record<Name, number[]> = { anchor: [], version: [], replay: [] };
-const cpus: Record<Name, number[]> = { anchor: [], version: [], replay: [] };
+const walls: Record<Name, number[]> = { anchor: [], version: [], replay: [], wake: [] };
+const cpus: Record<Name, number[]> = { anchor: [], version: [], replay: [], wake: [] };
 for (let round = 0; round < RUNS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(round + k) % names.length]!;
@@ -117,7 +135,7 @@ for (const name of names) {
       `${Math.min(...walls[name]).toFixed(0)}..${Math.max(...walls[name]).toFixed(0)} ms`,
   );
 }
-for (const name of ['replay', 'version'] as const) {
+for (const name of ['replay', 'wake', 'version'] as const) {
   const ratio = median(walls[name]) / anchorWall;
   console.log(`  ${commands[name].label} / node -e 0 = ${ratio.toFixed(1)}x wall, goal <= ${GOALS[name]}x: ${ratio <= GOALS[name] ? 'PASS' : 'FAIL'}`);
 }

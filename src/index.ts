@@ -7,6 +7,8 @@ export { HarnessAgent } from './agent/harness-agent.ts';
 export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './agent/harness-agent.ts';
 export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './agent/harness-results.ts';
 export { createEngineHarness } from './agent/engine-harness.ts';
+export { loadAgent, type LoadAgentOptions } from './agent/load-agent.ts';
+export type { PreparedAgent } from './agent/prepare.ts';
 export type { EngineHarnessOptions } from './agent/engine-harness.ts';
 export type { AgentConfig, Harness, HarnessSession } from './agent/harness.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
@@ -19,7 +21,15 @@ export type { PermissionMode } from './tools/permission.ts';
 export { resolveModel, fromLanguageModel, parseModelSpec, PROVIDERS } from './model/providers.ts';
 export type { CacheMode, ResolvedModel } from './model/providers.ts';
 export { createRecordingModel, createReplayModel } from './model/cassette.ts';
-export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError } from './util/errors.ts';
+// Errors: narrow with `X.isInstance(error)` (works across two installed copies of acx) or on
+// `AcxError.hasCode(error, code)`; every code is in the AcxErrorCode union.
+export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, TurnAbortedError } from './core/errors.ts';
+export type { AcxErrorCode, AcxErrorOptions } from './core/errors.ts';
+export { ProviderError } from './engine/provider-failure.ts';
+export type { ProviderErrorCode } from './engine/provider-failure.ts';
+export { CartridgeBootRefusal } from './contract/boot-refusal.ts';
+export type { BootRefusalKind } from './contract/boot-refusal.ts';
+export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER } from './agent/wake.ts';
 export type { WakeOptions, WakeOutcome } from './agent/wake.ts';

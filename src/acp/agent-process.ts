@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**

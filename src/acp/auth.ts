@@ -1,4 +1,4 @@
-import { HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import type { ACPSettings, GatewayEnvValue, GatewayPlaceholder, GatewaySource } from './settings.ts';
 

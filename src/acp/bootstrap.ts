@@ -4,7 +4,8 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { canonicalJson } from '../util/jcs.ts';
-import { AcxError } from '../util/errors.ts';
+import { diskBytes, formatBytes } from '../util/disk-usage.ts';
+import { AcxError } from '../core/errors.ts';
 import type { ACPSettings, ACPSource } from './settings.ts';
 
 /**
@@ -26,7 +27,10 @@ export interface BootstrapResult {
   installed: boolean;
 }
 
-const MARKER = '.bootstrap-complete.json';
+/** Written last: a finished install with this identity. */
+export const BOOTSTRAP_MARKER = '.bootstrap-complete.json';
+/** Held (a directory) while an install runs. */
+export const BOOTSTRAP_LOCK = '.lock';
 
 export function defaultCacheDir(env: Record<string, string | undefined> = process.env): string {
   return env.ACX_CACHE_DIR && env.ACX_CACHE_DIR.trim() !== '' ? env.ACX_CACHE_DIR : join(homedir(), '.cache', 'acx');
@@ -67,14 +71,14 @@ function executablePath(dir: string, settings: Pick<ACPSettings, 'source' | 'exe
 
 function readMarker(dir: string): { identity?: string } | undefined {
   try {
-    return JSON.parse(readFileSync(join(dir, MARKER), 'utf8')) as { identity?: string };
+    return JSON.parse(readFileSync(join(dir, BOOTSTRAP_MARKER), 'utf8')) as { identity?: string };
   } catch {
     return undefined;
   }
 }
 
 async function withLock<T>(dir: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
-  const lock = join(dir, '.lock');
+  const lock = join(dir, BOOTSTRAP_LOCK);
   const started = Date.now();
   for (;;) {
     try {
@@ -205,7 +209,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
   return withLock(dir, timeoutMs, async () => {
     if (finished()) return { dir, identity, executable, env, installed: false };
     const impl = join(dir, 'implementation');
-    rmSync(join(dir, MARKER), { force: true });
+    rmSync(join(dir, BOOTSTRAP_MARKER), { force: true });
     rmSync(impl, { recursive: true, force: true });
     mkdirSync(impl, { recursive: true });
     const source = settings.source;
@@ -251,8 +255,8 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
     }
     writeFileSync(join(dir, 'env.json'), JSON.stringify(env, null, 2));
     writeFileSync(join(dir, 'recipe.json'), JSON.stringify(bootstrapRecipe(settings), null, 2));
-    writeFileSync(join(dir, MARKER), JSON.stringify({ identity, finishedAt: new Date().toISOString() }, null, 2));
-    progress?.write(`acx: installed ${what} in ${Math.round((Date.now() - started) / 1000)}s\n`);
+    writeFileSync(join(dir, BOOTSTRAP_MARKER), JSON.stringify({ identity, finishedAt: new Date().toISOString() }, null, 2));
+    progress?.write(`acx: installed ${what} in ${Math.round((Date.now() - started) / 1000)}s (${formatBytes(diskBytes(dir))} in ${dir}; acx cache list|clean)\n`);
     return { dir, identity, executable, env, installed: true };
   });
 }

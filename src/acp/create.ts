@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { AgentConfig, Harness, HarnessSession } from '../agent/harness.ts';
 import { silentLogger } from '../util/logger.ts';
+import { DEFAULT_CLIENT_APP } from './client-app.ts';
 import { bootstrap, type BootstrapResult, defaultCacheDir } from './bootstrap.ts';
 import { createLocalSandbox } from './sandbox.ts';
 import { type ACPHarnessSession, openACPSession } from './session.ts';
@@ -12,8 +12,7 @@ import { type ACPSettings, validateSettings } from './settings.ts';
  * acx cache dir) and every session gets its own sandbox session and agent process.
  */
 
-const ACX_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-export const DEFAULT_CLIENT_APP = { name: 'acx/harness-acp', version: ACX_VERSION };
+export { DEFAULT_CLIENT_APP };
 
 export interface ACPHarness extends Harness {
   readonly settings: Readonly<ACPSettings>;

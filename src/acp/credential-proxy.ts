@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tokenMatches } from '../mcp/serve.ts';
-import { AcxError, ConfigError, errorMessage } from '../util/errors.ts';
+import { AcxError, ConfigError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
+import { tokenMatches } from '../util/secure-compare.ts';
 
 /**
  * Credential brokering: the agent process holds placeholder credentials and a base URL that

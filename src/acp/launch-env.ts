@@ -1,5 +1,5 @@
 import { type Logger } from '../util/logger.ts';
-import { AcxError, ConfigError } from '../util/errors.ts';
+import { AcxError, ConfigError } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { selectAuth } from './auth.ts';
 import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy, type UpstreamDown } from './credential-proxy.ts';

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { isSafeRelativePath } from './settings.ts';
 
 /**

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { UserContent } from 'ai';
 import type { AgentConfig, HarnessContinueInput, HarnessRunInput, HarnessSession } from '../agent/harness.ts';
-import { TurnAbortedError, type TurnHooks, type TurnResult } from '../engine/engine.ts';
+import type { TurnHooks, TurnResult } from '../engine/engine.ts';
 import { type ApprovalRequest, emptyUsage, type HarnessStreamPart } from '../engine/events.ts';
 import { createHostToolServer, type HostToolServer } from '../mcp/host-server.ts';
 import { type HttpServing, serveHttp } from '../mcp/serve.ts';
@@ -13,7 +13,7 @@ import { gateByPermissionMode, modeAllows } from '../tools/permission.ts';
 import { normalizeSchema } from '../tools/schema.ts';
 import type { Tool, ToolOutput } from '../tools/tool.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { AcxError, ConfigError, HarnessCapabilityUnsupportedError, errorMessage } from '../util/errors.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError, TurnAbortedError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
 import type { BootstrapResult } from './bootstrap.ts';
@@ -615,7 +615,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
             throw new TurnAbortedError();
           }
           const error = outcome.error;
-          throw error instanceof AcxError ? error : new AcxError('acp-prompt-failed', `${settings.harnessId} failed the prompt: ${errorMessage(error)}`, { cause: error });
+          throw AcxError.isInstance(error) ? error : new AcxError('acp-prompt-failed', `${settings.harnessId} failed the prompt: ${errorMessage(error)}`, { cause: error });
         }
         const response = outcome.response;
         if (active.cancelled || response.stopReason === 'cancelled') {

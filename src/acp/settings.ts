@@ -1,5 +1,5 @@
 import type { PermissionMode } from '../tools/permission.ts';
-import { ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CredentialRequestTransformation } from './credential-proxy.ts';
 import type { Sandbox } from './sandbox.ts';

@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { SandboxSession } from './sandbox.ts';
 
 /**

@@ -5,8 +5,8 @@ import { Cartridge } from '../cartridge/container.ts';
 import { digestsEqual, verifyOpen, type Verdict, type VerifyResult } from '../cartridge/verify.ts';
 import { emptyRegistry, loadTrustRegistry } from '../cartridge/trust.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../cartridge/save.ts';
-import { CliExit, EXIT } from '../cli/output.ts';
 import { type AgentDirectory, type AgentManifest, type Skill, stripHtmlComments } from '../config/agent-dir.ts';
+import { CartridgeBootRefusal } from '../contract/boot-refusal.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../contract/negotiate.ts';
 import { preflightCheck } from '../contract/preflight.ts';
@@ -19,7 +19,7 @@ import { parseMcpConfigDocument, type McpServerConfig } from '../mcp/config.ts';
 import { PROVIDERS } from '../model/providers.ts';
 import { normalizeSchema, type JsonSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { sha256Hex } from '../util/jcs.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 
@@ -60,19 +60,7 @@ export function isCartridgePath(path: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Refusals: each one ends the process with a code, after nothing was activated.
 
-export type BootRefusalKind = 'tampered' | 'untrusted' | 'unsupported-harness' | 'preflight';
-
-/** The boot stopped before the ROM was activated. `message` says what happened and what to do. */
-export class CartridgeBootRefusal extends CliExit {
-  readonly kind: BootRefusalKind;
-  readonly descriptor: ComplianceDescriptor | undefined;
-  constructor(kind: BootRefusalKind, exitCode: number, message: string, descriptor?: ComplianceDescriptor) {
-    super(exitCode, message, { code: `cartridge-${kind}` });
-    this.name = 'CartridgeBootRefusal';
-    this.kind = kind;
-    this.descriptor = descriptor;
-  }
-}
+export { CartridgeBootRefusal, type BootRefusalKind } from '../contract/boot-refusal.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The trust gate
@@ -106,11 +94,9 @@ export function gateTrust(result: VerifyResult, path: string, options: TrustGate
   };
   if (result.verdict === 'tampered') {
     logger.error('cartridge verdict', fields);
-    throw new CartridgeBootRefusal(
-      'tampered',
-      EXIT.tampered,
-      `acx: ${path} is tampered and will not ${options.purpose ?? 'run'}:\n${result.reasons.map((r) => `  ${r}`).join('\n')}\n  → Do not use this file; get a fresh copy from its publisher.`,
-    );
+    throw new CartridgeBootRefusal('tampered', `${path} is tampered and will not ${options.purpose ?? 'run'}:\n${result.reasons.map((r) => `  ${r}`).join('\n')}`, {
+      hint: 'Do not use this file; get a fresh copy from its publisher.',
+    });
   }
   if (RUNNABLE.has(result.verdict)) {
     logger.info('cartridge verdict', fields);
@@ -118,13 +104,11 @@ export function gateTrust(result: VerifyResult, path: string, options: TrustGate
   }
   if (!options.allowPortable) {
     logger.warn('cartridge verdict', fields);
-    throw new CartridgeBootRefusal(
-      'untrusted',
-      EXIT.refused,
-      `acx: ${path} is ${result.verdict}, not trusted: ${result.reasons.join('; ')}. Nothing was run.\n` +
-        '  → Add the publisher\'s public key to a trust registry and pass --registry FILE (or ACX_TRUST_REGISTRY), ' +
+    throw new CartridgeBootRefusal('untrusted', `${path} is ${result.verdict}, not trusted: ${result.reasons.join('; ')}. Nothing was run.`, {
+      hint:
+        'Add the publisher\'s public key to a trust registry and pass --registry FILE (or ACX_TRUST_REGISTRY), ' +
         'or run it anyway with --allow-portable (or ACX_ALLOW_PORTABLE=1).',
-    );
+    });
   }
   logger.warn('cartridge verdict', { ...fields, allowed_by: 'allow-portable' });
 }
@@ -545,13 +529,10 @@ export function activateCartridge(input: ActivationInput): Activation {
     const check = preflightCheck(persistedBytes, rom.manifestBytes);
     if (!check.ok) {
       logger.warn('cartridge preflight refused', { file: rom.path, reasons: check.reasons.join('; ') });
-      throw new CartridgeBootRefusal(
-        'preflight',
-        EXIT.refused,
-        `acx: activation refused by the preflight self-check of ${rom.path} (${COMPLIANCE_PATH}):\n${check.reasons.map((r) => `  ${r}`).join('\n')}\n` +
-          '  → Nothing was activated and the SAVE zone was not touched. Run `acx handshake FILE` to negotiate again and persist a new descriptor.',
-        check.descriptor,
-      );
+      throw new CartridgeBootRefusal('preflight', `activation refused by the preflight self-check of ${rom.path} (${COMPLIANCE_PATH}):\n${check.reasons.map((r) => `  ${r}`).join('\n')}`, {
+        hint: 'Nothing was activated and the SAVE zone was not touched. Run `acx handshake FILE` to negotiate again and persist a new descriptor.',
+        ...(check.descriptor ? { descriptor: check.descriptor } : {}),
+      });
     }
   }
   const text = `${JSON.stringify(descriptor, null, 2)}\n`;
@@ -567,12 +548,11 @@ export function activateCartridge(input: ActivationInput): Activation {
 
 export function harnessRefusal(path: string, descriptor: ComplianceDescriptor): CartridgeBootRefusal {
   const error = new UnsupportedHarnessError(descriptor);
-  return new CartridgeBootRefusal(
-    'unsupported-harness',
-    EXIT.refused,
-    `acx: ${path} was not activated: ${error.message}\n  → ${error.hint}\n${JSON.stringify(error.toJsonRpc())}`,
+  // The JSON-RPC refusal (SPEC §8.5) ends the text, on its own line, for a program to read.
+  return new CartridgeBootRefusal('unsupported-harness', `${path} was not activated: ${error.message}`, {
+    hint: `${error.hint}\n${JSON.stringify(error.toJsonRpc())}`,
     descriptor,
-  );
+  });
 }
 
 /** The bytes of a SAVE file, read without opening the cartridge for writing. */

@@ -6,7 +6,7 @@ import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory
 import { MemoryInputError } from '../memory/keys.ts';
 import type { MemoryStore, WriteOptions } from '../memory/store.ts';
 import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../tools/builtin/memory.ts';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { RomMemoryRecord } from './boot-cartridge.ts';
 

@@ -13,7 +13,7 @@ import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { contractFacing, grantedAreaScopes, HOST_PROTOCOL_REVISION, hostToolsOf } from './boot-cartridge.ts';
 import { createDispatchTool } from './dispatch.ts';
 import type { Harness } from './harness.ts';

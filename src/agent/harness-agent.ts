@@ -7,7 +7,7 @@ import { type PermissionMode } from '../tools/permission.ts';
 import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
 import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
 import { readCallInput } from './sdk-input.ts';

@@ -10,8 +10,8 @@ import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ACX_VERSION } from '../cli/version.ts';
-import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { ACX_VERSION } from '../util/version.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
@@ -130,7 +130,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   // history lives in its sandbox home) and reopened by the next run; the others end with the run.
   const acpHarness = onACP
     ? closingSessions(
-        createProfileHarness(harnessName as ACPHarnessName, {
+        await createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
           sandbox:

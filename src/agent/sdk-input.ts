@@ -1,6 +1,6 @@
 import type { ModelMessage, UserContent } from 'ai';
 import type { ApprovalDecision } from '../engine/engine.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 
 /**
  * What a call brings, read from either acx's own `{ prompt }` (text or user content) or the AI

@@ -2,7 +2,7 @@ import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import { gateByPermissionMode, modeAllows, type PermissionMode } from '../tools/permission.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../util/errors.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
 import type { Harness } from './harness.ts';

@@ -8,7 +8,7 @@ import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
-import { createFsTools } from '../tools/builtin/fs.ts';
+import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
@@ -16,7 +16,7 @@ import { Policy, processIsRoot } from '../tools/policy.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
 
@@ -54,7 +54,20 @@ export interface Toolset {
   mcpServers: McpServerStatus[];
   /** Standing text for the model (MCP audit notice). */
   notices: string[];
+  /**
+   * fs_*, execute and shell built for other roots (an editor's project: ACP's cwd and
+   * additionalDirectories), and dispatch giving its sub-agents those, each only when the policy
+   * registered it here: a caller swaps them in by name, so the set of tools and what the policy
+   * allowed stay as they are.
+   */
+  rootedTools(roots: WorkspaceRootPaths, options?: { contents?: FileContents }): Tool[];
   close(): Promise<void>;
+}
+
+export interface WorkspaceRootPaths {
+  /** The primary root: relative paths and commands start here. */
+  cwd: string;
+  additionalDirectories?: readonly string[];
 }
 
 export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
@@ -80,7 +93,13 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
   if (options.extraTools) offered.push(...options.extraTools);
   if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
-  if (wanted.has('fs')) offered.push(...createFsTools({ workspace }));
+  let executeAllowed = false;
+  // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
+  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, contents?: FileContents): Tool[] => [
+    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
+    // The probed kind, so the tool's description says what a command here can and cannot reach.
+    ...(executeAllowed ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind })] : []),
+  ];
   if (wanted.has('execute')) {
     // Without OS isolation, execute is a powerful tool: it needs the `execute-unisolated` grant,
     // and as root also the unlocked profile.
@@ -93,9 +112,9 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
             ? `this process runs as root without OS isolation (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`
             : undefined;
     if (refusal) skipped.push({ name: 'execute', reason: refusal });
-    // The probed kind, so the tool's description says what a command here can and cannot reach.
-    else offered.push(createExecuteTool({ workspace, profile: policy.profile, isolation: isolation.kind }));
+    else executeAllowed = true;
   }
+  offered.push(...workspaceTools({ cwd: workspace }));
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
@@ -144,6 +163,13 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
     mcpServers,
     notices,
+    rootedTools(roots, { contents } = {}) {
+      const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+      if (!registry.has('dispatch') || !options.dispatch) return rooted;
+      // Sub-agents work in the same roots as the session that dispatches them.
+      const byName = new Map(rooted.map((tool) => [tool.name, tool]));
+      return [...rooted, adapt(options.dispatch(() => registry.list().map((tool) => byName.get(tool.name) ?? tool)))];
+    },
     close: closeMcp,
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { HarnessTurnResult } from './harness-results.ts';
 import type { ApprovalRequest } from '../engine/events.ts';
 import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../store/wake-store.ts';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentSession, HarnessAgent } from './harness-agent.ts';
 

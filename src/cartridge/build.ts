@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { canonicalJson, sha256Hex, sha256Oid } from '../util/jcs.ts';
 import { Cartridge, type Compression } from './container.ts';
 import { lanceMemorySchema, packageSpec } from './defaults.ts';

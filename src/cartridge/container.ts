@@ -1,7 +1,7 @@
 import { existsSync, statSync, type Stats } from 'node:fs';
 import { DatabaseSync, type StatementSync } from '../store/sqlite.ts';
 import { deflateSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import {
   APPLICATION_ID,
   DDL,
@@ -171,7 +171,7 @@ export class Cartridge {
       return { cart, tables };
     } catch (error) {
       db.close();
-      if (error instanceof AcxError) throw error;
+      if (AcxError.isInstance(error)) throw error;
       throw notACartridge(path, errorMessage(error));
     }
   }

@@ -1,5 +1,5 @@
 import { sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { canonicalBytes } from '../util/jcs.ts';
 
 export const PAYLOAD_TYPE = 'application/vnd.in-toto+json';

@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 
 /** SPEC §3.1: ASCII "ACX1" at header offset 68. */
 export const APPLICATION_ID = 1094932529;

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { sha256Hex } from '../util/jcs.ts';
 
 export interface SigningKey {

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { canonicalJson } from '../util/jcs.ts';
 import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS, type BuiltinName } from '../tools/builtin/names.ts';
 import { defaultHarnessRequirements, defaultLoopContextPolicy, harnessRequirementsFor, ROLE_BUILTINS } from './defaults.ts';

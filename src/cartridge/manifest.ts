@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex, sha256Oid } from '../util/jcs.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { InflateBudget, type Cartridge, type ObjectRow } from './container.ts';
 
 export interface ManifestEntry {
@@ -170,7 +170,7 @@ function manifestFrom(cart: Cartridge, sources: RomSources): RomManifest {
     try {
       computed = liveOid(cart, row, sources);
     } catch (error) {
-      mismatches.push({ sourceRef: row.source_ref, reason: error instanceof AcxError ? error.message : errorMessage(error) });
+      mismatches.push({ sourceRef: row.source_ref, reason: AcxError.isInstance(error) ? error.message : errorMessage(error) });
       return { canon: row.canon, oid: row.oid, sourceRef: row.source_ref, sz: Number(row.sz) };
     }
     if (computed == null) mismatches.push({ sourceRef: row.source_ref, reason: 'source is missing' });

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { canonicalJson } from '../util/jcs.ts';
 
 export type Impact = 'positive' | 'neutral' | 'negative';

@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { canonicalJson, sha256Oid } from '../util/jcs.ts';
 import { Cartridge } from './container.ts';
 import { assertPortablePath } from './format.ts';

@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 
 /** One blocking match. `byteOffset` is the offset of the match in the scanned file's bytes. */
 export interface ScrubFinding {
@@ -87,15 +87,23 @@ export function scanForSecrets(items: readonly ScanItem[]): ScrubFinding[] {
   return findings;
 }
 
+const SCRUB_BLOCKED_MARKER = errorMarker('ScrubBlockedError');
+
 export class ScrubBlockedError extends AcxError {
   readonly findings: ScrubFinding[];
   constructor(findings: ScrubFinding[]) {
     const shown = findings.slice(0, 10).map((f) => `${f.file}@${f.byteOffset} (${f.ruleId})`).join(', ');
     super('scrub-blocked', `scrub gate blocked the build: ${findings.length} finding(s): ${shown}${findings.length > 10 ? ', …' : ''}`, {
       hint: 'remove the secret, token or home path from those files (nothing is redacted automatically), then build again',
+      details: { findings },
     });
+    setMarker(this, SCRUB_BLOCKED_MARKER);
     this.name = 'ScrubBlockedError';
     this.findings = findings;
+  }
+
+  static override isInstance(error: unknown): error is ScrubBlockedError {
+    return AcxError.hasMarker(error, SCRUB_BLOCKED_MARKER);
   }
 }
 

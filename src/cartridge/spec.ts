@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { Cartridge } from './container.ts';
 import { portablePathProblem } from './format.ts';
 import { readAgentDir } from './layout.ts';
@@ -51,7 +51,7 @@ function checkDirectory(dir: string): SpecReport {
     const blocking = issues.filter((i) => !i.startsWith('note: '));
     return { target: dir, kind: 'directory', ok: blocking.length === 0, issues, artifacts: [] };
   } catch (error) {
-    if (error instanceof AcxError) return { target: dir, kind: 'directory', ok: false, issues: [error.describe()], artifacts: [] };
+    if (AcxError.isInstance(error)) return { target: dir, kind: 'directory', ok: false, issues: [error.describe()], artifacts: [] };
     throw error;
   }
 }

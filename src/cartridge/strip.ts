@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { Cartridge } from './container.ts';
 import { computeRomManifest } from './manifest.ts';
 import { digestsEqual } from './verify.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
 import {
   dnsChallengeRecord,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
 
 export const TRUST_REGISTRY_SCHEMA = 'acx.trust-registry/1';

@@ -1,5 +1,5 @@
 import { timingSafeEqual, type KeyObject } from 'node:crypto';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { sha256Hex } from '../util/jcs.ts';
 import { Cartridge } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';

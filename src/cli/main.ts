@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { CliExit, EXIT, printError } from './output.ts';
-import { ACX_VERSION } from './version.ts';
+import { CliExit, EXIT, exitCodeFor, printError } from './output.ts';
+import { ACX_VERSION } from '../util/version.ts';
 
 /**
  * The `acx` command. Each subcommand lives in `commands/<name>.ts` and exports `register`.
@@ -28,6 +28,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   wake: () => import('./commands/wake.ts'),
   cleanup: () => import('./commands/cleanup.ts'),
   platform: () => import('./commands/platform.ts'),
+  cache: () => import('./commands/cache.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {
@@ -62,11 +63,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
-      if (error.code === 'commander.help') return EXIT.ok;
+      const exitCode = exitCodeFor(error);
       // Commander has printed its message (text mode); under --json it is reported here.
-      if (json) printError(new CliExit(EXIT.usage, `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`, { code: 'usage' }), { json });
-      return EXIT.usage;
+      if (json && exitCode !== EXIT.ok) printError(new CliExit('usage', `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`), { json });
+      return exitCode;
     }
     return printError(error, { json });
   }

@@ -1,31 +1,26 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError, type AcxErrorCode, errorMarker, setMarker } from '../core/errors.ts';
 import { parseLogLevel } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
+import { exitCodeFor } from './exit-codes.ts';
 
-/** Exit codes every subcommand shares; documented in the README. */
-export const EXIT = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  refused: 3,
-  tampered: 4,
-} as const;
+export { EXIT, exitCodeFor } from './exit-codes.ts';
 
-/** The `error.code` a CliExit carries in JSON when it names none: its exit code, in words. */
-const EXIT_CODE_NAMES: Record<number, string> = { 1: 'failed', 2: 'usage', 3: 'refused', 4: 'tampered' };
+const CLI_EXIT_MARKER = errorMarker('CliExit');
 
-/** Thrown by a subcommand to end the process with a code after it has printed what it must. */
-export class CliExit extends Error {
-  readonly exitCode: number;
-  /** The JSON `error.code`; default: the exit code in words (failed, usage, refused, tampered). */
-  readonly code: string;
-  /** Extra members of the JSON error object (e.g. a scrub gate's findings). */
-  readonly details: Record<string, unknown> | undefined;
-  constructor(exitCode: number, message = '', options: { code?: string; details?: Record<string, unknown> } = {}) {
-    super(message);
-    this.exitCode = exitCode;
-    this.code = options.code ?? EXIT_CODE_NAMES[exitCode] ?? 'failed';
-    this.details = options.details;
+/**
+ * Thrown by a subcommand to end the process after it has printed what it must. Its text is
+ * printed exactly as written (some are machine lines, e.g. JSON-RPC); an empty one prints
+ * nothing. The exit code follows from `code`, as for every error (exit-codes.ts).
+ */
+export class CliExit extends AcxError {
+  constructor(code: AcxErrorCode, message = '', options: { details?: Record<string, unknown> } = {}) {
+    super(code, message, options);
+    setMarker(this, CLI_EXIT_MARKER);
+    this.name = 'CliExit';
+  }
+
+  static override isInstance(error: unknown): error is CliExit {
+    return AcxError.hasMarker(error, CLI_EXIT_MARKER);
   }
 }
 
@@ -47,23 +42,16 @@ export interface ErrorReport {
 }
 
 export function errorReport(error: unknown): ErrorReport {
-  if (error instanceof CliExit) {
+  if (CliExit.isInstance(error)) {
     const { message, hint } = splitHint(error.message);
-    return { exitCode: error.exitCode, code: error.code, message, hint, details: error.details, stack: undefined };
+    return { exitCode: exitCodeFor(error), code: error.code, message, hint, details: error.details, stack: undefined };
   }
-  if (error instanceof AcxError) {
-    return {
-      exitCode: error.code === 'usage' ? EXIT.usage : EXIT.failure,
-      code: error.code,
-      message: error.message,
-      hint: error.hint,
-      details: undefined,
-      stack: stackOf(error),
-    };
+  if (AcxError.isInstance(error)) {
+    return { exitCode: exitCodeFor(error), code: error.code, message: error.message, hint: error.hint, details: error.details, stack: stackOf(error) };
   }
   const message = error instanceof Error ? error.message : String(error);
   return {
-    exitCode: EXIT.failure,
+    exitCode: exitCodeFor(error),
     code: 'internal',
     message: `unexpected error: ${message}`,
     hint: 'Unless it names something on your side (a path, a permission), this is a bug in acx: run again with ACX_LOG_LEVEL=debug for the stack trace and report it.',
@@ -84,7 +72,7 @@ export function printError(error: unknown, options: { json?: boolean } = {}): nu
   }
   const lines: string[] = [];
   // A CliExit's text is printed as its command wrote it (some are machine lines, e.g. JSON-RPC).
-  if (report.message) lines.push(error instanceof CliExit || /^acx[: ]/.test(report.message) ? report.message : `acx: ${report.message}`);
+  if (report.message) lines.push(CliExit.isInstance(error) || /^acx[: ]/.test(report.message) ? report.message : `acx: ${report.message}`);
   if (report.hint) lines.push(`  → ${report.hint}`);
   if (report.stack && debugging()) lines.push(report.stack);
   if (lines.length > 0) writeFinal(process.stderr, `${lines.join('\n')}\n`);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileExclusive } from '../util/atomic-write.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import { loadAgentDirectory } from './agent-dir.ts';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { ConfigError, errorMessage } from '../util/errors.ts';
+import { ConfigError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { grantFileName, listOptIns, OPT_IN_TOOLS, parseOptInNames, type OptInName } from './opt-in.ts';
 

@@ -17,7 +17,7 @@ import { loadModelParams, type ModelParams } from '../model/params.ts';
 import { describeModel, type CacheMode, PROVIDERS, type ModelSurface } from '../model/providers.ts';
 import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
 import { resolveHarnessName, type HarnessName } from '../acp/profiles/names.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
@@ -117,6 +117,8 @@ export interface ResolvedSettings {
   contextTokens: number | null;
   retries: number;
   modelParams: ModelParams;
+  /** model_params.json as written ({} without one), for resolved-config. */
+  modelParamsVerbatim: Record<string, unknown>;
   modelParamsStripped: string[];
   modelParamsFile: string | null;
   sessionId: string | null;
@@ -298,6 +300,7 @@ export function resolveSettings(
     contextTokens: contextTokens ?? null,
     retries,
     modelParams: params.params,
+    modelParamsVerbatim: params.verbatim,
     modelParamsStripped: params.stripped,
     modelParamsFile: params.source ?? null,
     sessionId: flags.session ?? env.ACX_SESSION ?? null,

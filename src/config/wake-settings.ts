@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { BreakerSettings } from '../store/wake-store.ts';
 import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS, DEFAULT_PACING, type PacingSettings } from '../agent/wake.ts';
 import { isSwitchedOff } from './switches.ts';

@@ -1,4 +1,4 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { RoleTier } from './requirements.ts';
 
 /**
@@ -113,11 +113,14 @@ export const COMPLIANCE_DESCRIPTOR_JSON_SCHEMA = {
   },
 } as const;
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-const validate = ajv.compile(COMPLIANCE_DESCRIPTOR_JSON_SCHEMA);
+// Compiled on first check: most runs never produce a descriptor.
+let compiledDescriptorValidator: ValidateFunction | undefined;
+const descriptorValidator = (): ValidateFunction =>
+  (compiledDescriptorValidator ??= new Ajv2020({ allErrors: true, strict: false }).compile(COMPLIANCE_DESCRIPTOR_JSON_SCHEMA));
 
 /** Problems with a candidate descriptor value ("<pointer>: <problem>"); empty when well-formed. */
 export function checkComplianceDescriptor(value: unknown): string[] {
+  const validate = descriptorValidator();
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}`);
 }

@@ -5,3 +5,4 @@ export * from './descriptor.ts';
 export * from './negotiate.ts';
 export * from './refusal.ts';
 export * from './preflight.ts';
+export * from './boot-refusal.ts';

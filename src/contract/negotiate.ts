@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { isCapabilityScope } from '../tools/tool.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import {

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 import { checkComplianceDescriptor, type ComplianceDescriptor } from './descriptor.ts';
 import { assertProtocolRevision, floorChecks } from './negotiate.ts';
 import { parseHarnessRequirements, toBytes } from './requirements.ts';
@@ -19,14 +19,21 @@ export interface PreflightResult {
   descriptor?: ComplianceDescriptor;
 }
 
+const PREFLIGHT_REFUSED_MARKER = errorMarker('PreflightRefusedError');
+
 export class PreflightRefusedError extends AcxError {
   readonly reasons: string[];
   constructor(reasons: string[]) {
     super('preflight-refused', `Activation refused by the preflight self-check:\n${reasons.map((r) => `  ${r}`).join('\n')}`, {
       hint: 'Run the handshake again against this cartridge (acx handshake FILE) and persist the new descriptor; nothing was activated.',
     });
+    setMarker(this, PREFLIGHT_REFUSED_MARKER);
     this.name = 'PreflightRefusedError';
     this.reasons = reasons;
+  }
+
+  static override isInstance(error: unknown): error is PreflightRefusedError {
+    return AcxError.hasMarker(error, PREFLIGHT_REFUSED_MARKER);
   }
 }
 

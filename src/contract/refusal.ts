@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 import type { ComplianceDescriptor } from './descriptor.ts';
 
 /**
@@ -23,6 +23,8 @@ export interface JsonRpcError<DATA = unknown> {
   data: DATA;
 }
 
+const UNSUPPORTED_HARNESS_MARKER = errorMarker('UnsupportedHarnessError');
+
 export class UnsupportedHarnessError extends AcxError {
   readonly descriptor: ComplianceDescriptor;
   readonly data: UnsupportedHarnessData;
@@ -37,6 +39,7 @@ export class UnsupportedHarnessError extends AcxError {
     super('unsupported-harness', `${UNSUPPORTED_HARNESS_MESSAGE}: ${summary}${details ? `\n${details}` : ''}`, {
       hint: 'The cartridge was not activated and its SAVE zone was not touched. Offer the missing tools or scopes (or bind roles explicitly), use a model that meets the floors, then run the handshake again.',
     });
+    setMarker(this, UNSUPPORTED_HARNESS_MARKER);
     this.name = 'UnsupportedHarnessError';
     this.descriptor = descriptor;
     this.data = data;
@@ -48,6 +51,10 @@ export class UnsupportedHarnessError extends AcxError {
       message: UNSUPPORTED_HARNESS_MESSAGE,
       data: { unmet: [...this.data.unmet], supported: [...this.data.supported], requested: [...this.data.requested] },
     };
+  }
+
+  static override isInstance(error: unknown): error is UnsupportedHarnessError {
+    return AcxError.hasMarker(error, UNSUPPORTED_HARNESS_MARKER);
   }
 }
 

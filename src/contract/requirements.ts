@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { defaultHarnessRequirements as seedHarnessRequirements } from '../cartridge/defaults.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 import { isCapabilityScope, type CapabilityScope } from '../tools/tool.ts';
 import type { JsonSchema } from '../tools/schema.ts';
 import { assertCompiles } from './ajv.ts';
@@ -66,6 +66,8 @@ export interface ManifestProblem {
   problem: string;
 }
 
+const HARNESS_REQUIREMENTS_MARKER = errorMarker('HarnessRequirementsError');
+
 /** The manifest is malformed: every problem found, each with the JSON pointer it is about. */
 export class HarnessRequirementsError extends AcxError {
   readonly problems: ManifestProblem[];
@@ -77,8 +79,13 @@ export class HarnessRequirementsError extends AcxError {
         `Fix ${HARNESS_REQUIREMENTS_PATH} (schemaVersion ${HARNESS_REQUIREMENTS_SCHEMA_VERSION}, SPEC §8) and rebuild the cartridge.`,
       cause: options.cause,
     });
+    setMarker(this, HARNESS_REQUIREMENTS_MARKER);
     this.name = 'HarnessRequirementsError';
     this.problems = problems;
+  }
+
+  static override isInstance(error: unknown): error is HarnessRequirementsError {
+    return AcxError.hasMarker(error, HARNESS_REQUIREMENTS_MARKER);
   }
 }
 
@@ -173,8 +180,10 @@ const FORBIDDEN_KEYS: Record<string, string> = {
   netScopes: 'use "network"',
 };
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
-const validateManifest = ajv.compile(HARNESS_REQUIREMENTS_JSON_SCHEMA);
+// Compiled on first parse: a run that never reads a manifest does not pay for it.
+let compiledManifestValidator: ValidateFunction | undefined;
+const manifestValidator = (): ValidateFunction =>
+  (compiledManifestValidator ??= new Ajv2020({ allErrors: true, strict: false, validateFormats: false }).compile(HARNESS_REQUIREMENTS_JSON_SCHEMA));
 
 // ---- parsing --------------------------------------------------------------------------------
 
@@ -215,6 +224,7 @@ export function checkHarnessRequirements(value: unknown): ManifestProblem[] {
       if (key in value) add({ path: `/${key}`, problem: `forbidden key "${key}" (${replacement})` });
     }
   }
+  const validateManifest = manifestValidator();
   if (!validateManifest(value)) {
     for (const error of validateManifest.errors ?? []) {
       const problem = describeAjvError(error);

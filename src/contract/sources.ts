@@ -6,7 +6,7 @@ import { CONTEXT_SOURCE_TEXT, resolveContextBudget } from '../engine/context-bud
 import { connectMcpServers } from '../mcp/client.ts';
 import { loadMcpConfigs } from '../mcp/config.ts';
 import { describeModel } from '../model/providers.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ModelFacts } from './descriptor.ts';
 import type { HostTool } from './negotiate.ts';

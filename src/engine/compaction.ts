@@ -2,7 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
 import type { Journal, StoredMessage } from '../store/journal.ts';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { slugifyKey } from '../memory/keys.ts';
 import { elide } from './caps.ts';

@@ -9,7 +9,7 @@ import { needsApproval, type PermissionMode } from '../tools/permission.ts';
 import { runTool } from '../tools/run.ts';
 import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
@@ -160,13 +160,6 @@ function partSink(hooks: TurnHooks): (part: HarnessStreamPart) => void {
 function observeWhole(state: TurnState, result: { text: string; reasoning?: string | undefined }): void {
   if (result.reasoning) state.emit({ type: 'reasoning-delta', id: `reasoning-${state.step}`, text: result.reasoning });
   if (result.text) state.emit({ type: 'text-delta', id: `text-${state.step}`, text: result.text });
-}
-
-export class TurnAbortedError extends AcxError {
-  constructor() {
-    super('aborted', 'The turn was cancelled.', { hint: 'The journal is consistent; send the next message when ready.' });
-    this.name = 'AbortError';
-  }
 }
 
 interface Entry {
@@ -690,6 +683,7 @@ export class Engine {
           tools: this.sdkTools,
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: this.options.params,
+          sessionId: state.sessionId,
           abortSignal: state.hooks.abortSignal,
           emit: state.hooks.emit,
         });

@@ -24,6 +24,7 @@ import {
 } from 'ai/internal';
 import aiPackage from 'ai/package.json' with { type: 'json' };
 import type { ResolvedModel } from '../model/providers.ts';
+import { cacheAffinity, withCacheAffinity } from '../model/cache-affinity.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { NormalizedSchema } from '../tools/schema.ts';
 import { type HarnessStreamPart, type Usage, usageOf } from './events.ts';
@@ -57,6 +58,8 @@ export interface ModelCallRequest {
   tools: ToolSet | undefined;
   toolChoice?: 'auto' | 'none';
   params: ModelParams;
+  /** The session the call belongs to: its prompt-cache affinity key where the provider takes one. */
+  sessionId?: string | undefined;
   abortSignal?: AbortSignal | undefined;
   /** Set when someone consumes deltas (stream()); otherwise the cheaper non-streaming call is used. */
   emit?: ((part: HarnessStreamPart) => void) | undefined;
@@ -132,10 +135,14 @@ async function callOptions(request: ModelCallRequest, model: LanguageModelV4): P
     boundaryOptions: boundaryOptions(request),
     abortSignal: request.abortSignal,
   });
-  const { headers, providerOptions, ...settings } = request.params as {
+  const { headers: setHeaders, providerOptions: setProviderOptions, ...settings } = request.params as {
     headers?: Record<string, string>;
     providerOptions?: SharedV4ProviderOptions;
   };
+  const { headers, providerOptions } = withCacheAffinity(
+    { ...(setHeaders ? { headers: setHeaders } : {}), ...(setProviderOptions ? { providerOptions: setProviderOptions } : {}) },
+    request.sessionId === undefined ? {} : cacheAffinity(request.model.provider, request.sessionId),
+  );
   return {
     ...prepareLanguageModelCallOptions(settings),
     tools: await preparedTools(request.tools),
@@ -143,7 +150,7 @@ async function callOptions(request: ModelCallRequest, model: LanguageModelV4): P
     prompt,
     ...(providerOptions ? { providerOptions } : {}),
     ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
-    headers: withUserAgentSuffix(headers ?? {}, `ai/${AI_SDK_VERSION}`),
+    headers: withUserAgentSuffix(headers, `ai/${AI_SDK_VERSION}`),
   };
 }
 

@@ -1,7 +1,12 @@
 import { APICallError, StreamProviderError } from 'ai';
 import { PROVIDERS, type ResolvedModel } from '../model/providers.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, type AcxErrorCode, errorMarker, setMarker } from '../core/errors.ts';
 import { classifyFault, type FaultClass, isUnknownHost, networkCode, RATE_LIMIT_RETRIES, RATE_LIMIT_SLEEP_MS, retryAfterMs } from './faults.ts';
+
+/** The codes of a provider's failure: `provider-auth`, `provider-rate-limited`, … */
+export type ProviderErrorCode = Extract<AcxErrorCode, `provider-${string}`>;
+
+const PROVIDER_ERROR = errorMarker('ProviderError');
 
 /**
  * A model call that failed for good, said the way a user can act on it: what went wrong (which
@@ -10,16 +15,22 @@ import { classifyFault, type FaultClass, isUnknownHost, networkCode, RATE_LIMIT_
  * classification so a caller still tells an overflow from an outage.
  */
 export class ProviderError extends AcxError {
+  declare readonly code: ProviderErrorCode;
   readonly fault: FaultClass;
   readonly status: number | undefined;
   readonly attempts: number;
 
-  constructor(code: string, message: string, options: { hint: string; cause: unknown; fault: FaultClass; status: number | undefined; attempts: number }) {
+  constructor(code: ProviderErrorCode, message: string, options: { hint: string; cause: unknown; fault: FaultClass; status: number | undefined; attempts: number }) {
     super(code, message, { hint: options.hint, cause: options.cause });
+    setMarker(this, PROVIDER_ERROR);
     this.name = 'ProviderError';
     this.fault = options.fault;
     this.status = options.status;
     this.attempts = options.attempts;
+  }
+
+  static override isInstance(error: unknown): error is ProviderError {
+    return AcxError.hasMarker(error, PROVIDER_ERROR);
   }
 }
 
@@ -39,7 +50,7 @@ const UNKNOWN_MODEL =
  * answer (a replay mismatch, an abort, a bug) and must reach the caller as it is.
  */
 export function describeProviderFailure(error: unknown, context: FailureContext): ProviderError | undefined {
-  if (error instanceof ProviderError) return error;
+  if (ProviderError.isInstance(error)) return error;
   const fault = classifyFault(error);
   if (fault === 'aborted') return undefined;
   const api = APICallError.isInstance(error) ? error : undefined;
@@ -50,7 +61,7 @@ export function describeProviderFailure(error: unknown, context: FailureContext)
   const status = api?.statusCode ?? stream?.statusCode;
   const said = providerMessage(api?.message ?? stream?.message ?? (error as Error).message);
   const tried = context.attempts > 1 ? `, after ${context.attempts} attempts` : '';
-  const make = (code: string, message: string, hint: string) =>
+  const make = (code: ProviderErrorCode, message: string, hint: string) =>
     new ProviderError(code, message, { hint, cause: error, fault, status, attempts: context.attempts });
   // "<what happened> (HTTP <status>, after N attempts): <the provider's own words>"
   const answered = (what: string) => `${what} (${status !== undefined ? `HTTP ${status}` : 'in the response stream'}${tried}): ${said}`;

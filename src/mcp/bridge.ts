@@ -1,8 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
-import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import type { Tool, ToolKind } from '../tools/tool.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import type { McpServerConfig } from './config.ts';
 import { mapCallToolResult, type McpContentBlock } from './content.ts';
 import { IDEMPOTENCY_KEY_META } from './meta.ts';
@@ -11,14 +11,22 @@ import { IDEMPOTENCY_KEY_META } from './meta.ts';
  * One MCP server tool as an acx Tool named `<server>__<tool>`. Calls are validated against the
  * server's inputSchema before they leave the host, bounded by the per-request timeout, and
  * cancelled with the turn. Capability scopes, kind and effect come from the server's config
- * (default: none, 'other', 'unsafe'): server-declared annotations are hints from a third party
- * and never loosen policy or crash recovery.
+ * (default: none, 'other', 'unsafe'). One server hint is taken: a tool the server marks
+ * `readOnlyHint` is read-kind when the config names no kind, so a permission mode that allows
+ * reads runs it without asking (as editors treat such tools). Its effect stays the config's:
+ * annotations never loosen the policy (scopes) or crash recovery (a re-run needs `effect`).
  */
 export interface McpToolDescriptor {
   name: string;
   title?: string;
   description?: string;
   inputSchema: JsonSchema;
+  annotations?: { readOnlyHint?: boolean; [hint: string]: unknown };
+}
+
+/** The config's kind; a tool the server marks read-only is a read when the config left the kind at 'other'. */
+export function bridgedKind(server: Pick<McpServerConfig, 'kind'>, tool: Pick<McpToolDescriptor, 'annotations'>): ToolKind {
+  return server.kind === 'other' && tool.annotations?.readOnlyHint === true ? 'read' : server.kind;
 }
 
 /** The validator (Ajv, draft 2020-12) only knows its own meta-schema; older `$schema`/`$id` roots are dropped. */
@@ -48,7 +56,7 @@ export function bridgeMcpTool(options: {
     description,
     inputSchema,
     capabilityScopes: [...server.scopes],
-    kind: server.kind,
+    kind: bridgedKind(server, remote),
     effect: server.effect,
     async execute(input, context) {
       const checked = schema.validate(input ?? {});

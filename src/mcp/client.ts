@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '../tools/tool.ts';
-import { errorMessage } from '../util/errors.ts';
+import { ACX_VERSION } from '../util/version.ts';
+import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';
@@ -47,13 +47,6 @@ export interface ConnectMcpOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const PACKAGE_VERSION: string = (() => {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-})();
 
 /** `ACX_MCP_TIMEOUT` is in seconds (as an operator types it); invalid values fall back to the default. */
 export function resolveMcpTimeoutMs(explicit: number | undefined, env: NodeJS.ProcessEnv = process.env): number {
@@ -115,7 +108,7 @@ async function connectOne(
     forward?.(version);
   };
 
-  const client = new Client({ name: 'acx', version: PACKAGE_VERSION }, { capabilities: {} });
+  const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: {} });
   const withStderr = (message: string) => {
     const tail = scrubSecrets(stderrTail.trim().split('\n').slice(-3).join(' | '));
     return tail ? `${message} (stderr: ${tail})` : message;

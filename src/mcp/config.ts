@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, errorMessage } from '../util/errors.ts';
+import { ConfigError, errorMessage } from '../core/errors.ts';
 import { isCapabilityScope, type CapabilityScope, type ToolEffect, type ToolKind } from '../tools/tool.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { ToolContentPart, ToolOutput } from '../tools/tool.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 
 /**
  * Content mapping between MCP tool results and acx tool outputs, both directions.
@@ -27,13 +27,20 @@ export interface McpToolOutput {
   structuredContent?: Record<string, unknown>;
 }
 
+const MCP_TOOL_MARKER = errorMarker('McpToolError');
+
 /** An MCP tool answered with `isError: true`; the engine reports the message to the model. */
 export class McpToolError extends AcxError {
   readonly content: ToolContentPart[];
   constructor(message: string, content: ToolContentPart[]) {
     super('mcp-tool-error', message);
+    setMarker(this, MCP_TOOL_MARKER);
     this.name = 'McpToolError';
     this.content = content;
+  }
+
+  static override isInstance(error: unknown): error is McpToolError {
+    return AcxError.hasMarker(error, MCP_TOOL_MARKER);
   }
 }
 

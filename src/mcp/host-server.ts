@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
 import { isValidToolName, type Tool, type ToolOutput } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { errorResult, toCallToolResult, type McpCallToolResult } from './content.ts';
 import { idempotencyKeyOf } from './meta.ts';
@@ -136,7 +136,7 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
       return toCallToolResult(output);
     } catch (error) {
       log.debug('mcp host call', { ok: false });
-      return errorResult(error instanceof AcxError ? error.describe() : errorMessage(error));
+      return errorResult(AcxError.isInstance(error) ? error.describe() : errorMessage(error));
     }
   }
 

@@ -1,11 +1,12 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
+import { tokenMatches } from '../util/secure-compare.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';
@@ -54,17 +55,12 @@ export interface ServeHttpOptions {
   logger?: Logger;
 }
 
+export { tokenMatches };
+
 export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Constant-time comparison; hashing first makes the inputs equal length without leaking it. */
-export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined) return false;
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
 
 function bearer(req: http.IncomingMessage): string | undefined {
   const header = req.headers.authorization;

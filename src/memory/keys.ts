@@ -1,4 +1,4 @@
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 
 /**
  * Memory keys are short slugs a model can type back exactly: letters, digits and `. _ - / :`,
@@ -9,10 +9,17 @@ export const MAX_KEY_CHARS = 200;
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
 const KEY_PREFIX = /^[A-Za-z0-9._:/-]*$/;
 
+const MEMORY_INPUT_MARKER = errorMarker('MemoryInputError');
+
 export class MemoryInputError extends AcxError {
   constructor(message: string, hint: string) {
     super('memory-invalid-input', message, { hint });
+    setMarker(this, MEMORY_INPUT_MARKER);
     this.name = 'MemoryInputError';
+  }
+
+  static override isInstance(error: unknown): error is MemoryInputError {
+    return AcxError.hasMarker(error, MEMORY_INPUT_MARKER);
   }
 }
 

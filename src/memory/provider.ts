@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool, preview } from '../tools/builtin/memory.ts';
 import type { Tool } from '../tools/tool.ts';
-import { AcxError, errorMessage } from '../util/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { slugifyKey, validateMemoryKey } from './keys.ts';

@@ -1,6 +1,6 @@
 import { openDatabase, transaction, type Database, type Migration } from '../store/database.ts';
 import type { StatementSync } from '../store/sqlite.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 import { MemoryInputError, nearestKeys, validateKeyPrefix, validateMemoryKey } from './keys.ts';
 import { queryTerms, type FtsQueryOptions } from './query.ts';
 import { candidates, planSearch, type SearchPlan } from './search.ts';
@@ -108,6 +108,8 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
   `,
 ];
 
+const MEMORY_NOT_FOUND_MARKER = errorMarker('MemoryNotFoundError');
+
 /** A read of a key that does not exist. The message names the nearest existing keys. */
 export class MemoryNotFoundError extends AcxError {
   readonly key: string;
@@ -118,10 +120,15 @@ export class MemoryNotFoundError extends AcxError {
     super('memory-not-found', describeMiss(key, suggestions, total), {
       hint: 'Read one of the listed keys, or search by content to find a memory filed under another key.',
     });
+    setMarker(this, MEMORY_NOT_FOUND_MARKER);
     this.name = 'MemoryNotFoundError';
     this.key = key;
     this.suggestions = suggestions;
     this.total = total;
+  }
+
+  static override isInstance(error: unknown): error is MemoryNotFoundError {
+    return AcxError.hasMarker(error, MEMORY_NOT_FOUND_MARKER);
   }
 }
 

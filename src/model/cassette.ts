@@ -9,7 +9,7 @@ import type {
   LanguageModelV4StreamPart,
 } from '@ai-sdk/provider';
 import { writeFileAtomic } from '../util/atomic-write.ts';
-import { AcxError, ConfigError } from '../util/errors.ts';
+import { AcxError, ConfigError, ReplayMismatchError } from '../core/errors.ts';
 import { BRIEF_TAG } from './brief-tag.ts';
 
 /**
@@ -37,13 +37,6 @@ export interface Cassette {
   provider: string;
   modelId: string;
   interactions: CassetteInteraction[];
-}
-
-export class ReplayMismatchError extends AcxError {
-  constructor(message: string, hint: string) {
-    super('replay-mismatch', message, { hint });
-    this.name = 'ReplayMismatchError';
-  }
 }
 
 function textOfPart(part: { type: string; text?: string }): string {

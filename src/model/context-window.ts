@@ -1,5 +1,5 @@
 import type { Logger } from '../util/logger.ts';
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 
 /**
  * Asks the provider how large the model's context window is, for the providers that say:

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
@@ -43,10 +43,56 @@ export const HARNESS_OWNED_KEYS = [
 
 export type ModelParams = Record<string, unknown>;
 
+/**
+ * The providers' own wire names (as in the seed's model_params.json, and in OpenAI, OpenRouter
+ * and xAI request bodies), each read as the AI SDK call setting it means.
+ */
+const WIRE_NAMES: Readonly<Record<string, (typeof CALL_SETTING_KEYS)[number]>> = {
+  max_tokens: 'maxOutputTokens',
+  max_output_tokens: 'maxOutputTokens',
+  max_completion_tokens: 'maxOutputTokens',
+  top_p: 'topP',
+  top_k: 'topK',
+  presence_penalty: 'presencePenalty',
+  frequency_penalty: 'frequencyPenalty',
+  stop: 'stopSequences',
+  stop_sequences: 'stopSequences',
+  reasoning_effort: 'reasoning',
+};
+
+/** The AI SDK's reasoning levels (LanguageModelV4CallOptions['reasoning']). */
+const REASONING_LEVELS = ['provider-default', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+/** A wire value in the AI SDK's shape: `stop: "x"` is one stop sequence; `reasoning: {effort}` a level. */
+function callSettingValue(setting: string, value: unknown, source: string, key: string): unknown {
+  if (setting === 'stopSequences' && typeof value === 'string') return [value];
+  if (setting !== 'reasoning') return value;
+  const level = typeof value === 'object' && value !== null && !Array.isArray(value) ? reasoningEffort(value as Record<string, unknown>, source, key) : value;
+  if (!(REASONING_LEVELS as readonly unknown[]).includes(level)) {
+    throw new ConfigError(`${source}: "${key}" must be a reasoning level, not ${JSON.stringify(value)}.`, {
+      hint: `Use one of ${REASONING_LEVELS.join(', ')} (or {"effort": "<level>"}).`,
+    });
+  }
+  return level;
+}
+
+function reasoningEffort(value: Record<string, unknown>, source: string, key: string): unknown {
+  const others = Object.keys(value).filter((name) => name !== 'effort');
+  if (others.length > 0) {
+    throw new ConfigError(`${source}: "${key}" carries ${others.map((name) => `"${name}"`).join(', ')}, which has no AI SDK call setting.`, {
+      hint: `Keep {"effort": "<level>"} here and put the rest under providerOptions.<provider>.reasoning (e.g. providerOptions.openrouter.reasoning).`,
+    });
+  }
+  return value.effort;
+}
+
 export interface LoadedModelParams {
+  /** The call settings every model call gets (wire names read as AI SDK settings, overrides applied). */
   params: ModelParams;
   stripped: string[];
   source: string | undefined;
+  /** The file's object exactly as written; {} when there is no file. */
+  verbatim: Record<string, unknown>;
 }
 
 export function parseModelParams(raw: unknown, source: string): { params: ModelParams; stripped: string[] } {
@@ -57,17 +103,23 @@ export function parseModelParams(raw: unknown, source: string): { params: ModelP
   }
   const params: ModelParams = {};
   const stripped: string[] = [];
+  const setBy: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw)) {
     if ((HARNESS_OWNED_KEYS as readonly string[]).includes(key)) {
       stripped.push(key);
       continue;
     }
-    if (!(CALL_SETTING_KEYS as readonly string[]).includes(key)) {
+    const setting = WIRE_NAMES[key] ?? key;
+    if (!(CALL_SETTING_KEYS as readonly string[]).includes(setting)) {
       throw new ConfigError(`${source}: "${key}" is not a model call setting.`, {
-        hint: `Use one of ${CALL_SETTING_KEYS.join(', ')}; put provider-specific settings under providerOptions.<provider>.`,
+        hint: `Use one of ${CALL_SETTING_KEYS.join(', ')} or a wire name (${Object.keys(WIRE_NAMES).join(', ')}); put provider-specific settings under providerOptions.<provider>.`,
       });
     }
-    params[key] = value;
+    if (setBy[setting] !== undefined) {
+      throw new ConfigError(`${source}: "${setBy[setting]}" and "${key}" both set ${setting}.`, { hint: 'Keep one of them.' });
+    }
+    setBy[setting] = key;
+    params[setting] = callSettingValue(setting, value, source, key);
   }
   return { params, stripped };
 }
@@ -99,14 +151,14 @@ export function loadModelParams(
   if (options.file && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
     parseModelParams(raw, options.file);
   }
-  const merged: Record<string, unknown> = { ...raw };
+  const merged: Record<string, unknown> = structuredClone(raw);
   for (const assignment of options.overrides ?? []) setDotted(merged, ...parseAssignment(assignment));
   const source = options.file ?? '--param';
   const { params, stripped } = parseModelParams(merged, source);
   for (const key of stripped) {
     options.logger?.warn('model_params key stripped', { key, source, reason: 'harness-owned' });
   }
-  return { params, stripped, source: found ? options.file : undefined };
+  return { params, stripped, source: found ? options.file : undefined, verbatim: found ? raw : {} };
 }
 
 function parseAssignment(assignment: string): [string, unknown] {

@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { ConfigError } from '../util/errors.ts';
+import { AcxError, ConfigError, errorMarker, setMarker } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { discoverContextWindow } from './context-window.ts';
 import type { Logger } from '../util/logger.ts';
@@ -120,6 +120,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   vllm: openaiCompatible('vllm', 'vLLM', 'http://127.0.0.1:8000/v1'),
 };
 
+const MISSING_API_KEY_MARKER = errorMarker('MissingApiKeyError');
+
 /** The provider needs a key and none of the variables it reads holds one. */
 export class MissingApiKeyError extends ConfigError {
   /** The variables any of which would do, first preferred. */
@@ -128,8 +130,13 @@ export class MissingApiKeyError extends ConfigError {
     super(`No API key for ${provider}: ${variables.join(' or ')} is not set.`, {
       hint: `Export ${variables[0]}=... (or run offline with --replay FILE).`,
     });
+    setMarker(this, MISSING_API_KEY_MARKER);
     this.name = 'MissingApiKeyError';
     this.variables = variables;
+  }
+
+  static override isInstance(error: unknown): error is MissingApiKeyError {
+    return AcxError.hasMarker(error, MISSING_API_KEY_MARKER);
   }
 }
 

@@ -1,5 +1,5 @@
 import { type Database, transaction } from '../store/database.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { mintSession } from './data/sessions.ts';
 import { findUserByHandle, grantTrust, insertUser, listUsers, type NewUser, type UserRow } from './data/users.ts';
 import { openPlatformDb, platformHome } from './home.ts';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
 import { findUser } from './data/users.ts';
 import { Deliverer } from './delivery.ts';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from './sqlite.ts';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 
 /**
  * SQLite access shared by every store: one file, WAL journal so a SIGKILL at any instant

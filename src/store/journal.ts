@@ -96,6 +96,13 @@ const MIGRATIONS = [
      approval TEXT,
      PRIMARY KEY (turn_id, step, call_id)
    ) WITHOUT ROWID;`,
+  // What a front end keeps about a session besides its messages (an ACP session's cwd, its roots).
+  `CREATE TABLE session_attributes (
+     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+     name TEXT NOT NULL,
+     value TEXT NOT NULL,
+     PRIMARY KEY (session_id, name)
+   ) WITHOUT ROWID;`,
 ];
 
 const now = () => new Date().toISOString();
@@ -154,8 +161,24 @@ export class Journal {
         .run(sessionId);
       this.prepare('DELETE FROM turns WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM messages WHERE session_id = ?').run(sessionId);
+      this.prepare('DELETE FROM session_attributes WHERE session_id = ?').run(sessionId);
       this.prepare('DELETE FROM sessions WHERE id = ?').run(sessionId);
     });
+  }
+
+  /** Keeps a named value for a session (creating the session row when it is new). */
+  setSessionAttribute(sessionId: string, name: string, value: string): void {
+    this.transaction(() => {
+      this.ensureSession(sessionId);
+      this
+        .prepare('INSERT INTO session_attributes (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT(session_id, name) DO UPDATE SET value = excluded.value')
+        .run(sessionId, name, value);
+    });
+  }
+
+  sessionAttribute(sessionId: string, name: string): string | undefined {
+    const row = this.prepare('SELECT value FROM session_attributes WHERE session_id = ? AND name = ?').get(sessionId, name) as { value: string } | undefined;
+    return row?.value;
   }
 
   // ---- messages -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { Tool as SdkTool } from 'ai';
-import { AcxError } from '../util/errors.ts';
+import { AcxError } from '../core/errors.ts';
 import type { Tool, ToolOutput } from './tool.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { AcxError, PolicyError, errorMessage } from '../util/errors.ts';
+import { AcxError, PolicyError, errorMessage, errorMarker, setMarker } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { Policy, type PolicyTool } from './policy.ts';
 import { runTool } from './run.ts';
@@ -11,11 +11,18 @@ import { isCapabilityScope, isValidToolName, type Tool, type ToolContext, type T
  * schema and turns every failure into a result for the model, so a bad call never crashes a turn.
  */
 
+const TOOL_DEFINITION_MARKER = errorMarker('ToolDefinitionError');
+
 /** A tool definition is malformed (bad name, scope, kind, effect or schema, or a duplicate). */
 export class ToolDefinitionError extends AcxError {
   constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
     super('tool-invalid', message, options);
+    setMarker(this, TOOL_DEFINITION_MARKER);
     this.name = 'ToolDefinitionError';
+  }
+
+  static override isInstance(error: unknown): error is ToolDefinitionError {
+    return AcxError.hasMarker(error, TOOL_DEFINITION_MARKER);
   }
 }
 
@@ -88,7 +95,7 @@ export class ToolRegistry {
         this.register(tool);
         registered.push(tool.name);
       } catch (error) {
-        if (!(error instanceof PolicyError)) throw error;
+        if (!PolicyError.isInstance(error)) throw error;
         const reason = this.policy.check(tool as PolicyTool).reason;
         skipped.push({ name: tool.name, reason });
         this.skippedTools.push({ name: tool.name, reason });

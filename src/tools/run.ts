@@ -1,4 +1,4 @@
-import { errorMessage } from '../util/errors.ts';
+import { errorMessage } from '../core/errors.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import type { NormalizedSchema } from './schema.ts';
 import type { Tool, ToolContext, ToolOutput } from './tool.ts';

@@ -1,4 +1,4 @@
-import { AcxError } from './errors.ts';
+import { AcxError } from '../core/errors.ts';
 import { scrubSecrets } from './scrub.ts';
 
 /**

@@ -1,6 +1,8 @@
 import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
-import { AcxError } from './errors.ts';
+import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
+
+const NET_GUARD_MARKER = errorMarker('NetGuardError');
 
 /**
  * Address classification for outbound requests whose destination the model chose (SSRF).
@@ -11,7 +13,12 @@ import { AcxError } from './errors.ts';
 export class NetGuardError extends AcxError {
   constructor(message: string, hint = 'Only public https addresses can be fetched.') {
     super('net-guard', message, { hint });
+    setMarker(this, NET_GUARD_MARKER);
     this.name = 'NetGuardError';
+  }
+
+  static override isInstance(error: unknown): error is NetGuardError {
+    return AcxError.hasMarker(error, NET_GUARD_MARKER);
   }
 }
 

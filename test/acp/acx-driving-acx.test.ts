@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createACP } from '../../src/acp/create.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
-import { TurnAbortedError } from '../../src/engine/engine.ts';
+import { TurnAbortedError } from '../../src/core/errors.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { tempCache } from './fake-profile.ts';

@@ -13,7 +13,7 @@ import { skillMarkdown, writeSkills } from '../../src/acp/skills.ts';
 import { finishReasonOf } from '../../src/acp/translate.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { parseSkill } from '../../src/config/agent-dir.ts';
-import { AcxError, ConfigError } from '../../src/util/errors.ts';
+import { AcxError, ConfigError } from '../../src/core/errors.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createACP } from '../../src/acp/create.ts';
 import { createServer as createTcpServer } from 'node:net';
 import { createCredentialRequestTransformation, startCredentialProxy, type UpstreamDown } from '../../src/acp/credential-proxy.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';

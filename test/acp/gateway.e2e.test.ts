@@ -5,8 +5,8 @@
 // client attribution.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ACPHarness } from '../../src/acp/create.ts';
-import { createClaudeCodeACP } from '../../src/acp/profiles/claude-code.ts';
-import { createCodexACP } from '../../src/acp/profiles/codex.ts';
+import { createClaudeCodeACP } from '../../src/acp/profiles/factories.ts';
+import { createCodexACP } from '../../src/acp/profiles/factories.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import type { PermissionMode } from '../../src/tools/permission.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';

@@ -6,7 +6,7 @@ import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { createACP } from '../../src/acp/create.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
-import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/util/errors.ts';
+import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, bootstrapDir, bootstrapIdentity, pnpmCommand, PINNED_PNPM_VERSION } from '../../src/acp/bootstrap.ts';
 import { createACP } from '../../src/acp/create.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 import { tempCache } from './fake-profile.ts';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/acp/npm-locked');

@@ -9,7 +9,7 @@ import type { HarnessSession } from '../../src/agent/harness.ts';
 import { createACP } from '../../src/acp/create.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
-import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/util/errors.ts';
+import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();

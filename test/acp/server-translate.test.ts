@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { clientMcpConfigs } from '../../src/acp/server/mcp-servers.ts';
 import { toUserContent } from '../../src/acp/server/prompt-content.ts';
 import { replayUpdates } from '../../src/acp/server/replay.ts';
+import { acpToolKind, toolLocations, toolTitle } from '../../src/acp/server/tool-calls.ts';
 import { stopReasonOf, toolOutputContent, TurnTranslator } from '../../src/acp/server/updates.ts';
+import { WorkspaceRoots } from '../../src/tools/sandbox/roots.ts';
 import { emptyUsage } from '../../src/engine/events.ts';
 import type { StoredMessage } from '../../src/store/journal.ts';
 import type { Tool } from '../../src/tools/tool.ts';
@@ -60,6 +62,54 @@ describe('TurnTranslator', () => {
       { type: 'content', content: { type: 'image', data: 'AAAA', mimeType: 'image/png' } },
     ]);
     expect(JSON.stringify(toolOutputContent({ sum: 3 }))).toContain('\\"sum\\": 3');
+  });
+});
+
+describe('tool-call descriptions', () => {
+  const made = (name: string, kind: Tool['kind'], scopes: Tool['capabilityScopes'] = []): Tool => ({ ...memoryWrite, name, kind, capabilityScopes: scopes });
+
+  it('maps acx kinds to ACP kinds, refined by the words of the tool name', () => {
+    const kinds = Object.fromEntries(
+      [
+        made('fs_read', 'read'),
+        made('fs_list', 'read'),
+        made('fs_write', 'edit'),
+        made('memory_search', 'read'),
+        made('memory_delete', 'edit'),
+        made('execute', 'execute'),
+        made('web_fetch', 'fetch'),
+        made('files__move_file', 'other'),
+        made('notes__think', 'other'),
+        made('remote__search', 'other'), // an "other" tool that searches may still change things
+        made('dispatch', 'other'),
+      ].map((tool) => [tool.name, acpToolKind(tool)]),
+    );
+    expect(kinds).toEqual({
+      fs_read: 'read',
+      fs_list: 'read',
+      fs_write: 'edit',
+      memory_search: 'search',
+      memory_delete: 'delete',
+      execute: 'execute',
+      web_fetch: 'fetch',
+      files__move_file: 'move',
+      notes__think: 'think',
+      remote__search: 'other',
+      dispatch: 'other',
+    });
+    expect(acpToolKind(undefined, 'no_such_tool')).toBe('other');
+  });
+
+  it('titles an execute call with its command and locates file tools by absolute path and line', () => {
+    expect(toolTitle('execute', { command: 'npm   test\n -- x' }, made('execute', 'execute'))).toBe('npm test -- x');
+    expect(toolTitle('fs_read', { path: 'src/a.ts' }, made('fs_read', 'read'))).toBe('fs_read src/a.ts');
+    const roots = new WorkspaceRoots({ primary: '/work/project', additional: ['/work/docs'] });
+    const reader = made('fs_read', 'read', ['fs.read']);
+    expect(toolLocations(reader, { path: 'src/a.ts', line: 12 }, roots)).toEqual([{ path: '/work/project/src/a.ts', line: 12 }]);
+    expect(toolLocations(reader, { path: '/work/docs/guide.md' }, roots)).toEqual([{ path: '/work/docs/guide.md' }]);
+    expect(toolLocations(reader, { path: '/etc/passwd' }, roots)).toEqual([]);
+    expect(toolLocations(reader, { path: '../x' }, roots)).toEqual([]);
+    expect(toolLocations(made('memory_read', 'read', ['memory.read']), { path: 'x' }, roots)).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { bootstrap, bootstrapDir, bootstrapIdentity } from '../../src/acp/bootst
 import { createACP } from '../../src/acp/create.ts';
 import { claudeCodeProfile, codexProfile, cursorProfile, geminiCliProfile, grokBuildProfile, opencodeProfile } from '../../src/acp/profiles/index.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
-import { ConfigError, HarnessCapabilityUnsupportedError } from '../../src/util/errors.ts';
+import { ConfigError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import { fakeInstallCommand, fakeProfile, tempCache } from './fake-profile.ts';
 
 const base = fakeProfile(tempCache());

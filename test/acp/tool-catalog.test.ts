@@ -9,7 +9,7 @@ import type { ACPSettings } from '../../src/acp/settings.ts';
 import { type AgentSession, HarnessAgent } from '../../src/agent/harness-agent.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
-import { HarnessCapabilityUnsupportedError } from '../../src/util/errors.ts';
+import { HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();

@@ -17,7 +17,7 @@ import { createCartridgeMemoryProvider } from '../../src/agent/cartridge-memory.
 import { createDispatchTool } from '../../src/agent/dispatch.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT, exitCodeFor } from '../../src/cli/output.ts';
 import { resolveSettings } from '../../src/config/settings.ts';
 import { negotiate } from '../../src/contract/negotiate.ts';
 import { defaultHarnessRequirements, serializeHarnessRequirements } from '../../src/contract/requirements.ts';
@@ -128,8 +128,8 @@ describe('trust gate and ROM', () => {
       }
       return undefined;
     };
-    expect(refusal(() => gateTrust(result('tampered'), 'f', { allowPortable: true }))?.exitCode).toBe(EXIT.tampered);
-    expect(refusal(() => gateTrust(result('portable'), 'f', {}))?.exitCode).toBe(EXIT.refused);
+    expect(exitCodeFor(refusal(() => gateTrust(result('tampered'), 'f', { allowPortable: true })))).toBe(EXIT.tampered);
+    expect(exitCodeFor(refusal(() => gateTrust(result('portable'), 'f', {})))).toBe(EXIT.refused);
     expect(refusal(() => gateTrust(result('legacy'), 'f', {}))?.kind).toBe('untrusted');
     expect(refusal(() => gateTrust(result('portable'), 'f', { allowPortable: true }))).toBeUndefined();
     expect(refusal(() => gateTrust(result('trusted'), 'f', {}))).toBeUndefined();

@@ -9,7 +9,7 @@ import { register as registerKeygen } from '../../src/cli/commands/keygen.ts';
 import { register as registerSpec } from '../../src/cli/commands/spec.ts';
 import { register as registerStrip } from '../../src/cli/commands/strip.ts';
 import { register as registerVerify } from '../../src/cli/commands/verify.ts';
-import { CliExit, EXIT } from '../../src/cli/output.ts';
+import { CliExit, EXIT, exitCodeFor } from '../../src/cli/output.ts';
 import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { REFERENCE_CARTRIDGES, tempDir, writeAgentDir } from './helpers.ts';
 
@@ -26,7 +26,7 @@ async function acx(...argv: string[]): Promise<{ code: number; out: string }> {
     await program.parseAsync(argv, { from: 'user' });
     return { code: EXIT.ok, out };
   } catch (error) {
-    if (error instanceof CliExit) return { code: error.exitCode, out: out + error.message };
+    if (error instanceof CliExit) return { code: exitCodeFor(error), out: out + error.message };
     throw error;
   } finally {
     spy.mockRestore();

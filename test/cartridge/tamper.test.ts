@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { generateSigningKey } from '../../src/cartridge/keys.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 import { REFERENCE_CARTRIDGES, tempDir, writeAgentDir, writeKey } from './helpers.ts';
 
 /**

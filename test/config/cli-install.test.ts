@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatInstallSummary, runInstall } from '../../src/cli/commands/install.ts';
-import { ACX_VERSION } from '../../src/cli/version.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ACX_VERSION } from '../../src/util/version.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { exists, read, tempHome, write } from './helpers.ts';
 

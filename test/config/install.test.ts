@@ -8,7 +8,7 @@ import {
   reconcileIfUpgraded,
   sha256Hex,
 } from '../../src/config/install.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { exists, read, snapshot, tempHome, V1_DEFAULTS, V2_DEFAULTS, write } from './helpers.ts';
 

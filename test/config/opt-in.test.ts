@@ -7,7 +7,7 @@ import { listOptIns, parseOptInNames, readOptIns } from '../../src/config/opt-in
 import { formatInstallSummary } from '../../src/cli/commands/install.ts';
 import { createShellTool } from '../../src/tools/builtin/shell.ts';
 import { Policy } from '../../src/tools/policy.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { exists, tempHome, V1_DEFAULTS, write } from './helpers.ts';
 

@@ -2,7 +2,7 @@
 // error that names the flag or the variable it came from.
 import { describe, expect, it } from 'vitest';
 import { resolveWakeSettings } from '../../src/config/wake-settings.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 
 describe('resolveWakeSettings', () => {
   it('defaults: 10 wakes per 60 s, cooldown = window, 3 attempts, pacing on at 17 chars/s with a 20 s floor and 3 builds', () => {

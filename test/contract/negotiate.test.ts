@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareProtocolRevisions, negotiate, type HostTool } from '../../src/contract/negotiate.ts';
 import { UnsupportedHarnessError, assertAccepted } from '../../src/contract/refusal.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 import path from 'node:path';
 import { goodHost, manifestBytes, manifestFromCartridge, matchingTools, stringParam } from './helpers.ts';
 import type { ComplianceDescriptor } from '../../src/contract/descriptor.ts';

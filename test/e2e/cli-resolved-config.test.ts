@@ -86,6 +86,19 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
+  it('shows model_params.json verbatim, what every call gets, and what the build strips', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    const file = { temperature: 0.7, max_tokens: 4096, reasoning: { effort: 'high' }, model: 'gpt-evil' };
+    writeFileSync(join(home, 'model_params.json'), JSON.stringify(file));
+    const env = { PATH: process.env.PATH ?? '', HOME: home };
+    const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--config-home', home, '--home', home], env);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const config = JSON.parse(resolved.stdout) as Record<string, unknown>;
+    expect(config.model_params).toEqual(file);
+    expect(config.model_params_effective).toEqual({ temperature: 0.7, maxOutputTokens: 4096, reasoning: 'high' });
+    expect(config.model_params_stripped).toEqual(['model']);
+  });
+
   it('fails, non-zero and with the reason, on a malformed model_params.json — as a run would', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
     writeFileSync(join(home, 'model_params.json'), '{"temperature": 0.2,');

@@ -3,7 +3,7 @@
 // import and run a turn, and its type declarations must type-check a consumer (and catch misuse);
 // on a Node.js too old for it, both must say so; it ships its license and examples.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -175,4 +175,98 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
     const check = node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app]);
     expect(check.status, check.stdout + check.stderr).toBe(0);
   });
+
+  it('every subpath in package.json exports imports from the installed package and exports what its TSDoc names', () => {
+    const exportsMap = JSON.parse(readFileSync(join(app, 'node_modules/acx/package.json'), 'utf8')).exports as Record<string, unknown>;
+    const subpaths = Object.keys(exportsMap).filter((key) => key !== './package.json');
+    expect(subpaths).toEqual(['.', './acp', './cartridge', './contract', './mcp', './memory', './wake']);
+    const named: Record<string, string[]> = {
+      acx: ['HarnessAgent', 'createEngineHarness', 'loadAgent', 'tool', 'AcxError'],
+      'acx/acp': ['createACP', 'createClaudeCodeACP', 'createCodexACP', 'createGeminiCliACP', 'createOpenCodeACP', 'createCursorACP', 'createGrokBuildACP', 'createAcpServer', 'serveAcp'],
+      'acx/cartridge': ['Cartridge', 'buildCartridge', 'verifyCartridge', 'stripCartridge', 'inspectCartridge', 'generateSigningKey', 'loadTrustRegistry'],
+      'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
+      'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
+      'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
+      'acx/wake': ['wake', 'WakeStore', 'turnIdFor'],
+    };
+    expect(Object.keys(named).map((name) => (name === 'acx' ? '.' : `./${name.slice(4)}`))).toEqual(subpaths);
+    const probe = `const named = ${JSON.stringify(named)};
+const missing = [];
+for (const [spec, names] of Object.entries(named)) {
+  const module = await import(spec);
+  for (const name of names) if (typeof module[name] !== 'function') missing.push(spec + ' ' + name);
+}
+console.log(JSON.stringify(missing));`;
+    const run = node(['--input-type=module', '-e', probe]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+
+  // Every TypeScript/JavaScript block of README.md and docs/*.md, against the installed package: all
+  // type-check; those not marked `compile-only` in their fence (```ts compile-only: they need a real
+  // model key or coding agent) also run, in a project whose examples/ is the package's own.
+  it('every code block of README.md and docs/ type-checks against the package, and the runnable ones run', () => {
+    const blocksDir = join(app, 'docs-blocks');
+    mkdirSync(blocksDir, { recursive: true });
+    writeFileSync(join(blocksDir, 'package.json'), JSON.stringify({ type: 'module' }));
+    symlinkSync(join(app, 'node_modules/acx/examples'), join(blocksDir, 'examples'));
+    const blocks = docCodeBlocks();
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    for (const block of blocks) writeFileSync(join(blocksDir, block.file), block.code);
+    writeFileSync(
+      join(blocksDir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        files: blocks.map((block) => block.file),
+      }),
+    );
+    const check = node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', blocksDir], blocksDir);
+    expect(check.status, `${check.stdout}${check.stderr}\n(blocks are written as ${blocks.map((b) => `${b.file} <- ${b.source}`).join(', ')})`).toBe(0);
+    const runnable = blocks.filter((block) => !block.compileOnly);
+    expect(runnable.length).toBeGreaterThanOrEqual(3);
+    for (const block of runnable) {
+      const home = mkdtempSync(join(tmpdir(), 'acx-docs-home-'));
+      const run = spawnSync(process.execPath, [block.file], {
+        cwd: blocksDir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_LOG_LEVEL: 'warn' },
+        timeout: 60_000,
+      });
+      expect(run.status, `${block.source} (${block.file}) exited ${run.status}:\n${run.stderr}${run.stdout}`).toBe(0);
+      if (block.expect) expect(run.stdout, block.source).toContain(block.expect);
+    }
+  });
 });
+
+interface DocBlock {
+  /** Where it is: `docs/acp.md block 1`. */
+  source: string;
+  file: string;
+  code: string;
+  compileOnly: boolean;
+  /** Text its output must contain: a `// prints: …` line in the block. */
+  expect?: string;
+}
+
+function docCodeBlocks(): DocBlock[] {
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const blocks: DocBlock[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    let n = 0;
+    for (const match of text.matchAll(/^```(ts|typescript|js|javascript|mjs)((?: [\w-]+)*)\n([\s\S]*?)^```$/gm)) {
+      n += 1;
+      const code = match[3]!;
+      const expectLine = /\/\/ prints: (.+)$/m.exec(code);
+      blocks.push({
+        source: `${file} block ${n}`,
+        file: `${file.replace(/[/.]/g, '-')}-${n}.ts`,
+        code,
+        compileOnly: match[2]!.split(' ').includes('compile-only'),
+        ...(expectLine ? { expect: expectLine[1]!.trim() } : {}),
+      });
+    }
+  }
+  return blocks;
+}
+

@@ -148,6 +148,82 @@ describe('model_params.json and --param', () => {
   });
 });
 
+describe("model_params.json in the providers' own wire names (the seed's example file)", () => {
+  const SEED_EXAMPLE = '{"temperature": 0.7, "max_tokens": 4096, "reasoning": {"effort": "high"}}';
+  const settingsFrom = (file: string) => {
+    const home = tmpHome();
+    writeFileSync(join(home, 'model_params.json'), file);
+    return resolveSettings({ model: 'openai:gpt-5.4-mini', configHome: home, home }, { env: {}, logger: createMemoryLogger() });
+  };
+
+  it('reads max_tokens, reasoning {effort} and the rest as the AI SDK settings they mean, and keeps the file verbatim', () => {
+    const settings = settingsFrom(SEED_EXAMPLE);
+    expect(settings.modelParams).toEqual({ temperature: 0.7, maxOutputTokens: 4096, reasoning: 'high' });
+    expect(settings.modelParamsVerbatim).toEqual(JSON.parse(SEED_EXAMPLE));
+    expect(settingsFrom('{"top_p": 0.9, "stop": "END", "reasoning_effort": "low", "frequency_penalty": 0.1}').modelParams).toEqual({
+      topP: 0.9,
+      stopSequences: ['END'],
+      reasoning: 'low',
+      frequencyPenalty: 0.1,
+    });
+  });
+
+  it('reach the Responses and the Chat Completions wire under their own names there', async () => {
+    const settings = settingsFrom(SEED_EXAMPLE);
+    server.setFallback('ok');
+    for (const surface of [undefined, 'chat'] as const) {
+      const { agent } = rig(await openaiModel(server, surface, 'gpt-5.4-mini'), { harness: { params: settings.modelParams } });
+      await agent.generate({ prompt: 'go' });
+    }
+    const [responses, chat] = server.requests;
+    expect(responses!.body.max_output_tokens).toBe(4096);
+    expect(responses!.body.reasoning).toMatchObject({ effort: 'high' });
+    expect(chat!.body.max_completion_tokens ?? chat!.body.max_tokens).toBe(4096);
+    expect(chat!.body.reasoning_effort).toBe('high');
+  });
+
+  it('refuses what it cannot map, naming the key and where it goes instead', () => {
+    expect(() => settingsFrom('{"max_tokens": 10, "maxOutputTokens": 20}')).toThrow(/"max_tokens" and "maxOutputTokens" both set maxOutputTokens/);
+    expect(() => settingsFrom('{"reasoning": {"effort": "high", "max_tokens": 2000}}')).toThrow(/"max_tokens", which has no AI SDK call setting/);
+    expect(() => settingsFrom('{"reasoning_effort": "extreme"}')).toThrow(/must be a reasoning level/);
+    expect(() => settingsFrom('{"logit_bias": {}}')).toThrow(/"logit_bias" is not a model call setting/);
+  });
+});
+
+describe('prompt-cache affinity by session', () => {
+  it('OpenAI gets one prompt_cache_key per session, the same across turns and processes, and the operator\'s own wins', async () => {
+    server.setFallback('ok');
+    const home = tmpHome();
+    for (const sessionId of ['alpha', 'alpha', 'beta']) {
+      const { agent } = rig(await openaiModel(server), { home });
+      const session = await agent.createSession({ sessionId });
+      await agent.generate({ session, prompt: 'hi' });
+    }
+    const keys = server.requests.map((request) => request.body.prompt_cache_key as string);
+    expect(keys[0]).toMatch(/^acx-[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    expect(JSON.stringify(server.requests[0]!.body)).not.toContain('alpha');
+    const { agent } = rig(await openaiModel(server), { harness: { params: { providerOptions: { openai: { promptCacheKey: 'mine' } } } } });
+    await agent.generate({ prompt: 'hi' });
+    expect(server.requests.at(-1)!.body.prompt_cache_key).toBe('mine');
+  });
+
+  it('xAI gets the x-grok-conv-id header; providers without such a key get nothing', async () => {
+    server.setFallback('ok');
+    const xai = await resolveModel({ spec: 'xai:grok-test', env: { XAI_API_KEY: 'k', XAI_BASE_URL: server.openaiBaseURL } });
+    const { agent } = rig(xai);
+    const session = await agent.createSession({ sessionId: 'gamma' });
+    await agent.generate({ session, prompt: 'hi' });
+    expect(server.requests[0]!.headers['x-grok-conv-id']).toMatch(/^acx-[0-9a-f]{32}$/);
+    expect(server.requests[0]!.body.prompt_cache_key).toBeUndefined();
+    const router = await resolveModel({ spec: 'openrouter:vendor/model', env: { OPENROUTER_API_KEY: 'k', OPENROUTER_BASE_URL: server.openaiBaseURL } });
+    await rig(router).agent.generate({ prompt: 'hi' });
+    expect(server.requests[1]!.headers['x-grok-conv-id']).toBeUndefined();
+    expect(server.requests[1]!.body.prompt_cache_key).toBeUndefined();
+  });
+});
+
 describe('cache modes', () => {
   it('every provider declares a valid cacheMode (a new provider without one fails here)', () => {
     const entries = Object.entries(PROVIDERS);

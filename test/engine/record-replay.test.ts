@@ -3,7 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRecordingModel, createReplayModel, ReplayMismatchError } from '../../src/model/cassette.ts';
+import { ReplayMismatchError } from '../../src/core/errors.ts';
+import { createRecordingModel, createReplayModel } from '../../src/model/cassette.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import { echoTool, openaiModel, rig, startModelServer, tmpHome } from './helpers.ts';
 

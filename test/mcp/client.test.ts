@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpAuditNotice } from '../../src/mcp/audit.ts';
+import { bridgedKind } from '../../src/mcp/bridge.ts';
 import { connectMcpServers, resolveMcpTimeoutMs, type McpConnection } from '../../src/mcp/client.ts';
 import { parseMcpServerEntry, type McpServerConfig } from '../../src/mcp/config.ts';
 import { describeImageForTextModel, McpToolError, type McpToolOutput } from '../../src/mcp/content.ts';
@@ -144,6 +145,11 @@ describe('connectMcpServers with real servers over stdio and Streamable HTTP', (
     const tool = byName(connection.tools, 'local__echo');
     expect(tool).toMatchObject({ capabilityScopes: [], kind: 'other', effect: 'unsafe' });
     expect(tool.description).toBe('Echo the text back.');
+  });
+
+  it('makes a tool the server marks readOnlyHint read-kind only when the config names no kind', () => {
+    expect(bridgedKind({ kind: 'edit' }, { annotations: { readOnlyHint: true } })).toBe('edit'); // a configured kind wins
+    expect(bridgedKind({ kind: 'other' }, { annotations: { readOnlyHint: false } })).toBe('other');
   });
 
   it('cancels a call when the turn is aborted', async () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expandEnvReferences, loadMcpConfigDir, loadMcpConfigs, loadMcpDropIns, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 
 let dir: string;
 beforeEach(() => {

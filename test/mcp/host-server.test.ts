@@ -5,7 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { connectMcpServers } from '../../src/mcp/client.ts';
 import { parseMcpServerEntry } from '../../src/mcp/config.ts';
 import { annotationsFor, createHostToolServer, type HostToolCall } from '../../src/mcp/host-server.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 import { serveHttp, type HttpServing } from '../../src/mcp/serve.ts';
 import type { ToolOutput } from '../../src/tools/tool.ts';
 import { sampleHostTools, TREE_SCHEMA } from '../fixtures/mcp/host-tools.ts';

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion, type Database, type Migration } from '../../src/store/database.ts';
 import { Journal } from '../../src/store/journal.ts';
 import { WakeStore } from '../../src/store/wake-store.ts';
-import { AcxError } from '../../src/util/errors.ts';
+import { AcxError } from '../../src/core/errors.ts';
 
 let dir: string;
 beforeEach(() => {

@@ -73,3 +73,18 @@ describe('journal tool-call ledger', () => {
     expect(journal.openCalls('t')).toEqual([]);
   });
 });
+
+describe('session attributes', () => {
+  it('keeps a named value per session (creating a new session), across a reopen, until the session is deleted', () => {
+    journal.setSessionAttribute('fresh', 'acp.cwd', '/work/project');
+    journal.setSessionAttribute('fresh', 'acp.cwd', '/work/other');
+    expect(journal.hasSession('fresh')).toBe(true);
+    expect(journal.sessionAttribute('fresh', 'acp.cwd')).toBe('/work/other');
+    expect(journal.sessionAttribute('s', 'acp.cwd')).toBeUndefined();
+    journal.close();
+    journal = new Journal(join(dir, 'journal.db'));
+    expect(journal.sessionAttribute('fresh', 'acp.cwd')).toBe('/work/other');
+    journal.deleteSession('fresh');
+    expect(journal.sessionAttribute('fresh', 'acp.cwd')).toBeUndefined();
+  });
+});

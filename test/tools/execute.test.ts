@@ -8,7 +8,7 @@ import { createExecuteTool, describeExecute, Sandbox, type ExecuteOptions } from
 import { Policy, processIsRoot } from '../../src/tools/policy.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { detectIsolation, findExecutable, probeIsolation, type IsolationKind } from '../../src/tools/sandbox/isolation.ts';
-import { PolicyError } from '../../src/util/errors.ts';
+import { PolicyError } from '../../src/core/errors.ts';
 import { processAlive, tempDir, toolContext, removeTempDirs } from './helpers.ts';
 
 afterAll(removeTempDirs);

@@ -7,7 +7,7 @@ import { createWebFetchTool } from '../../src/tools/builtin/web-fetch.ts';
 import { Policy, parseProfile, type PolicyTool } from '../../src/tools/policy.ts';
 import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
 import type { Tool } from '../../src/tools/tool.ts';
-import { PolicyError } from '../../src/util/errors.ts';
+import { PolicyError } from '../../src/core/errors.ts';
 import { addLiveSecret } from '../../src/util/scrub.ts';
 import { tempDir, toolContext, removeTempDirs } from './helpers.ts';
 

@@ -1,6 +1,7 @@
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError } from '../../core/errors.ts';
 import { selectAuth } from '../auth.ts';
-import { createACP, DEFAULT_CLIENT_APP, type ACPHarness } from '../create.ts';
+import { DEFAULT_CLIENT_APP } from '../client-app.ts';
+import type { ACPHarness } from '../create.ts';
 import type { ACPSettings } from '../settings.ts';
 import { claudeCodeProfile } from './claude-code.ts';
 import { codexProfile } from './codex.ts';
@@ -38,7 +39,12 @@ export function checkProfileCredentials(name: ACPHarnessName, env: Record<string
   });
 }
 
-/** A ready profile as a harness, with per-run overrides (model, hostEnv, sandbox, logger, …). */
-export function createProfileHarness(name: ACPHarnessName, overrides: Partial<ACPSettings> = {}): ACPHarness {
+/**
+ * A ready profile as a harness, with per-run overrides (model, hostEnv, sandbox, logger, …). The ACP
+ * client (its SDK, the host-tool MCP server) is imported here, on first use, so a run on the
+ * native engine never pays for loading it.
+ */
+export async function createProfileHarness(name: ACPHarnessName, overrides: Partial<ACPSettings> = {}): Promise<ACPHarness> {
+  const { createACP } = await import('../create.ts');
   return createACP({ ...ACP_PROFILES[name], ...overrides } as ACPSettings);
 }

@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import { createCredentialRequestTransformation, type CredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPPermissionModeMapping, ACPSettings } from '../settings.ts';
 
@@ -60,7 +59,3 @@ export const claudeCodeProfile = {
     },
   },
 } satisfies ACPSettings;
-
-export function createClaudeCodeACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...claudeCodeProfile, ...overrides } as ACPSettings);
-}

@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import { createCredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPPermissionModeMapping, ACPSettings } from '../settings.ts';
 
@@ -72,7 +71,3 @@ export const codexProfile = {
     },
   },
 } satisfies ACPSettings;
-
-export function createCodexACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...codexProfile, ...overrides } as ACPSettings);
-}

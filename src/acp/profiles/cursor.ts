@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import type { ACPSettings } from '../settings.ts';
 
 /**
@@ -30,7 +29,3 @@ export const cursorProfile = {
     ];
   },
 } satisfies ACPSettings;
-
-export function createCursorACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...cursorProfile, ...overrides } as ACPSettings);
-}

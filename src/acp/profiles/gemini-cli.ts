@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import { createCredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPSettings } from '../settings.ts';
 
@@ -30,7 +29,3 @@ export const geminiCliProfile = {
   env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
   instructionMapping: { type: 'filesystem', path: '.gemini/GEMINI.md' },
 } satisfies ACPSettings;
-
-export function createGeminiCliACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...geminiCliProfile, ...overrides } as ACPSettings);
-}

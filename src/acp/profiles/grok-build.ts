@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import { createCredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPSettings } from '../settings.ts';
 
@@ -39,7 +38,3 @@ export const grokBuildProfile = {
     },
   },
 } satisfies ACPSettings;
-
-export function createGrokBuildACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...grokBuildProfile, ...overrides } as ACPSettings);
-}

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError } from '../../core/errors.ts';
 
 // Kept apart from the profiles so the CLI can name and validate harnesses without loading them.
 /**

@@ -1,4 +1,3 @@
-import { createACP, type ACPHarness } from '../create.ts';
 import { createCredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPSettings } from '../settings.ts';
 
@@ -51,7 +50,3 @@ export const opencodeProfile = {
   env: { OPENCODE_DISABLE_AUTOUPDATE: 'true' },
   instructionMapping: { type: 'filesystem', path: '.config/opencode/AGENTS.md' },
 } satisfies ACPSettings;
-
-export function createOpenCodeACP(overrides: Partial<ACPSettings> = {}): ACPHarness {
-  return createACP({ ...opencodeProfile, ...overrides } as ACPSettings);
-}

@@ -6,4 +6,7 @@ export { sessionModes, parseModeId } from './modes.ts';
 export { toUserContent, promptCapabilities, type PromptAcceptance } from './prompt-content.ts';
 export { clientMcpConfigs, type ClientMcpServers } from './mcp-servers.ts';
 export { replayUpdates } from './replay.ts';
-export { TurnTranslator, stopReasonOf, toolTitle, toolOutputContent, acpToolKind, promptUsage, STEP_BUDGET_STOP_REASON } from './updates.ts';
+export { TurnTranslator, stopReasonOf, toolOutputContent, promptUsage, STEP_BUDGET_STOP_REASON } from './updates.ts';
+export { acpToolKind, describeToolCall, toolLocations, toolTitle, type ToolCallDescription } from './tool-calls.ts';
+export { editDiff, EditLog } from './edits.ts';
+export { sessionRoots, type SessionRoots } from './roots.ts';

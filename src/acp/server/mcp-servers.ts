@@ -1,6 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { parseMcpServerEntry, type McpServerConfig } from '../../mcp/config.ts';
-import { errorMessage } from '../../util/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /**
  * The MCP servers an ACP client hands over in `session/new` / `session/load`, as acx MCP

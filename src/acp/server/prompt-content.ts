@@ -1,6 +1,6 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import type { UserContent } from 'ai';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 
 /**
  * An ACP prompt (content blocks) as the user message the engine takes. Text and resource links

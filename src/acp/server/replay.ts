@@ -2,7 +2,8 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { ModelMessage } from 'ai';
 import type { StoredMessage } from '../../store/journal.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { acpToolKind, toolTitle } from './updates.ts';
+import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
+import { describeToolCall } from './tool-calls.ts';
 
 /**
  * A journaled session's history as the `session/update` notifications `session/load` replays:
@@ -78,7 +79,7 @@ function stepOutcomes(messages: readonly StoredMessage[], index: number): Map<st
   return outcomes;
 }
 
-export function replayUpdates(messages: readonly StoredMessage[], tools: ReadonlyMap<string, Tool>): acp.SessionUpdate[] {
+export function replayUpdates(messages: readonly StoredMessage[], tools: ReadonlyMap<string, Tool>, roots?: WorkspaceRoots): acp.SessionUpdate[] {
   const updates: acp.SessionUpdate[] = [];
   messages.forEach((stored, index) => {
     switch (stored.kind) {
@@ -100,13 +101,15 @@ export function replayUpdates(messages: readonly StoredMessage[], tools: Readonl
             const toolName = String(part.toolName);
             // A call without a journaled result belongs to a turn that never finished it.
             const outcome = outcomes.get(part.toolCallId) ?? { status: 'failed' as const, content: [textContent('No result was recorded.')] };
+            const { title, kind, locations } = describeToolCall(toolName, part.input, tools.get(toolName), roots);
             updates.push({
               sessionUpdate: 'tool_call',
               toolCallId: part.toolCallId,
-              title: toolTitle(toolName, part.input),
+              title,
               name: toolName,
-              kind: acpToolKind(tools.get(toolName)?.kind),
+              kind,
               status: outcome.status,
+              ...(locations.length > 0 ? { locations } : {}),
               rawInput: part.input,
               content: outcome.content,
             });

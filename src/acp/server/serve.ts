@@ -3,7 +3,7 @@ import { type PreparedAgent, prepareAgent } from '../../agent/prepare.ts';
 import { type RunFlags, resolveSettings } from '../../config/settings.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import { loadMcpConfigs } from '../../mcp/config.ts';
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { createAcpServer } from './server.ts';
 import { createUnconfiguredAcpServer } from './unconfigured.ts';
@@ -35,7 +35,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     prepared = await prepareAgent(settings, { logger });
   } catch (error) {
     // A configuration the user must fix (a missing key, no model) still answers initialize.
-    if (!(error instanceof ConfigError)) throw error;
+    if (!ConfigError.isInstance(error)) throw error;
     const server = createUnconfiguredAcpServer({ problem: error, agentName: settings.agent.name, logger });
     await server.app.connect(acp.ndJsonStream(options.output, options.input)).closed;
     logger.info('acp connection closed');

@@ -1,21 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { isAbsolute } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { Harness } from '../../agent/harness.ts';
 import type { PreparedAgent } from '../../agent/prepare.ts';
-import { ACX_VERSION } from '../../cli/version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 import { resolveContextBudget } from '../../engine/context-budget.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
+import type { FileContents } from '../../tools/builtin/fs.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
+import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { errorMessage } from '../../util/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { clientFileContents } from './client-files.ts';
+import { EditLog } from './edits.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
 import { promptCapabilities, type PromptAcceptance } from './prompt-content.ts';
 import { replayUpdates } from './replay.ts';
+import { type SessionRoots, sessionRoots } from './roots.ts';
 import { AcpSession } from './session.ts';
 
 /**
@@ -43,6 +47,9 @@ function journalOf(harness: Harness): Journal | undefined {
   return (harness as Harness & { journal?: Journal }).journal;
 }
 
+/** Where a session's cwd is kept in the journal, so a reopened session keeps its project. */
+const CWD_ATTRIBUTE = 'acp.cwd';
+
 /** Joins tool lists; a later tool whose name is taken is left out with a warning. */
 function joinTools(lists: ReadonlyArray<readonly Tool[]>, logger: Logger): Tool[] {
   const byName = new Map<string, Tool>();
@@ -66,6 +73,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   });
   const contextSize = budget.limit > 0 ? budget.limit : prepared.model.contextWindowTokens;
   const sessions = new Map<string, AcpSession>();
+  /** What the client said it can do (its file system for the file tools), from initialize. */
+  let clientCapabilities: acp.ClientCapabilities | undefined;
 
   const find = (sessionId: string): AcpSession => {
     const session = sessions.get(sessionId);
@@ -73,8 +82,10 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     return session;
   };
 
-  const requireCwd = (cwd: string) => {
-    if (!isAbsolute(cwd)) throw acp.RequestError.invalidParams({ cwd }, 'cwd must be an absolute path');
+  /** The agent's own tools with the workspace ones (fs_*, execute, shell) working in the session's roots. */
+  const rootedAgentTools = (roots: SessionRoots, contents: FileContents | undefined): Tool[] => {
+    const rooted = new Map(prepared.toolset.rootedTools(roots, contents ? { contents } : {}).map((tool) => [tool.name, tool]));
+    return base.toolList.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
   /** Connects the client's MCP servers; one that fails is skipped with a log line (stderr). */
@@ -87,15 +98,22 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
 
   const openSession = async (
     client: acp.AgentContext,
-    params: { sessionId: string; cwd: string; mcpServers: readonly acp.McpServer[] },
+    params: { sessionId: string; roots: SessionRoots; mcpServers: readonly acp.McpServer[] },
   ): Promise<AcpSession> => {
-    const mcp = await connectClientServers(params.mcpServers, params.cwd);
-    const tools = joinTools([base.toolList, options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const { roots } = params;
+    const workspace = new WorkspaceRoots({ primary: roots.cwd, additional: roots.additionalDirectories });
+    // Files the editor holds open are read and written through it, when it offers that.
+    const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
+    const edits = new EditLog(workspace, contents);
+    const mcp = await connectClientServers(params.mcpServers, roots.cwd);
+    const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = (mode: PermissionMode) => new HarnessAgent({ ...base.settings, tools, permissionMode: mode });
     try {
       const session = await AcpSession.open({
         id: params.sessionId,
-        cwd: params.cwd,
+        cwd: roots.cwd,
+        roots: workspace,
+        edits,
         mode: base.settings.permissionMode ?? 'allow-edits',
         tools,
         agentFor,
@@ -106,7 +124,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         logger,
       });
       sessions.set(session.id, session);
-      logger.info('acp session open', { session: session.id, tools: tools.length, mcp_servers: mcp?.servers.filter((s) => s.status === 'ok').length ?? 0 });
+      logger.info('acp session open', { session: session.id, cwd: roots.cwd, roots: 1 + roots.additionalDirectories.length, tools: tools.length, mcp_servers: mcp?.servers.filter((s) => s.status === 'ok').length ?? 0 });
       return session;
     } catch (error) {
       await mcp?.close();
@@ -117,43 +135,59 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   /** Reopens a journaled session; one already open here is replaced (it must be idle). */
   const reopen = async (
     client: acp.AgentContext,
-    params: { sessionId: string; cwd: string; mcpServers?: readonly acp.McpServer[] | undefined },
+    params: { sessionId: string; cwd: string; additionalDirectories?: string[] | undefined; mcpServers?: readonly acp.McpServer[] | undefined },
   ): Promise<AcpSession> => {
-    requireCwd(params.cwd);
+    const roots = sessionRoots(params);
     if (!journal?.hasSession(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+    const kept = journal.sessionAttribute(params.sessionId, CWD_ATTRIBUTE);
+    if (kept !== undefined && kept !== roots.cwd) {
+      throw acp.RequestError.invalidParams(
+        { cwd: params.cwd, sessionCwd: kept },
+        `this session works in ${kept}; reopen it with that cwd (or start a new session for ${roots.cwd})`,
+      );
+    }
     const existing = sessions.get(params.sessionId);
     if (existing) {
       if (existing.running) throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn');
       sessions.delete(params.sessionId);
       await existing.close();
     }
-    return openSession(client, { sessionId: params.sessionId, cwd: params.cwd, mcpServers: params.mcpServers ?? [] });
+    const session = await openSession(client, { sessionId: params.sessionId, roots, mcpServers: params.mcpServers ?? [] });
+    // Sessions journaled before cwd was kept take the cwd they are reopened with.
+    if (kept === undefined) journal.setSessionAttribute(params.sessionId, CWD_ATTRIBUTE, roots.cwd);
+    return session;
   };
 
   const app = acp
     .agent({ name: 'acx' })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
-      logger.info('acp initialize', { client: params.clientInfo?.name, protocol: params.protocolVersion });
+      clientCapabilities = params.clientCapabilities;
+      logger.info('acp initialize', {
+        client: params.clientInfo?.name,
+        protocol: params.protocolVersion,
+        client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
+      });
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: journal !== undefined,
           promptCapabilities: promptCapabilities(accept),
           mcpCapabilities: { http: true, sse: false },
-          sessionCapabilities: { close: {}, ...(journal ? { resume: {} } : {}) },
+          sessionCapabilities: { close: {}, additionalDirectories: {}, ...(journal ? { resume: {} } : {}) },
         },
         authMethods: [],
         agentInfo: { name: 'acx', title: `acx: ${prepared.settings.agent.name}`, version: ACX_VERSION },
       };
     })
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-      requireCwd(params.cwd);
-      const session = await openSession(client, { sessionId: randomUUID(), cwd: params.cwd, mcpServers: params.mcpServers });
+      const roots = sessionRoots(params);
+      const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
+      journal?.setSessionAttribute(session.id, CWD_ATTRIBUTE, roots.cwd);
       return { sessionId: session.id, modes: sessionModes(session.mode) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
       const session = await reopen(client, params);
-      const updates = replayUpdates(journal!.messages(session.id), session.tools);
+      const updates = replayUpdates(journal!.messages(session.id), session.tools, session.roots);
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });

@@ -2,12 +2,15 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { AgentSession, HarnessAgent } from '../../agent/harness-agent.ts';
 import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
 import type { McpConnection } from '../../mcp/client.ts';
+import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { AcxError, errorMessage } from '../../util/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
-import { acpToolKind, promptUsage, stopReasonOf, toolTitle, TurnTranslator } from './updates.ts';
+import type { EditLog } from './edits.ts';
+import { describeToolCall } from './tool-calls.ts';
+import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
 
 /**
  * One ACP session served by acx: a journaled engine session, the tools it may call (the
@@ -18,6 +21,10 @@ import { acpToolKind, promptUsage, stopReasonOf, toolTitle, TurnTranslator } fro
 export interface AcpSessionOptions {
   id: string;
   cwd: string;
+  /** Where the session's file tools and commands work: cwd and the client's additional directories. */
+  roots: WorkspaceRoots;
+  /** The diffs of the session's writes, for their tool-call updates. */
+  edits: EditLog;
   mode: PermissionMode;
   tools: readonly Tool[];
   /** Builds the agent for a permission mode (the engine takes its mode when a session opens). */
@@ -54,6 +61,7 @@ const CANCELLED: ApprovalAnswer = { approved: false, reason: 'The user cancelled
 export class AcpSession {
   readonly id: string;
   readonly cwd: string;
+  readonly roots: WorkspaceRoots;
   private readonly options: AcpSessionOptions;
   /** The session's tools by name: the agent's own and the client's MCP tools. */
   readonly tools: ReadonlyMap<string, Tool>;
@@ -72,6 +80,7 @@ export class AcpSession {
     this.options = options;
     this.id = options.id;
     this.cwd = options.cwd;
+    this.roots = options.roots;
     this.tools = new Map(options.tools.map((tool) => [tool.name, tool]));
     this.logger = options.logger.child({ session: options.id });
     this.modeNow = options.mode;
@@ -127,7 +136,13 @@ export class AcpSession {
     let stopReason: acp.StopReason;
     try {
       await this.syncEngineMode();
-      translator = new TurnTranslator({ tools: this.tools, mode: this.engineMode, contextSize: this.options.contextSize });
+      translator = new TurnTranslator({
+        tools: this.tools,
+        mode: this.engineMode,
+        contextSize: this.options.contextSize,
+        roots: this.roots,
+        edits: this.options.edits,
+      });
       const stream = this.agent.stream({
         session: this.agentSession,
         prompt: content,
@@ -148,7 +163,7 @@ export class AcpSession {
       if (!turn.controller.signal.aborted) {
         await this.flush();
         this.logger.error('acp turn failed', { error: errorMessage(error) });
-        throw new acp.RequestError(-32603, `Internal error: ${describe(error)}`, error instanceof AcxError ? { code: error.code } : undefined);
+        throw new acp.RequestError(-32603, `Internal error: ${describe(error)}`, AcxError.isInstance(error) ? { code: error.code } : undefined);
       }
       stopReason = 'cancelled';
     } finally {
@@ -231,6 +246,8 @@ export class AcpSession {
       pending.resolve(CANCELLED);
       return;
     }
+    const { title, kind, locations } = describeToolCall(request.toolName, request.input, tool, this.roots);
+    const proposed = this.options.edits.diffFor(request.toolCallId, request.toolName, request.input);
     let answer: ApprovalAnswer;
     try {
       const response = await this.options.client.request(
@@ -239,10 +256,12 @@ export class AcpSession {
           sessionId: this.id,
           toolCall: {
             toolCallId: request.toolCallId,
-            title: toolTitle(request.toolName, request.input),
+            title,
             name: request.toolName,
-            kind: acpToolKind(tool?.kind),
+            kind,
             status: 'pending',
+            ...(locations.length > 0 ? { locations } : {}),
+            ...(proposed ? { content: [proposed] } : {}),
             rawInput: request.input,
           },
           options,
@@ -268,5 +287,5 @@ export class AcpSession {
 }
 
 function describe(error: unknown): string {
-  return error instanceof AcxError ? error.describe() : errorMessage(error);
+  return AcxError.isInstance(error) ? error.describe() : errorMessage(error);
 }

@@ -1,7 +1,7 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { ACX_VERSION } from '../../cli/version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 import { MissingApiKeyError } from '../../model/providers.ts';
-import type { AcxError } from '../../util/errors.ts';
+import type { AcxError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AcpServer } from './server.ts';
 
@@ -24,7 +24,7 @@ const WHERE = 'in the environment your editor starts `acx acp` with (e.g. the "e
 
 export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions): AcpServer {
   const { problem, logger } = options;
-  const variables = problem instanceof MissingApiKeyError ? problem.variables : [];
+  const variables = MissingApiKeyError.isInstance(problem) ? problem.variables : [];
   const remedy = variables.length > 0 ? `Set ${variables.join(' or ')} ${WHERE}.` : `${problem.hint ?? 'Fix the configuration'} (${WHERE}).`;
   const message = `${problem.message} ${remedy}`;
   const refuse = (): never => {

@@ -1,35 +1,17 @@
 import type * as acp from '@agentclientprotocol/sdk';
 import { addUsage, emptyUsage, type FinishReason, type HarnessStreamPart, type Usage } from '../../engine/events.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
-import type { Tool, ToolKind } from '../../tools/tool.ts';
+import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
+import type { Tool } from '../../tools/tool.ts';
+import type { EditLog } from './edits.ts';
+import { describeToolCall } from './tool-calls.ts';
 
 /**
  * Translation of acx's turn events into ACP `session/update` payloads: text and reasoning
  * chunks, the tool-call lifecycle (pending → in_progress → completed | failed), plans and
- * context usage. Pure: the caller sends what it returns, in order.
+ * context usage. The caller sends what it returns, in order; the only I/O is reading a file an
+ * fs_write is about to replace (through the session's confined roots), for its proposed diff.
  */
-
-/** acx tool kinds are a subset of ACP's, with the same names. */
-export function acpToolKind(kind: ToolKind | undefined): acp.ToolKind {
-  return kind ?? 'other';
-}
-
-const TITLE_FIELDS = ['path', 'key', 'query', 'url', 'command', 'name', 'prefix'] as const;
-const TITLE_MAX = 80;
-
-/** A short human title: the tool name and, when there is one, the argument that says what it touches. */
-export function toolTitle(toolName: string, input: unknown): string {
-  if (input && typeof input === 'object') {
-    for (const field of TITLE_FIELDS) {
-      const value = (input as Record<string, unknown>)[field];
-      if (typeof value === 'string' && value.trim()) {
-        const flat = value.replace(/\s+/g, ' ').trim();
-        return `${toolName} ${flat.length > TITLE_MAX ? `${flat.slice(0, TITLE_MAX)}…` : flat}`;
-      }
-    }
-  }
-  return toolName;
-}
 
 function text(value: string): acp.ToolCallContent {
   return { type: 'content', content: { type: 'text', text: value } };
@@ -96,6 +78,10 @@ export interface TurnTranslatorOptions {
   mode: PermissionMode;
   /** The context window in tokens, for `usage_update`; undefined sends none. */
   contextSize: number | undefined;
+  /** The session's workspace roots: tool-call locations and diffs name absolute paths in them. */
+  roots?: WorkspaceRoots;
+  /** Where the session's writes left their diffs. */
+  edits?: EditLog;
 }
 
 export class TurnTranslator {
@@ -125,14 +111,19 @@ export class TurnTranslator {
       case 'tool-call': {
         const tool = this.tool(part.toolName);
         this.open.set(part.toolCallId, part.toolName);
+        const { roots } = this.options;
+        const { title, kind, locations } = describeToolCall(part.toolName, part.input, tool, roots);
+        const proposed = this.options.edits?.diffFor(part.toolCallId, part.toolName, part.input);
         const updates: acp.SessionUpdate[] = [
           {
             sessionUpdate: 'tool_call',
             toolCallId: part.toolCallId,
-            title: toolTitle(part.toolName, part.input),
+            title,
             name: part.toolName,
-            kind: acpToolKind(tool?.kind),
+            kind,
             status: 'pending',
+            ...(locations.length > 0 ? { locations } : {}),
+            ...(proposed ? { content: [proposed] } : {}),
             rawInput: part.input,
           },
         ];
@@ -142,17 +133,19 @@ export class TurnTranslator {
         }
         return updates;
       }
-      case 'tool-result':
+      case 'tool-result': {
         this.open.delete(part.toolCallId);
+        const diff = this.options.edits?.take(part.toolCallId);
         return [
           {
             sessionUpdate: 'tool_call_update',
             toolCallId: part.toolCallId,
             status: 'completed',
-            content: toolOutputContent(part.output),
+            content: [...(diff ? [diff] : []), ...toolOutputContent(part.output)],
             rawOutput: part.output,
           },
         ];
+      }
       case 'tool-error':
         this.open.delete(part.toolCallId);
         return [{ sessionUpdate: 'tool_call_update', toolCallId: part.toolCallId, status: 'failed', content: [text(part.error)] }];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { buildCartridge } from '../../cartridge/build.ts';
 import { ScrubBlockedError } from '../../cartridge/scrub-gate.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program
@@ -15,7 +15,7 @@ export function register(program: Command): void {
     .option('-f, --force', 'replace an existing output file')
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, opts: { out: string; key?: string; publisher?: string; zlib?: boolean; force?: boolean; json?: boolean }) => {
-      if (!opts.key) throw new CliExit(EXIT.usage, 'acx build: --key <file> is required (create one with `acx keygen`)');
+      if (!opts.key) throw new CliExit('usage', 'acx build: --key <file> is required (create one with `acx keygen`)');
       try {
         const r = buildCartridge({ dir, out: opts.out, key: opts.key, ...(opts.publisher ? { publisher: opts.publisher } : {}), overwrite: opts.force ?? false, compression: opts.zlib ? 'zlib' : 'none' });
         // A manifest the directory brings may ask for more than a default host has: say so now.
@@ -27,13 +27,10 @@ export function register(program: Command): void {
           for (const s of [...r.skipped, ...host.issues, ...host.notes]) process.stdout.write(`note:      ${s}\n`);
         }
       } catch (error) {
-        if (error instanceof ScrubBlockedError && opts.json) {
-          // printed as the one JSON error object, with the findings a program needs
-          throw new CliExit(EXIT.refused, `${error.message}\n  → ${error.hint ?? ''}`, { code: error.code, details: { findings: error.findings } });
-        }
-        if (error instanceof ScrubBlockedError) {
+        // Under --json the error itself is printed: one JSON object, with the findings as details.
+        if (ScrubBlockedError.isInstance(error) && !opts.json) {
           const lines = error.findings.map((f) => `  ${f.file} @ byte ${f.byteOffset}: ${f.ruleId}`).join('\n');
-          throw new CliExit(EXIT.refused, `acx build: scrub gate blocked the build (nothing was written):\n${lines}\n  → ${error.hint ?? ''}`);
+          throw new CliExit('scrub-blocked', `acx build: scrub gate blocked the build (nothing was written):\n${lines}\n  → ${error.hint ?? ''}`);
         }
         throw error;
       }

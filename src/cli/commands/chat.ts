@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
-import { AcxError, errorMessage } from '../../util/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { writeFinal } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -67,7 +67,7 @@ export function register(program: Command): void {
         } catch (error) {
           if ((error as Error).name === 'AbortError') out.write('[turn cancelled]\n');
           // The same two parts every acx error has: what went wrong, then what to do.
-          else writeFinal(out, `[error] ${error instanceof AcxError ? error.describe() : errorMessage(error)}\n`);
+          else writeFinal(out, `[error] ${AcxError.isInstance(error) ? error.describe() : errorMessage(error)}\n`);
         } finally {
           turn = undefined;
         }

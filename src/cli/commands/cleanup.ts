@@ -6,7 +6,7 @@ import { resolveSettings } from '../../config/settings.ts';
 import { Journal } from '../../store/journal.ts';
 import { holderIsAlive, WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 /**
  * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine
@@ -31,11 +31,11 @@ export function register(program: Command): void {
       const sessionId = options.session as string | undefined;
       const idleRaw = (options.idleDays as string | undefined) ?? process.env.ACX_CLEANUP_IDLE_DAYS;
       if ((sessionId === undefined) === (idleRaw === undefined)) {
-        throw new CliExit(EXIT.usage, 'acx cleanup: give exactly one of --session <id> or --idle-days <n>.');
+        throw new CliExit('usage', 'acx cleanup: give exactly one of --session <id> or --idle-days <n>.');
       }
       const idleDays = idleRaw === undefined ? undefined : Number(idleRaw);
       if (idleDays !== undefined && (!Number.isFinite(idleDays) || idleDays <= 0)) {
-        throw new CliExit(EXIT.usage, `acx cleanup: --idle-days must be a positive number of days, not "${idleRaw}".`);
+        throw new CliExit('usage', `acx cleanup: --idle-days must be a positive number of days, not "${idleRaw}".`);
       }
       const dryRun = Boolean(options.dryRun);
       // Cleaning runs nothing from a cartridge, so a portable one's sessions may go (tampered is still refused).
@@ -65,7 +65,7 @@ export function register(program: Command): void {
         }
         let targets: string[];
         if (sessionId !== undefined) {
-          if (!known.has(sessionId)) throw new CliExit(EXIT.failure, `acx cleanup: ${settings.agent.name} has no session "${sessionId}" in ${settings.stateDir}.`);
+          if (!known.has(sessionId)) throw new CliExit('failed', `acx cleanup: ${settings.agent.name} has no session "${sessionId}" in ${settings.stateDir}.`);
           targets = [sessionId];
         } else {
           const cutoff = Date.now() - idleDays! * 86_400_000;
@@ -74,7 +74,7 @@ export function register(program: Command): void {
         for (const id of targets) {
           const busy = busyReason(journal, wakes, id, sessionId === undefined);
           if (busy) {
-            if (sessionId !== undefined) throw new CliExit(EXIT.failure, `acx cleanup: session "${id}" ${busy}; nothing was removed.`);
+            if (sessionId !== undefined) throw new CliExit('failed', `acx cleanup: session "${id}" ${busy}; nothing was removed.`);
             report.kept.push({ id, reason: busy });
             say(`kept ${id}: ${busy}`);
             continue;

@@ -4,7 +4,7 @@ import { grantedAreaScopes, hostToolsOf, isCartridgePath, negotiatedRevision, re
 import { describeCartridgeHost } from '../../agent/prepare.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../../cartridge/save.ts';
 import type { VerifyResult } from '../../cartridge/verify.ts';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../../contract/descriptor.ts';
@@ -69,10 +69,8 @@ export async function runHandshake(file: string, options: HandshakeOptions, sour
   const trust = resolveTrustFiles({ registry: options.registry, configHome: options.configHome });
   const registry = trust.registry;
   const source = sources ?? createHandshakeSources({ ...(registry ? { registry } : {}), ownKeys: trust.ownKeys, onVerified: (r) => (verify = r), logger });
-  const manifestBytes = await source.readManifestBytes(file).catch((error: unknown) => {
-    if (error instanceof AcxError && error.code === 'cartridge-tampered') throw new CliExit(EXIT.tampered, `acx: ${error.describe()}`);
-    throw error;
-  });
+  // A tampered cartridge is refused here (cartridge-tampered: exit 4), before anything is read.
+  const manifestBytes = await source.readManifestBytes(file);
   const cartridge = verify !== undefined || isCartridgePath(file);
   const tools: HostTool[] = options.tools ? await readHostToolsFile(options.tools) : [];
   let protocolRevision = options.protocolRevision;
@@ -170,9 +168,9 @@ export function register(program: Command): void {
       // Under --json stdout holds the one JSON document, the descriptor (with its unmet entries).
       if (options.json) {
         process.stderr.write(run.stderr);
-        throw new CliExit(run.exitCode, '');
+        throw new CliExit('refused', '');
       }
-      throw new CliExit(run.exitCode, run.stderr.trimEnd());
+      throw new CliExit('refused', run.stderr.trimEnd());
     });
 }
 

@@ -3,7 +3,7 @@ import { installConfigHome, NEW_SUFFIX, type DefaultsMap, type InstallSummary } 
 import { grantFileName, OPT_IN_TOOLS } from '../../config/opt-in.ts';
 import { resolveConfigHome } from '../../config/paths.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
-import { ACX_VERSION } from '../version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 
 /**
  * `acx install`: scaffold or upgrade the config home (prompts, mcp/ and tools/ overlays) and

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { generateSigningKey, writeKeyPair } from '../../cartridge/keys.ts';
 import { trustKey } from '../../cartridge/trust-store.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { type AddFlags, addTrust, addTrustOptions, describeTrusted, trustInput } from '../trust-options.ts';
 
 export function register(program: Command): void {
@@ -14,7 +14,7 @@ export function register(program: Command): void {
       .option('--trust', 'also add the public key to your trust registry as your own, so cartridges you sign with it verify as local (needs --publisher)'),
   ).action((opts: AddFlags & { out: string; trust?: boolean }) => {
     const misplaced = (['notBefore', 'notAfter', 'oidcSubject', 'registry'] as const).filter((k) => opts[k] !== undefined);
-    if (!opts.trust && misplaced.length > 0) throw new CliExit(EXIT.usage, 'acx keygen: --not-before, --not-after, --oidc-subject and --registry apply only with --trust');
+    if (!opts.trust && misplaced.length > 0) throw new CliExit('usage', 'acx keygen: --not-before, --not-after, --oidc-subject and --registry apply only with --trust');
     const key = generateSigningKey();
     const files = opts.trust ? resolveTrustFiles(opts) : undefined;
     const input = trustInput({ publicKeyPem: key.publicKeyPem }, opts);

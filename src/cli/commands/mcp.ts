@@ -5,10 +5,10 @@ import { openAgentToolHost } from '../../agent/tool-host.ts';
 import { createHostToolServer, type HostToolServerOptions } from '../../mcp/host-server.ts';
 import { serveHttp, serveStdio } from '../../mcp/serve.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 import { createLogger, parseLogLevel, type Logger } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
-import { ACX_VERSION } from '../version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 
 /**
  * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent's host tools (what

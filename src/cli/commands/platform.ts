@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { resolveStateHome } from '../../config/paths.ts';
 import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../platform/index.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
 
 /**
@@ -25,7 +25,7 @@ export function register(program: Command): void {
     .option('--webhook-secret <secret>', 'signs deliveries (env ACX_PLATFORM_WEBHOOK_SECRET, preferred: flags show in ps); ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own')
     .action(async (options: { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string }) => {
       const port = Number(options.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit(EXIT.usage, `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
       const deliverTo = options.deliverTo.length > 0 ? options.deliverTo : splitList(process.env.ACX_PLATFORM_DELIVER_TO);
       const running = await startPlatform({
         home: home(options),
@@ -59,8 +59,8 @@ export function register(program: Command): void {
     .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
     .option('--json', 'print {uuid, handle, name, kind, token} as JSON')
     .action(async (options: { handle: string; kind: string; name?: string; email?: string; passwordStdin?: boolean; admin?: boolean; trust: string[]; home?: string; json?: boolean }) => {
-      if (options.kind !== 'ai' && options.kind !== 'human') throw new CliExit(EXIT.usage, `acx platform user add: --kind must be ai or human, not "${options.kind}".`);
-      if (Boolean(options.email) !== Boolean(options.passwordStdin)) throw new CliExit(EXIT.usage, 'acx platform user add: --email and --password-stdin go together (the password is never a flag: flags show in ps).');
+      if (options.kind !== 'ai' && options.kind !== 'human') throw new CliExit('usage', `acx platform user add: --kind must be ai or human, not "${options.kind}".`);
+      if (Boolean(options.email) !== Boolean(options.passwordStdin)) throw new CliExit('usage', 'acx platform user add: --email and --password-stdin go together (the password is never a flag: flags show in ps).');
       const password = options.passwordStdin ? (await readStdin()).split(/\r?\n/)[0] : undefined;
       const added = addUser(home(options), {
         handle: options.handle,

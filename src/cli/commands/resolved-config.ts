@@ -8,7 +8,7 @@ import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
-import { ACX_VERSION } from '../version.ts';
+import { ACX_VERSION } from '../../util/version.ts';
 
 /**
  * `acx resolved-config [agent]`: what a run would actually do, as JSON — resolved through the
@@ -57,7 +57,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     max_steps: settings.maxSteps,
     max_context_tokens: settings.contextTokens,
     response_retries: settings.retries,
-    model_params: settings.modelParams,
+    model_params: settings.modelParamsVerbatim,
+    model_params_effective: settings.modelParams,
     model_params_stripped: settings.modelParamsStripped,
     model_params_file: settings.modelParamsFile,
     config_home: settings.configHome,

@@ -3,7 +3,7 @@ import { prepareAgent } from '../../agent/prepare.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
@@ -24,7 +24,7 @@ export function register(program: Command): void {
   ).action(async (agent: string, promptWords: string[], options: Record<string, unknown>) => {
     const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
     const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
-    if (!prompt.trim()) throw new CliExit(EXIT.usage, 'acx run: give a prompt as an argument or on stdin.');
+    if (!prompt.trim()) throw new CliExit('usage', 'acx run: give a prompt as an argument or on stdin.');
     const settings = resolveSettings(runFlags(agent, options), { logger });
     const prepared = await prepareAgent(settings, { logger });
     try {

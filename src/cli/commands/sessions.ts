@@ -7,7 +7,7 @@ import { locateAgent } from '../../config/settings.ts';
 import { Journal } from '../../store/journal.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../store/session-report.ts';
 import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 
 /**
  * `acx sessions [agent]` lists what agents did — every session in the journal the engine writes

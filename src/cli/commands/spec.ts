@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program
@@ -19,6 +19,6 @@ export function register(program: Command): void {
         for (const i of r.issues) lines.push(`  - ${i}`);
         process.stdout.write(`${lines.join('\n')}\n`);
       }
-      if (!r.ok) throw new CliExit(EXIT.failure, '');
+      if (!r.ok) throw new CliExit('failed', '');
     });
 }

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { KEYID, REVOCATION_REASONS, type RevocationReason, type TrustedKey } from '../../cartridge/trust.ts';
 import { readRegistryDocument, revokeKey, type TrustKeyInput } from '../../cartridge/trust-store.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 import { type AddFlags, addTrust, addTrustOptions, describeTrusted, type TrustFlags, trustInput } from '../trust-options.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { keyIdsFromPemFiles } from '../../cartridge/keys.ts';
 import { verifyCartridge } from '../../cartridge/verify.ts';
 import { resolveTrustFiles } from '../../config/trust.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 
 export function register(program: Command): void {
   program
@@ -31,6 +31,6 @@ export function register(program: Command): void {
         for (const w of result.warnings) lines.push(`note:      ${w}`);
         process.stdout.write(`${lines.join('\n')}\n`);
       }
-      if (result.verdict === 'tampered') throw new CliExit(EXIT.tampered, opts.json ? '' : 'acx verify: cartridge rejected (tampered); do not run it');
+      if (result.verdict === 'tampered') throw new CliExit('tampered', opts.json ? '' : 'acx verify: cartridge rejected (tampered); do not run it');
     });
 }

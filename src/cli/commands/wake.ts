@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
-import { prepareAgent } from '../../agent/prepare.ts';
+import type { PreparedAgent } from '../../agent/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../agent/wake.ts';
 import { resolveWakeSettings } from '../../config/wake-settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings } from '../../config/settings.ts';
 import { WakeStore, wakeStorePath } from '../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
-import { CliExit, EXIT } from '../output.ts';
+import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../config/switches.ts';
@@ -45,24 +45,24 @@ export function register(program: Command): void {
     const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
     const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
     if (!sessionId) {
-      throw new CliExit(EXIT.usage, 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
+      throw new CliExit('usage', 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
     }
     const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
     if (harness && harness !== 'engine') {
       throw new CliExit(
-        EXIT.usage,
+        'usage',
         `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); --harness ${harness} cannot resume a turn in a new process.`,
       );
     }
     const text = messageWords.length > 0 ? messageWords.join(' ') : await readStdin();
     const eventId = (options.event as string | undefined) ?? env.ACX_EVENT_ID;
     if (eventId !== undefined && !text.trim()) {
-      throw new CliExit(EXIT.usage, `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
+      throw new CliExit('usage', `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
     }
     const sender = (options.sender as string | undefined) ?? env.ACX_EVENT_SENDER;
     const senderKind = (options.senderKind as string | undefined) ?? env.ACX_EVENT_SENDER_KIND;
     if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
-      throw new CliExit(EXIT.usage, `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
+      throw new CliExit('usage', `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
     }
     const addressed = options.notAddressed !== true && !isSwitchedOff(env.ACX_EVENT_ADDRESSED);
     const event = text.trim()
@@ -92,13 +92,15 @@ export function register(program: Command): void {
       configError = error;
     }
     const store = new WakeStore(wakeStorePath(location.stateDir));
-    let prepared: Awaited<ReturnType<typeof prepareAgent>> | undefined;
+    let prepared: PreparedAgent | undefined;
     try {
       try {
         const outcome = await wake({
           // Prepared only once this wake holds the lease: the event is recorded first, whatever happens.
           agent: async () => {
             if (!settings) throw configError;
+            // Imported here: a duplicate, busy or declined wake never loads the engine or a provider.
+            const { prepareAgent } = await import('../../agent/prepare.ts');
             return (prepared = await prepareAgent(settings, { logger })).agent;
           },
           store,
@@ -124,7 +126,7 @@ export function register(program: Command): void {
           },
         });
         if (outcome.failedEvents.length > 0) {
-          throw new CliExit(EXIT.failure, `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
+          throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
         }
       } finally {
         await prepared?.close();

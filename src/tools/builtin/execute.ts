@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { z } from 'zod';
-import { AcxError, PolicyError } from '../../util/errors.ts';
+import { AcxError, PolicyError } from '../../core/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
 import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
@@ -18,6 +18,8 @@ import type { Tool } from '../tool.ts';
  */
 export interface ExecuteOptions {
   workspace: string;
+  /** Further workspace roots (an editor's additional directories), in view and writable like the workspace. */
+  additionalRoots?: readonly string[];
   /** The active profile: as root, only `unlocked` may run without OS isolation. */
   profile?: Profile;
   /** `auto` (default) uses the best isolation available; a kind requires it; `none` disables it. */
@@ -88,7 +90,13 @@ export class Sandbox {
     try {
       const executable = isolation.kind === 'none' ? undefined : findExecutable(isolation.kind);
       // As root the command still acts as host root inside its user namespace: hide what only root may read.
-      const view = isolation.kind === 'none' ? [] : await commandView(this.workspace, call, { maskUnreadable: processIsRoot() });
+      const view =
+        isolation.kind === 'none'
+          ? []
+          : await commandView(this.workspace, call, {
+              maskUnreadable: processIsRoot(),
+              additionalRoots: (this.options.additionalRoots ?? []).map(resolveWorkspace),
+            });
       const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, call, view }, input.command, executable);
       const result = await runProcess(file, args, {
         cwd: this.workspace,

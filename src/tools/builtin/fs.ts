@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
+import { WorkspaceRoots } from '../sandbox/roots.ts';
+import { type OpenedFile, type Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
 import type { Tool } from '../tool.ts';
 
 /**
- * File tools confined to one workspace directory: `fs_read`, `fs_list` (read-only) and
- * `fs_write` (idempotent: writing the same content twice leaves the same file). Paths come from
- * the model and are walked by Workspace (relative only, no `..`, no escaping symlinks or hard links,
- * nothing created outside even while the workspace is being changed underneath).
+ * File tools confined to the workspace: `fs_read`, `fs_list` (read-only) and `fs_write`
+ * (idempotent: writing the same content twice leaves the same file). Paths come from the model
+ * and are walked by Workspace (relative, or absolute inside a root; no `..`, no escaping symlinks
+ * or hard links, nothing created outside even while the workspace is being changed underneath).
  */
 export interface FsToolsOptions {
   workspace: string;
+  /** Further roots (an editor's additional directories), reached by absolute paths. */
+  additionalRoots?: readonly string[];
   /** Bytes returned by one fs_read call (default 256 KiB); larger files are read in pages. */
   maxReadBytes?: number;
   /** Largest content fs_write accepts (default 10 MiB). */
@@ -20,9 +23,26 @@ export interface FsToolsOptions {
   maxListEntries?: number;
   /** Test seam to stage a swap in the middle of a path walk; see WorkspaceHooks. */
   hooks?: WorkspaceHooks;
+  /** Where file contents are read and written once a path is confined; default the disk. */
+  contents?: FileContents;
 }
 
-const pathField = z.string().max(4096).describe('A path relative to the workspace root, e.g. "src/index.ts".');
+/**
+ * An editor that holds the files open (ACP's fs/read_text_file and fs/write_text_file): reads
+ * see its unsaved buffers, writes land in them. Paths are confined here first, exactly as for
+ * the disk; the editor is given the absolute path (as the roots were given, not resolved).
+ */
+export interface FileContents {
+  read?(absolutePath: string, signal: AbortSignal): Promise<string>;
+  write?(absolutePath: string, content: string, signal: AbortSignal): Promise<void>;
+}
+
+const DEFAULT_MAX_READ_BYTES = 256 * 1024;
+
+const pathField = z
+  .string()
+  .max(4096)
+  .describe('A path relative to the workspace root, e.g. "src/index.ts" (or an absolute path inside a workspace root).');
 
 export const fsReadInputSchema = z.object({
   path: pathField,
@@ -37,12 +57,21 @@ export const fsWriteInputSchema = z.object({
 });
 
 export function createFsTools(options: FsToolsOptions): [Tool, Tool, Tool] {
-  const workspace = new Workspace(options.workspace, options.hooks);
-  return [createFsRead(workspace, options), createFsList(workspace, options), createFsWrite(workspace, options)];
+  const roots = new WorkspaceRoots({
+    primary: options.workspace,
+    ...(options.additionalRoots ? { additional: options.additionalRoots } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
+  return [createFsRead(roots, options), createFsList(roots, options), createFsWrite(roots, options)];
 }
 
-function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
-  const maxBytes = options.maxReadBytes ?? 256 * 1024;
+/** How a file is named back to the model: relative in the primary root, absolute in another. */
+function shown(roots: WorkspaceRoots, workspace: Workspace, file: OpenedFile): string {
+  return workspace === roots.primary ? file.relative : file.realPath;
+}
+
+function createFsRead(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsReadInputSchema>> {
+  const maxBytes = options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   return {
     name: 'fs_read',
     description: `Read a text file in the workspace (up to ${maxBytes} bytes per call; use offset for the rest).`,
@@ -50,28 +79,30 @@ function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
     capabilityScopes: ['fs.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
-      const file = workspace.openRead(input.path);
+    execute(input, context) {
+      const { workspace, relative } = roots.locate(input.path);
+      const file = workspace.openRead(relative);
+      const name = shown(roots, workspace, file);
+      const read = options.contents?.read;
+      if (read) {
+        fs.closeSync(file.fd);
+        return read(roots.absolute(input.path), context.abortSignal).then((text) => {
+          const all = Buffer.from(text, 'utf8');
+          const offset = Math.min(input.offset ?? 0, all.length);
+          return page(name, all.subarray(offset, offset + maxBytes), offset, all.length);
+        });
+      }
       try {
         const size = file.stat.size;
         const offset = Math.min(input.offset ?? 0, size);
         const buffer = Buffer.alloc(Math.min(maxBytes, size - offset));
-        let read = 0;
-        while (read < buffer.length) {
-          const n = fs.readSync(file.fd, buffer, read, buffer.length - read, offset + read);
+        let done = 0;
+        while (done < buffer.length) {
+          const n = fs.readSync(file.fd, buffer, done, buffer.length - done, offset + done);
           if (n === 0) break;
-          read += n;
+          done += n;
         }
-        const bytes = buffer.subarray(0, read);
-        if (looksBinary(bytes)) {
-          return `${file.relative} is a binary file (${size} bytes); its content is not shown.`;
-        }
-        let text = bytes.toString('utf8');
-        const end = offset + read;
-        if (offset > 0 || end < size) {
-          text += `\n[showing bytes ${offset}-${end} of ${size}${end < size ? `; call fs_read again with offset=${end} for more` : ''}]`;
-        }
-        return text;
+        return page(name, buffer.subarray(0, done), offset, size);
       } finally {
         fs.closeSync(file.fd);
       }
@@ -79,7 +110,18 @@ function createFsRead(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
   };
 }
 
-function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
+/** One page of a file for the model: its text and, when there is more, where the rest starts. */
+function page(name: string, bytes: Buffer, offset: number, size: number): string {
+  if (looksBinary(bytes)) return `${name} is a binary file (${size} bytes); its content is not shown.`;
+  let text = bytes.toString('utf8');
+  const end = offset + bytes.length;
+  if (offset > 0 || end < size) {
+    text += `\n[showing bytes ${offset}-${end} of ${size}${end < size ? `; call fs_read again with offset=${end} for more` : ''}]`;
+  }
+  return text;
+}
+
+function createFsList(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsListInputSchema>> {
   const maxEntries = options.maxListEntries ?? 1000;
   return {
     name: 'fs_list',
@@ -89,7 +131,8 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
     kind: 'read',
     effect: 'read-only',
     execute(input) {
-      const dir = workspace.openDirectory(input.path ?? '.');
+      const { workspace, relative } = roots.locate(input.path ?? '.');
+      const dir = workspace.openDirectory(relative);
       try {
         const base = workspace.descriptorPath(dir);
         const entries = fs.readdirSync(base, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
@@ -106,7 +149,8 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
           return `${entry.name}${size}`;
         });
         if (entries.length > maxEntries) lines.push(`[${entries.length - maxEntries} more entries not shown]`);
-        const header = `${dir.relative === '.' ? 'Workspace root' : dir.relative + '/'}: ${entries.length} entries`;
+        const name = shown(roots, workspace, dir);
+        const header = `${name === '.' ? 'Workspace root' : name + '/'}: ${entries.length} entries`;
         return [header, ...lines].join('\n');
       } finally {
         fs.closeSync(dir.fd);
@@ -115,7 +159,7 @@ function createFsList(workspace: Workspace, options: FsToolsOptions): Tool<z.inf
   };
 }
 
-function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.infer<typeof fsWriteInputSchema>> {
+function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.infer<typeof fsWriteInputSchema>> {
   const maxBytes = options.maxWriteBytes ?? 10 * 1024 * 1024;
   return {
     name: 'fs_write',
@@ -124,12 +168,20 @@ function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.in
     capabilityScopes: ['fs.write'],
     kind: 'edit',
     effect: 'idempotent',
-    execute(input) {
+    execute(input, context) {
       const data = Buffer.from(input.content, 'utf8');
       if (data.length > maxBytes) {
         throw new WorkspacePathError(`The content is ${data.length} bytes; the limit is ${maxBytes}.`, 'Write a smaller file.');
       }
-      const file = workspace.openWrite(input.path);
+      const { workspace, relative } = roots.locate(input.path);
+      const file = workspace.openWrite(relative);
+      const done = `Wrote ${data.length} bytes to ${shown(roots, workspace, file)}.`;
+      const write = options.contents?.write;
+      if (write) {
+        // The confined open created a new file (and its directories); the editor fills it.
+        fs.closeSync(file.fd);
+        return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => done);
+      }
       try {
         // Truncate only after the descriptor was verified to be inside the workspace.
         fs.ftruncateSync(file.fd, 0);
@@ -138,7 +190,7 @@ function createFsWrite(workspace: Workspace, options: FsToolsOptions): Tool<z.in
       } finally {
         fs.closeSync(file.fd);
       }
-      return `Wrote ${data.length} bytes to ${file.relative}.`;
+      return done;
     },
   };
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { PolicyError } from '../../util/errors.ts';
+import { PolicyError } from '../../core/errors.ts';
 import { processIsRoot, type PolicyTool } from '../policy.ts';
 import { findExecutable } from '../sandbox/isolation.ts';
 import { formatProcessResult, runProcess } from '../sandbox/process.ts';

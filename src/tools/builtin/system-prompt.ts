@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic, writeFileExclusive } from '../../util/atomic-write.ts';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError } from '../../core/errors.ts';
 import type { PolicyTool } from '../policy.ts';
 
 /**

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError } from '../../core/errors.ts';
 
 /**
  * The environment a sandboxed command sees is built from an allow-list, never copied from the

@@ -75,7 +75,11 @@ export function createCallDirectory(): CallDirectory {
  * The mounts, in order, that make up a command's view. Later mounts cover earlier ones, so the
  * writable workspace and HOME come last (either may lie below a fresh /tmp or a system dir).
  */
-export async function commandView(workspace: string, call: CallDirectory, options: { maskUnreadable: boolean }): Promise<ViewMount[]> {
+export async function commandView(
+  workspace: string,
+  call: CallDirectory,
+  options: { maskUnreadable: boolean; additionalRoots?: readonly string[] },
+): Promise<ViewMount[]> {
   const view: ViewMount[] = [];
   for (const dir of SYSTEM_DIRS) {
     const stat = statOrUndefined(dir, { follow: false });
@@ -95,6 +99,8 @@ export async function commandView(workspace: string, call: CallDirectory, option
     for (const entry of await unreadableEntries('/etc')) view.push({ type: 'mask', ...entry });
   }
   view.push({ type: 'bind', path: call.home }, { type: 'bind', path: workspace });
+  // An editor's extra roots are workspace too: writable, at the same paths.
+  for (const root of options.additionalRoots ?? []) view.push({ type: 'bind', path: root });
   return view;
 }
 

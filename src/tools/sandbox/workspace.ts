@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AcxError } from '../../util/errors.ts';
+import { AcxError, errorMarker, setMarker } from '../../core/errors.ts';
 import { resolveWorkspace } from './environment.ts';
+
+const WORKSPACE_PATH_MARKER = errorMarker('WorkspacePathError');
 
 /**
  * Opens files strictly inside a workspace directory, for paths chosen by the model.
@@ -26,7 +28,12 @@ import { resolveWorkspace } from './environment.ts';
 export class WorkspacePathError extends AcxError {
   constructor(message: string, hint = 'Use a relative path inside the workspace, without "..".') {
     super('workspace-path', message, { hint });
+    setMarker(this, WORKSPACE_PATH_MARKER);
     this.name = 'WorkspacePathError';
+  }
+
+  static override isInstance(error: unknown): error is WorkspacePathError {
+    return AcxError.hasMarker(error, WORKSPACE_PATH_MARKER);
   }
 }
 

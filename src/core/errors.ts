@@ -1,0 +1,286 @@
+/**
+ * acx's errors: one `code` vocabulary and classes a caller can recognise across copies of acx.
+ *
+ * Errors that reach a user carry a stable `code` and a `hint` that says what to do next. Every
+ * layer throws AcxError (or a subclass) for conditions a user can act on.
+ *
+ * Recognising an error: `instanceof` fails when two installed copies of acx meet in one process
+ * (an app and a plugin that each depend on acx), because each copy has its own classes. Every
+ * class here therefore also has a static `isInstance()` that checks a `Symbol.for` marker, which
+ * is shared process-wide, the way the AI SDK's errors do (`APICallError.isInstance`). Narrow on
+ * the class with `PolicyError.isInstance(error)` or on the code with
+ * `AcxError.hasCode(error, 'policy')`.
+ */
+
+/** Every `code` an AcxError can carry. A code not listed here does not compile. */
+export type AcxErrorCode =
+  // The CLI's own outcomes (their exit codes: src/cli/exit-codes.ts)
+  | 'usage'
+  | 'failed'
+  | 'refused'
+  | 'tampered'
+  | 'internal'
+  // Settings, policy and the harness seam
+  | 'config'
+  | 'policy'
+  | 'net-guard'
+  | 'harness-capability-unsupported'
+  | 'harness-model'
+  | 'sandbox-unavailable'
+  | 'workspace-path'
+  | 'output-invalid'
+  | 'not-running'
+  | 'session-not-found'
+  | 'agent-layout'
+  | 'spec-missing'
+  // A turn
+  | 'aborted'
+  | 'turn-compacted'
+  | 'turn-id-taken'
+  | 'turn-id-unsupported'
+  | 'turn-suspended'
+  | 'turn-unfinished'
+  | 'no-unfinished-turn'
+  | 'unsupported-content'
+  // Tools
+  | 'tool-input'
+  | 'tool-invalid'
+  | 'self-authorship-input'
+  | 'self-authorship-target'
+  // The model and its record/replay cassettes
+  | 'replay-mismatch'
+  | 'replay-incomplete'
+  | 'provider-auth'
+  | 'provider-context-overflow'
+  | 'provider-forbidden'
+  | 'provider-malformed'
+  | 'provider-model-not-found'
+  | 'provider-not-found'
+  | 'provider-quota'
+  | 'provider-rate-limited'
+  | 'provider-rejected'
+  | 'provider-server'
+  | 'provider-unknown-host'
+  | 'provider-unreachable'
+  // Storage and memory
+  | 'store-open'
+  | 'store-migration-not-additive'
+  | 'memory-closed'
+  | 'memory-invalid-input'
+  | 'memory-merge'
+  | 'memory-not-found'
+  | 'memory-repo'
+  | 'memory-salt'
+  | 'memory-tier'
+  // MCP
+  | 'mcp-call-failed'
+  | 'mcp-cancelled'
+  | 'mcp-host-tool'
+  | 'mcp-invalid-input'
+  | 'mcp-needs-approval'
+  | 'mcp-protocol-revision'
+  | 'mcp-timeout'
+  | 'mcp-tool-error'
+  | 'mcp-unavailable'
+  // ACP harnesses
+  | 'acp-agent-exited'
+  | 'acp-bootstrap-failed'
+  | 'acp-bootstrap-locked'
+  | 'acp-env'
+  | 'acp-no-paused-turn'
+  | 'acp-no-turn'
+  | 'acp-output-invalid'
+  | 'acp-port-unavailable'
+  | 'acp-prompt-failed'
+  | 'acp-proxy'
+  | 'acp-sandbox'
+  | 'acp-session-closed'
+  | 'acp-skill'
+  | 'acp-startup-timeout'
+  | 'acp-turn-in-progress'
+  | 'acp-turn-paused'
+  | 'acp-unknown-tool-call'
+  | 'acp-upstream-unreachable'
+  | 'cache-entry-busy'
+  | 'cache-entry-unknown'
+  // The ACP server (acx acp): files read and written through the editor
+  | 'client-file'
+  // Cartridges: the container, keys, signatures, build, strip, SAVE
+  | 'cartridge-entry'
+  | 'cartridge-exists'
+  | 'cartridge-format'
+  | 'cartridge-missing'
+  | 'cartridge-not-a-file'
+  | 'cartridge-path'
+  | 'cartridge-rom'
+  | 'cartridge-schema'
+  | 'cartridge-tampered'
+  | 'cartridge-too-large'
+  | 'cartridge-unreadable'
+  | 'cartridge-version'
+  | 'dsse-malformed'
+  | 'dsse-statement'
+  | 'key-exists'
+  | 'key-invalid'
+  | 'key-location'
+  | 'key-missing'
+  | 'trust-registry'
+  | 'build-duplicate'
+  | 'build-internal'
+  | 'build-key-location'
+  | 'build-output'
+  | 'build-publisher'
+  | 'scrub-blocked'
+  | 'strip-mismatch'
+  | 'strip-output'
+  | 'save-touched-rom'
+  | 'save-zone'
+  // Booting a cartridge: the refusals (CartridgeBootRefusal)
+  | 'cartridge-untrusted'
+  | 'cartridge-unsupported-harness'
+  | 'cartridge-preflight'
+  // The harness contract
+  | 'contract-host-tools'
+  | 'contract-model-facts'
+  | 'contract-role-binding'
+  | 'contract-scopes'
+  | 'harness-requirements-invalid'
+  | 'unsupported-harness'
+  | 'preflight-refused';
+
+export interface AcxErrorOptions {
+  hint?: string;
+  cause?: unknown;
+  /** Extra members of the error's JSON form (e.g. a scrub gate's findings). */
+  details?: Record<string, unknown>;
+}
+
+const ACX_ERROR = 'acx.error';
+
+/** The marker of a subclass: `acx.error.<ClassName>`. */
+export function errorMarker(className: string): string {
+  return `${ACX_ERROR}.${className}`;
+}
+
+/**
+ * Sets a marker on an error. Non-enumerable, so it stays out of JSON and logs; keyed by
+ * `Symbol.for`, so every copy of acx in the process sees the same key.
+ */
+export function setMarker(error: Error, marker: string): void {
+  Object.defineProperty(error, Symbol.for(marker), { value: true, enumerable: false });
+}
+
+export class AcxError extends Error {
+  readonly code: AcxErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: AcxErrorCode, message: string, options: AcxErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    setMarker(this, ACX_ERROR);
+    this.name = 'AcxError';
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  /** Whether `error` is an AcxError of any copy of acx (instanceof sees only this copy's). */
+  static isInstance(error: unknown): error is AcxError {
+    return AcxError.hasMarker(error, ACX_ERROR);
+  }
+
+  /** Whether `error` is an AcxError with this code; narrows `error.code` to it. */
+  static hasCode<C extends AcxErrorCode>(error: unknown, code: C): error is AcxError & { readonly code: C } {
+    return AcxError.isInstance(error) && error.code === code;
+  }
+
+  static hasMarker(error: unknown, marker: string): boolean {
+    const key = Symbol.for(marker);
+    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[key] === true;
+  }
+
+  /** One human-readable paragraph: what went wrong, then what to do. */
+  describe(): string {
+    return this.hint ? `${this.message}\n  → ${this.hint}` : this.message;
+  }
+}
+
+const CONFIG_ERROR = errorMarker('ConfigError');
+
+/** A configuration value is missing or malformed. Raised at start-up, before any work. */
+export class ConfigError extends AcxError {
+  constructor(message: string, options: AcxErrorOptions = {}) {
+    super('config', message, options);
+    setMarker(this, CONFIG_ERROR);
+    this.name = 'ConfigError';
+  }
+
+  static override isInstance(error: unknown): error is ConfigError {
+    return AcxError.hasMarker(error, CONFIG_ERROR);
+  }
+}
+
+const POLICY_ERROR = errorMarker('PolicyError');
+
+/** A tool or capability was refused by the active Policy. */
+export class PolicyError extends AcxError {
+  constructor(message: string, options: AcxErrorOptions = {}) {
+    super('policy', message, options);
+    setMarker(this, POLICY_ERROR);
+    this.name = 'PolicyError';
+  }
+
+  static override isInstance(error: unknown): error is PolicyError {
+    return AcxError.hasMarker(error, POLICY_ERROR);
+  }
+}
+
+const CAPABILITY_UNSUPPORTED = errorMarker('HarnessCapabilityUnsupportedError');
+
+/** The chosen harness cannot do what was asked; thrown instead of silently degrading. */
+export class HarnessCapabilityUnsupportedError extends AcxError {
+  constructor(message: string, options: AcxErrorOptions = {}) {
+    super('harness-capability-unsupported', message, options);
+    setMarker(this, CAPABILITY_UNSUPPORTED);
+    this.name = 'HarnessCapabilityUnsupportedError';
+  }
+
+  static override isInstance(error: unknown): error is HarnessCapabilityUnsupportedError {
+    return AcxError.hasMarker(error, CAPABILITY_UNSUPPORTED);
+  }
+}
+
+const REPLAY_MISMATCH_MARKER = errorMarker('ReplayMismatchError');
+
+/** A replayed model call does not match the cassette's recording (acx run --replay). */
+export class ReplayMismatchError extends AcxError {
+  constructor(message: string, hint: string) {
+    super('replay-mismatch', message, { hint });
+    setMarker(this, REPLAY_MISMATCH_MARKER);
+    this.name = 'ReplayMismatchError';
+  }
+
+  static override isInstance(error: unknown): error is ReplayMismatchError {
+    return AcxError.hasMarker(error, REPLAY_MISMATCH_MARKER);
+  }
+}
+
+const TURN_ABORTED_MARKER = errorMarker('TurnAbortedError');
+
+/** The turn was cancelled (an abort signal); named AbortError, as the platform's aborts are. */
+export class TurnAbortedError extends AcxError {
+  constructor() {
+    super('aborted', 'The turn was cancelled.', { hint: 'The journal is consistent; send the next message when ready.' });
+    setMarker(this, TURN_ABORTED_MARKER);
+    this.name = 'AbortError';
+  }
+
+  static override isInstance(error: unknown): error is TurnAbortedError {
+    return AcxError.hasMarker(error, TURN_ABORTED_MARKER);
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}

@@ -1,0 +1,7 @@
+/**
+ * `acx/mcp` — MCP both ways: the client for drop-in servers (`loadMcpConfigs`,
+ * `connectMcpServers`, `bridgeMcpTool`) and the server that exposes acx tools to any MCP client
+ * (`createHostToolServer` with `serveStdio` / `serveHttp`, bearer-token protected).
+ */
+import '../node-guard.ts';
+export * from '../mcp/index.ts';

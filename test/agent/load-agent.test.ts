@@ -1,0 +1,49 @@
+// loadAgent: an agent directory or cartridge from the library, with acx run's settings and trust.
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadAgent } from '../../src/index.ts';
+import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const home = () => mkdtempSync(join(tmpdir(), 'acx-load-'));
+const env = (dir: string) => ({ ACX_HOME: dir, ACX_CONFIG_HOME: dir, HOME: dir, PATH: process.env.PATH });
+
+describe('loadAgent', () => {
+  it('runs an agent directory as acx run does (its agent.json, memory and tools), here on a recording', async () => {
+    const dir = home();
+    const { agent, harness, toolset, close } = await loadAgent(join(ROOT, QUICKSTART_AGENT), { replay: join(ROOT, QUICKSTART_CASSETTE), env: env(dir), logger: createMemoryLogger() });
+    try {
+      expect(harness).toBe('engine');
+      expect(toolset.tools.map((tool) => tool.name)).toContain('memory_write');
+      const result = await agent.generate({ prompt: QUICKSTART_PROMPT });
+      expect(result.text).toContain('Thursday 10 December');
+    } finally {
+      await close();
+    }
+  });
+
+  it('boots a cartridge only with a verdict the settings allow: unknown signer refused, trusted by its registry runs', async () => {
+    const dir = home();
+    const cartridge = join(dir, 'notes-keeper.acx');
+    copyFileSync(join(ROOT, 'examples/cartridges/notes-keeper.acx'), cartridge);
+    const before = readFileSync(cartridge);
+    const replay = join(ROOT, 'examples/cartridges/cassettes/quickstart.json');
+    await expect(loadAgent(cartridge, { replay, env: env(dir), logger: createMemoryLogger() })).rejects.toThrow(/portable/);
+    expect(readFileSync(cartridge).equals(before)).toBe(true); // a refusal writes nothing
+    const { agent, activation, close } = await loadAgent(cartridge, {
+      replay,
+      registry: join(ROOT, 'examples/cartridges/trust-registry.json'),
+      env: env(dir),
+      logger: createMemoryLogger(),
+    });
+    try {
+      expect(activation?.descriptor.verdict).toBe('accept');
+      expect((await agent.generate({ prompt: QUICKSTART_PROMPT })).text).toContain('Thursday 10 December');
+    } finally {
+      await close();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+// Issue 11 item 4: the CLI maps errors to exit codes in one table (src/cli/exit-codes.ts). Real
+// runs of the documented codes, in the paths that used to decide their own code: 2 for a usage
+// mistake (the parser's or a command's), 3 for a refusal, 4 for a tampered cartridge — each a
+// clear message and hint with no stack trace.
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/output.ts';
+import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
+import { ROOT, STACK_FRAME } from '../support/cli.ts';
+
+let root: string;
+let base: BuiltCartridge;
+let tampered: string;
+
+beforeAll(() => {
+  root = tempDir('acx-e2e-exit-');
+  base = buildTestCartridge(root, { name: 'base' });
+  tampered = alteredCopy(base.path, join(root, 'tampered.acx'), (db) => db.exec("UPDATE sqlar SET data = CAST('You are someone else.' AS BLOB) WHERE name = 'rom/prompts/system-prompt.md'"));
+});
+
+describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
+  it('4: acx handshake on a tampered cartridge says so, with what to do', async () => {
+    const run = await runAcx(['handshake', tampered, '--registry', base.registry, '--context-window', '200000'], {}, { fresh: true });
+    expect(run.code).toBe(EXIT.tampered);
+    expect(run.stderr).toMatch(new RegExp(`^acx: ${tampered.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is tampered; its manifest is not negotiated: .+\n  → Do not use this file; get a fresh copy from its publisher.\n$`));
+    expect(run.stdout).toBe('');
+  });
+
+  it('4 under --json too: one JSON error object naming the code', async () => {
+    const run = await runAcx(['handshake', tampered, '--registry', base.registry, '--context-window', '200000', '--json'], {}, { fresh: true });
+    expect(run.code).toBe(EXIT.tampered);
+    const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string; hint: string } };
+    expect(error.code).toBe('cartridge-tampered');
+    expect(error.hint).toBe('Do not use this file; get a fresh copy from its publisher.');
+  });
+
+  it('3: acx run on a cartridge whose key is not trusted; nothing ran', async () => {
+    const run = await runAcx(['run', base.path, 'hello', '--model', 'openai:gpt-4o-mini'], { ACX_HOME: join(root, 'home-untrusted'), ACX_CONFIG_HOME: join(root, 'home-untrusted') }, { fresh: true });
+    expect(run.code).toBe(EXIT.refused);
+    expect(run.stderr).toContain(`acx: ${base.path} is portable, not trusted:`);
+    expect(run.stderr).toContain('  → Add the publisher\'s public key to a trust registry');
+    expect(run.stderr).not.toMatch(STACK_FRAME);
+  });
+
+  it('2: a command\'s own usage check, one line', async () => {
+    const run = await runAcx(['cleanup', join(ROOT, 'examples/notes-keeper')], { ACX_HOME: join(root, 'home-cleanup') }, { fresh: true });
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toBe('acx cleanup: give exactly one of --session <id> or --idle-days <n>.\n');
+  });
+
+  it('2: an unknown command, found by the argument parser', async () => {
+    const run = await runAcx(['no-such-command'], {}, { fresh: true });
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain("unknown command 'no-such-command'");
+    expect(run.stderr).not.toMatch(STACK_FRAME);
+  });
+});

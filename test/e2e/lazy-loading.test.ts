@@ -1,0 +1,44 @@
+// A wake runs once per event, so start-up is paid on every message: a command loads only what it
+// reaches. These tests list the modules a real `acx` process loaded (test/support/module-trace.mjs)
+// and name what must not be among them.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+
+const TRACER = pathToFileURL(join(ROOT, 'test/support/module-trace.mjs')).href;
+
+async function modulesLoadedBy(args: string[], home: string): Promise<string[]> {
+  const trace = join(tempDir('acx-trace-'), 'modules.txt');
+  const run = await runAcx(args, { home, env: cleanEnv({ NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace }) });
+  expect(run.stderr).not.toMatch(/ERROR/);
+  expect(run.status).toBe(0);
+  return [...new Set(readFileSync(trace, 'utf8').split('\n').filter(Boolean))];
+}
+
+const loaded = (modules: string[], part: string) => modules.filter((url) => url.includes(part));
+
+describe('start-up pays only for what a command uses', () => {
+  it('a replayed run on the native engine loads neither the ACP client nor an MCP server', async () => {
+    const modules = await modulesLoadedBy(['run', QUICKSTART_AGENT, QUICKSTART_PROMPT, '--replay', QUICKSTART_CASSETTE], tempDir());
+    expect(loaded(modules, '/src/engine/engine.ts')).toHaveLength(1); // the trace works: the engine ran
+    expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/@modelcontextprotocol/')).toEqual([]);
+    expect(loaded(modules, '/src/acp/create.ts')).toEqual([]);
+    expect(loaded(modules, 'node_modules/hono/')).toEqual([]);
+  });
+
+  it('a repeated delivery of an answered event does not prepare the agent', async () => {
+    const home = tempDir();
+    const args = ['wake', QUICKSTART_AGENT, QUICKSTART_PROMPT, '--session', 's', '--event', 'e1', '--no-pace', '--replay', QUICKSTART_CASSETTE];
+    const first = await runAcx(args, { home });
+    expect(first.stdout).toContain('release freeze');
+    const modules = await modulesLoadedBy(args, home);
+    expect(loaded(modules, '/src/store/wake-store.ts')).toHaveLength(1);
+    expect(loaded(modules, '/src/agent/prepare.ts')).toEqual([]);
+    expect(loaded(modules, '/src/agent/toolset.ts')).toEqual([]);
+    expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
+  });
+});
