@@ -198,20 +198,20 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (emit) => this.runGenerate(options, emit));
+    return this.runTurn(options, undefined, (parts) => this.runGenerate(options, parts));
   }
 
   async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, async (emit) => (await this.sessionFor(options.session)).continue(this.hooks(options, emit)));
+    return this.runTurn(options, undefined, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts)));
   }
 
   stream(options: GenerateOptions): HarnessStreamResult {
-    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (hook) => this.runGenerate(options, hook)));
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts) => this.runGenerate(options, parts)));
   }
 
   continueStream(options: ContinueOptions): HarnessStreamResult {
     return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
-      this.runTurn(options, { emit, emitSdk }, async (hook) => (await this.sessionFor(options.session)).continue(this.hooks(options, hook))),
+      this.runTurn(options, { emit, emitSdk }, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts))),
     );
   }
 
@@ -258,14 +258,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     };
   }
 
-  private async runGenerate(options: GenerateOptions, emit: PartHooks): Promise<TurnResult> {
+  private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
     const input = readCallInput(options);
     const inner = await this.sessionFor(options.session, options.options?.sessionId);
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
-    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, emit), approvals: input.approvals });
+    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts), approvals: input.approvals });
     if (inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, emit));
+      const resumed = await inner.continue(this.hooks(options, parts));
       // The message delivered again is the one whose turn was interrupted: that turn is its answer.
       if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
       if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
@@ -283,7 +283,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
-      ...this.hooks(options, emit),
+      ...this.hooks(options, parts),
     });
   }
 }
