@@ -40,36 +40,98 @@ export interface HarnessTurnResult extends GenerateTextResult<ToolSet, Context, 
   readonly resumed: boolean;
 }
 
-/** A turn's result in both vocabularies. The tool calls and results are the whole turn's (the journal's), as acx always reported them. */
+/**
+ * A turn's result in both vocabularies. The tool calls and results are the whole turn's (the
+ * journal's), as acx always reported them. The AI SDK's step-derived fields (steps, content,
+ * response messages, …) are built when first read.
+ */
 export function turnResultOf(turn: SdkTurn, result: TurnResult): HarnessTurnResult {
-  const end = turn.endEvent(result.usage);
-  const call = (c: { toolCallId: string; toolName: string; input: unknown }) => ({ toolCallId: c.toolCallId, toolName: c.toolName, input: c.input });
-  const toolCalls = result.toolCalls.map((c) => ({ type: 'tool-call' as const, ...call(c) }));
-  const toolResults = result.toolResults.map((r) => ({ type: 'tool-result' as const, ...call(r), output: r.output, ...(r.error !== undefined ? { error: r.error } : {}) }));
-  return {
-    ...end,
+  return new TurnResultView(turn, result);
+}
+
+class TurnResultView implements HarnessTurnResult {
+  readonly text: string;
+  readonly output: unknown;
+  readonly finishReason: HarnessTurnResult['finishReason'];
+  readonly rawFinishReason: FinishReason;
+  readonly toolCalls: HarnessTurnResult['toolCalls'];
+  readonly staticToolCalls: HarnessTurnResult['staticToolCalls'];
+  readonly dynamicToolCalls: HarnessTurnResult['dynamicToolCalls'] = [];
+  readonly toolResults: HarnessTurnResult['toolResults'];
+  readonly staticToolResults: HarnessTurnResult['staticToolResults'];
+  readonly dynamicToolResults: HarnessTurnResult['dynamicToolResults'] = [];
+  readonly usage: HarnessTurnResult['usage'];
+  readonly totalUsage: HarnessTurnResult['totalUsage'];
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly unspoken: string | undefined;
+  readonly stepCount: number;
+  readonly pendingApprovals: TurnResult['pendingApprovals'];
+  readonly pendingToolCalls: TurnResult['pendingToolCalls'];
+  readonly resumed: boolean;
+  readonly #turn: SdkTurn;
+
+  constructor(turn: SdkTurn, result: TurnResult) {
+    this.#turn = turn;
+    const call = (c: { toolCallId: string; toolName: string; input: unknown }) => ({ toolCallId: c.toolCallId, toolName: c.toolName, input: c.input });
+    this.text = result.text;
+    this.output = result.output;
+    this.finishReason = sdkFinishReason(result.finishReason);
+    this.rawFinishReason = result.finishReason;
+    this.toolCalls = this.staticToolCalls = result.toolCalls.map((c) => ({ type: 'tool-call' as const, ...call(c) }));
+    this.toolResults = this.staticToolResults = result.toolResults.map((r) => ({
+      type: 'tool-result' as const,
+      ...call(r),
+      output: r.output,
+      ...(r.error !== undefined ? { error: r.error } : {}),
+    }));
+    this.usage = this.totalUsage = result.usage;
+    this.sessionId = result.sessionId;
+    this.turnId = result.turnId;
+    this.unspoken = result.unspoken;
+    this.stepCount = result.steps;
+    this.pendingApprovals = result.pendingApprovals;
+    this.pendingToolCalls = result.pendingToolCalls;
+    this.resumed = result.resumed;
+  }
+
+  get steps() {
+    return [...this.#turn.steps];
+  }
+  get finalStep() {
+    return this.#turn.finalStep;
+  }
+  get content() {
+    return this.finalStep.content;
+  }
+  get reasoning() {
     // SdkTurn makes only text reasoning parts, never reasoning files.
-    reasoning: end.reasoning as HarnessTurnResult['reasoning'],
-    text: result.text,
-    output: result.output,
-    finishReason: sdkFinishReason(result.finishReason),
-    rawFinishReason: result.finishReason,
-    toolCalls,
-    staticToolCalls: toolCalls,
-    dynamicToolCalls: [],
-    toolResults,
-    staticToolResults: toolResults,
-    dynamicToolResults: [],
-    usage: result.usage,
-    totalUsage: result.usage,
-    sessionId: result.sessionId,
-    turnId: result.turnId,
-    unspoken: result.unspoken,
-    stepCount: result.steps,
-    pendingApprovals: result.pendingApprovals,
-    pendingToolCalls: result.pendingToolCalls,
-    resumed: result.resumed,
-  };
+    return this.finalStep.reasoning as HarnessTurnResult['reasoning'];
+  }
+  get reasoningText() {
+    return this.finalStep.reasoningText;
+  }
+  get files() {
+    return this.finalStep.files;
+  }
+  get sources() {
+    return this.finalStep.sources;
+  }
+  get warnings() {
+    return this.finalStep.warnings;
+  }
+  get request() {
+    return this.finalStep.request;
+  }
+  get response() {
+    return this.finalStep.response;
+  }
+  get providerMetadata() {
+    return this.finalStep.providerMetadata;
+  }
+  get responseMessages() {
+    return this.#turn.responseMessages;
+  }
 }
 
 /**

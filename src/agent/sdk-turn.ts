@@ -38,9 +38,20 @@ export function sdkFinishReason(reason: FinishReason): SdkFinishReason {
 
 type Content = ContentPart<ToolSet>;
 
+/** What a finished step leaves behind; its StepResult is built from this only when someone reads it. */
+interface StepRecord {
+  content: Content[];
+  reason: FinishReason;
+  usage: Usage;
+  elapsedMs: number;
+}
+
 export class SdkTurn {
-  readonly steps: SdkStep[] = [];
-  readonly responseMessages: ResponseMessage[] = [];
+  private readonly records: StepRecord[] = [];
+  private readonly built: SdkStep[] = [];
+  private readonly messages: ResponseMessage[] = [];
+  /** messages.length after each step whose messages are in `messages`. */
+  private readonly messageEnds: number[] = [];
   private readonly callId = randomUUID();
   private content: Content[] = [];
   private open: { type: 'text' | 'reasoning'; id: string } | undefined;
@@ -89,10 +100,45 @@ export class SdkTurn {
     }
   }
 
+  /**
+   * The StepResults so far. Built when first read, not per step: a generate() whose caller
+   * never looks at steps (most) pays only for recording them.
+   */
+  get steps(): SdkStep[] {
+    while (this.built.length < this.records.length) this.built.push(this.stepResult(this.built.length));
+    return this.built;
+  }
+
+  /** The response messages of every finished step, as the AI SDK records them. */
+  get responseMessages(): ResponseMessage[] {
+    return this.messagesUpTo(this.records.length);
+  }
+
   /** The end event (`onFinish` / `onEnd`): the final step's fields, every step, the total usage. */
   endEvent(totalUsage: Usage): SdkEndEvent {
-    const finalStep = this.steps.at(-1) ?? this.stepResult('stop', emptyUsage());
-    return { ...finalStep, totalUsage, usage: totalUsage, responseMessages: [...this.responseMessages], steps: [...this.steps], finalStep };
+    const steps = this.steps;
+    const finalStep = steps.at(-1) ?? this.emptyStep();
+    return { ...finalStep, totalUsage, usage: totalUsage, responseMessages: [...this.responseMessages], steps: [...steps], finalStep };
+  }
+
+  /** The last step, or an empty one for a turn that took none (a recorded answer returned again). */
+  get finalStep(): SdkStep {
+    return this.steps.at(-1) ?? this.emptyStep();
+  }
+
+  private emptyStep(): SdkStep {
+    this.records.push({ content: [], reason: 'stop', usage: emptyUsage(), elapsedMs: 1 });
+    const step = this.stepResult(this.records.length - 1);
+    this.records.pop();
+    return step;
+  }
+
+  private messagesUpTo(steps: number): ResponseMessage[] {
+    while (this.messageEnds.length < steps) {
+      this.messages.push(...messagesOf(this.records[this.messageEnds.length]!.content));
+      this.messageEnds.push(this.messages.length);
+    }
+    return this.messages.slice(0, steps === 0 ? 0 : this.messageEnds[steps - 1]);
   }
 
   /** Waits for the step callbacks started so far. */
@@ -158,24 +204,22 @@ export class SdkTurn {
   private finishStep(reason: FinishReason, usage: Usage): void {
     this.ensureStep();
     this.closeOpen();
-    this.responseMessages.push(...messagesOf(this.content));
-    const step = this.stepResult(reason, usage);
-    this.steps.push(step);
+    this.records.push({ content: this.content, reason, usage, elapsedMs: Math.max(1, Date.now() - this.stepStartedAt) });
+    this.content = [];
     this.stepOpen = false;
+    if (!this.options.onPart && !this.options.onStepFinish) return;
+    const step = this.steps.at(-1)!;
     this.emit({ type: 'finish-step', response: step.response, usage, performance: step.performance, finishReason: step.finishReason, rawFinishReason: reason, providerMetadata: undefined });
     if (this.options.onStepFinish) this.callbacks.push(this.options.onStepFinish(step));
   }
 
-  private stepResult(reason: FinishReason, usage: Usage): SdkStep {
-    const content = [...this.content];
+  private stepResult(stepNumber: number): SdkStep {
+    const { content, reason, usage, elapsedMs: elapsed } = this.records[stepNumber]!;
     const of = <T extends Content['type']>(type: T) => content.filter((p): p is Extract<Content, { type: T }> => p.type === type);
     const toolCalls = of('tool-call');
     const toolResults = of('tool-result');
-    const elapsed = Math.max(1, Date.now() - this.stepStartedAt);
     const perSecond = (tokens: number | undefined) => (tokens === undefined ? undefined : (tokens * 1000) / elapsed);
-    const stepNumber = this.steps.length;
-    const all = this.responseMessages;
-    const upto = all.length;
+    const messagesUpTo = (steps: number) => this.messagesUpTo(steps);
     return {
       callId: this.callId,
       stepNumber,
@@ -213,9 +257,9 @@ export class SdkTurn {
         id: `${this.callId}-${stepNumber}`,
         timestamp: new Date(),
         modelId: this.options.model.modelId,
-        // The messages of every step so far, as the AI SDK gives them; copied only when read (a long turn would copy them per step).
+        // The messages of every step up to this one, as the AI SDK gives them; made only when read.
         get messages() {
-          return all.slice(0, upto);
+          return messagesUpTo(stepNumber + 1);
         },
       },
       providerMetadata: undefined,
