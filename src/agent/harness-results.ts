@@ -69,6 +69,15 @@ class TurnResultView implements HarnessTurnResult {
   readonly pendingApprovals: TurnResult['pendingApprovals'];
   readonly pendingToolCalls: TurnResult['pendingToolCalls'];
   readonly resumed: boolean;
+  // The final step's fields, read from it when asked (getters defined below the class).
+  declare readonly content: HarnessTurnResult['content'];
+  declare readonly reasoningText: HarnessTurnResult['reasoningText'];
+  declare readonly files: HarnessTurnResult['files'];
+  declare readonly sources: HarnessTurnResult['sources'];
+  declare readonly warnings: HarnessTurnResult['warnings'];
+  declare readonly request: HarnessTurnResult['request'];
+  declare readonly response: HarnessTurnResult['response'];
+  declare readonly providerMetadata: HarnessTurnResult['providerMetadata'];
   readonly #turn: SdkTurn;
 
   constructor(turn: SdkTurn, result: TurnResult) {
@@ -101,37 +110,21 @@ class TurnResultView implements HarnessTurnResult {
   get finalStep() {
     return this.#turn.finalStep;
   }
-  get content() {
-    return this.finalStep.content;
-  }
   get reasoning() {
     // SdkTurn makes only text reasoning parts, never reasoning files.
     return this.finalStep.reasoning as HarnessTurnResult['reasoning'];
   }
-  get reasoningText() {
-    return this.finalStep.reasoningText;
-  }
-  get files() {
-    return this.finalStep.files;
-  }
-  get sources() {
-    return this.finalStep.sources;
-  }
-  get warnings() {
-    return this.finalStep.warnings;
-  }
-  get request() {
-    return this.finalStep.request;
-  }
-  get response() {
-    return this.finalStep.response;
-  }
-  get providerMetadata() {
-    return this.finalStep.providerMetadata;
-  }
   get responseMessages() {
     return this.#turn.responseMessages;
   }
+}
+
+for (const key of ['content', 'reasoningText', 'files', 'sources', 'warnings', 'request', 'response', 'providerMetadata'] as const) {
+  Object.defineProperty(TurnResultView.prototype, key, {
+    get(this: TurnResultView) {
+      return this.finalStep[key];
+    },
+  });
 }
 
 /**
