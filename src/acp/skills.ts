@@ -1,3 +1,4 @@
+import { skillMarkdown, type Skill } from '../agent-def/skill.ts';
 import { AcxError } from '../core/errors.ts';
 import type { SandboxSession } from './sandbox.ts';
 
@@ -8,18 +9,9 @@ import type { SandboxSession } from './sandbox.ts';
  * agent directories and cartridge ROMs, so each must be a single safe path segment.
  */
 
-export interface SkillFile {
-  name: string;
-  description: string;
-  body: string;
-}
+export type SkillFile = Pick<Skill, 'name' | 'description' | 'body'>;
 
 const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function skillMarkdown(skill: SkillFile): string {
-  // A JSON string is a valid YAML double-quoted scalar, so any description survives intact.
-  return `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description)}\n---\n\n${skill.body.trim()}\n`;
-}
 
 /** Returns the paths written (absolute, below the sandbox home). */
 export function writeSkills(sandbox: Pick<SandboxSession, 'writeHomeFile'>, directory: string, skills: readonly SkillFile[]): string[] {

@@ -1,22 +1,22 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { Cartridge } from '../cartridge/container.ts';
+import { cartridgeDefinition } from '../cartridge/definition.ts';
 import { digestsEqual, verifyOpen, type Verdict, type VerifyResult } from '../cartridge/verify.ts';
 import { emptyRegistry, loadTrustRegistry } from '../cartridge/trust.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../cartridge/save.ts';
-import { type AgentDirectory, type AgentManifest, type Skill, stripHtmlComments } from '../config/agent-dir.ts';
 import { CartridgeBootRefusal } from '../contract/boot-refusal.ts';
+import type { AgentDefinition } from '../agent-def/definition.ts';
+import { seedSearchText } from '../agent-def/memory.ts';
+import type { LoopContextIntent } from '../agent-def/policy.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../contract/negotiate.ts';
 import { preflightCheck } from '../contract/preflight.ts';
 import { UnsupportedHarnessError } from '../contract/refusal.ts';
-import { HARNESS_REQUIREMENTS_PATH, parseHarnessRequirements } from '../contract/requirements.ts';
-import { STEP_RESULT_BUDGET } from '../engine/caps.ts';
-import { CHARS_PER_TOKEN, resolveContextBudget } from '../engine/context-budget.ts';
+import { parseHarnessRequirements } from '../contract/requirements.ts';
+import { resolveContextBudget } from '../engine/context-budget.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { parseMcpConfigDocument, type McpServerConfig } from '../mcp/config.ts';
-import { PROVIDERS } from '../model/providers.ts';
 import { normalizeSchema, type JsonSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
@@ -34,7 +34,6 @@ import { silentLogger, type Logger } from '../util/logger.ts';
  *   activateCartridge (negotiate → refuse? stop → preflight → persist descriptor) → run.
  */
 
-export const LOOP_POLICY_PATH = 'rom/policy/loop-context-policy.json';
 /** The MCP revision acx itself speaks; used when no MCP server took part (the host's own tools). */
 export const HOST_PROTOCOL_REVISION = '2025-11-25';
 
@@ -116,16 +115,6 @@ export function gateTrust(result: VerifyResult, path: string, options: TrustGate
 // ---------------------------------------------------------------------------------------------
 // What the ROM says
 
-/** The loop-context policy as acx applies it (SPEC §9): intent, not code. */
-export interface LoopContextIntent {
-  schemaVersion: string | null;
-  maxTurns: number | null;
-  /** context.compaction.targetTokenBudget */
-  targetTokenBudget: number | null;
-  /** context.toolResultTruncation */
-  toolResultTruncation: { maxTokens: number | null; keepLastN: number | null } | null;
-}
-
 /** A ROM memory record as the booted agent sees it: searchable, never written. */
 export interface RomMemoryRecord {
   id: string;
@@ -138,10 +127,8 @@ export interface CartridgeRom {
   cartridgeId: string;
   /** The recomputed ROM manifest hash ("sha256:…"). */
   romHash: string;
-  agent: AgentManifest;
-  systemPrompt: string;
-  initialize: string;
-  skills: Skill[];
+  /** The agent as the ROM defines it (the same reading a directory gets). */
+  definition: AgentDefinition;
   /** The exact bytes of rom/manifest/harness-requirements.json. */
   manifestBytes: Uint8Array;
   policy: LoopContextIntent;
@@ -153,8 +140,6 @@ export interface CartridgeRom {
 export interface LoadedCartridge {
   rom: CartridgeRom;
   verify: VerifyResult;
-  /** The agent as `acx run` sees a directory, so instructions and skills compose the same way. */
-  agentDir: AgentDirectory;
   /** A stable directory name for this cartridge's local state (journal, memory index, workspace). */
   stateKey: string;
 }
@@ -172,19 +157,10 @@ export function loadCartridge(path: string, options: TrustGateOptions = {}): Loa
     const verify = verifyOpen(cart, { registry, ...(options.ownKeys ? { ownKeys: options.ownKeys } : {}) });
     gateTrust(verify, file, options);
     const rom = readRom(cart, file, verify.manifestHash ?? '');
-    const idPart = rom.agent.id.replace(/[^a-z0-9._-]/g, '-').slice(0, 64) || 'cartridge';
+    const idPart = rom.definition.manifest.id.replace(/[^a-z0-9._-]/g, '-').slice(0, 64) || 'cartridge';
     return {
       rom,
       verify,
-      agentDir: {
-        dir: file,
-        manifest: rom.agent,
-        systemPrompt: rom.systemPrompt,
-        initialize: rom.initialize,
-        skills: rom.skills,
-        mcpDir: undefined,
-        memoryDir: undefined,
-      },
       stateKey: `${idPart}-${sha256Hex(rom.cartridgeId).slice(0, 12)}`,
     };
   } finally {
@@ -192,199 +168,22 @@ export function loadCartridge(path: string, options: TrustGateOptions = {}): Loa
   }
 }
 
-function romText(cart: Cartridge, name: string): string {
-  return cart.getFile(name)?.toString('utf8') ?? '';
-}
-
-function romError(path: string, message: string): AcxError {
-  return new AcxError('cartridge-rom', `${path}: ${message}`, {
-    hint: 'The cartridge verified, but its ROM is not bootable by acx; ask its publisher for a fixed build.',
-  });
-}
-
+/** Reads the ROM through the one agent-definition reader, then what a boot needs beside it. */
 export function readRom(cart: Cartridge, path: string, romHash: string): CartridgeRom {
-  const manifestBytes = cart.getFile(HARNESS_REQUIREMENTS_PATH);
-  if (!manifestBytes) throw romError(path, `${HARNESS_REQUIREMENTS_PATH} is missing: a cartridge without harness requirements cannot be negotiated`);
-  const meta = cart.allMeta();
-  const agent = readAgentJson(cart, path, meta);
-  const knowledge = (name: string) => stripHtmlComments(romText(cart, `rom/knowledge/${name}`));
-  // acx layout: prompts/; reference agent-package layout: knowledge/IDENTITY.md + STYLE.md.
-  const systemPrompt =
-    stripHtmlComments(romText(cart, 'rom/prompts/system-prompt.md')) ||
-    [knowledge('IDENTITY.md'), knowledge('STYLE.md')].filter(Boolean).join('\n\n');
+  const definition = cartridgeDefinition(cart, path);
   return {
     path,
-    cartridgeId: meta['acx.cartridge_id'] ?? romHash,
+    cartridgeId: cart.allMeta()['acx.cartridge_id'] ?? romHash,
     romHash,
-    agent,
-    systemPrompt,
-    initialize: stripHtmlComments(romText(cart, 'rom/prompts/initialize.md')),
-    skills: readSkills(cart, path),
-    manifestBytes: new Uint8Array(manifestBytes),
-    policy: parseLoopPolicy(cart.getFile(LOOP_POLICY_PATH), path),
-    memory: readRomMemory(cart),
+    definition,
+    manifestBytes: definition.requirements.bytes,
+    policy: definition.policy.intent,
+    memory: definition.memory
+      .map((seed) => ({ id: seed.id, text: seedSearchText(seed), tags: seed.tags }))
+      .filter((record) => record.text.trim() !== ''),
     // No host variable reaches a ROM drop-in unless the host grants it (prepare.ts adds the grant).
-    mcp: cart
-      .listFiles('rom/mcp/')
-      .filter((name) => name.endsWith('.json'))
-      .map((name) => ({
-        ...parseMcpConfigDocument(romText(cart, name), `${path}:${name}`, name.slice('rom/mcp/'.length, -'.json'.length), process.cwd()),
-        envGrant: [],
-      })),
+    mcp: definition.mcp.map((dropIn) => ({ ...parseMcpConfigDocument(dropIn.text, `${path}:${dropIn.file}`, dropIn.name, process.cwd()), envGrant: [] })),
   };
-}
-
-function readAgentJson(cart: Cartridge, path: string, meta: Record<string, string>): AgentManifest {
-  const text = romText(cart, 'rom/agent.json');
-  let raw: Record<string, unknown> = {};
-  if (text) {
-    try {
-      raw = JSON.parse(text) as Record<string, unknown>;
-    } catch (error) {
-      throw romError(path, `rom/agent.json is not JSON (${errorMessage(error)})`);
-    }
-  }
-  const id = typeof raw.id === 'string' ? raw.id : (meta['acx.artifact_id'] ?? 'cartridge');
-  // Reference cartridges carry acx.provider/acx.model; use them only when acx knows the provider.
-  const provider = meta['acx.provider'];
-  const metaModel = provider && PROVIDERS[provider] && meta['acx.model'] ? `${provider}:${meta['acx.model']}` : undefined;
-  const stepBudget = typeof raw.stepBudget === 'number' ? raw.stepBudget : undefined;
-  const manifest = {
-    ...raw,
-    id,
-    name: typeof raw.name === 'string' ? raw.name : (meta['acx.agent_name'] ?? id),
-    version: typeof raw.version === 'string' ? raw.version : (meta['acx.artifact_version'] ?? '0.0.0'),
-    ...(typeof raw.model === 'string' ? {} : metaModel ? { model: metaModel } : {}),
-    ...(raw.maxSteps === undefined && stepBudget !== undefined ? { maxSteps: stepBudget } : {}),
-  } as AgentManifest;
-  return manifest;
-}
-
-function readSkills(cart: Cartridge, path: string): Skill[] {
-  const skills: Skill[] = [];
-  for (const name of cart.listFiles('rom/skills/').filter((n) => /^rom\/skills\/[^/]+\/SKILL\.md$/.test(n))) {
-    const text = romText(cart, name);
-    const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
-    let front: { name?: unknown; description?: unknown } = {};
-    try {
-      front = (match ? parseYaml(match[1]!) : {}) ?? {};
-    } catch (error) {
-      throw romError(path, `${name} has unreadable frontmatter (${errorMessage(error)})`);
-    }
-    if (!match || typeof front.name !== 'string' || typeof front.description !== 'string') {
-      throw romError(path, `${name} lacks agentskills.io frontmatter with a name and a description`);
-    }
-    skills.push({ name: front.name, description: front.description, body: match[2]!.trim(), path: name });
-  }
-  return skills.sort((a, b) => a.name.localeCompare(b.name));
-}
-
-function readRomMemory(cart: Cartridge): RomMemoryRecord[] {
-  const rows = cart.db.prepare("SELECT id, payload FROM memory WHERE zone='rom' ORDER BY id").all() as Array<{ id: string; payload: string }>;
-  const out: RomMemoryRecord[] = [];
-  for (const row of rows) {
-    let rec: Record<string, unknown>;
-    try {
-      rec = JSON.parse(row.payload) as Record<string, unknown>;
-    } catch {
-      continue; // verify already rejected malformed payloads as tampered
-    }
-    const summary = typeof rec.value === 'string' ? rec.value : typeof rec.summary === 'string' ? rec.summary : '';
-    const title = typeof rec.title === 'string' && rec.title !== row.id && rec.title !== rec.key ? rec.title : '';
-    const text = [title, summary].filter(Boolean).join(': ');
-    if (!text.trim()) continue;
-    out.push({ id: row.id, text, tags: Array.isArray(rec.tags) ? rec.tags.map(String) : [] });
-  }
-  return out;
-}
-
-export function parseLoopPolicy(bytes: Buffer | null, path = 'cartridge'): LoopContextIntent {
-  const empty: LoopContextIntent = { schemaVersion: null, maxTurns: null, targetTokenBudget: null, toolResultTruncation: null };
-  if (!bytes) return empty;
-  let value: Record<string, any>;
-  try {
-    value = JSON.parse(bytes.toString('utf8')) as Record<string, any>;
-  } catch (error) {
-    throw romError(path, `${LOOP_POLICY_PATH} is not JSON (${errorMessage(error)})`);
-  }
-  const count = (v: unknown, where: string, allowZero = false): number | null => {
-    if (v === undefined || v === null) return null;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < (allowZero ? 0 : 1)) {
-      throw romError(path, `${LOOP_POLICY_PATH}: ${where} must be a ${allowZero ? 'non-negative' : 'positive'} integer (got ${JSON.stringify(v)})`);
-    }
-    return v;
-  };
-  const truncation = value?.context?.toolResultTruncation;
-  return {
-    schemaVersion: typeof value?.schemaVersion === 'string' ? value.schemaVersion : null,
-    maxTurns: count(value?.loop?.maxTurns, 'loop.maxTurns'),
-    targetTokenBudget: count(value?.context?.compaction?.targetTokenBudget, 'context.compaction.targetTokenBudget'),
-    toolResultTruncation:
-      truncation && typeof truncation === 'object'
-        ? {
-            maxTokens: count(truncation.maxTokens, 'context.toolResultTruncation.maxTokens'),
-            keepLastN: count(truncation.keepLastN, 'context.toolResultTruncation.keepLastN', true),
-          }
-        : null,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Applying the loop-context policy (host limits win)
-
-export interface AppliedLoopPolicy {
-  /** The step budget per turn and where it came from. */
-  maxSteps: number;
-  maxStepsSource: 'host' | 'policy' | 'agent' | 'default';
-  /** The engine's context ceiling (compaction fires at half of it), or null for the engine's own resolution. */
-  contextTokens: number | null;
-  contextTokensSource: 'host' | 'policy' | 'engine';
-  /** Policy knobs the engine has no setting for (reported, not silently dropped). */
-  /** Characters of tool results a step keeps in the transcript (toolResultTruncation.maxTokens); null = the engine's default. */
-  stepResultBudget: number | null;
-  notApplied: string[];
-}
-
-/**
- * maxTurns → the step budget; compaction intent targetTokenBudget → the context ceiling set to
- * twice the target (the engine compacts at half its ceiling, i.e. when the context reaches the
- * target), never above the host's own window. Flags and environment win over both.
- */
-export function applyLoopPolicy(input: {
-  policy: LoopContextIntent;
-  hostMaxSteps: number | undefined;
-  agentMaxSteps: number | undefined;
-  defaultMaxSteps: number;
-  hostContextTokens: number | undefined;
-  modelContextWindow?: number | undefined;
-}): AppliedLoopPolicy {
-  const { policy } = input;
-  const steps =
-    input.hostMaxSteps !== undefined
-      ? { maxSteps: input.hostMaxSteps, maxStepsSource: 'host' as const }
-      : policy.maxTurns !== null
-        ? { maxSteps: policy.maxTurns, maxStepsSource: 'policy' as const }
-        : input.agentMaxSteps !== undefined
-          ? { maxSteps: input.agentMaxSteps, maxStepsSource: 'agent' as const }
-          : { maxSteps: input.defaultMaxSteps, maxStepsSource: 'default' as const };
-  let context: Pick<AppliedLoopPolicy, 'contextTokens' | 'contextTokensSource'> = { contextTokens: null, contextTokensSource: 'engine' };
-  if (input.hostContextTokens !== undefined) context = { contextTokens: input.hostContextTokens, contextTokensSource: 'host' };
-  else if (policy.targetTokenBudget !== null) {
-    const window = resolveContextBudget({ modelLimit: input.modelContextWindow }).limit;
-    context = { contextTokens: Math.min(window, policy.targetTokenBudget * 2), contextTokensSource: 'policy' };
-  }
-  // toolResultTruncation.maxTokens → the per-step result cap, never above the host's own cap
-  // (which the compaction headroom guarantee counts on).
-  const notApplied: string[] = [];
-  const truncation = policy.toolResultTruncation;
-  const stepResultBudget =
-    truncation?.maxTokens != null ? Math.min(STEP_RESULT_BUDGET, Math.floor(truncation.maxTokens * CHARS_PER_TOKEN)) : null;
-  if (truncation?.keepLastN != null) {
-    notApplied.push(
-      `context.toolResultTruncation.keepLastN ${truncation.keepLastN}: the engine keeps every result whole for the turn it ran in and caps it afterwards`,
-    );
-  }
-  return { ...steps, ...context, stepResultBudget, notApplied };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cartridge } from '../cartridge/container.ts';
-import { AREA_SCOPES, ROLE_BUILTINS } from '../cartridge/defaults.ts';
-import { readAgentDir } from '../cartridge/layout.ts';
+import { cartridgeDefinition } from '../cartridge/definition.ts';
+import { AREA_SCOPES, ROLE_BUILTINS } from '../agent-def/defaults.ts';
+import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { checkSpec, type SpecReport } from '../cartridge/spec.ts';
 import { negotiate } from '../contract/negotiate.ts';
-import { HARNESS_REQUIREMENTS_PATH } from '../contract/requirements.ts';
 import { CONTEXT_FLOOR_TOKENS } from '../engine/context-budget.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
@@ -126,36 +126,22 @@ export function checkSpecOnDefaultHost(target: string): SpecReport {
   return { ...report, ok: report.ok && issues.length === 0, issues: [...report.issues, ...issues, ...notes.map((n) => `note: ${n}`)] };
 }
 
-export function directorySubject(dir: string): HostSubject | undefined {
-  const plan = readAgentDir(dir);
-  const file = (name: string) => plan.files.find((f) => f.name === name)?.bytes;
-  const manifestBytes = file(HARNESS_REQUIREMENTS_PATH);
-  if (!manifestBytes) return undefined;
-  const agent = file('rom/agent.json');
-  return {
-    manifestBytes,
-    tools: agent ? declaredTools(agent) : undefined,
-    mcpServers: plan.files.filter((f) => f.name.startsWith('rom/mcp/')).map((f) => f.name.slice('rom/mcp/'.length, -'.json'.length)),
-  };
+/** What the default-host check reads of an agent definition (a directory's or a ROM's, read the same way). */
+export function subjectOf(definition: AgentDefinition): HostSubject {
+  return { manifestBytes: definition.requirements.bytes, tools: definition.manifest.tools, mcpServers: definition.mcp.map((dropIn) => dropIn.name) };
 }
 
-export function cartridgeSubject(path: string): HostSubject | undefined {
+/** Undefined when the derived requirements bind roles to built-ins the agent lacks: the spec check already says so. */
+export function directorySubject(dir: string): HostSubject | undefined {
+  const definition = readAgentDirectory(dir);
+  return definition.requirements.unbound.length > 0 ? undefined : subjectOf(definition);
+}
+
+export function cartridgeSubject(path: string): HostSubject {
   const cart = Cartridge.open(path, { readonly: true });
   try {
-    const manifestBytes = cart.getFile(HARNESS_REQUIREMENTS_PATH);
-    if (!manifestBytes) return undefined;
-    const agent = cart.getFile('rom/agent.json');
-    return {
-      manifestBytes,
-      tools: agent ? declaredTools(agent) : undefined,
-      mcpServers: cart.listFiles('rom/mcp/').filter((n) => n.endsWith('.json')).map((n) => n.slice('rom/mcp/'.length, -'.json'.length)),
-    };
+    return subjectOf(cartridgeDefinition(cart, path));
   } finally {
     cart.close();
   }
-}
-
-function declaredTools(agentJson: Buffer): string[] | undefined {
-  const tools = (JSON.parse(agentJson.toString('utf8')) as { tools?: unknown }).tools;
-  return Array.isArray(tools) ? tools.map(String) : undefined;
 }

@@ -1,4 +1,3 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../acp/profiles/by-name.ts';
@@ -65,33 +64,10 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
   return { ...resolved, model: createRecordingModel(resolved.model, settings.record) };
 }
 
-/** Seed memory records from the agent directory: memory/*.json holding {key, value} or arrays of them. */
-export function seedRecords(memoryDir: string | undefined): Array<{ key: string; value: string }> {
-  if (!memoryDir || !existsSync(memoryDir)) return [];
-  const records: Array<{ key: string; value: string }> = [];
-  for (const file of readdirSync(memoryDir).filter((f) => f.endsWith('.json')).sort()) {
-    const path = join(memoryDir, file);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (error) {
-      throw new ConfigError(`${path} is not valid JSON: ${(error as Error).message}`);
-    }
-    for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
-      const record = item as { key?: unknown; value?: unknown };
-      if (typeof record.key !== 'string' || typeof record.value !== 'string') {
-        throw new ConfigError(`${path}: each memory record needs string "key" and "value".`);
-      }
-      records.push({ key: record.key, value: record.value });
-    }
-  }
-  return records;
-}
-
 /** The standing instructions: the agent directory's prompts, else the config home's charter. */
 export function standingInstructions(settings: ResolvedSettings, logger: Logger): string {
-  const dir = settings.agentDir;
-  if (dir) return composeInstructions({ systemPrompt: dir.systemPrompt, initialize: dir.initialize, skills: dir.skills });
+  const definition = settings.definition;
+  if (definition) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
   return composeCharter(settings.configHome, { logger }).text;
 }
 
@@ -156,6 +132,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     }
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
+  for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
   const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps });
   if (onACP) {
     logger.info('harness', { harness: harnessName, model: acpModel ?? 'agent default', tools: toolset.tools.length });
@@ -169,7 +146,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     permissionMode: settings.permissionMode,
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
-    skills: (settings.agentDir?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
   });
   return {
     agent,
@@ -212,8 +189,9 @@ export function openAgentMemory(settings: ResolvedSettings, logger: Logger, { se
     });
   }
   const memory = createSqliteMemoryProvider({ path: settings.memoryPath, logger });
-  for (const record of seed ? seedRecords(settings.agentDir?.memoryDir) : []) {
-    if (!memory.store.get(record.key)) memory.store.write(record.key, record.value, { source: 'agent-seed' });
+  // A directory's own memory takes every seed, field-learned (portable:false) ones too: it is this installation's.
+  for (const record of seed ? (settings.definition?.memory ?? []) : []) {
+    if (!memory.store.get(record.id)) memory.store.write(record.id, record.text, { source: 'agent-seed' });
   }
   return memory;
 }
@@ -224,7 +202,7 @@ export function engineHarnessOptions(settings: ResolvedSettings, model: Resolved
     model,
     journalPath: settings.journalPath,
     ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
-    ...(settings.cartridge?.policy.stepResultBudget != null ? { stepResultBudget: settings.cartridge.policy.stepResultBudget } : {}),
+    ...(settings.loopPolicy?.stepResultBudget != null ? { stepResultBudget: settings.loopPolicy.stepResultBudget } : {}),
     params: settings.modelParams,
     retries: settings.retries,
     memory,
@@ -290,7 +268,6 @@ export function activateCartridgeTools(
     logger,
   });
   memory.load(cartridge.rom.memory);
-  for (const note of cartridge.policy.notApplied) logger.info('cartridge policy not applied', { note });
   return activation;
 }
 
@@ -351,7 +328,7 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
  */
 function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemoryProvider, logger: Logger) {
   const cartridge = settings.cartridge!;
-  const wanted = settings.agentDir?.manifest.tools;
+  const wanted = settings.definition?.manifest.tools;
   const roles = memory.roleTools();
   if (cartridge.rom.mcp.length > 0 && !cartridge.romMcpAllowed) {
     logger.warn('cartridge mcp drop-ins not started', {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Skill } from '../config/agent-dir.ts';
+import type { Skill } from '../agent-def/skill.ts';
 import type { Tool } from '../tools/tool.ts';
 
 /**

@@ -5,18 +5,17 @@ import { readOptIns } from '../config/opt-in.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, loadMcpDropIns, type McpServerConfig } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
-import { DEFAULT_BUILTINS, isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
+import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
 
@@ -72,13 +71,8 @@ export interface WorkspaceRootPaths {
 
 export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
   const { settings, logger } = options;
-  const wanted = new Set<string>(settings.agentDir?.manifest.tools ?? DEFAULT_BUILTINS);
-  const unknown = [...wanted].filter((name) => !isBuiltinName(name));
-  if (unknown.length > 0) {
-    throw new ConfigError(`agent.json names unknown built-in tool(s): ${unknown.join(', ')}.`, {
-      hint: `Known built-ins: ${KNOWN_BUILTINS.join(', ')}. MCP servers go in mcp/*.json.`,
-    });
-  }
+  const wanted = new Set<string>(settings.definition?.manifest.tools ?? DEFAULT_BUILTINS);
+  // agent.json's schema (src/agent-def/manifest.ts) already refused names that are no built-in.
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
   const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
@@ -90,7 +84,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const skipped: SkippedTool[] = [];
 
   if (wanted.has('memory')) offered.push(...options.memory.tools());
-  if (settings.agentDir && settings.agentDir.skills.length > 0) offered.push(createSkillTool(settings.agentDir.skills));
+  if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
   if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
   let executeAllowed = false;
@@ -123,13 +117,16 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (settings.agent.source === 'cartridge') {
     skipped.push({ name: 'system_prompt', reason: "a cartridge's system prompt is signed ROM and cannot be edited" });
   } else {
-    offered.push(...createSelfAuthorshipTools(settings.agentDir?.dir ?? settings.configHome));
+    offered.push(...createSelfAuthorshipTools(settings.definition?.path ?? settings.configHome));
   }
   const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
   offered.splice(0, offered.length, ...offered.map(adapt));
 
   // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
-  const dropIns = loadMcpDropIns(join(settings.configHome, 'mcp'), ...(settings.agentDir?.mcpDir ? [settings.agentDir.mcpDir] : []));
+  // The config home's drop-ins, then a directory agent's own (from its definition); a cartridge's
+  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted.
+  const home = readMcpDropInDir(join(settings.configHome, 'mcp'));
+  const dropIns = parseMcpDropIns([...home.documents, ...agentDropIns(settings)], home.skipped);
   for (const bad of dropIns.skipped) {
     logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
     skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
@@ -172,4 +169,17 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     },
     close: closeMcp,
   };
+}
+
+/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
+export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
+  const definition = settings.definition;
+  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
+}
+
+/** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */
+function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
+  const dir = agentMcpDir(settings);
+  if (!dir) return [];
+  return settings.definition!.mcp.map((dropIn) => ({ name: dropIn.name, source: join(dir, `${dropIn.name}.json`), text: dropIn.text, baseDir: dir }));
 }

@@ -8,7 +8,6 @@ export const FLAG_SAVE_PRESENT = 0x01;
 export const SPEC_MAJOR = 1;
 export const SPEC_VERSION = '0.1';
 export const MEDIA_TYPE = 'application/vnd.acx.cartridge';
-export const DEFAULT_EMBEDDING_ENGINE = { id: 'local-hash-128', dim: 128 } as const;
 
 export type Zone = 'rom' | 'save';
 

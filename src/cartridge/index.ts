@@ -6,7 +6,7 @@ export { pae, signStatement, parseEnvelope, verifyEnvelopeSignature, decodeBase6
 export { loadTrustRegistry, parseTrustRegistry, emptyRegistry, TRUST_REGISTRY_SCHEMA, type TrustRegistry, type TrustedKey, type LoadedRegistry } from './trust.ts';
 export { verifyCartridge, verifyOpen, assertNotTampered, type Verdict, type VerifyResult, type VerifyOptions } from './verify.ts';
 export { buildCartridge, type BuildOptions, type BuildResult } from './build.ts';
-export { readAgentDir, detectLayout, type AgentPlan, type AgentJson } from './layout.ts';
+export { readAgentDir, detectLayout, type AgentPlan } from './layout.ts';
 export { scanForSecrets, scrubGate, ScrubBlockedError, type ScrubFinding } from './scrub-gate.ts';
 export { stripCartridge, type StripResult } from './strip.ts';
 export { inspectCartridge, formatInspect, type InspectReport } from './inspect.ts';

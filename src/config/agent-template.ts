@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileExclusive } from '../util/atomic-write.ts';
 import { ConfigError } from '../core/errors.ts';
-import { loadAgentDirectory } from './agent-dir.ts';
+import { readAgentDirectory } from '../agent-def/definition.ts';
 
 /**
  * `acx init`: a new agent directory with everything `acx run DIR` and `acx build DIR` need —
@@ -125,6 +125,6 @@ export function scaffoldAgentDirectory(options: ScaffoldOptions): ScaffoldResult
     else for (const file of Object.keys(files)) rmSync(join(dir, file), { force: true });
     throw error;
   }
-  loadAgentDirectory(dir); // what was written is what acx reads: a template bug fails here, not at run time
+  readAgentDirectory(dir); // what was written is what acx reads: a template bug fails here, not at run time
   return { dir, id, name, files: Object.keys(files) };
 }

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createSystemPromptTools, SYSTEM_PROMPT_FILE, type SystemPromptToolOptions } from '../tools/builtin/system-prompt.ts';
 import type { PolicyTool } from '../tools/policy.ts';
 import type { Logger } from '../util/logger.ts';
-import { stripHtmlComments } from './agent-dir.ts';
+import { stripHtmlComments } from '../agent-def/definition.ts';
 import { isInstalled, packagedDefaults, type DefaultsMap } from './install.ts';
 
 /**

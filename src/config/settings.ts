@@ -1,16 +1,12 @@
 import { join } from 'node:path';
-import {
-  type AppliedLoopPolicy,
-  applyLoopPolicy,
-  cartridgeStateDir,
-  type CartridgeRom,
-  isCartridgePath,
-  loadCartridge,
-  type LoadedCartridge,
-} from '../agent/boot-cartridge.ts';
+import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from '../agent/boot-cartridge.ts';
+import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
+import { speechModeOf } from '../agent-def/manifest.ts';
+import { type AppliedLoopPolicy, applyLoopPolicy } from '../agent-def/policy.ts';
 import type { VerifyResult } from '../cartridge/verify.ts';
 import type { SpeechMode } from '../engine/brief.ts';
-import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from '../engine/engine.ts';
+import { DEFAULT_MAX_STEPS } from '../engine/caps.ts';
+import { DEFAULT_RETRIES } from '../engine/engine.ts';
 import { ENV_NAME } from '../mcp/config.ts';
 import { readCassette } from '../model/cassette.ts';
 import { loadModelParams, type ModelParams } from '../model/params.ts';
@@ -19,7 +15,6 @@ import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
 import { resolveHarnessName, type HarnessName } from '../acp/profiles/names.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { type AgentDirectory, loadAgentDirectory } from './agent-dir.ts';
 import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
 import { isSwitchedOff } from './switches.ts';
 import { resolveTrustFiles } from './trust.ts';
@@ -68,8 +63,6 @@ export interface CartridgeSettings {
   path: string;
   verify: VerifyResult;
   rom: CartridgeRom;
-  /** The loop-context policy as applied to this run. */
-  policy: AppliedLoopPolicy;
   /** The context ceiling the host set (flag/env), before the cartridge's policy; null when unset. */
   hostContextTokens: number | null;
   /** Per-installation salt for SAVE codebase fingerprints. */
@@ -96,8 +89,11 @@ export interface ResolvedModelSettings {
 
 export interface ResolvedSettings {
   agent: { id: string; name: string; source: 'directory' | 'cartridge' | 'config-home'; path: string | null };
-  agentDir: AgentDirectory | undefined;
+  /** The agent definition (a directory's or a cartridge's ROM); absent for the config home's agent. */
+  definition: AgentDefinition | undefined;
   cartridge: CartridgeSettings | undefined;
+  /** The definition's loop-context policy as applied to this run (host limits win); null for the config home's agent. */
+  loopPolicy: AppliedLoopPolicy | null;
   /**
    * The model a run would call, or null when none is selected (no --model, ACX_MODEL, agent.json
    * model or --replay). Only what calls a model needs one (src/agent/prepare.ts buildModel);
@@ -151,7 +147,7 @@ export const DEFAULT_AGENT = 'default';
  */
 export interface AgentLocation {
   loaded: LoadedCartridge | undefined;
-  agentDir: AgentDirectory | undefined;
+  definition: AgentDefinition | undefined;
   agentId: string;
   configHome: string;
   stateHome: string;
@@ -176,16 +172,16 @@ export function locateAgent(
       })
     : undefined;
   // `default` names the config home's own agent: its prompts/ compose the instructions.
-  const agentDir = loaded
-    ? loaded.agentDir
+  const definition = loaded
+    ? loaded.rom.definition
     : flags.agent && flags.agent !== DEFAULT_AGENT
-      ? loadAgentDirectory(flags.agent)
+      ? readAgentDirectory(flags.agent)
       : undefined;
-  const agentId = agentDir?.manifest.id ?? 'default';
+  const agentId = definition?.manifest.id ?? 'default';
   const stateHome = resolveStateHome(flags.home, env);
   return {
     loaded,
-    agentDir,
+    definition,
     agentId,
     configHome,
     stateHome,
@@ -199,8 +195,8 @@ export function resolveSettings(
   options: { env?: NodeJS.ProcessEnv; logger?: Logger; location?: AgentLocation } = {},
 ): ResolvedSettings {
   const env = options.env ?? process.env;
-  const { loaded, agentDir, agentId, configHome, stateHome, stateDir } = options.location ?? locateAgent(flags, { ...options, env });
-  const manifest = agentDir?.manifest;
+  const { loaded, definition, agentId, configHome, stateHome, stateDir } = options.location ?? locateAgent(flags, { ...options, env });
+  const manifest = definition?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
   let model: ResolvedModelSettings | null = null;
@@ -248,17 +244,18 @@ export function resolveSettings(
     'The context budget (--context-tokens / ACX_MAX_CONTEXT_TOKENS)',
     true,
   );
-  // A cartridge's loop-context policy sets the step budget and context ceiling; host limits win.
-  const policy = loaded
+  // The definition's loop-context policy (a directory's own or default one, the very document its
+  // cartridge packs) sets the step budget and context ceiling; host limits win.
+  const policy = definition
     ? applyLoopPolicy({
-        policy: loaded.rom.policy,
+        policy: definition.policy.intent,
         hostMaxSteps,
-        agentMaxSteps: manifest?.maxSteps,
+        agentMaxSteps: manifest?.stepBudget,
         defaultMaxSteps: DEFAULT_MAX_STEPS,
         hostContextTokens,
       })
     : undefined;
-  const maxSteps = policy?.maxSteps ?? hostMaxSteps ?? manifest?.maxSteps ?? DEFAULT_MAX_STEPS;
+  const maxSteps = policy?.maxSteps ?? hostMaxSteps ?? DEFAULT_MAX_STEPS;
   const contextTokens = policy ? (policy.contextTokens ?? undefined) : hostContextTokens;
   const retries = positiveInt(flags.retries ?? env.ACX_RESPONSE_RETRIES, 'ACX_RESPONSE_RETRIES', true) ?? DEFAULT_RETRIES;
   const paramsFile = flags.modelParams ?? join(configHome, 'model_params.json');
@@ -269,16 +266,16 @@ export function resolveSettings(
   });
 
   return {
-    agent: agentDir
-      ? { id: agentId, name: manifest!.name, source: loaded ? 'cartridge' : 'directory', path: agentDir.dir }
+    agent: definition
+      ? { id: agentId, name: manifest!.name, source: loaded ? 'cartridge' : 'directory', path: definition.path }
       : { id: agentId, name: 'default', source: 'config-home', path: null },
-    agentDir,
+    definition,
+    loopPolicy: policy ?? null,
     cartridge: loaded
       ? {
           path: loaded.rom.path,
           verify: loaded.verify,
           rom: loaded.rom,
-          policy: policy!,
           hostContextTokens: hostContextTokens ?? null,
           saltPath: join(stateHome, 'installation.salt'),
           romMcpAllowed: loaded.verify.verdict === 'trusted' || loaded.verify.verdict === 'local',
@@ -324,11 +321,4 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
     }
   }
   return [...new Set(names)].sort();
-}
-
-/** agent.json's `speech`: a speaking tool, `"unspoken"`, or (`"direct"`, `"final-text"`, absent) the final text. */
-export function speechModeOf(speech: unknown): SpeechMode {
-  if (speech && typeof speech === 'object' && typeof (speech as { tool?: unknown }).tool === 'string') return { mode: 'tool', tool: (speech as { tool: string }).tool };
-  if (speech === 'unspoken') return { mode: 'unspoken' };
-  return { mode: 'final-text' };
 }

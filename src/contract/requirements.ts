@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { defaultHarnessRequirements as seedHarnessRequirements } from '../cartridge/defaults.ts';
+import { defaultHarnessRequirements as seedHarnessRequirements } from '../agent-def/defaults.ts';
+import { REQUIREMENTS_PATH } from '../agent-def/source.ts';
 import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 import { isCapabilityScope, type CapabilityScope } from '../tools/tool.ts';
 import type { JsonSchema } from '../tools/schema.ts';
@@ -14,7 +15,8 @@ import { assertCompiles } from './ajv.ts';
 
 export const HARNESS_REQUIREMENTS_SCHEMA_VERSION = 'acx.harness.v1';
 export const HARNESS_REQUIREMENTS_MEDIA_TYPE = 'application/vnd.acx.harness-requirements.v1+json';
-export const HARNESS_REQUIREMENTS_PATH = 'rom/manifest/harness-requirements.json';
+/** Where a cartridge keeps the manifest (the agent definition's path for it). */
+export const HARNESS_REQUIREMENTS_PATH = REQUIREMENTS_PATH;
 
 /** The required minimal contract (§8.4): absence of any one of these roles refuses activation. */
 export const REQUIRED_ROLES = ['acx:execute', 'acx:dispatch', 'acx:memory.write', 'acx:search'] as const;

@@ -6,6 +6,8 @@
  * tail around a marker naming what was cut. Sizes are characters as the model reads them
  * (code points of the unescaped text), so no language is capped harder than another.
  */
+/** Most model steps per turn when nothing sets a budget (agent.json stepBudget, a policy, a flag). */
+export const DEFAULT_MAX_STEPS = 24;
 export const STEP_RESULT_BUDGET = 4096;
 export const STEP_ARGS_BUDGET = 2048;
 const HEAD_SHARE = 0.8;

@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
-import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
+import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
 import {
@@ -36,7 +36,7 @@ import { turnActivity } from './turn-activity.ts';
  * The native engine: a think → act loop over any AI SDK LanguageModel, one model call per step,
  * the engine (not the SDK) running tools, everything journaled as it happens.
  */
-export const DEFAULT_MAX_STEPS = 24;
+export { DEFAULT_MAX_STEPS } from './caps.ts';
 export const DEFAULT_RETRIES = 2;
 
 /** The memory operations the engine uses; a MemoryProvider satisfies it. */

@@ -214,38 +214,67 @@ export function loadMcpConfigDir(dir: string): McpServerConfig[] {
   return assertUniqueNames(configs);
 }
 
-/**
- * Drop-in directories read the forgiving way a running agent needs: a file that cannot be read
- * or parsed, or that reuses a name (within or across the directories, first one wins), is
- * skipped with its reason instead of stopping the agent (one bad drop-in must not take the
- * others, or the agent, down). `--mcp` specs stay strict.
- */
-export function loadMcpDropIns(...dirs: string[]): { configs: McpServerConfig[]; skipped: Array<{ name: string; source: string; reason: string }> } {
-  const configs: McpServerConfig[] = [];
-  const skipped: Array<{ name: string; source: string; reason: string }> = [];
-  for (const dir of dirs) {
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        skipped.push({ name: path.basename(dir), source: dir, reason: `the directory cannot be read (${(error as NodeJS.ErrnoException).code})` });
-      }
-      continue;
-    }
-    for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+/** A drop-in file's text (or why it could not be read), where it came from, and what its relative paths resolve against. */
+export interface McpDropInDocument {
+  /** The file stem: the server's name unless the document names it. */
+  name: string;
+  source: string;
+  text: string | Error;
+  baseDir: string;
+}
+
+export type SkippedDropIn = { name: string; source: string; reason: string };
+
+/** The `*.json` drop-ins of a directory (sorted, hidden files left out); a missing directory has none. */
+export function readMcpDropInDir(dir: string): { documents: McpDropInDocument[]; skipped: SkippedDropIn[] } {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { documents: [], skipped: code === 'ENOENT' ? [] : [{ name: path.basename(dir), source: dir, reason: `the directory cannot be read (${code})` }] };
+  }
+  const documents = names
+    .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+    .sort()
+    .map((file): McpDropInDocument => {
       const source = path.join(dir, file);
+      let text: string | Error;
       try {
-        const config = loadMcpConfigFile(source);
-        const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
-        if (clash) skipped.push({ name: config.name, source, reason: `the name "${config.name}" is already used by ${clash.source}` });
-        else configs.push(config);
+        text = fs.readFileSync(source, 'utf8');
       } catch (error) {
-        skipped.push({ name: path.basename(file, '.json'), source, reason: errorMessage(error) });
+        text = new ConfigError(`MCP config ${source}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
       }
+      return { name: path.basename(file, '.json'), source, text, baseDir: dir };
+    });
+  return { documents, skipped: [] };
+}
+
+/**
+ * Drop-ins read the forgiving way a running agent needs: a file that cannot be read or parsed,
+ * or that reuses a name (first one wins), is skipped with its reason instead of stopping the
+ * agent (one bad drop-in must not take the others, or the agent, down). `--mcp` specs stay strict.
+ */
+export function parseMcpDropIns(documents: readonly McpDropInDocument[], skipped: SkippedDropIn[] = []): { configs: McpServerConfig[]; skipped: SkippedDropIn[] } {
+  const configs: McpServerConfig[] = [];
+  for (const document of documents) {
+    try {
+      if (document.text instanceof Error) throw document.text;
+      const config = parseMcpConfigDocument(document.text, document.source, document.name, document.baseDir);
+      const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
+      if (clash) skipped.push({ name: config.name, source: document.source, reason: `the name "${config.name}" is already used by ${clash.source}` });
+      else configs.push(config);
+    } catch (error) {
+      skipped.push({ name: document.name, source: document.source, reason: errorMessage(error) });
     }
   }
   return { configs, skipped };
+}
+
+/** The drop-in directories `dirs`, read forgivingly (parseMcpDropIns). */
+export function loadMcpDropIns(...dirs: string[]): { configs: McpServerConfig[]; skipped: SkippedDropIn[] } {
+  const read = dirs.map(readMcpDropInDir);
+  return parseMcpDropIns(read.flatMap((r) => r.documents), read.flatMap((r) => r.skipped));
 }
 
 /** Splits a command line on whitespace, honouring '...' and "..." quoting. No shell expansion. */

@@ -9,10 +9,10 @@ import { createACP } from '../../src/acp/create.ts';
 import { checkProfileCredentials, HARNESS_NAMES, resolveHarnessName } from '../../src/acp/profiles/by-name.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
-import { skillMarkdown, writeSkills } from '../../src/acp/skills.ts';
+import { writeSkills } from '../../src/acp/skills.ts';
+import { parseSkill, skillMarkdown } from '../../src/agent-def/skill.ts';
 import { finishReasonOf } from '../../src/acp/translate.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
-import { parseSkill } from '../../src/config/agent-dir.ts';
 import { AcxError, ConfigError } from '../../src/core/errors.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
@@ -44,7 +44,7 @@ describe('an agent on an ACP harness', () => {
       expect(readdirSync(join(home, '.fake/skills')).sort()).toEqual(['release-notes', 'triage']);
       const file = join(home, '.fake/skills/release-notes/SKILL.md');
       // What acx writes is a SKILL.md acx itself (and any Agent Skills reader) parses back intact.
-      expect(parseSkill(file)).toMatchObject(SKILLS[0]!);
+      expect(parseSkill(readFileSync(file, 'utf8'), 'release-notes', file)).toMatchObject(SKILLS[0]!);
     } finally {
       await session.destroy();
     }

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   activateCartridge,
-  applyLoopPolicy,
   CartridgeBootRefusal,
   contractFacing,
   gateTrust,
@@ -11,8 +10,8 @@ import {
   loadCartridge,
   modelFacts,
   negotiatedRevision,
-  parseLoopPolicy,
 } from '../../src/agent/boot-cartridge.ts';
+import { applyLoopPolicy, parseLoopPolicy } from '../../src/agent-def/policy.ts';
 import { createCartridgeMemoryProvider } from '../../src/agent/cartridge-memory.ts';
 import { createDispatchTool } from '../../src/agent/dispatch.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
@@ -139,10 +138,10 @@ describe('trust gate and ROM', () => {
     const built = buildTestCartridge(tempDir());
     const loaded = loadCartridge(built.path, { registry: built.registry });
     expect(loaded.verify.verdict).toBe('trusted');
-    expect(loaded.rom.agent).toMatchObject({ id: 'notes-keeper', name: 'Notes Keeper', tools: ['memory', 'execute', 'dispatch'] });
-    expect(loaded.rom.systemPrompt).toContain('You are Notes Keeper');
-    expect(loaded.rom.systemPrompt).not.toContain('Operator note');
-    expect(loaded.rom.skills.map((s) => s.name)).toEqual(['release-notes']);
+    expect(loaded.rom.definition.manifest).toMatchObject({ id: 'notes-keeper', name: 'Notes Keeper', tools: ['memory', 'execute', 'dispatch'] });
+    expect(loaded.rom.definition.systemPrompt).toContain('You are Notes Keeper');
+    expect(loaded.rom.definition.systemPrompt).not.toContain('Operator note');
+    expect(loaded.rom.definition.skills.map((s) => s.name)).toEqual(['release-notes']);
     expect(loaded.rom.policy.maxTurns).toBe(12);
     expect(loaded.rom.memory.map((m) => m.id)).toEqual(['team-deploy-policy', 'team-on-call']);
     expect(Buffer.from(loaded.rom.manifestBytes).equals(readFileSync(join(built.dir, 'harness-requirements.json')))).toBe(true);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkSpecOnDefaultHost, defaultHostProblems, defaultHostTools } from '../../src/agent/default-host.ts';
 import { grantedAreaScopes } from '../../src/agent/boot-cartridge.ts';
 import { buildCartridge } from '../../src/cartridge/build.ts';
-import { harnessRequirementsFor } from '../../src/cartridge/defaults.ts';
+import { harnessRequirementsFor } from '../../src/agent-def/defaults.ts';
 import { readAgentDir } from '../../src/cartridge/layout.ts';
 import { parseHarnessRequirements, serializeHarnessRequirements } from '../../src/contract/requirements.ts';
 import type { BuiltinName } from '../../src/tools/builtin/names.ts';

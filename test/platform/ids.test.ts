@@ -1,9 +1,8 @@
 // The platform's identifiers: UUIDv7 whose order is creation order (what makes a newest-uuid
 // high-water mark safe), and tokens of the platform's shape.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isUuid, newApiToken, newUuid, tokenHash } from '../../src/platform/ids.ts';
+import { importsOutside } from '../support/imports.ts';
 
 describe('platform ids', () => {
   it('uuids are version 7 and strictly increasing, even many within one millisecond', () => {
@@ -25,14 +24,6 @@ describe('platform ids', () => {
 
 describe('the platform is a separate application', () => {
   it('src/platform imports only from src/core (the shared vocabulary), src/util, src/store, itself and npm packages', () => {
-    const root = join(import.meta.dirname, '../../src/platform');
-    const outside: string[] = [];
-    for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
-      for (const [, spec] of readFileSync(join(root, file), 'utf8').matchAll(/(?:from|import) '(\.[^']+)'/g)) {
-        const target = join('src/platform', file, '..', spec!);
-        if (!/^src\/(platform|core|util|store)\//.test(target)) outside.push(`${file} → ${spec}`);
-      }
-    }
-    expect(outside).toEqual([]);
+    expect(importsOutside('platform', ['core', 'util', 'store'])).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { type PreparedAgent, prepareAgent } from '../../agent/prepare.ts';
+import { agentMcpDir } from '../../agent/toolset.ts';
 import { type RunFlags, resolveSettings } from '../../config/settings.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import { loadMcpConfigs } from '../../mcp/config.ts';
@@ -27,7 +28,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const env = options.env ?? process.env;
   const settings = resolveSettings(flags, { logger, env });
   const configs = loadMcpConfigs({
-    ...(settings.agentDir?.mcpDir ? { dir: settings.agentDir.mcpDir } : {}),
+    ...(agentMcpDir(settings) ? { dir: agentMcpDir(settings)! } : {}),
     ...(flags.mcp ? { specs: flags.mcp } : {}),
   });
   let prepared: PreparedAgent;

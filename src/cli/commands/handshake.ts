@@ -91,7 +91,7 @@ export async function runHandshake(file: string, options: HandshakeOptions, sour
       tools.push(...hostToolsOf(host.tools, host.mcpServers));
       areas = grantedAreaScopes(host.tools);
       if (host.mcpServers.some((server) => server.status === 'ok')) protocolRevision ??= negotiatedRevision(host.mcpServers);
-      romModel = host.settings.agentDir?.manifest.model;
+      romModel = host.settings.definition?.manifest.model;
     } finally {
       await host.close();
     }

@@ -5,6 +5,8 @@ import { resolveSettings } from '../../config/settings.ts';
 import { resolveWakeSettings, type WakeSettings } from '../../config/wake-settings.ts';
 import { OPT_IN_TOOLS } from '../../config/opt-in.ts';
 import { resolveMcpTimeoutMs } from '../../mcp/client.ts';
+import type { AgentDefinition } from '../../agent-def/definition.ts';
+import { sha256Hex } from '../../util/jcs.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -55,7 +57,10 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     memory_path: settings.memoryPath,
     journal_path: settings.journalPath,
     max_steps: settings.maxSteps,
+    max_steps_source: settings.loopPolicy?.maxStepsSource ?? null,
     max_context_tokens: settings.contextTokens,
+    step_result_budget: settings.loopPolicy?.stepResultBudget ?? null,
+    policy_not_applied: settings.loopPolicy?.notApplied ?? [],
     response_retries: settings.retries,
     model_params: settings.modelParamsVerbatim,
     model_params_effective: settings.modelParams,
@@ -65,6 +70,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     config_home_installed: isInstalled(settings.configHome),
     config_home_version: readVersionStamp(settings.configHome),
     instructions_chars: standingInstructions(settings, logger).length,
+    definition: settings.definition ? definitionReport(settings.definition) : null,
     wake: wakeReport(resolveWakeSettings({}, process.env)),
   };
 }
@@ -85,6 +91,35 @@ function activeOptIns(toolset: { tools: readonly { name: string }[]; isolation: 
     )
     .map((definition) => definition.name)
     .sort();
+}
+
+/**
+ * What the agent definition itself sets, read by the one reader whether it came from a directory
+ * or a cartridge's ROM: a directory and the cartridge built from it report the same values here.
+ */
+function definitionReport(definition: AgentDefinition) {
+  const { manifest } = definition;
+  return {
+    source: definition.kind,
+    layout: definition.layout,
+    id: manifest.id,
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description ?? null,
+    model: manifest.model ?? null,
+    speech: manifest.speech ?? null,
+    step_budget: manifest.stepBudget ?? null,
+    permission_mode: manifest.permissionMode ?? null,
+    tools: manifest.tools ?? null,
+    system_prompt_sha256: sha256Hex(definition.systemPrompt),
+    initialize_sha256: sha256Hex(definition.initialize),
+    skills: definition.skills.map((skill) => ({ name: skill.name, description: skill.description, body_sha256: sha256Hex(skill.body) })),
+    memory_seeds: definition.memory.map((seed) => ({ id: seed.id, portable: seed.portable, text_sha256: sha256Hex(seed.text) })),
+    mcp_drop_ins: definition.mcp.map((dropIn) => dropIn.name),
+    harness_requirements_sha256: sha256Hex(definition.requirements.bytes),
+    loop_policy_sha256: definition.policy.bytes ? sha256Hex(definition.policy.bytes) : null,
+    loop_policy: definition.policy.intent,
+  };
 }
 
 /** What `acx wake` would use (from the ACX_WAKE_* / ACX_PACE_* variables), in seconds. */

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadAgentDirectory } from '../../src/config/agent-dir.ts';
-import { speechModeOf } from '../../src/config/settings.ts';
+import { readAgentDirectory } from '../../src/agent-def/definition.ts';
+import { speechModeOf } from '../../src/agent-def/manifest.ts';
 
 function agentDir(speech: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'acx-speech-'));
@@ -22,11 +22,11 @@ describe('agent.json speech', () => {
     ['unspoken', { mode: 'unspoken' }],
     [{ tool: 'messages' }, { mode: 'tool', tool: 'messages' }],
   ])('%o is read as %o', (speech, mode) => {
-    const manifest = loadAgentDirectory(agentDir(speech)).manifest;
+    const manifest = readAgentDirectory(agentDir(speech)).manifest;
     expect(speechModeOf(manifest.speech)).toEqual(mode);
   });
 
   it.each([['loud'], [{ tool: '' }], [42]])('refuses %o, naming what it may be', (speech) => {
-    expect(() => loadAgentDirectory(agentDir(speech))).toThrow(/"speech" must be "final-text", "direct", "unspoken" or \{"tool": "<name>"\}/);
+    expect(() => readAgentDirectory(agentDir(speech))).toThrow(/"speech" must be "final-text", "direct", "unspoken" or \{"tool": "<name>"\}/);
   });
 });

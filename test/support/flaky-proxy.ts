@@ -1,0 +1,77 @@
+// A loopback HTTP proxy in front of a real server that fails the way networks do, on request:
+// it cuts the connection before forwarding (the request never arrives), after the upstream has
+// answered (the work was done, the answer is lost), or never answers at all (a hang). Every
+// request that reached it is recorded, so a test can count what a client sent again.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Failure = 'drop-before' | 'drop-after' | 'hang';
+
+export interface FlakyProxy {
+  url: string;
+  /** `METHOD /path` of every request that reached the proxy, in order. */
+  arrivals: string[];
+  /** The next `count` requests fail this way; later ones pass through. */
+  fail(count: number, how: Failure): void;
+  close(): Promise<void>;
+}
+
+export async function startFlakyProxy(upstreamUrl: string): Promise<FlakyProxy> {
+  const upstream = new URL(upstreamUrl);
+  const arrivals: string[] = [];
+  const failures: Failure[] = [];
+  const server = http.createServer((req, res) => {
+    arrivals.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    const failure = failures.shift();
+    if (failure === 'drop-before') return void req.socket.destroy();
+    if (failure === 'hang') return void req.resume();
+    // The upstream checks Host against its own address, as it would for a client pointed at it.
+    const headers = { ...req.headers, host: upstream.host };
+    const forward = http.request({ hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) => {
+      if (failure === 'drop-after') {
+        answer.resume();
+        answer.on('end', () => req.socket.destroy());
+        return;
+      }
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => req.socket.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    arrivals,
+    fail: (count, how) => failures.push(...Array.from({ length: count }, () => how)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A loopback server that answers every request with the status, headers and body a test gives. */
+export async function startCannedServer(answer: () => { status: number; headers?: Record<string, string>; body?: string }): Promise<{ url: string; requests: http.IncomingHttpHeaders[]; close(): Promise<void> }> {
+  const requests: http.IncomingHttpHeaders[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.headers);
+    req.resume();
+    const { status, headers, body } = answer();
+    res.writeHead(status, headers);
+    res.end(body ?? '');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
