@@ -102,7 +102,7 @@ function jsonOnly(input: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
 async function acxTurn(agent: HarnessAgent, session: Awaited<ReturnType<HarnessAgent['createSession']>>, text: string): Promise<number> {
   const stream = agent.stream({ session, prompt: text });
   let deltas = 0;
-  for await (const part of stream.fullStream) if (part.type === 'text-delta') deltas += 1;
+  for await (const part of stream.harnessStream) if (part.type === 'text-delta') deltas += 1;
   await stream.result;
   return deltas;
 }

@@ -100,7 +100,7 @@ async function runAcx(agent = acx.agent, model = acxModel): Promise<number> {
   if (result.text !== 'done' || result.toolResults.length !== TOOL_STEPS) {
     throw new Error(`acx: unexpected turn result: text=${JSON.stringify(result.text)} tools=${result.toolResults.length}`);
   }
-  check('acx', result.steps, model.callCount);
+  check('acx', result.stepCount, model.callCount);
   return ms;
 }
 
@@ -109,13 +109,13 @@ async function runAcxStream(): Promise<number> {
   acxStreamModel.reset();
   const start = performance.now();
   const stream = acxStreaming.agent.stream({ prompt: PROMPT });
-  for await (const _part of stream.fullStream);
+  for await (const _part of stream.harnessStream);
   const result = await stream.result;
   const ms = performance.now() - start;
   if (result.text !== 'done' || result.toolResults.length !== TOOL_STEPS) {
     throw new Error(`acx stream(): unexpected turn result: text=${JSON.stringify(result.text)} tools=${result.toolResults.length}`);
   }
-  check('acx stream()', result.steps, acxStreamModel.callCount);
+  check('acx stream()', result.stepCount, acxStreamModel.callCount);
   return ms;
 }
 

@@ -4,7 +4,8 @@
 // First: on a Node.js acx cannot run on, importing it says so before anything else runs.
 import './node-guard.ts';
 export { HarnessAgent } from './agent/harness-agent.ts';
-export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, StreamResult } from './agent/harness-agent.ts';
+export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './agent/harness-agent.ts';
+export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './agent/harness-results.ts';
 export { createEngineHarness } from './agent/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './agent/load-agent.ts';
 export type { PreparedAgent } from './agent/prepare.ts';

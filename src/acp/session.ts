@@ -681,7 +681,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       const active: ActiveTurn = {
         turnId: randomUUID(),
         hooks: runInput,
-        emit: runInput.emit ?? (() => {}),
+        emit: runInput.emit ?? runInput.observe ?? (() => {}),
         translator: undefined as unknown as TurnTranslator,
         cancelled: false,
         pendingPermissions: new Set(),
@@ -749,7 +749,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         const buffered = active.buffer ?? [];
         active.buffer = undefined;
         active.hooks = continueInput;
-        active.emit = continueInput.emit ?? (() => {});
+        active.emit = continueInput.emit ?? continueInput.observe ?? (() => {});
         active.emit({ type: 'start', sessionId: input.sessionId, turnId: active.turnId, resumed: true });
         if (!continueInput.abortSignal?.aborted) {
           for (const r of results) {

@@ -74,7 +74,10 @@ export function usageOf(response: unknown): Usage {
     const output = num(u.outputTokens) ?? num(u.output_tokens) ?? num(u.completion_tokens);
     const cached = num(u.cachedReadTokens) ?? num(u.cachedInputTokens) ?? num(u.cached_input_tokens) ?? num(u.cache_read_input_tokens);
     const total = num(u.totalTokens) ?? num(u.total_tokens) ?? (input !== undefined || output !== undefined ? (input ?? 0) + (output ?? 0) : undefined);
-    if (input !== undefined || output !== undefined || total !== undefined) return { inputTokens: input, outputTokens: output, totalTokens: total, cachedInputTokens: cached };
+    if (input !== undefined || output !== undefined || total !== undefined) {
+      const none = emptyUsage();
+      return { ...none, inputTokens: input, outputTokens: output, totalTokens: total, inputTokenDetails: { ...none.inputTokenDetails, cacheReadTokens: cached } };
+    }
   }
   return emptyUsage();
 }

@@ -61,7 +61,7 @@ export function createDispatchTool(options: DispatchOptions): Tool<z.infer<typeo
         ? await agent.continueGenerate({ session, abortSignal: context.abortSignal })
         : await agent.generate({ session, prompt: task, abortSignal: context.abortSignal });
       const report = result.text || result.unspoken || '(the sub-agent returned no report)';
-      return `Sub-agent report (${result.steps} steps):\n${elide(report, DISPATCH_SUMMARY_CHARS)}`;
+      return `Sub-agent report (${result.stepCount} steps):\n${elide(report, DISPATCH_SUMMARY_CHARS)}`;
     },
   };
 }

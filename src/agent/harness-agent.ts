@@ -1,20 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type { UserContent } from 'ai';
+import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
 import type { SpeechMode } from '../engine/brief.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
-import type { InputSchema } from '../tools/schema.ts';
+import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
+import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
-import { AsyncQueue } from './async-queue.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
+import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
+import { readCallInput } from './sdk-input.ts';
+import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
 
 /**
  * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
- * runs the turns (acx's native engine, or an ACP coding agent).
+ * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
+ * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
  */
 export interface HarnessAgentSettings {
+  /**
+   * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
+   * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
+   */
+  sessionId?: string;
   harness: Harness;
   /** A stable identity for the agent's memory and idempotency keys. */
   id?: string;
@@ -23,7 +32,8 @@ export interface HarnessAgentSettings {
   instructions?: string;
   /** Skills the harness may load natively (written to an ACP agent's skills directory). */
   skills?: AgentConfig['skills'];
-  tools?: readonly Tool[] | Record<string, Omit<Tool, 'name'> & { name?: string }>;
+  /** acx tools, or a record of acx tools and tools made with the AI SDK's `tool()` (those get kind `other`: they ask unless allow-all). */
+  tools?: readonly Tool[] | Record<string, (Omit<Tool, 'name'> & { name?: string }) | SdkTool>;
   activeTools?: readonly string[];
   inactiveTools?: readonly string[];
   /** Structured output: the final answer must be JSON matching this schema. */
@@ -40,9 +50,30 @@ export interface AgentSession {
   destroy(): Promise<void>;
 }
 
-export interface GenerateOptions {
+/** `options` of an AI SDK call (createAgentUIStreamResponse({ agent, options })): which session the chat is. */
+export interface HarnessCallOptions {
+  sessionId?: string;
+}
+
+/** Callbacks of a call, as the AI SDK names them (the deprecated names too). Awaited before the call resolves. */
+export interface TurnCallbacks {
+  onStepFinish?: (step: SdkStep) => PromiseLike<void> | void;
+  onStepEnd?: (step: SdkStep) => PromiseLike<void> | void;
+  onFinish?: (event: SdkEndEvent) => PromiseLike<void> | void;
+  onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
+}
+
+export interface GenerateOptions extends TurnCallbacks {
   session?: AgentSession;
-  prompt: string | UserContent;
+  /**
+   * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
+   * messages, of which only the newest counts — the harness keeps the history. Trailing
+   * tool-approval-response parts continue the turn that asked instead.
+   */
+  prompt?: string | UserContent | ModelMessage[];
+  /** The AI SDK's alternative to `prompt`. */
+  messages?: ModelMessage[];
+  options?: HarnessCallOptions | undefined;
   addressed?: boolean;
   /**
    * An id for this turn that makes delivering the same message twice safe: if the session already
@@ -54,7 +85,7 @@ export interface GenerateOptions {
   onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
 
-export interface ContinueOptions {
+export interface ContinueOptions extends TurnCallbacks {
   session: AgentSession;
   approvals?: readonly ApprovalDecision[];
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
@@ -62,14 +93,10 @@ export interface ContinueOptions {
   onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
 
-export interface StreamResult {
-  /** Every part of the turn, AI SDK-shaped. Iterate it once. */
-  fullStream: AsyncIterable<HarnessStreamPart>;
-  /** The reply text as it streams. */
-  textStream: AsyncIterable<string>;
-  text: Promise<string>;
-  result: Promise<TurnResult>;
-}
+/** A streamed turn: `harnessStream` (acx parts), `fullStream` (AI SDK parts), `textStream`, `text`, `result`, and the rest of the AI SDK's StreamTextResult. */
+export type StreamResult = HarnessStreamResult;
+
+type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
 
 class Session implements AgentSession {
   readonly id: string;
@@ -92,12 +119,22 @@ class Session implements AgentSession {
 function normalizeTools(tools: HarnessAgentSettings['tools']): Tool[] {
   if (!tools) return [];
   if (Array.isArray(tools)) return [...tools];
-  return Object.entries(tools).map(([name, tool]) => ({ ...tool, name: tool.name ?? name }) as Tool);
+  return Object.entries(tools).map(([name, tool]) =>
+    isSdkTool(tool) ? fromSdkTool(name, tool) : ({ ...tool, name: (tool as Tool).name ?? name } as Tool),
+  );
 }
 
-export class HarnessAgent {
+/** The AI SDK's view of an acx tool: name, description and JSON Schema (acx runs the tool itself; the UI helpers only read these). */
+function sdkToolOf(tool: Tool): ToolSet[string] {
+  return { description: tool.description, inputSchema: jsonSchema(normalizeSchema(tool.inputSchema).jsonSchema) };
+}
+
+export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolSet, Record<string, unknown>, HarnessOutput> {
+  readonly version = 'agent-v1' as const;
   readonly settings: HarnessAgentSettings;
-  readonly tools: readonly Tool[];
+  /** The agent's tools as acx runs them. */
+  readonly toolList: readonly Tool[];
+  private sdkTools: ToolSet | undefined;
 
   constructor(settings: HarnessAgentSettings) {
     this.settings = settings;
@@ -119,7 +156,12 @@ export class HarnessAgent {
     }
     if (settings.activeTools) tools = tools.filter((t) => settings.activeTools!.includes(t.name));
     if (settings.inactiveTools) tools = tools.filter((t) => !settings.inactiveTools!.includes(t.name));
-    this.tools = tools;
+    this.toolList = tools;
+  }
+
+  /** The tools by name in the AI SDK's shape, for its UI helpers (validating and converting chat messages). */
+  get tools(): ToolSet {
+    return (this.sdkTools ??= Object.fromEntries(this.toolList.map((t) => [t.name, sdkToolOf(t)])));
   }
 
   get id(): string {
@@ -134,7 +176,7 @@ export class HarnessAgent {
         model: this.settings.model,
         skills: this.settings.skills,
         instructions: this.settings.instructions ?? '',
-        tools: this.tools,
+        tools: this.toolList,
         output: this.settings.output,
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
@@ -144,8 +186,9 @@ export class HarnessAgent {
     return new Session(inner);
   }
 
-  private async sessionFor(session: AgentSession | undefined): Promise<HarnessSession> {
-    const chosen = session ?? (await this.createSession());
+  private async sessionFor(session: AgentSession | undefined, sessionId?: string): Promise<HarnessSession> {
+    const id = sessionId ?? this.settings.sessionId;
+    const chosen = session ?? (await this.createSession(id !== undefined ? { sessionId: id } : {}));
     if (!(chosen instanceof Session)) {
       throw new AcxError('usage', 'That session was not created by this agent.', {
         hint: 'Use agent.createSession() and pass the session it returns.',
@@ -154,47 +197,75 @@ export class HarnessAgent {
     return chosen.inner;
   }
 
-  async generate(options: GenerateOptions): Promise<TurnResult> {
-    return this.runGenerate(options, undefined);
+  async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
+    return this.runTurn(options, undefined, (parts) => this.runGenerate(options, parts));
   }
 
-  async continueGenerate(options: ContinueOptions): Promise<TurnResult> {
-    const inner = await this.sessionFor(options.session);
-    return inner.continue(this.hooks(options, undefined));
+  async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
+    return this.runTurn(options, undefined, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts)));
   }
 
-  stream(options: GenerateOptions): StreamResult {
-    return this.streamOf((emit) => this.runGenerate(options, emit));
+  stream(options: GenerateOptions): HarnessStreamResult {
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts) => this.runGenerate(options, parts)));
   }
 
-  continueStream(options: ContinueOptions): StreamResult {
-    return this.streamOf(async (emit) => {
-      const inner = await this.sessionFor(options.session);
-      return inner.continue(this.hooks(options, emit));
+  continueStream(options: ContinueOptions): HarnessStreamResult {
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
+      this.runTurn(options, { emit, emitSdk }, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts))),
+    );
+  }
+
+  /** Runs a turn with its parts read into the AI SDK's shapes (steps, callbacks, parts when streaming). */
+  private async runTurn(
+    callbacks: TurnCallbacks,
+    sinks: { emit: (part: HarnessStreamPart) => void; emitSdk: (part: SdkPart) => void } | undefined,
+    run: (parts: PartHooks) => Promise<TurnResult>,
+  ): Promise<HarnessTurnResult> {
+    const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
+    const turn = new SdkTurn({
+      toolNames: new Set(this.toolList.map((t) => t.name)),
+      model: { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' },
+      ...(sinks ? { onPart: sinks.emitSdk } : {}),
+      ...(onStep.length > 0 ? { onStepFinish: async (step: SdkStep) => void (await Promise.all(onStep.map((f) => f(step)))) } : {}),
     });
+    // Streaming asks the harness for streamed model calls; generate only observes the parts.
+    const result = await run(
+      sinks
+        ? {
+            emit: (part) => {
+              sinks.emit(part);
+              turn.push(part);
+            },
+          }
+        : { observe: (part) => turn.push(part) },
+    );
+    await turn.settled();
+    const finished = turnResultOf(turn, result);
+    for (const onEnd of [callbacks.onFinish, callbacks.onEnd]) if (onEnd) await onEnd(turn.endEvent(result.usage));
+    return finished;
   }
 
   private hooks(
     options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
-    emit: ((part: HarnessStreamPart) => void) | undefined,
+    parts: PartHooks,
   ) {
     return {
       abortSignal: options.abortSignal,
-      emit,
+      ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.toolResults ? { toolResults: options.toolResults } : {}),
     };
   }
 
-  private async runGenerate(
-    options: GenerateOptions,
-    emit: ((part: HarnessStreamPart) => void) | undefined,
-  ): Promise<TurnResult> {
-    const inner = await this.sessionFor(options.session);
+  private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
+    const input = readCallInput(options);
+    const inner = await this.sessionFor(options.session, options.options?.sessionId);
+    // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
+    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts), approvals: input.approvals });
     if (inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, emit));
+      const resumed = await inner.continue(this.hooks(options, parts));
       // The message delivered again is the one whose turn was interrupted: that turn is its answer.
       if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
       if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
@@ -209,35 +280,10 @@ export class HarnessAgent {
       });
     }
     return inner.run({
-      prompt: options.prompt,
+      prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
-      ...this.hooks(options, emit),
+      ...this.hooks(options, parts),
     });
-  }
-
-  private streamOf(run: (emit: (part: HarnessStreamPart) => void) => Promise<TurnResult>): StreamResult {
-    const parts = new AsyncQueue<HarnessStreamPart>();
-    const texts = new AsyncQueue<string>();
-    const result = run((part) => {
-      parts.push(part);
-      if (part.type === 'text-delta') texts.push(part.text);
-    });
-    result.then(
-      () => {
-        parts.end();
-        texts.end();
-      },
-      (error: unknown) => {
-        parts.push({ type: 'error', error });
-        parts.end();
-        texts.fail(error);
-      },
-    );
-    const text = result.then((r) => r.text);
-    // The error also arrives as an `error` part; callers that only iterate must not crash the process.
-    text.catch(() => {});
-    result.catch(() => {});
-    return { fullStream: parts, textStream: texts, text, result };
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TurnResult } from '../engine/engine.ts';
+import type { HarnessTurnResult } from './harness-results.ts';
 import type { ApprovalRequest } from '../engine/events.ts';
 import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../store/wake-store.ts';
 import { errorMessage } from '../core/errors.ts';
@@ -44,7 +44,7 @@ export interface WakeOptions {
   maxSteps?: number | undefined;
   logger: Logger;
   /** Called with each answered batch of events (one turn) before they are marked done. */
-  onReply?: (items: readonly InboxItem[], result: TurnResult) => void | Promise<void>;
+  onReply?: (items: readonly InboxItem[], result: HarnessTurnResult) => void | Promise<void>;
   /** Wake mode has no one to ask: tool approvals are answered by this (default: deny, saying why). */
   onApprovalRequest?: (request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>;
   /** For tests: the clock and the wait pacing uses. */
@@ -213,7 +213,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
         attempt = store.markAttempt(sessionId, ids);
         attemptedBatch = batchId;
       }
-      let result: TurnResult;
+      let result: HarnessTurnResult;
       try {
         result = await agent.generate({
           session,
@@ -232,7 +232,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
         continue;
       }
       turns += 1;
-      steps += result.steps;
+      steps += result.stepCount;
       // Loop 2: messages that arrived while this build generated are folded in and the turn is
       // built again, unless it already called a tool (its effects are real) or this build stands.
       const late = pacing.enabled && build < pacing.maxBuilds && !acted(result) ? store.pending(sessionId).filter((item) => item.batchId === null) : [];
@@ -281,7 +281,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
 }
 
 /** Whether a turn did anything beyond writing text: a tool call, or one still waiting. */
-function acted(result: TurnResult): boolean {
+function acted(result: HarnessTurnResult): boolean {
   return result.toolCalls.length > 0 || result.pendingApprovals.length > 0 || result.pendingToolCalls.length > 0;
 }
 

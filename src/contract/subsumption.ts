@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { isZodSchema, normalizeSchema, type InputSchema, type JsonSchema } from '../tools/schema.ts';
+import { isCodeSchema, normalizeSchema, type InputSchema, type JsonSchema } from '../tools/schema.ts';
 import { compileTransient, metaSchemaErrors, type TransientValidator } from './ajv.ts';
 import { escapePointer, isPlainObject, stripMetaSchema } from './requirements.ts';
 
@@ -73,7 +73,7 @@ const converted = new WeakMap<object, JsonSchema>();
 function toJsonSchema(schema: InputSchema): JsonSchema {
   let json = converted.get(schema);
   if (!json) {
-    json = stripMetaSchema(isZodSchema(schema) ? normalizeSchema(schema).jsonSchema : schema);
+    json = stripMetaSchema(isCodeSchema(schema) ? normalizeSchema(schema).jsonSchema : schema);
     converted.set(schema, json);
   }
   return json;

@@ -90,7 +90,13 @@ export interface ApprovalDecision {
 
 export interface TurnHooks {
   abortSignal?: AbortSignal | undefined;
+  /** Receives the turn's parts as they happen, and asks for streamed model calls (text arrives in deltas). */
   emit?: ((part: HarnessStreamPart) => void) | undefined;
+  /**
+   * Receives the turn's parts without asking for streamed model calls: a step's text and
+   * reasoning arrive as one delta each, after its model call (what generate() reads steps from).
+   */
+  observe?: ((part: HarnessStreamPart) => void) | undefined;
   /** Answer approvals inline; without it the turn suspends and waits for `continueTurn`. */
   onApprovalRequest?: ((request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>) | undefined;
 }
@@ -141,6 +147,19 @@ export interface TurnResult {
   pendingApprovals: ApprovalRequest[];
   pendingToolCalls: TurnToolCall[];
   resumed: boolean;
+}
+
+/** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
+function partSink(hooks: TurnHooks): (part: HarnessStreamPart) => void {
+  const { emit, observe } = hooks;
+  if (emit && observe) return (part) => (emit(part), observe(part));
+  return emit ?? observe ?? (() => {});
+}
+
+/** A non-streamed model call's reasoning and text, told to an observer as one delta each. */
+function observeWhole(state: TurnState, result: { text: string; reasoning?: string | undefined }): void {
+  if (result.reasoning) state.emit({ type: 'reasoning-delta', id: `reasoning-${state.step}`, text: result.reasoning });
+  if (result.text) state.emit({ type: 'text-delta', id: `text-${state.step}`, text: result.text });
 }
 
 interface Entry {
@@ -285,8 +304,8 @@ export class Engine {
         hint: 'Derive turn ids from the session and the message, so that they are unique per session.',
       });
     }
-    const { onApprovalRequest, abortSignal, emit } = input;
-    const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit };
+    const { onApprovalRequest, abortSignal, emit, observe } = input;
+    const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit, observe };
     if (turn.status === 'done') {
       this.logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
       return this.recordedResult(turn);
@@ -375,7 +394,7 @@ export class Engine {
       turn,
       sessionId: turn.sessionId,
       hooks,
-      emit: hooks.emit ?? (() => {}),
+      emit: partSink(hooks),
       transcript,
       step: steps,
       usage: emptyUsage(),
@@ -669,6 +688,7 @@ export class Engine {
           emit: state.hooks.emit,
         });
         this.logModelCall(result);
+        if (!state.hooks.emit) observeWhole(state, result);
         state.usage = addUsage(state.usage, result.usage);
         state.lastInputTokens = result.usage.inputTokens;
         return result;
@@ -701,7 +721,7 @@ export class Engine {
       tokens_in: result.usage.inputTokens,
       tokens_out: result.usage.outputTokens,
       tokens_total: result.usage.totalTokens,
-      cached_tokens: result.usage.cachedInputTokens,
+      cached_tokens: result.usage.inputTokenDetails.cacheReadTokens,
       cost,
     });
   }

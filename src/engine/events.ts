@@ -1,15 +1,15 @@
 import type { JSONValue } from '@ai-sdk/provider';
+import type { LanguageModelUsage } from 'ai';
 
 /**
  * The parts a turn streams, shaped like the AI SDK's `fullStream` parts so acx fits where an
  * AI SDK Agent fits, plus a few acx parts (compaction, unspoken narration, retries).
  */
-export interface Usage {
-  inputTokens: number | undefined;
-  outputTokens: number | undefined;
-  totalTokens: number | undefined;
-  cachedInputTokens: number | undefined;
-}
+/**
+ * Token usage in the AI SDK v7 shape (`LanguageModelUsage` without the provider's raw record):
+ * cache reads and writes under `inputTokenDetails`, reasoning under `outputTokenDetails`.
+ */
+export type Usage = Omit<LanguageModelUsage, 'raw'>;
 
 export type FinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'tool-approval' | 'error' | 'other';
 
@@ -42,18 +42,39 @@ export type HarnessStreamPart =
 
 export const emptyUsage = (): Usage => ({
   inputTokens: undefined,
+  inputTokenDetails: { noCacheTokens: undefined, cacheReadTokens: undefined, cacheWriteTokens: undefined },
   outputTokens: undefined,
+  outputTokenDetails: { textTokens: undefined, reasoningTokens: undefined },
   totalTokens: undefined,
-  cachedInputTokens: undefined,
 });
+
+/** Usage from the SDK's own record: the same fields, the provider's raw record dropped (it is not ours to keep). */
+export function usageOf(usage: LanguageModelUsage): Usage {
+  const none = emptyUsage();
+  return {
+    inputTokens: usage.inputTokens,
+    inputTokenDetails: { ...none.inputTokenDetails, ...usage.inputTokenDetails },
+    outputTokens: usage.outputTokens,
+    outputTokenDetails: { ...none.outputTokenDetails, ...usage.outputTokenDetails },
+    totalTokens: usage.totalTokens,
+  };
+}
 
 export function addUsage(a: Usage, b: Usage): Usage {
   const sum = (x: number | undefined, y: number | undefined) =>
     x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
   return {
     inputTokens: sum(a.inputTokens, b.inputTokens),
+    inputTokenDetails: {
+      noCacheTokens: sum(a.inputTokenDetails.noCacheTokens, b.inputTokenDetails.noCacheTokens),
+      cacheReadTokens: sum(a.inputTokenDetails.cacheReadTokens, b.inputTokenDetails.cacheReadTokens),
+      cacheWriteTokens: sum(a.inputTokenDetails.cacheWriteTokens, b.inputTokenDetails.cacheWriteTokens),
+    },
     outputTokens: sum(a.outputTokens, b.outputTokens),
+    outputTokenDetails: {
+      textTokens: sum(a.outputTokenDetails.textTokens, b.outputTokenDetails.textTokens),
+      reasoningTokens: sum(a.outputTokenDetails.reasoningTokens, b.outputTokenDetails.reasoningTokens),
+    },
     totalTokens: sum(a.totalTokens, b.totalTokens),
-    cachedInputTokens: sum(a.cachedInputTokens, b.cachedInputTokens),
   };
 }

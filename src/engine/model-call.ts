@@ -10,7 +10,7 @@ import type {
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import { isProviderStreamError, withUserAgentSuffix } from '@ai-sdk/provider-utils';
-import { InvalidResponseDataError, jsonSchema, StreamProviderError, type LanguageModelUsage, type ModelMessage, ToolChoiceViolationError, type ToolSet } from 'ai';
+import { InvalidResponseDataError, jsonSchema, StreamProviderError, type ModelMessage, ToolChoiceViolationError, type ToolSet } from 'ai';
 import {
   asLanguageModelUsage,
   convertLanguageModelContent,
@@ -27,7 +27,7 @@ import type { ResolvedModel } from '../model/providers.ts';
 import { cacheAffinity, withCacheAffinity } from '../model/cache-affinity.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { NormalizedSchema } from '../tools/schema.ts';
-import type { HarnessStreamPart, Usage } from './events.ts';
+import { type HarnessStreamPart, type Usage, usageOf } from './events.ts';
 import { ProviderPrompt } from './provider-prompt.ts';
 
 const AI_SDK_VERSION: string = aiPackage.version;
@@ -103,15 +103,6 @@ function boundaryOptions(request: ModelCallRequest) {
 
 function briefMessages(request: ModelCallRequest): ModelMessage[] {
   return request.brief === undefined ? [] : [{ role: 'user', content: request.brief }];
-}
-
-function usageOf(usage: LanguageModelUsage): Usage {
-  return {
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    totalTokens: usage.totalTokens,
-    cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens,
-  };
 }
 
 function toModelToolCall(call: { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown }): ModelToolCall {

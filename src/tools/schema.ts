@@ -1,12 +1,27 @@
+import type { FlexibleSchema, InferSchema } from '@ai-sdk/provider-utils';
+import { asSchema, zodSchema } from 'ai';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
+import type { ZodTypeAny as Zod3Type } from 'zod/v3';
 
 /**
- * Tool input schemas arrive as zod (TypeScript authors) or as JSON Schema 2020-12 (MCP servers,
- * cartridges). Both are normalised here to one JSON Schema for the model and one validator.
+ * Tool input schemas arrive as code (zod 4, zod 3, any Standard Schema, an AI SDK `jsonSchema()`
+ * / `zodSchema()`: TypeScript authors) or as JSON Schema 2020-12 (MCP servers, cartridges). All
+ * are normalised here to one JSON Schema for the model and one validator.
  */
 export type JsonSchema = { [key: string]: unknown };
-export type InputSchema = JsonSchema | z.ZodType;
+/** A schema written in code: what `tool()` infers `execute`'s input from. */
+export type CodeSchema = z.ZodType | Zod3Type | FlexibleSchema<any>;
+export type InputSchema = JsonSchema | CodeSchema;
+
+/** The value a schema accepts, as TypeScript sees it; `any` for plain JSON Schema (nothing to infer from). */
+export type InferInput<SCHEMA> = SCHEMA extends z.ZodType
+  ? z.output<SCHEMA>
+  : SCHEMA extends Zod3Type
+    ? SCHEMA['_output']
+    : [InferSchema<SCHEMA>] extends [never]
+      ? any
+      : InferSchema<SCHEMA>;
 
 export interface ValidationResult<T = unknown> {
   ok: boolean;
@@ -22,25 +37,85 @@ export interface NormalizedSchema {
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
 
-export function isZodSchema(schema: unknown): schema is z.ZodType {
-  return typeof schema === 'object' && schema !== null && typeof (schema as z.ZodType).safeParse === 'function';
+function isZod4Schema(schema: object): schema is z.ZodType {
+  return '_zod' in schema;
+}
+
+function isZod3Schema(schema: object): schema is Zod3Type {
+  return '_def' in schema && typeof (schema as Zod3Type).safeParse === 'function';
+}
+
+/** An AI SDK Schema (`jsonSchema()`, `zodSchema()`): marked with the SDK's registered symbol. */
+function isSdkSchema(schema: object): boolean {
+  return (schema as Record<symbol, unknown>)[Symbol.for('vercel.ai.schema')] === true;
+}
+
+/** Zod 4 or 3, a Standard Schema, or an AI SDK Schema — anything but a plain JSON Schema object. */
+export function isCodeSchema(schema: unknown): schema is CodeSchema {
+  if (typeof schema === 'function') return true; // the AI SDK's lazySchema()
+  if (typeof schema !== 'object' || schema === null) return false;
+  return isZod4Schema(schema) || isZod3Schema(schema) || '~standard' in schema || isSdkSchema(schema);
+}
+
+/**
+ * Schemas are used synchronously here (validation runs between a journal write and a tool run):
+ * a schema whose JSON Schema or check only comes as a promise is refused, saying so.
+ */
+function syncResult<T>(result: T | PromiseLike<unknown>, what: string): T {
+  if (result !== null && typeof (result as PromiseLike<unknown>)?.then === 'function') {
+    throw new TypeError(`The ${what} is asynchronous; acx uses tool schemas synchronously. Use a schema without async refinements or an async JSON Schema.`);
+  }
+  return result as T;
+}
+
+/** Zod 3, Standard Schema and AI SDK schemas: JSON Schema through the SDK's own converters, validation through the schema's own check. */
+function normalizeForeign(schema: Exclude<CodeSchema, z.ZodType>): NormalizedSchema {
+  const sdk = isZod3Schema(schema as object) ? zodSchema(schema as Zod3Type) : asSchema(schema as FlexibleSchema);
+  const { $schema: _dialect, ...jsonSchema } = syncResult(sdk.jsonSchema, "schema's JSON Schema") as JsonSchema;
+  let byJsonSchema: NormalizedSchema | undefined;
+  return {
+    jsonSchema,
+    validate(value) {
+      if (isZod3Schema(schema as object)) {
+        const parsed = (schema as Zod3Type).safeParse(value);
+        return parsed.success ? { ok: true, value: parsed.data } : { ok: false, errors: issueLines(parsed.error.issues) };
+      }
+      const standard = (schema as { '~standard'?: { vendor: string; validate(v: unknown): unknown } })['~standard'];
+      if (standard) {
+        const result = syncResult(standard.validate(value), `${standard.vendor} schema's validation`) as { value?: unknown; issues?: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> };
+        return result.issues ? { ok: false, errors: issueLines(result.issues) } : { ok: true, value: result.value };
+      }
+      if (!sdk.validate) return (byJsonSchema ??= normalizeJsonSchema(jsonSchema)).validate(value);
+      const result = syncResult(sdk.validate(value), "AI SDK schema's validation") as { success: boolean; value?: unknown; error?: Error };
+      return result.success ? { ok: true, value: result.value } : { ok: false, errors: [`/: ${result.error?.message ?? 'invalid'}`] };
+    },
+  };
 }
 
 export function normalizeSchema(schema: InputSchema): NormalizedSchema {
-  if (isZodSchema(schema)) {
-    const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema;
-    return {
-      jsonSchema,
-      validate(value) {
-        const parsed = schema.safeParse(value);
-        if (parsed.success) return { ok: true, value: parsed.data };
-        return {
-          ok: false,
-          errors: parsed.error.issues.map((issue) => `/${issue.path.join('/')}: ${issue.message}`),
-        };
-      },
-    };
-  }
+  if (!isCodeSchema(schema)) return normalizeJsonSchema(schema);
+  if (!isZod4Schema(schema as object)) return normalizeForeign(schema as Exclude<CodeSchema, z.ZodType>);
+  return normalizeZod4(schema as z.ZodType);
+}
+
+function normalizeZod4(schema: z.ZodType): NormalizedSchema {
+  const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema;
+  return {
+    jsonSchema,
+    validate(value) {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) return { ok: true, value: parsed.data };
+      return { ok: false, errors: issueLines(parsed.error.issues) };
+    },
+  };
+}
+
+/** One line per problem, `/path/to/field: message`, for zod 3 and 4 and Standard Schema issues alike. */
+function issueLines(issues: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined }>): string[] {
+  return issues.map((issue) => `/${(issue.path ?? []).map((k) => String(typeof k === 'object' ? k.key : k)).join('/')}: ${issue.message}`);
+}
+
+function normalizeJsonSchema(schema: JsonSchema): NormalizedSchema {
   // Checked against the meta-schema now (cheap), compiled on first use: most tools are never
   // called in a given run, and compiling every schema up front costs start-up time.
   if (!ajv.validateSchema(schema)) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../util/logger.ts';
-import type { InputSchema } from './schema.ts';
+import type { CodeSchema, InferInput, InputSchema, JsonSchema } from './schema.ts';
 
 /**
  * The Tool contract. Every tool the engine (or an ACP agent through acx's MCP server) can call
@@ -77,7 +77,18 @@ export function isValidToolName(name: string): boolean {
   return TOOL_NAME.test(name);
 }
 
-/** Identity helper that gives `execute` its input type from the schema you wrote. */
-export function tool<INPUT = any>(definition: Tool<INPUT>): Tool<INPUT> {
+/** A plain JSON Schema object, told apart from schemas written in code by what it lacks. */
+type PlainJsonSchema = JsonSchema & { _zod?: never; _def?: never; '~standard'?: never };
+
+/**
+ * Identity helper that gives `execute` its input type from the schema you wrote: zod 4, zod 3
+ * (`zod/v3`), any Standard Schema, or an AI SDK `jsonSchema<T>()`. A plain JSON Schema infers
+ * nothing: name the input type instead, `tool<{ path: string }>({ ... })`.
+ */
+export function tool<SCHEMA extends CodeSchema>(
+  definition: Omit<Tool<InferInput<SCHEMA>>, 'inputSchema'> & { inputSchema: SCHEMA },
+): Tool<InferInput<SCHEMA>> & { inputSchema: SCHEMA };
+export function tool<INPUT = any>(definition: Omit<Tool<INPUT>, 'inputSchema'> & { inputSchema: PlainJsonSchema }): Tool<INPUT>;
+export function tool(definition: Tool): Tool {
   return definition;
 }

@@ -99,7 +99,7 @@ describe('acx driving acx over ACP', () => {
       { text: 'Saved: Dana leads the team.' },
     );
     const toolTurn = agent.stream({ session, prompt: 'Remember that Dana leads the team.' });
-    const toolParts = await collect(toolTurn.fullStream);
+    const toolParts = await collect(toolTurn.harnessStream);
     const toolResult = await toolTurn.result;
     expect(toolResult.text).toBe('Saved: Dana leads the team.');
     expect(toolResult.finishReason).toBe('stop');
@@ -122,7 +122,7 @@ describe('acx driving acx over ACP', () => {
       { text: 'Understood, not saved.' },
     );
     const deniedTurn = agent.stream({ session, prompt: 'Remember this secret.' });
-    const deniedParts = await collect(deniedTurn.fullStream);
+    const deniedParts = await collect(deniedTurn.harnessStream);
     expect((await deniedTurn.result).text).toBe('Understood, not saved.');
     expect(asked).toHaveLength(2);
     expect(deniedParts.some((p) => (p.type === 'tool-output-denied' || p.type === 'tool-error') && p.toolCallId === 'call_secret')).toBe(true);
@@ -137,7 +137,7 @@ describe('acx driving acx over ACP', () => {
     const cancelled = agent.stream({ session, prompt: 'Write a long essay.', abortSignal: controller.signal });
     const seen: HarnessStreamPart[] = [];
     const reading = (async () => {
-      for await (const p of cancelled.fullStream) {
+      for await (const p of cancelled.harnessStream) {
         seen.push(p);
         if (p.type === 'text-delta') controller.abort();
       }

@@ -44,7 +44,7 @@ describe('ACP harness against a fake ACP agent', () => {
     const agent = agentFor({}, { instructions: 'Be terse.' });
     const session = await agent.createSession();
     const stream = agent.stream({ session, prompt: '[[hello]]' });
-    const parts = await collect(stream.fullStream);
+    const parts = await collect(stream.harnessStream);
     const result = await stream.result;
     expect(result.text).toBe('Hello from the fake agent.');
     expect(result.finishReason).toBe('stop');
@@ -64,7 +64,7 @@ describe('ACP harness against a fake ACP agent', () => {
     const agent = agentFor({ builtinTools: { read_file: { nativeName: 'Read' } } });
     const session = await agent.createSession();
     const stream = agent.stream({ session, prompt: '[[tools]]' });
-    const parts = await collect(stream.fullStream);
+    const parts = await collect(stream.harnessStream);
     const result = await stream.result;
     expect(result.finishReason).toBe('length');
     const call = parts.find((p) => p.type === 'tool-call' && p.toolCallId === 't1') as Record<string, unknown>;
@@ -74,7 +74,7 @@ describe('ACP harness against a fake ACP agent', () => {
     expect(parts.find((p) => p.type === 'plan')).toMatchObject({ entries: [{ content: 'Read the file', status: 'in_progress', priority: 'high' }] });
     const data = parts.filter((p) => p.type === 'data').map((p) => (p as { name: string }).name);
     expect(data).toEqual(expect.arrayContaining(['acp-mode', 'acp-usage', 'acp-session-info']));
-    expect(result.steps).toBe(3); // each finished tool opens a new inferred step before the next content
+    expect(result.stepCount).toBe(3); // each finished tool opens a new inferred step before the next content
     expect(result.toolResults.map((r) => r.toolCallId)).toEqual(['t1', 't2']);
     await session.destroy();
   });
@@ -94,7 +94,7 @@ describe('ACP harness against a fake ACP agent', () => {
     expect((await agent.generate({ session, prompt: '[[permission:execute]]' })).text).toBe('permission=allow_once');
     expect(asked).toEqual(['p1']);
     const denied = agent.stream({ session, prompt: '[[permission:edit]]' });
-    const parts = await collect(denied.fullStream);
+    const parts = await collect(denied.harnessStream);
     expect((await denied.result).text).toBe('permission=reject_once');
     expect(parts.some((p) => p.type === 'tool-approval-request')).toBe(true);
     expect(parts.some((p) => p.type === 'tool-output-denied')).toBe(true);
@@ -158,7 +158,7 @@ describe('ACP harness against a fake ACP agent', () => {
     const controller = new AbortController();
     const stream = agent.stream({ session, prompt: '[[hang]]', abortSignal: controller.signal });
     const parts: HarnessStreamPart[] = [];
-    for await (const p of stream.fullStream) {
+    for await (const p of stream.harnessStream) {
       parts.push(p);
       if (p.type === 'text-delta') controller.abort();
     }
@@ -212,7 +212,7 @@ describe('ACP harness against a fake ACP agent', () => {
       const agent = agentFor({ hostToolMcpTransport: transport }, { tools: [echo] });
       const session = await agent.createSession();
       const stream = agent.stream({ session, prompt: '[[mcp:echo {"text":"hi"}]]' });
-      const parts = await collect(stream.fullStream);
+      const parts = await collect(stream.harnessStream);
       const result = await stream.result;
       expect(result.text).toBe('tools=echo result=echo:hi isError=false');
       expect(parts.find((p) => p.type === 'tool-call')).toMatchObject({ toolName: 'echo', providerExecuted: false });

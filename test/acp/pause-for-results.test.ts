@@ -77,14 +77,14 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     const agent = newAgent();
     const session = await agent.createSession();
     const first = agent.stream({ session, prompt: PROMPT });
-    const firstParts = await collect(first.fullStream);
+    const firstParts = await collect(first.harnessStream);
     const paused = await first.result;
     const call = paused.pendingToolCalls[0]!;
     expect(firstParts.find((p) => p.type === 'tool-call' && p.toolCallId === call.toolCallId)).toMatchObject({ toolName: 'ask_user', input: { question: 'Which colour?' } });
     expect(firstParts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
 
     const second = agent.continueStream({ session, toolResults: [{ toolCallId: call.toolCallId, output: 'green' }] });
-    const parts = await collect(second.fullStream);
+    const parts = await collect(second.harnessStream);
     expect(parts[0]).toMatchObject({ type: 'start', turnId: paused.turnId, resumed: true });
     expect(parts.find((p) => p.type === 'tool-result' && p.toolCallId === call.toolCallId)).toMatchObject({ output: 'green' });
     expect(parts.filter((p) => p.type === 'text-delta').map((p) => (p as { text: string }).text).join('')).toBe('tools=ask_user result=green isError=false');

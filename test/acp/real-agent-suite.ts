@@ -141,7 +141,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
 
         const stream = agent.stream({ session, prompt: 'Use the echo tool. [echo]' });
         const parts: HarnessStreamPart[] = [];
-        for await (const p of stream.fullStream) parts.push(p);
+        for await (const p of stream.harnessStream) parts.push(p);
         const second = await stream.result;
         expect(calls).toEqual(["hello host"]);
         expect(second.text).toContain('ECHOED(hello host)');

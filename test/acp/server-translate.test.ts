@@ -46,7 +46,7 @@ describe('TurnTranslator', () => {
 
   it('reports context use per step and maps finish reasons to stop reasons', () => {
     const t = new TurnTranslator({ tools, mode: 'allow-all', contextSize: 8000 });
-    const usage = { inputTokens: 1200, outputTokens: 30, totalTokens: 1230, cachedInputTokens: undefined };
+    const usage = { ...emptyUsage(), inputTokens: 1200, outputTokens: 30, totalTokens: 1230 };
     expect(t.translate({ type: 'finish-step', step: 1, finishReason: 'stop', usage })).toEqual([
       { sessionUpdate: 'usage_update', used: 1230, size: 8000 },
     ]);

@@ -86,7 +86,7 @@ describe('a changed host-tool catalog', () => {
     const stream = agent.stream({ session, prompt: '[[persist:stale echo {"text":"b"}]]' });
     const parts: HarnessStreamPart[] = [];
     await (async () => {
-      for await (const p of stream.fullStream) parts.push(p);
+      for await (const p of stream.harnessStream) parts.push(p);
     })().catch(() => {});
     const failure = await stream.result.then(
       () => undefined,

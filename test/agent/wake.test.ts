@@ -221,7 +221,7 @@ describe('wake()', () => {
 
   it('in tool speech mode, only a message that calls for a reply gets the reply nudge', async () => {
     const said: string[] = [];
-    const say = tool<{ text: string }>({
+    const say = tool({
       name: 'say',
       description: 'Post to the room.',
       inputSchema: z.object({ text: z.string() }),

@@ -22,8 +22,16 @@ export const LAYERS = [
 ] as const;
 export type Layer = (typeof LAYERS)[number] | 'platform';
 
-/** Files bound for harness/ (the Harness interface, HarnessAgent, the engine harness). */
-const HARNESS_FILES = new Set(['agent/harness.ts', 'agent/harness-agent.ts', 'agent/engine-harness.ts', 'agent/async-queue.ts']);
+/** Files bound for harness/ (the Harness interface, HarnessAgent and its AI SDK shapes, the engine harness). */
+const HARNESS_FILES = new Set([
+  'agent/harness.ts',
+  'agent/harness-agent.ts',
+  'agent/harness-results.ts',
+  'agent/sdk-input.ts',
+  'agent/sdk-turn.ts',
+  'agent/replay-stream.ts',
+  'agent/engine-harness.ts',
+]);
 
 /** The per-event runner and its settings, bound for frontends/wake. */
 const WAKE_FILES = new Set(['agent/wake.ts', 'config/wake-settings.ts']);

@@ -139,7 +139,7 @@ const add = tool({
 });
 const agent = new HarnessAgent({ harness: createEngineHarness({ model, home: mkdtempSync(join(tmpdir(), 'acx-lib-')) }), tools: [add] });
 const result = await agent.generate({ prompt: 'What is 2 + 3?' });
-console.log(JSON.stringify({ text: result.text, steps: result.steps, tools: result.toolResults.map((r) => r.output) }));
+console.log(JSON.stringify({ text: result.text, steps: result.stepCount, tools: result.toolResults.map((r) => r.output) }));
 `,
     );
     const run = node(['main.mjs']);
@@ -150,11 +150,16 @@ console.log(JSON.stringify({ text: result.text, steps: result.steps, tools: resu
   it('its type declarations type-check a consumer and reject misuse', () => {
     writeFileSync(
       join(app, 'consumer.ts'),
-      `import { HarnessAgent, createEngineHarness, type TurnResult } from 'acx';
+      `import { HarnessAgent, createEngineHarness, type HarnessTurnResult } from 'acx';
+import { createAgentUIStreamResponse, type UIMessage } from 'ai';
 const agent = new HarnessAgent({ harness: createEngineHarness({ model: 'openai:gpt-5.4-mini' }), permissionMode: 'allow-reads' });
 export async function ask(): Promise<string> {
-  const result: TurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
+  const result: HarnessTurnResult = await agent.generate({ prompt: 'hi', turnId: 'delivery-1' });
   return result.text;
+}
+// A HarnessAgent is an AI SDK Agent: the SDK's UI helper takes it as it is.
+export async function chat(messages: UIMessage[], chatId: string): Promise<unknown> {
+  return createAgentUIStreamResponse({ agent, uiMessages: messages, options: { sessionId: chatId } });
 }
 // @ts-expect-error an unknown permission mode is a type error
 new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissionMode: 'yolo' });

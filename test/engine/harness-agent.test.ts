@@ -33,7 +33,7 @@ describe('stream()', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [echoTool()] } });
     const stream = agent.stream({ prompt: 'check' });
     const parts: HarnessStreamPart[] = [];
-    for await (const part of stream.fullStream) parts.push(part);
+    for await (const part of stream.harnessStream) parts.push(part);
     const result = await stream.result;
 
     const types = parts.map((p) => p.type).filter((t, i, all) => !t.endsWith('-delta') || all[i - 1] !== t);
@@ -58,7 +58,13 @@ describe('stream()', () => {
     expect(parts.at(-1)).toEqual({
       type: 'finish',
       finishReason: 'stop',
-      totalUsage: { inputTokens: 250, outputTokens: 17, totalTokens: 267, cachedInputTokens: 0 },
+      totalUsage: {
+        inputTokens: 250,
+        inputTokenDetails: { noCacheTokens: 250, cacheReadTokens: 0, cacheWriteTokens: undefined },
+        outputTokens: 17,
+        outputTokenDetails: { textTokens: 11, reasoningTokens: 6 },
+        totalTokens: 267,
+      },
     });
     expect(await stream.text).toBe('All good: ping.');
     expect(result.text).toBe('All good: ping.');
@@ -219,7 +225,7 @@ describe('structured output', () => {
 
 describe('approvals', () => {
   function deployTool(ran: string[]) {
-    return tool<{ env: string }>({
+    return tool({
       name: 'deploy',
       description: 'Deploy the service',
       inputSchema: z.object({ env: z.string() }),
@@ -239,7 +245,8 @@ describe('approvals', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [deployTool(ran)], permissionMode: 'allow-edits' } });
     const session = await agent.createSession();
     const paused = await agent.generate({ session, prompt: 'deploy to prod' });
-    expect(paused.finishReason).toBe('tool-approval');
+    expect(paused.finishReason, "the AI SDK's reason for a step that stopped at tool calls").toBe('tool-calls');
+    expect(paused.rawFinishReason).toBe('tool-approval');
     expect(paused.pendingApprovals).toEqual([
       { approvalId: expect.any(String), toolCallId: expect.any(String), toolName: 'deploy', input: { env: 'prod' } },
     ]);
@@ -258,7 +265,7 @@ describe('approvals', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [deployTool([])] } });
     const stream = agent.stream({ prompt: 'deploy to prod' });
     const parts: HarnessStreamPart[] = [];
-    for await (const part of stream.fullStream) parts.push(part);
+    for await (const part of stream.harnessStream) parts.push(part);
     expect(parts.find((p) => p.type === 'tool-approval-request')).toMatchObject({ toolName: 'deploy', input: { env: 'prod' } });
     expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-approval' });
   });

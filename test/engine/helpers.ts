@@ -109,7 +109,7 @@ export function pairing(messages: readonly StoredMessage[]): { called: string[];
 /** A read-only echo tool that records what it was called with. */
 export function echoTool(name = 'echo'): Tool<{ text: string }> & { seen: string[] } {
   const seen: string[] = [];
-  const t = tool<{ text: string }>({
+  const t = tool({
     name,
     description: 'Echo text back',
     inputSchema: z.object({ text: z.string() }),

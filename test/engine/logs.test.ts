@@ -32,7 +32,13 @@ describe('the llm line', () => {
       ['openai', 'gpt-test', '1200', '30', '1230', '800'],
       ['openai', 'gpt-test', '1300', '5', '1305', '1100'],
     ]);
-    expect(result.usage).toEqual({ inputTokens: 2500, outputTokens: 35, totalTokens: 2535, cachedInputTokens: 1900 });
+    expect(result.usage).toEqual({
+      inputTokens: 2500,
+      inputTokenDetails: { noCacheTokens: 600, cacheReadTokens: 1900, cacheWriteTokens: undefined },
+      outputTokens: 35,
+      outputTokenDetails: { textTokens: 35, reasoningTokens: 0 },
+      totalTokens: 2535,
+    });
   });
 
   it('normalises the Anthropic wire (input excludes cache reads there) to the same fields', async () => {

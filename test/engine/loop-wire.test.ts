@@ -28,7 +28,7 @@ describe('the step budget', () => {
     const { agent } = rig(await openaiModel(server), { agent: { tools: [echoTool()] } });
     const result = await agent.generate({ prompt: 'echo twice' });
     expect(result.text).toBe('finished');
-    expect(result.steps).toBe(3);
+    expect(result.stepCount).toBe(3);
     server.requests.forEach((request, index) => {
       const last = request.view.messages.at(-1)!;
       expect(last.role, `request ${index + 1}: the brief is the last message`).toBe('user');
@@ -109,7 +109,7 @@ describe('parallel tool calls', () => {
     });
     // Fail-safe so a serial engine fails the assertion below instead of hanging the test.
     const failSafe = setTimeout(() => release(), 5_000);
-    const slow = tool<{ id: string }>({
+    const slow = tool({
       name: 'slow',
       description: 'A slow lookup',
       inputSchema: z.object({ id: z.string() }),

@@ -32,7 +32,7 @@ describe('the think → act loop', () => {
     const agent = new HarnessAgent({ harness: createEngineHarness({ model: fromLanguageModel(model), home: home(), logger }), tools: [echo] });
     const result = await agent.generate({ prompt: 'echo a and b' });
     expect(result.text).toBe('done: a and b');
-    expect(result.steps).toBe(2);
+    expect(result.stepCount).toBe(2);
     expect(result.toolResults.map((r) => r.output)).toEqual(['echo: a', 'echo: b']);
     expect(toolResultCount(model.calls[1]!)).toBe(2);
     expect(briefOf(model.calls[0]!)).toMatch(/Current Time: .* UTC .* \/ Step 1 of 24/);

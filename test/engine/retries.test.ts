@@ -98,7 +98,7 @@ describe('provider errors reported inside a started stream', () => {
     const { agent } = rig(await openaiModel(server));
     const stream = agent.stream({ prompt: 'hello' });
     const parts: Array<{ type: string; text?: string }> = [];
-    for await (const part of stream.fullStream) parts.push(part as { type: string; text?: string });
+    for await (const part of stream.harnessStream) parts.push(part as { type: string; text?: string });
     const retryAt = parts.findIndex((p) => p.type === 'retry');
     expect(retryAt, 'a retry part is streamed').toBeGreaterThan(-1);
     const after = parts.slice(retryAt).filter((p) => p.type === 'text-delta').map((p) => p.text).join('');
@@ -252,7 +252,7 @@ describe('transport failures are retried like a 5xx', () => {
 describe('the same faults while stream() streams every call', () => {
   const streamed = async (agent: ReturnType<typeof rig>['agent']) => {
     const stream = agent.stream({ prompt: 'hello' });
-    for await (const _part of stream.fullStream);
+    for await (const _part of stream.harnessStream);
     return stream.result;
   };
   const cases: Array<[string, 'responses' | 'chat' | 'anthropic', ScriptedResponse, string]> = [

@@ -17,7 +17,7 @@ afterEach(async () => {
 
 function sayTool(options: { visible?: boolean } = {}) {
   const said: string[] = [];
-  const say = tool<{ text: string }>({
+  const say = tool({
     name: 'say',
     description: 'Post a message to the conversation. The only way anyone hears you.',
     inputSchema: z.object({ text: z.string() }),

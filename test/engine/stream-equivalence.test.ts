@@ -54,7 +54,7 @@ describe('stream() and generate() send the model the same requests', () => {
       const streaming = rig(await model(), { harness: { clock }, agent: { tools: [echoTool()] } });
       const stream = streaming.agent.stream({ session: await streaming.agent.createSession({ sessionId: 's' }), prompt: 'echo kiwi' });
       const parts: HarnessStreamPart[] = [];
-      for await (const part of stream.fullStream) parts.push(part);
+      for await (const part of stream.harnessStream) parts.push(part);
       const streamed = await stream.result;
       const streamedRequests = server.requests.splice(0);
 

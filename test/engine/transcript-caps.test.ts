@@ -23,7 +23,7 @@ const chars = (text: string) => Array.from(text).length;
 const fat = (id: string, size: number, fill = 'x') => `HEAD-${id}-${fill.repeat(size - 12 - 2 * id.length)}-TAIL-${id}`;
 
 function dumpTool(outputs: Record<string, string>) {
-  return tool<{ id: string }>({
+  return tool({
     name: 'dump',
     description: 'Dump a mailbox',
     inputSchema: z.object({ id: z.string() }),
@@ -130,7 +130,7 @@ describe('tool results', () => {
 
 describe('tool-call arguments', () => {
   function noteTool(received: Array<Record<string, string>>) {
-    return tool<Record<string, string>>({
+    return tool({
       name: 'note',
       description: 'Create a note',
       inputSchema: z.object({ action: z.string(), title: z.string(), body: z.string() }),

@@ -25,7 +25,7 @@ describe('generate({ turnId })', () => {
     const first = await r.agent.generate({ session, prompt: 'echo once', turnId: 'delivery-1' });
     const again = await r.agent.generate({ session, prompt: 'echo once', turnId: 'delivery-1' });
     expect(first).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: false });
-    expect(again).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: true, steps: 2 });
+    expect(again).toMatchObject({ turnId: 'delivery-1', text: 'Echoed once.', resumed: true, stepCount: 2 });
     // The recorded answer reports the calls the turn made, as the first delivery did.
     expect(again.toolCalls).toEqual(first.toolCalls);
     expect(again.toolResults).toEqual(first.toolResults);

@@ -92,7 +92,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   /** The agent's own tools with the workspace ones (fs_*, execute, shell) working in the session's roots. */
   const rootedAgentTools = (roots: SessionRoots, contents: FileContents | undefined): Tool[] => {
     const rooted = new Map(prepared.toolset.rootedTools(roots, contents ? { contents } : {}).map((tool) => [tool.name, tool]));
-    return base.tools.map((tool) => rooted.get(tool.name) ?? tool);
+    return base.toolList.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
   /** Connects the client's MCP servers; one that fails is skipped with a log line (stderr). */

@@ -173,7 +173,7 @@ export class AcpSession {
         abortSignal: turn.controller.signal,
         onApprovalRequest: (request) => this.pending(turn, request.approvalId).promise,
       });
-      for await (const part of stream.fullStream) {
+      for await (const part of stream.harnessStream) {
         if (part.type === 'tool-approval-request') {
           void this.askPermission(turn, part);
           continue;
@@ -181,7 +181,7 @@ export class AcpSession {
         for (const update of translator.translate(part)) this.send(update);
       }
       const result = await stream.result;
-      stopReason = turn.controller.signal.aborted ? 'cancelled' : stopReasonOf(result.finishReason);
+      stopReason = turn.controller.signal.aborted ? 'cancelled' : stopReasonOf(result.rawFinishReason);
     } catch (error) {
       for (const update of translator?.closeOpen(turn.controller.signal.aborted ? 'Cancelled.' : 'The turn failed.') ?? []) this.send(update);
       if (!turn.controller.signal.aborted) {

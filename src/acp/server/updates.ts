@@ -206,6 +206,6 @@ export function promptUsage(usage: Usage): { inputTokens: number; outputTokens: 
     inputTokens,
     outputTokens,
     totalTokens: usage.totalTokens ?? inputTokens + outputTokens,
-    ...(usage.cachedInputTokens !== undefined ? { cachedReadTokens: usage.cachedInputTokens } : {}),
+    ...(usage.inputTokenDetails.cacheReadTokens !== undefined ? { cachedReadTokens: usage.inputTokenDetails.cacheReadTokens } : {}),
   };
 }

@@ -96,7 +96,7 @@ async function runTurn(
   };
   const stream = prepared.agent.stream({ session, prompt, abortSignal, onApprovalRequest });
   let speaking = false;
-  for await (const part of stream.fullStream) {
+  for await (const part of stream.harnessStream) {
     switch (part.type) {
       case 'text-delta':
         if (!speaking) out.write('agent> ');

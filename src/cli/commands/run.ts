@@ -41,7 +41,7 @@ export function register(program: Command): void {
       try {
         if (process.stderr.isTTY) {
           const stream = prepared.agent.stream({ session, prompt, onApprovalRequest });
-          for await (const part of stream.fullStream) {
+          for await (const part of stream.harnessStream) {
             if (part.type === 'start-step') progress.update(`thinking (step ${part.step} of ${settings.maxSteps})`);
             else if (part.type === 'tool-call') progress.update(`running ${part.toolName}`);
             else if (part.type === 'retry') progress.update(`retrying the model call (attempt ${part.attempt + 1})`);
@@ -62,8 +62,9 @@ export function register(program: Command): void {
               text: result.text,
               unspoken: result.unspoken,
               output: result.output,
-              finishReason: result.finishReason,
-              steps: result.steps,
+              // acx's own reason and count, as this output always reported them.
+              finishReason: result.rawFinishReason,
+              steps: result.stepCount,
               usage: result.usage,
               toolCalls: result.toolCalls,
             },
