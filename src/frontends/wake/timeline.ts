@@ -7,7 +7,7 @@ import type { ChannelState, ItemRef } from '../../channel/state.ts';
 import type { KeyedKind } from '../../channel/tools/kit.ts';
 import { createPlatformTools } from '../../channel/tools/index.ts';
 import type { Actor, Message, Timeline } from '../../channel/types.ts';
-import type { TurnResult } from '../../engine/engine.ts';
+import type { HarnessTurnResult } from '../../agent/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -44,7 +44,7 @@ export interface TimelineWakeOptions {
 export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => string | undefined;
 
 export type TimelineWakeOutcome =
-  | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: TurnResult }
+  | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
   | { outcome: 'nothing-new' | 'busy'; posted: 0 }
   | { outcome: 'skipped'; reason: 'timeline_deleted' | 'timeline_locked'; posted: 0 };
 
@@ -121,7 +121,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   heartbeat.unref();
   try {
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
-    let result: TurnResult;
+    let result: HarnessTurnResult;
     try {
       result = await prepared.agent.generate({
         session,
@@ -137,7 +137,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       }
       throw error;
     }
-    const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && !call.error);
+    // A failed call stays in toolResults with an `error` field (the engine's result shape).
+    const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
     for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
     if (result.unspoken) logger.info('unspoken', { ...bookend, text: result.unspoken });
     state.commit(refs, wakeId);
@@ -147,11 +148,11 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       outcome: 'answered',
       posted: posts.length,
       turns: 1,
-      steps: `${result.steps}/${prepared.maxSteps ?? '?'}`,
+      steps: `${result.stepCount}/${prepared.maxSteps ?? '?'}`,
       resumed: result.resumed,
       duration: seconds(started),
     });
-    return { outcome: 'answered', posted: posts.length, steps: result.steps, turnId, result };
+    return { outcome: 'answered', posted: posts.length, steps: result.stepCount, turnId, result };
   } catch (error) {
     // The claims stay in flight: the next wake resumes this turn from the journal.
     logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the messages stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
