@@ -24,7 +24,7 @@ import {
 } from 'ai/internal';
 import aiPackage from 'ai/package.json' with { type: 'json' };
 import type { ResolvedModel } from '../model/providers.ts';
-import { cacheAffinity, withCacheAffinity } from '../model/cache-affinity.ts';
+import { cacheAffinity, NO_AFFINITY, withCacheAffinity } from '../model/cache-affinity.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { NormalizedSchema } from '../tools/schema.ts';
 import { type HarnessStreamPart, type Usage, usageOf } from './events.ts';
@@ -141,7 +141,7 @@ async function callOptions(request: ModelCallRequest, model: LanguageModelV4): P
   };
   const { headers, providerOptions } = withCacheAffinity(
     { ...(setHeaders ? { headers: setHeaders } : {}), ...(setProviderOptions ? { providerOptions: setProviderOptions } : {}) },
-    request.sessionId === undefined ? {} : cacheAffinity(request.model.provider, request.sessionId),
+    request.sessionId === undefined ? NO_AFFINITY : cacheAffinity(request.model.provider, request.sessionId),
   );
   return {
     ...prepareLanguageModelCallOptions(settings),

@@ -17,11 +17,19 @@ export function cacheAffinityKey(sessionId: string): string {
   return `acx-${createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`;
 }
 
+export const NO_AFFINITY: CacheAffinity = Object.freeze({});
+// One entry per session a process talks for: the hash is taken once, not on every model call.
+const keys = new Map<string, string>();
+
 export function cacheAffinity(provider: string, sessionId: string): CacheAffinity {
-  const key = cacheAffinityKey(sessionId);
-  if (provider === 'openai') return { providerOptions: { openai: { promptCacheKey: key } } };
-  if (provider === 'xai') return { headers: { 'x-grok-conv-id': key } };
-  return {};
+  if (provider !== 'openai' && provider !== 'xai') return NO_AFFINITY;
+  let key = keys.get(sessionId);
+  if (key === undefined) {
+    if (keys.size >= 1024) keys.clear();
+    key = cacheAffinityKey(sessionId);
+    keys.set(sessionId, key);
+  }
+  return provider === 'openai' ? { providerOptions: { openai: { promptCacheKey: key } } } : { headers: { 'x-grok-conv-id': key } };
 }
 
 /** The affinity under what the operator set: their own key (model_params.json, --param) wins. */
@@ -29,6 +37,7 @@ export function withCacheAffinity(
   set: { headers?: Record<string, string>; providerOptions?: SharedV4ProviderOptions },
   affinity: CacheAffinity,
 ): { headers: Record<string, string>; providerOptions: SharedV4ProviderOptions | undefined } {
+  if (affinity === NO_AFFINITY) return { headers: set.headers ?? {}, providerOptions: set.providerOptions };
   const headers = { ...affinity.headers, ...set.headers };
   let providerOptions = set.providerOptions;
   for (const [provider, options] of Object.entries(affinity.providerOptions ?? {})) {
