@@ -17,8 +17,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
   const env = process.env;
   if (!UUID.test(timeline)) throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
-  const trigger = (options.message as string | undefined) ?? env.BASECRADLE_MESSAGE;
-  if (trigger !== undefined && !UUID.test(trigger)) throw new CliExit('usage', `acx wake: --message must be a message uuid, not "${trigger}".`);
+  const uuidOption = (flag: 'message' | 'asset' | 'event', variable: string): string | undefined => {
+    const value = (options[flag] as string | undefined) ?? env[variable];
+    if (value !== undefined && !UUID.test(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
+    return value;
+  };
+  const trigger = uuidOption('message', 'BASECRADLE_MESSAGE');
+  const asset = uuidOption('asset', 'BASECRADLE_ASSET');
+  const event = uuidOption('event', 'BASECRADLE_EVENT');
   const sessionId = `timeline:${timeline}`;
   const flags = runFlags(agent, { ...options, session: sessionId });
   const location = locateAgent(flags, { logger });
@@ -32,6 +38,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       state,
       timeline,
       ...(trigger ? { trigger } : {}),
+      triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
       ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),
       logger,
       agent: async (platformTools) => {

@@ -112,4 +112,49 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--timeline must be a timeline uuid');
   });
+
+  it('an asset and an activated task each get a turn of their own, after the message batch; the agent\'s own task runs', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    // nova scheduled a reminder for itself a moment from now; wait for the platform to activate it.
+    const task = await platform.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions: 'Remind ana about the release notes.', activate_at: new Date(Date.now() + 300).toISOString() } } });
+    expect(task.status, task.text).toBe(201);
+    for (let waited = 0; ; waited += 100) {
+      const activated = await platform.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: nova.token });
+      if (activated.body.tasks.length === 1) break;
+      if (waited > 10_000) throw new Error('the task never activated');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await post(ana.token, timeline, '@nova here is the chart');
+    const form = new FormData();
+    form.append('asset[file]', new Blob(['a,b\n1,2\n'], { type: 'text/csv' }), 'chart.csv');
+    form.append('asset[description]', 'Q3 numbers');
+    expect((await platform.api('POST', `/timelines/${timeline}/assets`, { token: ana.token, form })).status).toBe(201);
+    model.enqueue(
+      { toolCalls: [{ name: 'messages_create', input: { body: 'Thanks, looking.' } }] },
+      'message turn done',
+      'asset noted',
+      { toolCalls: [{ name: 'messages_create', input: { body: 'Reminder: release notes, ana.' } }] },
+      'task done',
+    );
+    const home = tempDir();
+    const env = wakeEnv(nova.token);
+    const run = await runAcx(['wake', AGENT, '--timeline', timeline], { env, home });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/wake end .*outcome=answered posted=2 turns=3/);
+    const prompts = model.requests.map((request) => JSON.stringify(request.body));
+    expect(prompts[0]).toContain('@ana: @nova here is the chart');
+    expect(prompts[2]).toMatch(/A new asset was shared on this timeline:.*asset [0-9a-f-]{36}: \\"chart.csv\\" text\/csv, 8 bytes, described \\"Q3 numbers\\"/);
+    expect(prompts[3]).toMatch(/A scheduled task activated on this timeline:.*Remind ana about the release notes/);
+    expect(await messagesOn(ana.token, timeline)).toEqual([
+      { handle: 'ana', body: '@nova here is the chart' },
+      { handle: 'nova', body: 'Thanks, looking.' },
+      { handle: 'nova', body: 'Reminder: release notes, ana.' },
+    ]);
+    // Nothing is taken up twice: not the asset (its mark moved), not the task (seen).
+    const again = await runAcx(['wake', AGENT, '--timeline', timeline], { env, home });
+    expect(again.stderr).toMatch(/wake end .*outcome=nothing-new/);
+    expect(model.requests).toHaveLength(5);
+  });
 });
+

@@ -23,7 +23,6 @@ export function register(program: Command): void {
       .description('answer an event (and anything still pending) for one session, then exit: one process per event')
       .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
       .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
-      .option('--event <id>', 'the event\'s id: the same id delivered again is answered once (env ACX_EVENT_ID)')
       .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
       .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
       .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
@@ -41,7 +40,9 @@ export function register(program: Command): void {
       .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
       .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')
       .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
-      .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)'),
+      .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)')
+      .option('--asset <uuid>', 'with --timeline: the asset the delivery is about (env BASECRADLE_ASSET)')
+      .option('--event <id>', "the event's id: the same id delivered again is answered once (env ACX_EVENT_ID); with --timeline, the webhook event the delivery is about (env BASECRADLE_EVENT)"),
   ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
     const env = process.env;
     const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });

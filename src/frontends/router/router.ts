@@ -188,8 +188,8 @@ function receive(raw: Buffer, headers: http.IncomingHttpHeaders, byRecipient: Ma
 function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
   const command = options.wakeCommand ?? { command: process.execPath, args: [new URL('../../../bin/acx.js', import.meta.url).pathname] };
   const flag = WAKING_EVENTS[delivery.event];
-  // Only the message trigger is read by the wake today; the others still wake it on the timeline.
-  const trigger = flag === '--message' && delivery.resource ? [flag, delivery.resource] : [];
+  // A task needs no trigger: the wake takes up every activated task it has not seen.
+  const trigger: string[] = flag && flag !== '--task' && delivery.resource ? [flag, delivery.resource] : [];
   const env: NodeJS.ProcessEnv = {
     ...(options.env ?? process.env),
     BASECRADLE_BASE_URL: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,

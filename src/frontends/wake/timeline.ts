@@ -3,10 +3,11 @@ import type { HarnessAgent } from '../../agent/harness-agent.ts';
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ChannelState, ItemRef } from '../../channel/state.ts';
+import type { ChannelState, ItemKind, ItemRef } from '../../channel/state.ts';
 import type { KeyedKind } from '../../channel/tools/kit.ts';
 import { createPlatformTools } from '../../channel/tools/index.ts';
-import type { Actor, Message, Timeline } from '../../channel/types.ts';
+import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
+import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
 import type { HarnessTurnResult } from '../../agent/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
@@ -24,14 +25,17 @@ import type { Logger } from '../../util/logger.ts';
  * earlier calls in the journal), so the platform returns the first record; and a claim left
  * in-flight by a dead wake is resumed, while a live wake's is left to it.
  *
- * This slice answers messages. Assets, activated tasks and webhook events are not read yet.
+ * Unseen messages batch into one turn; each unseen asset, webhook event and activated task gets
+ * a turn of its own, every item shown with its [created_at].
  */
 export interface TimelineWakeOptions {
   client: BaseCradleClient;
   state: ChannelState;
   timeline: string;
-  /** The item the delivery is about (`--message`): on a first wake, the reply starts there. */
+  /** The message the delivery is about (`--message`): on a first wake, the reply starts there. */
   trigger?: string;
+  /** The asset or webhook event the delivery is about (`--asset`, `--event`): a first wake starts there. */
+  triggers?: { asset?: string; webhook_event?: string };
   deliveryId?: string;
   /** The agent for this wake, given the platform tools it must offer (they are how it perceives and speaks). */
   agent: (platformTools: Tool[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
@@ -77,8 +81,111 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return { outcome: 'skipped', reason: 'timeline_locked', posted: 0 };
   }
   const me = (await client.dashboard.get()).identity;
-  logger.info('wake start', { ...bookend, agent: me.handle, trigger: options.trigger });
+  logger.info('wake start', { ...bookend, agent: me.handle, trigger: options.trigger ?? options.triggers?.asset ?? options.triggers?.webhook_event });
 
+  // What this wake answers, in order: the unseen messages as one batch, then each unseen asset,
+  // webhook event and activated task in a turn of its own. Each kind settles after its turns.
+  const work: WorkTurn[] = [];
+  const settleKinds: Array<() => void> = [];
+  let busy = false;
+  const messages = await messageWork(options, me, room, wakeId);
+  if (messages.turn) work.push(messages.turn);
+  else messages.settle();
+  settleKinds.push(messages.settle);
+  busy ||= messages.busy;
+  for (const kind of ['asset', 'webhook_event'] as const) {
+    const items = await singleItemWork(options, me, kind, wakeId);
+    work.push(...items.turns);
+    busy ||= items.busy;
+    if (items.turns.length === 0) items.settle();
+    else settleKinds.push(items.settle);
+  }
+  const tasks = await taskWork(options, wakeId);
+  work.push(...tasks.turns);
+  busy ||= tasks.busy;
+
+  if (work.length === 0) {
+    logger.info('wake end', { ...bookend, outcome: busy ? 'busy' : 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
+    return { outcome: busy ? 'busy' : 'nothing-new', posted: 0 };
+  }
+
+  // The platform tools are made once; each turn's creates are keyed by its own anchor.
+  let anchor = work[0]!.anchor;
+  const keyFor: CreateKeySource = (kind, context) => {
+    const earlier = context.earlierCalls?.() ?? [];
+    const ordinal = 1 + earlier.filter((call) => CREATING_TOOLS[kind].includes(call.toolName)).length;
+    return createIdempotencyKey({ timeline, anchor, kind, ordinal });
+  };
+  // The whole platform tool set: a timeline agent perceives and speaks through it.
+  const prepared = await options.agent(createPlatformTools({ client, timeline, idempotencyKey: keyFor }));
+  let posted = 0;
+  let steps = 0;
+  let last: HarnessTurnResult | undefined;
+  let resumed = false;
+  try {
+    const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
+    for (const turn of work) {
+      anchor = turn.anchor;
+      // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
+      const heartbeat = setInterval(() => state.heartbeat(turn.refs, wakeId), HEARTBEAT_MS);
+      heartbeat.unref();
+      let result: HarnessTurnResult;
+      try {
+        result = await prepared.agent.generate({ session, prompt: turn.prompt, turnId: timelineTurnId(timeline, turn.anchor), addressed: turn.addressed });
+      } catch (error) {
+        if ((error as { code?: string }).code === 'turn-compacted') {
+          state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
+          logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
+        }
+        throw error;
+      } finally {
+        clearInterval(heartbeat);
+      }
+      // A failed call stays in toolResults with an `error` field (the engine's result shape).
+      const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
+      for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
+      if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
+      state.commit(turn.refs, wakeId);
+      turn.after?.();
+      posted += posts.length;
+      steps += result.stepCount;
+      resumed ||= result.resumed;
+      last = result;
+    }
+    for (const settle of settleKinds) settle();
+    logger.info('wake end', {
+      ...bookend,
+      outcome: 'answered',
+      posted,
+      turns: work.length,
+      steps: `${steps}/${(prepared.maxSteps ?? 0) * work.length || '?'}`,
+      resumed,
+      duration: seconds(started),
+    });
+    return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, work.at(-1)!.anchor), result: last! };
+  } catch (error) {
+    // The claims stay in flight: the next wake resumes the turn from the journal.
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
+    throw error;
+  } finally {
+    await prepared.close();
+  }
+}
+
+/** One turn's worth of work: the items it answers (claimed), the key anchor, the prompt. */
+interface WorkTurn {
+  kind: ItemKind;
+  refs: ItemRef[];
+  anchor: string;
+  prompt: string;
+  addressed: boolean;
+  /** After the turn committed (a task joins the seen-set). */
+  after?: () => void;
+}
+
+/** The unseen messages as one batch (or nothing), and how to settle their mark afterwards. */
+async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turn?: WorkTurn; settle: () => void; busy: boolean }> {
+  const { client, state, timeline } = options;
   const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
   const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
   const firstWake = state.mark(timeline, 'message') === undefined;
@@ -87,7 +194,6 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const stranded = new Set(fromPeers.filter((message) => state.phase(ref(timeline, message)) === 'in-flight'));
   const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
   const candidates = unseen.filter((message) => chosen.has(message));
-
   // Claim in order; a message a live wake holds, and everything after it, is that wake's.
   const batch: Message[] = [];
   let held: Message | undefined;
@@ -99,68 +205,96 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     }
     if (outcome === 'taken' || outcome === 'resumed') batch.push(message);
   }
-  if (batch.length === 0) {
-    const busy = held !== undefined;
-    settleMarks(state, timeline, unseen, held);
-    logger.info('wake end', { ...bookend, outcome: busy ? 'busy' : 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
-    return { outcome: busy ? 'busy' : 'nothing-new', posted: 0 };
-  }
-
-  const anchor = batch[0]!.content.uuid;
-  const keyFor: CreateKeySource = (kind, context) => {
-    const earlier = context.earlierCalls?.() ?? [];
-    const ordinal = 1 + earlier.filter((call) => CREATING_TOOLS[kind].includes(call.toolName)).length;
-    return createIdempotencyKey({ timeline, anchor, kind, ordinal });
+  const settle = () => settleMarks(state, timeline, unseen, held);
+  if (batch.length === 0) return { settle, busy: held !== undefined };
+  return {
+    turn: {
+      kind: 'message',
+      refs: batch.map((message) => ref(timeline, message)),
+      anchor: batch[0]!.content.uuid,
+      prompt: batchPrompt(batch, { firstWake, earlier: firstWake ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
+      addressed: batch.some((message) => mentions(message.content.body, me.handle)) || twoViewers(room),
+    },
+    settle,
+    busy: held !== undefined,
   };
-  const refs = batch.map((message) => ref(timeline, message));
-  // The whole platform tool set: a timeline agent perceives and speaks through it.
-  const prepared = await options.agent(createPlatformTools({ client, timeline, idempotencyKey: keyFor }));
-  const turnId = timelineTurnId(timeline, anchor);
-  // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
-  const heartbeat = setInterval(() => state.heartbeat(refs, wakeId), HEARTBEAT_MS);
-  heartbeat.unref();
-  try {
-    const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
-    let result: HarnessTurnResult;
-    try {
-      result = await prepared.agent.generate({
-        session,
-        prompt: batchPrompt(batch, { firstWake, earlier: firstWake ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
-        turnId,
-        addressed: batch.some((message) => mentions(message.content.body, me.handle)) || twoViewers(room),
-      });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'turn-compacted') {
-        state.abandon(refs, wakeId, 'its turn was compacted away before it finished');
-        logger.error('items abandoned', { ...bookend, messages: refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
-        settleMarks(state, timeline, unseen, undefined);
-      }
-      throw error;
-    }
-    // A failed call stays in toolResults with an `error` field (the engine's result shape).
-    const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
-    for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
-    if (result.unspoken) logger.info('unspoken', { ...bookend, text: result.unspoken });
-    state.commit(refs, wakeId);
-    settleMarks(state, timeline, unseen, held);
-    logger.info('wake end', {
-      ...bookend,
-      outcome: 'answered',
-      posted: posts.length,
-      turns: 1,
-      steps: `${result.stepCount}/${prepared.maxSteps ?? '?'}`,
-      resumed: result.resumed,
-      duration: seconds(started),
-    });
-    return { outcome: 'answered', posted: posts.length, steps: result.stepCount, turnId, result };
-  } catch (error) {
-    // The claims stay in flight: the next wake resumes this turn from the journal.
-    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the messages stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
-    throw error;
-  } finally {
-    clearInterval(heartbeat);
-    await prepared.close();
+}
+
+type SingleKind = 'asset' | 'webhook_event';
+type SingleItem = Asset | WebhookEvent;
+
+/**
+ * Unseen assets or webhook events, each in a turn of its own. Since the mark: every newer one;
+ * on a first wake: the trigger and what is newer, else only the newest. The agent's own assets
+ * are skipped (their mark advances).
+ */
+async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: SingleKind, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => void; busy: boolean }> {
+  const { client, state, timeline } = options;
+  const mark = state.mark(timeline, kind);
+  const trigger = options.triggers?.[kind];
+  const list = kind === 'asset' ? client.assets.list({ timeline }) : client.webhookEvents.list({ timeline });
+  const newestFirst: SingleItem[] = [];
+  for await (const item of list as AsyncIterable<SingleItem>) {
+    if (item.content.uuid === mark) break;
+    newestFirst.push(item);
+    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? 50))) break;
   }
+  const unseen = newestFirst.reverse();
+  const turns: WorkTurn[] = [];
+  let held: SingleItem | undefined;
+  for (const item of unseen) {
+    if (kind === 'asset' && (item as Asset).user.uuid === me.uuid) continue;
+    const itemRef: ItemRef = { timeline, kind, item: item.content.uuid };
+    const outcome = state.take(itemRef, wakeId);
+    if (outcome === 'held') {
+      held = item;
+      break;
+    }
+    if (outcome !== 'taken' && outcome !== 'resumed') continue;
+    const line = kind === 'asset' ? assetLine(item as Asset) : webhookEventLine(item as WebhookEvent);
+    const noun = kind === 'asset' ? 'A new asset was shared on this timeline' : 'A webhook event arrived on this timeline';
+    turns.push({ kind, refs: [itemRef], anchor: item.content.uuid, prompt: `${noun}:\n${line}\n\nAct on it if it calls for it; speak only by calling messages_create.`, addressed: false });
+  }
+  const settle = () => {
+    const stop = held ? unseen.indexOf(held) : unseen.length;
+    const lastSettled = unseen[stop - 1];
+    if (lastSettled) state.setMark(timeline, kind, lastSettled.content.uuid);
+  };
+  return { turns, settle, busy: held !== undefined };
+}
+
+/** Activated tasks not yet taken up (the seen-set), each in a turn of its own; the agent's own tasks run too. */
+async function taskWork(options: TimelineWakeOptions, wakeId: string): Promise<{ turns: WorkTurn[]; busy: boolean }> {
+  const { client, state, timeline } = options;
+  const turns: WorkTurn[] = [];
+  let busy = false;
+  const activated: Task[] = [];
+  for await (const task of client.tasks.list({ timeline, status: 'activated' })) {
+    activated.push(task);
+    if (activated.length >= (options.firstWakeWindow ?? 50)) break;
+  }
+  for (const task of activated.reverse()) {
+    const itemRef: ItemRef = { timeline, kind: 'task', item: task.content.uuid };
+    if (state.hasSeen(itemRef)) continue;
+    const outcome = state.take(itemRef, wakeId);
+    if (outcome === 'held') {
+      busy = true;
+      continue;
+    }
+    if (outcome === 'done' || outcome === 'abandoned') {
+      state.markSeen(itemRef);
+      continue;
+    }
+    turns.push({
+      kind: 'task',
+      refs: [itemRef],
+      anchor: task.content.uuid,
+      prompt: `A scheduled task activated on this timeline:\n${taskLine(task)}\n\nDo what it says; speak only by calling messages_create.`,
+      addressed: false,
+      after: () => state.markSeen(itemRef),
+    });
+  }
+  return { turns, busy };
 }
 
 const HEARTBEAT_MS = 5 * 60_000;
