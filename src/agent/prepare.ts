@@ -71,10 +71,12 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
 }
 
 /** The standing instructions: the agent directory's prompts, else the config home's charter. */
-export function standingInstructions(settings: ResolvedSettings, logger: Logger): string {
+export function standingInstructions(settings: ResolvedSettings, logger: Logger, sections: readonly string[] = []): string {
   const definition = settings.definition;
-  if (definition) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
-  return composeCharter(settings.configHome, { logger }).text;
+  if (definition && sections.length === 0) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
+  // A front end's sections go after initialize.md and before the system prompt (the seed's timeline brief order).
+  if (definition) return composeInstructions({ initialize: definition.initialize, skills: definition.skills, extra: [...sections, definition.systemPrompt ?? ''] });
+  return [...sections, composeCharter(settings.configHome, { logger }).text].filter(Boolean).join('\n\n');
 }
 
 export interface PrepareOptions {
@@ -87,6 +89,8 @@ export interface PrepareOptions {
   sandbox?: Sandbox;
   /** Tools the front end adds on top of what agent.json lists (a timeline wake's platform tools), through the same policy. */
   extraTools?: readonly Tool[];
+  /** Sections the front end adds to the standing instructions, before the system prompt (a timeline wake's tool manifest and dashboard). */
+  briefSections?: readonly string[];
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -107,7 +111,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;
   const memory = openAgentMemory(settings, logger);
-  let instructions = standingInstructions(settings, logger);
+  let instructions = standingInstructions(settings, logger, options.briefSections);
   const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
   // further sessions of the same agent. A session named with --session is kept (the agent's own

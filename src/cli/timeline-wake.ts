@@ -41,9 +41,9 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
       ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),
       logger,
-      agent: async (platformTools) => {
+      agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../agent/prepare.ts');
-        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools });
+        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools, briefSections: brief });
         return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
       },
     });

@@ -62,6 +62,11 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     ]);
     // The model saw the message with its time and author.
     expect(JSON.stringify(model.requests[0]!.body)).toMatch(/\[20\d\d-[^\]]+\] @ana: Hello @nova, when is the release\?/);
+    // The brief: the platform tools with a gotcha each, then the platform's dashboard.md, then the system prompt.
+    const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
+    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).toMatch(/- lock \(.*\): .*irreversible/i);
+    expect(instructions).toContain('## The platform (its dashboard)');
 
     const again = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env, home });
     expect(again.status, again.stderr).toBe(0);

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
 import type { ChannelState, ItemKind, ItemRef } from '../../channel/state.ts';
 import type { KeyedKind } from '../../channel/tools/kit.ts';
-import { createPlatformTools } from '../../channel/tools/index.ts';
+import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
 import type { HarnessTurnResult } from '../../agent/harness-results.ts';
@@ -37,8 +37,12 @@ export interface TimelineWakeOptions {
   /** The asset or webhook event the delivery is about (`--asset`, `--event`): a first wake starts there. */
   triggers?: { asset?: string; webhook_event?: string };
   deliveryId?: string;
-  /** The agent for this wake, given the platform tools it must offer (they are how it perceives and speaks). */
-  agent: (platformTools: Tool[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  /**
+   * The agent for this wake, given the platform tools it must offer (they are how it perceives and
+   * speaks) and the brief's platform sections: a manifest of those tools with a gotcha each, and
+   * the platform's dashboard.md (absent when it could not be fetched).
+   */
+  agent: (platformTools: Tool[], brief: readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
   logger: Logger;
   /** How many messages a first wake reads (FACTS.md: the newest 50). */
   firstWakeWindow?: number;
@@ -117,7 +121,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return createIdempotencyKey({ timeline, anchor, kind, ordinal });
   };
   // The whole platform tool set: a timeline agent perceives and speaks through it.
-  const prepared = await options.agent(createPlatformTools({ client, timeline, idempotencyKey: keyFor }));
+  const tools = createPlatformTools({ client, timeline, idempotencyKey: keyFor });
+  const prepared = await options.agent(tools, await platformBrief(client, tools, logger));
   let posted = 0;
   let steps = 0;
   let last: HarnessTurnResult | undefined;
@@ -169,6 +174,17 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     throw error;
   } finally {
     await prepared.close();
+  }
+}
+
+/** The brief's platform part: the tools with a one-line gotcha each, and dashboard.md (degrading to a note). */
+async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], logger: Logger): Promise<string[]> {
+  const manifest = `## Your tools on this platform\nYou perceive and act only through these; speaking is messages_create.\n${toolManifest(tools)}`;
+  try {
+    return [manifest, `## The platform (its dashboard)\n${(await client.dashboard.markdown()).trim()}`];
+  } catch (error) {
+    logger.warn('dashboard unavailable', { error: errorMessage(error), note: 'the brief goes without it' });
+    return [manifest];
   }
 }
 
