@@ -86,6 +86,21 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
+  it('--timeline lists the platform tools a timeline wake adds; without it they are not there', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home };
+    const agent = join(ROOT, 'test/fixtures/agents/timeline-peer');
+    const plain = JSON.parse((await acx(['resolved-config', agent, '--config-home', home, '--home', home], env)).stdout) as { tools: string[] };
+    expect(plain.tools).not.toContain('messages_create');
+    const onTimeline = await acx(['resolved-config', agent, '--timeline', '0190a5f2-0000-7000-8000-000000000001', '--config-home', home, '--home', home], env);
+    expect(onTimeline.code, onTimeline.stderr).toBe(0);
+    const tools = (JSON.parse(onTimeline.stdout) as { tools: string[] }).tools;
+    expect(tools).toEqual(expect.arrayContaining(['messages_create', 'messages_list', 'assets_create', 'tasks_create', 'timelines_add_participant', 'trust_grant', 'lock', 'delete', 'users_me', 'webhook_endpoints_create', 'webhook_events_list']));
+    const bad = await acx(['resolved-config', agent, '--timeline', 'nope', '--config-home', home, '--home', home], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--timeline must be a timeline uuid');
+  });
+
   it('shows model_params.json verbatim, what every call gets, and what the build strips', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
     const file = { temperature: 0.7, max_tokens: 4096, reasoning: { effort: 'high' }, model: 'gpt-evil' };

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
+import { BaseCradleClient } from '../../channel/client.ts';
+import { createPlatformTools } from '../../channel/tools/index.ts';
 import { isInstalled, readVersionStamp } from '../../config/install.ts';
 import { resolveSettings } from '../../config/settings.ts';
 import { resolveWakeSettings, type WakeSettings } from '../../config/wake-settings.ts';
@@ -9,6 +11,7 @@ import type { AgentDefinition } from '../../agent-def/definition.ts';
 import { sha256Hex } from '../../util/jcs.ts';
 import { scrubSecrets } from '../../util/scrub.ts';
 import { createLogger, parseLogLevel } from '../../util/logger.ts';
+import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 
@@ -21,7 +24,13 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
   const settings = resolveSettings(runFlags(agent, options), { logger });
   const memory = openAgentMemory(settings, logger, { seed: false });
-  const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: false, createWorkspace: false });
+  // --timeline: what a timeline wake offers on top, the platform tools (made without contacting the platform).
+  const timeline = options.timeline as string | undefined;
+  if (timeline !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(timeline)) {
+    throw new CliExit('usage', `acx resolved-config: --timeline must be a timeline uuid, not "${timeline}".`);
+  }
+  const extraTools = timeline ? createPlatformTools({ client: new BaseCradleClient(process.env.BASECRADLE_BASE_URL ? { baseUrl: process.env.BASECRADLE_BASE_URL } : {}), timeline }) : undefined;
+  const toolset = await assembleAgentTools(settings, { memory, logger, connectMcp: false, createWorkspace: false, ...(extraTools ? { extraTools } : {}) });
   const aiVersion = (await import('ai/package.json', { with: { type: 'json' } })).default.version;
   // No model selected is a valid state here: the model fields are null, everything else is real.
   const model = settings.model;
@@ -141,7 +150,8 @@ export function register(program: Command): void {
     program
       .command('resolved-config')
       .description('print, as JSON, what a run would actually use (no key, no network, no writes)')
-      .argument('[agent]', 'agent directory or .acx cartridge'),
+      .argument('[agent]', 'agent directory or .acx cartridge')
+      .option('--timeline <uuid>', 'as a timeline wake on this timeline would: the platform tools listed under tools (nothing is fetched)'),
   ).action(async (agent: string | undefined, options: Record<string, unknown>) => {
     process.stdout.write(`${JSON.stringify(await resolvedConfig(agent, options), null, 2)}\n`);
   });
