@@ -45,7 +45,7 @@ describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
   it('2: a command\'s own usage check, one line', async () => {
     const run = await runAcx(['cleanup', join(ROOT, 'examples/notes-keeper')], { ACX_HOME: join(root, 'home-cleanup') }, { fresh: true });
     expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toBe('acx cleanup: give exactly one of --session <id> or --idle-days <n>.\n');
+    expect(run.stderr).toBe('acx cleanup: give exactly one of --session <id>, --idle-days <n>, --sweep or --timeline <uuid>.\n');
   });
 
   it('2: an unknown command, found by the argument parser', async () => {

@@ -161,5 +161,32 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(again.stderr).toMatch(/wake end .*outcome=nothing-new/);
     expect(model.requests).toHaveLength(5);
   });
+
+  it('cleanup --sweep purges the state of a deleted timeline and keeps the others; --timeline purges one; memory stays', async () => {
+    const { ana, nova } = setUp();
+    const kept = await sharedTimeline(platform, ana, nova, 'Kept');
+    const gone = await sharedTimeline(platform, ana, nova, 'Gone');
+    const home = tempDir();
+    const env = wakeEnv(nova.token);
+    model.setFallback('nothing to add');
+    for (const timeline of [kept, gone]) {
+      await post(ana.token, timeline, 'hello @nova');
+      expect((await runAcx(['wake', AGENT, '--timeline', timeline], { env, home })).status).toBe(0);
+    }
+    expect((await platform.api('DELETE', `/timelines/${gone}`, { token: ana.token })).status).toBe(204);
+    const sweep = await runAcx(['cleanup', AGENT, '--sweep', '--json'], { env, home });
+    expect(sweep.status, sweep.stderr).toBe(0);
+    const report = JSON.parse(sweep.stdout) as { removed: Array<{ timeline: string; messages: number }>; kept: Array<{ timeline: string; reason: string }> };
+    expect(report.removed.map((r) => r.timeline)).toEqual([gone]);
+    expect(report.removed[0]!.messages).toBeGreaterThan(0);
+    expect(report.kept).toEqual([{ timeline: kept, reason: 'kept' }]);
+    const sessions = await runAcx(['sessions', AGENT, '--json'], { env, home });
+    const ids = (JSON.parse(sessions.stdout) as Array<{ id: string }> | { sessions: Array<{ id: string }> });
+    const list = Array.isArray(ids) ? ids : ids.sessions;
+    expect(list.map((s) => s.id)).toEqual([`timeline:${kept}`]);
+    // --timeline purges unconditionally: the next wake on it starts fresh (a first wake again).
+    const one = await runAcx(['cleanup', AGENT, '--timeline', kept, '--json'], { env, home });
+    expect(JSON.parse(one.stdout).removed.map((r: { timeline: string }) => r.timeline)).toEqual([kept]);
+  });
 });
 

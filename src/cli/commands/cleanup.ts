@@ -21,6 +21,8 @@ export function register(program: Command): void {
     .description("remove a finished session's transcript and wake state (--session), or sweep sessions idle for N days")
     .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
     .option('--session <id>', 'the session to remove')
+    .option('--sweep', "a timeline agent: ask the platform about each timeline it keeps state for; a deleted one's transcript, marks and claims go")
+    .option('--timeline <uuid>', "a timeline agent: remove one timeline's transcript, marks and claims, whatever the platform says")
     .option('--idle-days <n>', 'remove every session with no activity for this many days (env ACX_CLEANUP_IDLE_DAYS)')
     .option('--dry-run', 'say what would be removed, remove nothing')
     .option('--json', 'print one JSON object: {agent, stateDir, dryRun, removed: [{id, messages, wakeEvents, acpSessions}], kept: [{id, reason}]}')
@@ -28,10 +30,21 @@ export function register(program: Command): void {
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .action(async (agent: string, options: Record<string, unknown>) => {
       const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
+      if (options.sweep || options.timeline !== undefined) {
+        if (options.session !== undefined || options.idleDays !== undefined) {
+          throw new CliExit('usage', 'acx cleanup: --sweep and --timeline are for timelines; give them without --session or --idle-days.');
+        }
+        if (options.timeline !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(options.timeline as string)) {
+          throw new CliExit('usage', `acx cleanup: --timeline must be a timeline uuid, not "${String(options.timeline)}".`);
+        }
+        const { runTimelineCleanup } = await import('../timeline-cleanup.ts');
+        await runTimelineCleanup(agent, options, logger);
+        return;
+      }
       const sessionId = options.session as string | undefined;
       const idleRaw = (options.idleDays as string | undefined) ?? process.env.ACX_CLEANUP_IDLE_DAYS;
       if ((sessionId === undefined) === (idleRaw === undefined)) {
-        throw new CliExit('usage', 'acx cleanup: give exactly one of --session <id> or --idle-days <n>.');
+        throw new CliExit('usage', 'acx cleanup: give exactly one of --session <id>, --idle-days <n>, --sweep or --timeline <uuid>.');
       }
       const idleDays = idleRaw === undefined ? undefined : Number(idleRaw);
       if (idleDays !== undefined && (!Number.isFinite(idleDays) || idleDays <= 0)) {
