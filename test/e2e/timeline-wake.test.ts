@@ -106,13 +106,24 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
   });
 
-  it('a deleted timeline is a stale delivery: skipped, exit 0; a bad timeline id is a usage error', async () => {
+  it('a deleted or locked timeline is a stale delivery: skipped, exit 0; a bad token fails non-zero; a bad timeline id is a usage error', async () => {
     const { ana, nova } = setUp();
     const timeline = await sharedTimeline(platform, ana, nova);
     expect((await platform.api('DELETE', `/timelines/${timeline}`, { token: ana.token })).status).toBeLessThan(300);
     const run = await runAcx(['wake', AGENT, '--timeline', timeline], { env: wakeEnv(nova.token) });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_deleted/);
+    // A locked timeline is read-only for good: nothing to do, exit 0.
+    const locked = await sharedTimeline(platform, ana, nova, 'Locked');
+    expect((await platform.api('POST', `/timelines/${locked}/lock`, { token: ana.token })).status).toBeLessThan(300);
+    const onLocked = await runAcx(['wake', AGENT, '--timeline', locked], { env: wakeEnv(nova.token) });
+    expect(onLocked.status, onLocked.stderr).toBe(0);
+    expect(onLocked.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_locked/);
+    // A bad token is a failure the router retries: non-zero, saying so, the token never printed.
+    const denied = await runAcx(['wake', AGENT, '--timeline', locked], { env: wakeEnv('bc_uat_notavalidtoken0000000000000000') });
+    expect(denied.status).not.toBe(0);
+    expect(denied.stderr).toMatch(/unauthori[sz]ed|token/i);
+    expect(denied.stderr).not.toContain('bc_uat_notavalidtoken');
     const bad = await runAcx(['wake', AGENT, '--timeline', 'nope'], { env: wakeEnv(nova.token) });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--timeline must be a timeline uuid');
