@@ -12,6 +12,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
+import { callCostUsd } from '../model/call-cost.ts';
 import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
@@ -147,6 +148,12 @@ export interface TurnResult {
   pendingApprovals: ApprovalRequest[];
   pendingToolCalls: TurnToolCall[];
   resumed: boolean;
+}
+
+/** The step's stated cost, as a part field (absent when the provider states none). */
+function costOf(result: ModelCallResult): { costUsd?: number } {
+  const cost = callCostUsd(result.providerMetadata);
+  return cost === undefined ? {} : { costUsd: cost };
 }
 
 /** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
@@ -466,6 +473,7 @@ export class Engine {
           step: state.step,
           finishReason: calls.length > 0 ? 'tool-calls' : normalizeFinish(result.finishReason),
           usage: result.usage,
+          ...costOf(result),
         });
 
       if (calls.length === 0) {
@@ -713,7 +721,7 @@ export class Engine {
   }
 
   private logModelCall(result: ModelCallResult): void {
-    const cost = (result.providerMetadata?.openrouter as { usage?: { cost?: number } } | undefined)?.usage?.cost;
+    const cost = callCostUsd(result.providerMetadata);
     this.logger.info('llm', {
       provider: this.options.model.provider,
       model: this.options.model.modelId,

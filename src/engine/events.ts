@@ -30,7 +30,8 @@ export type HarnessStreamPart =
   | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string }
   | ({ type: 'tool-approval-request' } & ApprovalRequest)
   | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined }
-  | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage }
+  /** `costUsd`: what the step's model call cost, when the provider states it (OpenRouter, AI Gateway). */
+  | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage; costUsd?: number }
   | { type: 'retry'; attempt: number; error: string }
   | { type: 'compaction'; before: number; after: number; summarized: number }
   | { type: 'unspoken'; text: string }

@@ -69,6 +69,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         cachedInputTokens: u.cachedInputTokens ?? 0,
         cacheWriteInputTokens: u.cacheWriteInputTokens ?? 0,
         reasoningTokens: Math.min(outputTokens, u.reasoningTokens ?? Math.ceil(reasoning.length / 4)),
+        cost: u.cost,
       },
       finishReason: r.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
     };

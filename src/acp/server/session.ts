@@ -73,6 +73,8 @@ export class AcpSession {
   private agent: HarnessAgent;
   /** The context window of the engine's model, for usage_update. */
   private contextSize: number | undefined;
+  /** What this session's turns cost so far (USD), since it was opened in this process; undefined until a provider states a cost. */
+  private sessionCost: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
   private commandRunning = false;
@@ -164,6 +166,7 @@ export class AcpSession {
         tools: this.tools,
         mode: this.engineChoices.mode,
         contextSize: this.contextSize,
+        ...(this.sessionCost !== undefined ? { costSoFar: this.sessionCost } : {}),
         roots: this.roots,
         edits: this.options.edits,
       });
@@ -195,6 +198,7 @@ export class AcpSession {
       this.turn = undefined;
     }
     await this.flush();
+    if (translator?.cost !== undefined) this.sessionCost = (this.sessionCost ?? 0) + translator.cost;
     const usage = promptUsage(translator?.usage ?? emptyUsage());
     this.logger.info('acp turn end', { stop: stopReason });
     // `usage` is the ACP draft field; clients that do not know it ignore it.

@@ -79,6 +79,8 @@ export interface TurnTranslatorOptions {
   mode: PermissionMode;
   /** The context window in tokens, for `usage_update`; undefined sends none. */
   contextSize: number | undefined;
+  /** What the session's earlier turns cost (USD), so `usage_update` reports the session's running total. */
+  costSoFar?: number;
   /** The session's workspace roots: tool-call locations and diffs name absolute paths in them. */
   roots?: WorkspaceRoots;
   /** Where the session's writes left their diffs. */
@@ -90,6 +92,7 @@ export class TurnTranslator {
   /** Calls announced and not yet settled, so none is left spinning in the client. */
   private readonly open = new Map<string, string>();
   private turnUsage: Usage = emptyUsage();
+  private turnCost: number | undefined;
 
   constructor(options: TurnTranslatorOptions) {
     this.options = options;
@@ -97,6 +100,11 @@ export class TurnTranslator {
 
   get usage(): Usage {
     return this.turnUsage;
+  }
+
+  /** What this turn cost (USD), when the provider stated it for any of its calls. */
+  get cost(): number | undefined {
+    return this.turnCost;
   }
 
   tool(name: string): Tool | undefined {
@@ -169,9 +177,18 @@ export class TurnTranslator {
         return [{ sessionUpdate: 'plan', entries: planEntries(part.entries) }];
       case 'finish-step': {
         this.turnUsage = addUsage(this.turnUsage, part.usage);
+        if (part.costUsd !== undefined) this.turnCost = (this.turnCost ?? 0) + part.costUsd;
         const { inputTokens, outputTokens } = part.usage;
         if (this.options.contextSize === undefined || inputTokens === undefined) return [];
-        return [{ sessionUpdate: 'usage_update', used: inputTokens + (outputTokens ?? 0), size: this.options.contextSize }];
+        const spent = this.turnCost === undefined && this.options.costSoFar === undefined ? undefined : (this.options.costSoFar ?? 0) + (this.turnCost ?? 0);
+        return [
+          {
+            sessionUpdate: 'usage_update',
+            used: inputTokens + (outputTokens ?? 0),
+            size: this.options.contextSize,
+            ...(spent === undefined ? {} : { cost: { amount: spent, currency: 'USD' } }),
+          },
+        ];
       }
       case 'start-step':
       case 'finish':

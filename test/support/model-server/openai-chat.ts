@@ -25,6 +25,7 @@ function usage(r: PlannedResponse): object {
       ...(r.usage.cacheWriteInputTokens > 0 ? { cache_write_tokens: r.usage.cacheWriteInputTokens } : {}),
     },
     completion_tokens_details: { reasoning_tokens: r.usage.reasoningTokens },
+    ...(r.usage.cost !== undefined ? { cost: r.usage.cost } : {}),
   };
 }
 

@@ -26,6 +26,8 @@ export interface ScriptedUsage {
   cacheWriteInputTokens?: number;
   /** Part of outputTokens spent reasoning. Default: reasoning characters / 4. */
   reasoningTokens?: number;
+  /** The call's cost in USD, where the wire reports one (OpenRouter's `usage.cost` on chat completions). */
+  cost?: number;
 }
 
 export interface ScriptedFailure {

@@ -17,6 +17,7 @@ export interface PlannedResponse {
     cachedInputTokens: number;
     cacheWriteInputTokens: number;
     reasoningTokens: number;
+    cost: number | undefined;
   };
   finishReason: 'stop' | 'tool-calls' | 'length';
 }

@@ -1,0 +1,13 @@
+/**
+ * What one model call cost, in USD, when the provider says so in its response: OpenRouter's
+ * `usage.cost` (providerMetadata.openrouter.usage.cost) and the AI Gateway's `cost` (a decimal
+ * string in providerMetadata.gateway). Undefined when the provider states none: acx never
+ * estimates a price.
+ */
+export function callCostUsd(providerMetadata: Record<string, unknown> | undefined): number | undefined {
+  const openrouter = (providerMetadata?.openrouter as { usage?: { cost?: unknown } } | undefined)?.usage?.cost;
+  if (typeof openrouter === 'number' && Number.isFinite(openrouter)) return openrouter;
+  const gateway = (providerMetadata?.gateway as { cost?: unknown } | undefined)?.cost;
+  const parsed = typeof gateway === 'string' ? Number(gateway) : gateway;
+  return typeof parsed === 'number' && Number.isFinite(parsed) ? parsed : undefined;
+}
