@@ -45,6 +45,8 @@ export interface AgentDefinition {
   memory: MemorySeed[];
   /** rom/mcp/*.json drop-ins: the server name (file stem) and the document. */
   mcp: Array<{ name: string; file: string; text: string }>;
+  /** rom/tools/* code plugins: the file name and its bytes (a directory run imports them from disk). */
+  plugins: Array<{ name: string; file: string; bytes: Buffer }>;
   requirements: {
     bytes: Uint8Array;
     origin: 'definition' | 'derived';
@@ -144,6 +146,10 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
       .filter((name) => name.startsWith('rom/mcp/') && name.endsWith('.json'))
       .sort()
       .map((name) => ({ name: name.slice('rom/mcp/'.length, -'.json'.length), file: name, text: text(name) ?? '' })),
+    plugins: [...files.keys()]
+      .filter((name) => /^rom\/tools\/[^/]+$/.test(name))
+      .sort()
+      .map((name) => ({ name: name.slice('rom/tools/'.length), file: name, bytes: files.get(name)!.bytes })),
     requirements: { bytes: new Uint8Array(requirementsFile.bytes), origin: requirementsFile.source === '<generated>' ? 'derived' : 'definition', unbound },
     policy: {
       bytes: policyFile ? new Uint8Array(policyFile.bytes) : null,
