@@ -93,7 +93,7 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     expect(config.tools).toContain('greet');
   });
 
-  it('a cartridge never loads its ROM plugins unless the host grants it (ACX_ALLOW_ROM_PLUGINS=1)', async () => {
+  it('a cartridge never loads its ROM plugins unless the host grants it (ACX_ALLOW_ROM_PLUGINS=1), and then only when trusted', async () => {
     const root = tempDir('acx-plugins-cart-');
     const cartridge = buildTestCartridge(root, { edit: { 'tools/greet.mjs': GREET } });
     const home = homeWith({});
@@ -109,5 +109,13 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     const granted = await resolved(args, home, { ACX_ALLOW_ROM_PLUGINS: '1' });
     expect(granted.config.tools).toContain('greet');
     expect(granted.config.skipped.filter((entry) => entry.name === 'plugin:greet.mjs')).toEqual([]);
+
+    // The grant covers trusted cartridges only: one booted as portable (its key unknown) still loads none.
+    const portable = await resolved([cartridge.path], home, { ACX_ALLOW_ROM_PLUGINS: '1', ACX_ALLOW_PORTABLE: '1' });
+    expect(portable.config.tools).not.toContain('greet');
+    expect(portable.config.skipped).toContainEqual({
+      name: 'plugin:greet.mjs',
+      reason: 'rom/tools/greet.mjs: the cartridge is portable; ROM code plugins load only from a trusted cartridge, even with ACX_ALLOW_ROM_PLUGINS=1',
+    });
   });
 });
