@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installedDefaults } from '../config/install.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import { loadToolPlugins, type PluginFolder, type PluginLoad } from '../tools/plugins.ts';
 import type { Logger } from '../util/logger.ts';
@@ -9,7 +10,8 @@ import type { Logger } from '../util/logger.ts';
  * Which tools/ folders an agent's code plugins come from, and loading them: the config home's,
  * then a directory agent's own. A cartridge's ROM plugins are code from its publisher, so they
  * load only when the host grants it (ACX_ALLOW_ROM_PLUGINS=1) and the cartridge is trusted;
- * otherwise each is listed as skipped, saying how to grant it.
+ * otherwise each is listed as skipped, saying how to grant it. A config-home plugin the installer
+ * laid down (its manifest names it) is a shipped default: broken, it is a Tool defect, not a skip.
  */
 export const ROM_PLUGINS_GRANT = 'ACX_ALLOW_ROM_PLUGINS';
 
@@ -18,7 +20,7 @@ export function romPluginsGranted(env: NodeJS.ProcessEnv): boolean {
 }
 
 export async function loadAgentPlugins(settings: ResolvedSettings, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<PluginLoad> {
-  const folders: PluginFolder[] = [{ dir: join(settings.configHome, 'tools'), origin: 'config-home' }];
+  const folders: PluginFolder[] = [{ dir: join(settings.configHome, 'tools'), origin: 'config-home', shipped: shippedPlugins(settings.configHome) }];
   const definition = settings.definition;
   if (definition?.kind === 'directory') folders.push({ dir: join(definition.path, 'tools'), origin: 'agent' });
   const options = { provider: settings.model?.provider ?? null, logger };
@@ -44,4 +46,16 @@ export async function loadAgentPlugins(settings: ResolvedSettings, logger: Logge
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The config home's tools/ files named in the installer's manifest (none when there is no readable manifest). */
+function shippedPlugins(configHome: string): Set<string> {
+  let files: string[];
+  try {
+    files = installedDefaults(configHome);
+  } catch {
+    // A broken manifest is reported where it matters (acx install, the upgrade reconcile).
+    return new Set();
+  }
+  return new Set(files.filter((file) => /^tools\/[^/]+$/.test(file)).map((file) => file.slice('tools/'.length)));
 }

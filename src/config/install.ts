@@ -101,6 +101,11 @@ export function readVersionStamp(configHome: string): string | null {
   return existsSync(path) ? readFileSync(path, 'utf8').trim() : null;
 }
 
+/** The files the installer laid down in this home (its manifest), e.g. `prompts/initialize.md`; throws on a broken manifest. */
+export function installedDefaults(configHome: string): string[] {
+  return Object.keys(readManifest(configHome).files);
+}
+
 function checkDefaults(defaults: DefaultsMap): void {
   for (const file of Object.keys(defaults)) {
     const bad =

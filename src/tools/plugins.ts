@@ -21,14 +21,16 @@ import type { Tool } from './tool.ts';
  * Provider affinity is read from a header comment before any code, never by importing:
  * `// acx-provider: openai` (a comma list) loads the file only for those providers.
  *
- * A broken user drop-in is a soft skip with a WARNING; a broken plugin acx itself ships (origin
- * `shipped`; none ships today) is an ERROR and a "Tool defect" line for the brief.
+ * A broken user drop-in is a soft skip with a WARNING; a broken plugin acx itself ships (one the
+ * installer laid down; none ships today) is an ERROR and a "Tool defect" line for the brief.
  */
 export type PluginOrigin = 'config-home' | 'agent' | 'cartridge' | 'shipped';
 
 export interface PluginFolder {
   dir: string;
   origin: PluginOrigin;
+  /** Files here that acx itself laid down (the installer's manifest): they load as origin `shipped`. */
+  shipped?: ReadonlySet<string>;
 }
 
 export interface PluginLoadOptions {
@@ -77,19 +79,19 @@ export async function loadToolPlugins(folders: readonly PluginFolder[], options:
   const result: PluginLoad = { plugins: [], skipped: [], defects: [] };
   const provider = options.provider?.split('.')[0]?.toLowerCase() ?? null;
   for (const folder of folders) {
-    const files = listPluginFiles(folder.dir);
-    const fail = (file: string, reason: string) => pluginFailed(result, options.logger, folder.origin, file, reason);
-    for (const file of files) {
+    for (const file of listPluginFiles(folder.dir)) {
+      const origin = folder.shipped?.has(basename(file)) ? 'shipped' : folder.origin;
+      const fail = (reason: string) => pluginFailed(result, options.logger, origin, file, reason);
       const outside = linkOutside(folder.dir, file);
       if (outside) {
-        fail(file, `it is a symbolic link to ${outside}, outside ${folder.dir}; plugins load only from the tools/ folders themselves`);
+        fail(`it is a symbolic link to ${outside}, outside ${folder.dir}; plugins load only from the tools/ folders themselves`);
         continue;
       }
       let source: string;
       try {
         source = readFileSync(file, 'utf8');
       } catch (error) {
-        fail(file, `it cannot be read (${errorMessage(error)})`);
+        fail(`it cannot be read (${errorMessage(error)})`);
         continue;
       }
       const affinity = readProviderAffinity(source);
@@ -103,13 +105,13 @@ export async function loadToolPlugins(folders: readonly PluginFolder[], options:
       try {
         module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
       } catch (error) {
-        fail(file, `importing it failed (${error instanceof Error ? `${error.name}: ${error.message}` : errorMessage(error)})`);
+        fail(`importing it failed (${error instanceof Error ? `${error.name}: ${error.message}` : errorMessage(error)})`);
         continue;
       }
       try {
-        result.plugins.push({ file, origin: folder.origin, tools: toolsOfModule(module, file) });
+        result.plugins.push({ file, origin, tools: toolsOfModule(module, file) });
       } catch (error) {
-        fail(file, errorMessage(error));
+        fail(errorMessage(error));
       }
     }
   }

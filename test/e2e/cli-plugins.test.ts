@@ -1,6 +1,7 @@
 // Drop-in tool plugins end to end, as an operator uses them: plugin files in a real config home,
 // agent directory and cartridge ROM; `acx resolved-config` and `acx run` as real child processes
 // on the pinned Node (so Node itself imports the plugins); the model is the local model server.
+import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,8 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     server = await startModelServer({
       fallback: respondByTurn(({ request }) => {
+        // Each step ends with acx's volatile <acx-brief> message: the prompt is the first message.
+        if (request.view.messages[0]?.text === 'DEFECT check') return 'Noted.';
         const result = request.view.messages.find((message) => message.role === 'tool')?.toolResults?.[0];
         return result ? `The plugin said: ${result.output}` : { toolCalls: [{ name: 'greet', input: { who: 'Ada' } }] };
       }),
@@ -81,6 +84,24 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     const result = JSON.parse(run.stdout) as { text: string; toolCalls: Array<{ toolName: string }> };
     expect(result.toolCalls.map((call) => call.toolName)).toEqual(['greet']);
     expect(result.text).toBe('The plugin said: Hello, Ada! (from the greet plugin)');
+  });
+
+  it('a broken plugin the installer laid down (named in .manifest.json) is an ERROR and a "Tool defect" line the model reads', async () => {
+    const home = homeWith({ 'stale.mjs': "import './removed-helper.mjs';\nexport default [];\n", 'greet.mjs': GREET });
+    const manifest = { format: 1, files: { 'tools/stale.mjs': createHash('sha256').update('an older default').digest('hex') } };
+    writeFileSync(join(home, '.manifest.json'), `${JSON.stringify(manifest)}\n`);
+    const run = await runAcx(['run', 'default', 'DEFECT check', '--model', 'openai:echo-model'], {
+      home,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test-plugins-1f2e3d', OPENAI_BASE_URL: server.openaiBaseURL }),
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('Noted.');
+    expect(run.stderr).toMatch(new RegExp(`^ERROR tool defect file=${join(home, 'tools')}/stale\\.mjs reason="importing it failed \\(Error: Cannot find module`, 'm'));
+    const request = server.requests.find((r) => r.view.messages[0]?.text === 'DEFECT check')!;
+    const system = request.view.system.join('\n');
+    expect(system).toMatch(/^Tool defect: the tool plugin stale\.mjs that acx ships did not load \(importing it failed \(Error: Cannot find module .*removed-helper\.mjs/m);
+    // The other plugins still load.
+    expect(request.view.tools).toContain('greet');
   });
 
   it("an agent directory's own tools/ folder is loaded beside the config home's", async () => {

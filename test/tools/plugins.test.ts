@@ -26,9 +26,9 @@ function folder(files: Record<string, string>): string {
   return dir;
 }
 
-async function loadInto(registry: ToolRegistry, dirs: Array<{ dir: string; origin?: PluginOrigin }>, provider: string | null = 'openai') {
+async function loadInto(registry: ToolRegistry, dirs: Array<{ dir: string; origin?: PluginOrigin; shipped?: Set<string> }>, provider: string | null = 'openai') {
   const logger = createMemoryLogger();
-  const load = await loadToolPlugins(dirs.map(({ dir, origin }) => ({ dir, origin: origin ?? 'config-home' })), { provider, logger });
+  const load = await loadToolPlugins(dirs.map(({ dir, origin, shipped }) => ({ dir, origin: origin ?? 'config-home', ...(shipped ? { shipped } : {}) })), { provider, logger });
   const registered = registerPluginTools(registry, load, logger);
   return { ...registered, lines: logger.lines };
 }
@@ -163,21 +163,22 @@ describe('tool plugins', () => {
   });
 
   it('a broken shipped plugin is an ERROR and a "Tool defect" line for the brief; a later plugin cannot take a loaded name', async () => {
-    const shipped = folder({ 'stale.mjs': "import './gone.mjs';\nexport default [];\n" });
-    const user = folder({ 'greet.mjs': GREET });
+    // The config home holds a default the installer laid down (stale.mjs) beside the operator's own.
+    const home = folder({ 'stale.mjs': "import './gone.mjs';\nexport default [];\n", 'greet.mjs': GREET, 'user-broken.mjs': "import './gone.mjs';\n" });
     const again = folder({ 'greet.mjs': GREET });
     const registry = new ToolRegistry();
     const { skipped, defects, lines } = await loadInto(registry, [
-      { dir: shipped, origin: 'shipped' },
-      { dir: user, origin: 'config-home' },
+      { dir: home, origin: 'config-home', shipped: new Set(['stale.mjs']) },
       { dir: again, origin: 'agent' },
     ]);
     expect(registry.names()).toEqual(['greet']);
     expect(defects).toHaveLength(1);
     expect(defects[0]).toMatch(/^Tool defect: the tool plugin stale\.mjs that acx ships did not load \(importing it failed \(Error: Cannot find module .*gone\.mjs/);
     expect(lines.filter((line) => line.startsWith('ERROR tool defect'))).toHaveLength(1);
-    expect(skipped.map((entry) => entry.name)).toEqual(['plugin:stale.mjs', 'greet']);
-    expect(skipped[1]!.reason).toBe(`${join(again, 'greet.mjs')}: its tool "greet" is malformed: A tool named "greet" is already registered.`);
+    // The operator's own broken file and the duplicate are warnings, not defects.
+    expect(lines.filter((line) => line.startsWith('WARNING tool plugin skipped')).map((line) => /file=(\S+)/.exec(line)![1])).toEqual([join(home, 'user-broken.mjs'), join(again, 'greet.mjs')]);
+    expect(skipped.map((entry) => entry.name)).toEqual(['plugin:stale.mjs', 'plugin:user-broken.mjs', 'greet']);
+    expect(skipped[2]!.reason).toBe(`${join(again, 'greet.mjs')}: its tool "greet" is malformed: A tool named "greet" is already registered.`);
   });
 });
 
