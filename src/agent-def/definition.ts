@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_STEPS } from '../engine/caps.ts';
 import { PROVIDERS } from '../model/providers.ts';
 import { DEFAULT_BUILTINS, type BuiltinName } from '../tools/builtin/names.ts';
+import { isPluginFileName } from '../tools/plugins.ts';
 import { AcxError } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultLoopContextPolicy, harnessRequirementsFor, ROLE_BUILTINS } from './defaults.ts';
 import { normalizeAuthors, parseJson, readDirectorySource } from './directory.ts';
@@ -147,7 +148,8 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
       .sort()
       .map((name) => ({ name: name.slice('rom/mcp/'.length, -'.json'.length), file: name, text: text(name) ?? '' })),
     plugins: [...files.keys()]
-      .filter((name) => /^rom\/tools\/[^/]+$/.test(name))
+      // Only plugin file names (never "..", hidden or odd names): the host writes these files to import them.
+      .filter((name) => /^rom\/tools\/[^/]+$/.test(name) && isPluginFileName(name.slice('rom/tools/'.length)))
       .sort()
       .map((name) => ({ name: name.slice('rom/tools/'.length), file: name, bytes: files.get(name)!.bytes })),
     requirements: { bytes: new Uint8Array(requirementsFile.bytes), origin: requirementsFile.source === '<generated>' ? 'derived' : 'definition', unbound },
