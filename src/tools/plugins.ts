@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { errorMessage } from '../core/errors.ts';
@@ -103,7 +103,10 @@ export async function loadToolPlugins(folders: readonly PluginFolder[], options:
       }
       let module: Record<string, unknown>;
       try {
-        module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+        // The file's mtime and size in the URL: a long-running process (acx acp, the router) sees an
+        // edited plugin on its next toolset instead of Node's cached copy of the first one.
+        const { mtimeMs, size } = statSync(file);
+        module = (await import(`${pathToFileURL(file).href}?acx-version=${mtimeMs}-${size}`)) as Record<string, unknown>;
       } catch (error) {
         fail(`importing it failed (${error instanceof Error ? `${error.name}: ${error.message}` : errorMessage(error)})`);
         continue;

@@ -67,6 +67,17 @@ describe('tool plugins', () => {
     expect((await registry.run('greet', {}, toolContext())).ok).toBe(false);
   });
 
+  it('an edited plugin is imported afresh by the next load in the same process', async () => {
+    const dir = folder({ 'greet.mjs': GREET });
+    const first = new ToolRegistry();
+    await loadInto(first, [{ dir }]);
+    writeFileSync(join(dir, 'greet.mjs'), GREET.replace("'Hello, '", "'Good evening, '"));
+    const second = new ToolRegistry();
+    await loadInto(second, [{ dir }]);
+    expect((await first.run('greet', { who: 'Ada' }, toolContext())).output).toBe('Hello, Ada!');
+    expect((await second.run('greet', { who: 'Ada' }, toolContext())).output).toBe('Good evening, Ada!');
+  });
+
   it('refuses a plugin tool asking for a capability the locked policy denies, with the reason, and loads it when unlocked', async () => {
     const dir = folder({
       'host.mjs': `export default { name: 'host_run', description: 'Runs a command on the host.', kind: 'execute', effect: 'unsafe', capabilityScopes: ['exec'], requires: ['host-shell'], inputSchema: { type: 'object' }, execute: () => 'ran' };\n`,
