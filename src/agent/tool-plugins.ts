@@ -42,7 +42,14 @@ export async function loadAgentPlugins(settings: ResolvedSettings, logger: Logge
   const dir = mkdtempSync(join(tmpdir(), 'acx-rom-plugins-'));
   try {
     for (const plugin of rom) writeFileSync(join(dir, plugin.name), plugin.bytes, { mode: 0o600 });
-    return await loadToolPlugins([...folders, { dir, origin: 'cartridge' }], options);
+    const load = await loadToolPlugins([...folders, { dir, origin: 'cartridge' }], options);
+    // Name ROM files as the cartridge does, not by the temp folder that is about to go.
+    const rename = (text: string) => text.replaceAll(dir, 'rom/tools');
+    return {
+      plugins: load.plugins.map((plugin) => ({ ...plugin, file: rename(plugin.file) })),
+      skipped: load.skipped.map((entry) => ({ ...entry, reason: rename(entry.reason) })),
+      defects: load.defects.map(rename),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

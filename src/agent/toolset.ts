@@ -13,7 +13,7 @@ import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
-import { registerPluginTools } from '../tools/plugins.ts';
+import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -54,6 +54,8 @@ export interface Toolset {
   workspace: string;
   mcpConfigured: string[];
   mcpServers: McpServerStatus[];
+  /** The tools/ plugin files whose tools are active (resolved-config's `plugins`). */
+  plugins: PluginReport['active'];
   /** Standing text for the model (MCP audit notice). */
   notices: string[];
   /**
@@ -166,6 +168,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     workspace,
     mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
     mcpServers,
+    plugins: plugins.active,
     notices,
     rootedTools(roots, { contents } = {}) {
       const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);

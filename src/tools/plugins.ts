@@ -47,6 +47,13 @@ export interface PluginLoad {
   defects: string[];
 }
 
+/** What registration made of the plugins: the files whose tools are active, the skips and the defects. */
+export interface PluginReport {
+  active: Array<{ file: string; origin: PluginOrigin; tools: string[] }>;
+  skipped: SkippedTool[];
+  defects: string[];
+}
+
 export const PLUGIN_EXTENSIONS = ['.js', '.mjs', '.ts'] as const;
 
 /** Whether `name` is a plugin file name (not hidden, not a declaration file). */
@@ -126,20 +133,24 @@ export async function loadToolPlugins(folders: readonly PluginFolder[], options:
  * refused tool is listed as skipped with the policy's reason, a malformed one is a failed plugin
  * (soft skip, or a defect for a shipped one), and neither stops the others.
  */
-export function registerPluginTools(registry: ToolRegistry, load: PluginLoad, logger: Logger): { skipped: SkippedTool[]; defects: string[] } {
+export function registerPluginTools(registry: ToolRegistry, load: PluginLoad, logger: Logger): PluginReport {
   const outcome: PluginLoad = { plugins: [], skipped: [...load.skipped], defects: [...load.defects] };
+  const active: PluginReport['active'] = [];
   for (const plugin of load.plugins) {
+    const registered: string[] = [];
     for (const tool of plugin.tools) {
       try {
         const loaded = registry.load([tool]);
+        registered.push(...loaded.registered);
         for (const refused of loaded.skipped) outcome.skipped.push({ name: refused.name, reason: `${plugin.file}: ${refused.reason}` });
       } catch (error) {
         if (!ToolDefinitionError.isInstance(error)) throw error;
         pluginFailed(outcome, logger, plugin.origin, plugin.file, `its tool "${String(tool.name)}" is malformed: ${errorMessage(error)}`, String(tool.name));
       }
     }
+    if (registered.length > 0) active.push({ file: plugin.file, origin: plugin.origin, tools: registered });
   }
-  return { skipped: outcome.skipped, defects: outcome.defects };
+  return { active, skipped: outcome.skipped, defects: outcome.defects };
 }
 
 function pluginFailed(result: PluginLoad, logger: Logger, origin: PluginOrigin, file: string, reason: string, name = `plugin:${basename(file)}`): void {

@@ -18,7 +18,12 @@ export default {
 const HOST = `export default { name: 'host_run', description: 'Runs a command on the host.', kind: 'execute', effect: 'unsafe', capabilityScopes: ['exec'], requires: ['host-shell'], inputSchema: { type: 'object' }, execute: () => 'ran' };\n`;
 const GROK_ONLY = "// acx-provider: xai\nthrow new Error('grok-only.mjs was imported');\n";
 
-type Resolved = { tools: string[]; skipped: Array<{ name: string; reason: string }>; provider: string | null };
+type Resolved = {
+  tools: string[];
+  skipped: Array<{ name: string; reason: string }>;
+  plugins: Array<{ file: string; origin: string; tools: string[] }>;
+  provider: string | null;
+};
 
 /** A config home holding `files` under tools/ (it is also the state home, as runAcx sets it). */
 function homeWith(files: Record<string, string>): string {
@@ -55,6 +60,7 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     const { config, stderr } = await resolved(['--model', 'openai:gpt-5-mini'], home);
     expect(config.tools).toContain('greet');
     expect(config.tools).not.toContain('host_run');
+    expect(config.plugins).toEqual([{ file: join(home, 'tools', 'greet.mjs'), origin: 'config-home', tools: ['greet'] }]);
     const plugins = config.skipped.filter((entry) => entry.name.startsWith('plugin:') || entry.name === 'host_run');
     const tools = join(home, 'tools');
     expect(plugins).toEqual([
@@ -112,6 +118,7 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     writeFileSync(join(agent, 'tools', 'greet.mjs'), GREET);
     const { config } = await resolved([agent], home);
     expect(config.tools).toContain('greet');
+    expect(config.plugins).toEqual([{ file: join(agent, 'tools', 'greet.mjs'), origin: 'agent', tools: ['greet'] }]);
   });
 
   it('a cartridge never loads its ROM plugins unless the host grants it (ACX_ALLOW_ROM_PLUGINS=1), and then only when trusted', async () => {
@@ -129,6 +136,7 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
 
     const granted = await resolved(args, home, { ACX_ALLOW_ROM_PLUGINS: '1' });
     expect(granted.config.tools).toContain('greet');
+    expect(granted.config.plugins).toEqual([{ file: 'rom/tools/greet.mjs', origin: 'cartridge', tools: ['greet'] }]);
     expect(granted.config.skipped.filter((entry) => entry.name === 'plugin:greet.mjs')).toEqual([]);
 
     // The grant covers trusted cartridges only: one booted as portable (its key unknown) still loads none.
