@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_STEPS } from '../engine/caps.ts';
 import { PROVIDERS } from '../model/providers.ts';
 import { DEFAULT_BUILTINS, type BuiltinName } from '../tools/builtin/names.ts';
+import { isPluginFileName } from '../tools/plugins.ts';
 import { AcxError } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultLoopContextPolicy, harnessRequirementsFor, ROLE_BUILTINS } from './defaults.ts';
 import { normalizeAuthors, parseJson, readDirectorySource } from './directory.ts';
@@ -45,6 +46,8 @@ export interface AgentDefinition {
   memory: MemorySeed[];
   /** rom/mcp/*.json drop-ins: the server name (file stem) and the document. */
   mcp: Array<{ name: string; file: string; text: string }>;
+  /** rom/tools/* code plugins: the file name and its bytes (a directory run imports them from disk). */
+  plugins: Array<{ name: string; file: string; bytes: Buffer }>;
   requirements: {
     bytes: Uint8Array;
     origin: 'definition' | 'derived';
@@ -144,6 +147,11 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
       .filter((name) => name.startsWith('rom/mcp/') && name.endsWith('.json'))
       .sort()
       .map((name) => ({ name: name.slice('rom/mcp/'.length, -'.json'.length), file: name, text: text(name) ?? '' })),
+    plugins: [...files.keys()]
+      // Only plugin file names (never "..", hidden or odd names): the host writes these files to import them.
+      .filter((name) => /^rom\/tools\/[^/]+$/.test(name) && isPluginFileName(name.slice('rom/tools/'.length)))
+      .sort()
+      .map((name) => ({ name: name.slice('rom/tools/'.length), file: name, bytes: files.get(name)!.bytes })),
     requirements: { bytes: new Uint8Array(requirementsFile.bytes), origin: requirementsFile.source === '<generated>' ? 'derived' : 'definition', unbound },
     policy: {
       bytes: policyFile ? new Uint8Array(policyFile.bytes) : null,

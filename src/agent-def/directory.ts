@@ -3,6 +3,7 @@ import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, errorMessage } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultHarnessRequirements, defaultLoopContextPolicy } from './defaults.ts';
+import { isPluginFileName } from '../tools/plugins.ts';
 import { definitionError } from './errors.ts';
 import { AGENT_ID, SEMVER } from './manifest.ts';
 import { parseMemoryFile, seedOfRecord, type MemorySeed } from './memory.ts';
@@ -74,6 +75,8 @@ function readAcxLayout(dir: string, source: AgentSource, add: Add, read: Read): 
   if (existsSync(join(dir, 'harness-requirements.json'))) add(REQUIREMENTS_PATH, 'harness-requirements.json');
   if (existsSync(join(dir, 'loop-context-policy.json'))) add(LOOP_POLICY_PATH, 'loop-context-policy.json');
   for (const entry of jsonFiles(join(dir, 'mcp'))) add(`rom/mcp/${entry}`, join('mcp', entry));
+  // Code plugins are packed like any file; a cartridge's load only when the host grants it.
+  for (const entry of pluginFiles(join(dir, 'tools'))) add(`rom/tools/${entry}`, join('tools', entry));
   for (const entry of jsonFiles(join(dir, 'memory'))) {
     const rel = join('memory', entry);
     for (const seed of parseMemoryFile(parseJson(read(rel), rel), rel)) {
@@ -162,6 +165,11 @@ export function normalizeAuthors(authors: unknown): Array<{ name: string; url?: 
 /** The `*.json` files of a directory, sorted; hidden files are not part of the definition. */
 function jsonFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((entry) => entry.endsWith('.json') && !entry.startsWith('.')).sort() : [];
+}
+
+/** The tool plugin files of a directory's tools/, sorted (what src/tools/plugins.ts loads). */
+function pluginFiles(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((entry) => isPluginFileName(entry) && statSync(join(dir, entry), { throwIfNoEntry: false })?.isFile()).sort() : [];
 }
 
 function walk(root: string, rel: string, links: string[]): string[] {

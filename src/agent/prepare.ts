@@ -106,7 +106,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const harnessName = chosenHarness(settings, options);
   const onACP = harnessName !== 'engine';
   if (onACP) checkACPRun(settings, harnessName, env);
-  reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger });
+  reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;

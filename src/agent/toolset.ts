@@ -13,15 +13,18 @@ import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
+import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
+import { loadAgentPlugins } from './tool-plugins.ts';
 
 /**
- * Assembles the tools an agent gets: the built-ins it asks for, its skills, MCP drop-ins — each
- * offered to the ToolRegistry, which applies the Policy and records what it refused and why.
+ * Assembles the tools an agent gets: the built-ins it asks for, its skills, MCP drop-ins and
+ * tools/ code plugins — each offered to the ToolRegistry, which applies the Policy and records
+ * what it refused and why.
  * `acx resolved-config` reads the same assembly, so it reports what a run would really have.
  */
 
@@ -51,6 +54,8 @@ export interface Toolset {
   workspace: string;
   mcpConfigured: string[];
   mcpServers: McpServerStatus[];
+  /** The tools/ plugin files whose tools are active (resolved-config's `plugins`). */
+  plugins: PluginReport['active'];
   /** Standing text for the model (MCP audit notice). */
   notices: string[];
   /**
@@ -148,6 +153,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
 
   const loaded = registry.load(offered);
   skipped.push(...loaded.skipped);
+  // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
+  const plugins = registerPluginTools(registry, await loadAgentPlugins(settings, logger), logger);
+  skipped.push(...plugins.skipped);
+  notices.push(...plugins.defects);
   if (wanted.has('dispatch') && options.dispatch) {
     registry.load([adapt(options.dispatch(() => registry.list()))]);
   }
@@ -159,6 +168,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     workspace,
     mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
     mcpServers,
+    plugins: plugins.active,
     notices,
     rootedTools(roots, { contents } = {}) {
       const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);

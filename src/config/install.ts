@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { ConfigError, errorMessage } from '../core/errors.ts';
+import { isPluginFileName, readProviderAffinity } from '../tools/plugins.ts';
 import type { Logger } from '../util/logger.ts';
 import { grantFileName, listOptIns, OPT_IN_TOOLS, parseOptInNames, type OptInName } from './opt-in.ts';
 
@@ -38,6 +39,14 @@ export interface InstallOptions {
   logger: Logger;
   /** The shipped defaults; the packaged ones unless a test injects others. */
   defaults?: DefaultsMap;
+  /**
+   * The agent's model provider (`openai`, `xai`, …): a tools/ plugin default whose
+   * `// acx-provider:` header names other providers is not laid down, and an untouched copy an
+   * earlier install left is pruned. Unknown (absent or null) lays down every default.
+   */
+  provider?: string | null;
+  /** Lay down every plugin default whatever the provider (`--all-providers`). */
+  allProviders?: boolean;
 }
 
 export interface InstallSummary {
@@ -59,6 +68,10 @@ export interface InstallSummary {
   retired: string[];
   /** Files the operator added (model_params.json, env files, drop-ins, backups ...); not touched. */
   untouchedUser: string[];
+  /** Plugin defaults for another provider, not laid down (`--provider`, `--all-providers`). */
+  otherProvider: string[];
+  /** Untouched plugin defaults for another provider that an earlier install left: removed. */
+  pruned: string[];
   /** Opt-in grants that were already present and are kept (never stripped). */
   grandfathered: OptInName[];
   /** Opt-in grants this run recorded or confirmed (`--opt-in`). */
@@ -99,6 +112,11 @@ export function isInstalled(configHome: string): boolean {
 export function readVersionStamp(configHome: string): string | null {
   const path = join(configHome, VERSION_FILE);
   return existsSync(path) ? readFileSync(path, 'utf8').trim() : null;
+}
+
+/** The files the installer laid down in this home (its manifest), e.g. `prompts/initialize.md`; throws on a broken manifest. */
+export function installedDefaults(configHome: string): string[] {
+  return Object.keys(readManifest(configHome).files);
 }
 
 function checkDefaults(defaults: DefaultsMap): void {
@@ -221,17 +239,33 @@ export function installConfigHome(options: InstallOptions): InstallSummary {
     unchanged: [],
     retired: [],
     untouchedUser: [],
+    otherProvider: [],
+    pruned: [],
     grandfathered: grantsBefore.filter((name) => !requested.includes(name)),
     optedIn: [...requested],
   };
 
   ensureDirectory(configHome, 'it as the config home');
   const files: Record<string, string> = {};
+  const forProvider = providerFilter(options);
   for (const [file, content] of Object.entries(defaults)) {
     const path = join(configHome, ...file.split('/'));
     const shipped = sha256Hex(content);
     const recorded = manifest.files[file];
     const onDisk = existsSync(path) || isDanglingLink(path);
+    if (!forProvider(file, content)) {
+      summary.otherProvider.push(file);
+      // Untouched (it is this default or the one recorded): prune it. Edited: it is the operator's now.
+      const current = onDisk && !lstatSync(path).isSymbolicLink() ? sha256Hex(readFileSync(path)) : null;
+      if (current !== null && (current === shipped || current === recorded)) {
+        rmSync(path);
+        summary.pruned.push(file);
+      } else if (recorded !== undefined) {
+        // Kept (edited) or deleted by the operator: the record stays, so a deletion is still respected later.
+        files[file] = recorded;
+      }
+      continue;
+    }
     files[file] = shipped;
     if (!onDisk) {
       if (recorded !== undefined) {
@@ -287,10 +321,22 @@ export function installConfigHome(options: InstallOptions): InstallSummary {
     refreshed: summary.refreshed.length,
     kept_edited: summary.keptEdited.length,
     respected_deleted: summary.respectedDeleted.length,
+    pruned: summary.pruned.join(',') || undefined,
     opted_in: summary.optedIn.join(',') || undefined,
     grandfathered: summary.grandfathered.join(',') || undefined,
   });
   return summary;
+}
+
+/** Whether a default belongs in this home: plugin defaults (tools/) by their provider header. */
+function providerFilter(options: Pick<InstallOptions, 'provider' | 'allProviders'>): (file: string, content: string) => boolean {
+  const provider = options.provider?.split('.')[0]?.toLowerCase();
+  if (options.allProviders || !provider) return () => true;
+  return (file, content) => {
+    if (!file.startsWith('tools/') || !isPluginFileName(file.slice('tools/'.length))) return true;
+    const affinity = readProviderAffinity(content);
+    return affinity === null || affinity.includes(provider);
+  };
 }
 
 function isDanglingLink(path: string): boolean {
@@ -306,6 +352,8 @@ export interface ReconcileOptions {
   version: string;
   logger: Logger;
   defaults?: DefaultsMap;
+  /** The agent's model provider: plugin defaults for others are not laid down (see InstallOptions). */
+  provider?: string | null;
 }
 
 /**
@@ -324,5 +372,6 @@ export function reconcileIfUpgraded(options: ReconcileOptions): InstallSummary |
     version: options.version,
     logger: options.logger,
     ...(options.defaults ? { defaults: options.defaults } : {}),
+    ...(options.provider ? { provider: options.provider } : {}),
   });
 }

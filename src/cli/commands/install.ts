@@ -16,15 +16,22 @@ export interface InstallCommandOptions {
   logger?: Logger;
   version?: string;
   defaults?: DefaultsMap;
+  /** The agent's provider for plugin defaults; default: the provider of ACX_MODEL (`provider:model`). */
+  provider?: string;
+  allProviders?: boolean;
 }
 
 export function runInstall(options: InstallCommandOptions = {}): InstallSummary {
+  const env = options.env ?? process.env;
+  const provider = options.provider ?? env.ACX_MODEL?.split(':')[0]?.trim();
   return installConfigHome({
-    configHome: resolveConfigHome(options.configHome, options.env ?? process.env),
+    configHome: resolveConfigHome(options.configHome, env),
     version: options.version ?? ACX_VERSION,
     optIn: options.optIn ?? [],
     logger: options.logger ?? createLogger(),
     ...(options.defaults ? { defaults: options.defaults } : {}),
+    ...(provider ? { provider } : {}),
+    ...(options.allProviders ? { allProviders: true } : {}),
   });
 }
 
@@ -45,6 +52,8 @@ export function formatInstallSummary(summary: InstallSummary): string {
   }
   out.push(...line('left deleted:', summary.respectedDeleted));
   out.push(...line('no longer shipped:', summary.retired.map((file) => `${file} (left as is)`)));
+  out.push(...line('other-provider pruned:', summary.pruned));
+  out.push(...line('other-provider skipped:', summary.otherProvider.filter((file) => !summary.pruned.includes(file))));
   out.push(...line('your files, untouched:', summary.untouchedUser));
 
   const granted = [...summary.optedIn, ...summary.grandfathered];
@@ -78,9 +87,16 @@ export function register(program: Command): void {
       `grant powerful tools, comma-separated, repeatable (${Object.keys(OPT_IN_TOOLS).join(', ')})`,
       collect,
     )
+    .option('--provider <name>', "lay down only the tool plugin defaults for this provider (default: ACX_MODEL's provider; unknown: all)")
+    .option('--all-providers', "lay down every provider's tool plugin defaults")
     .option('--json', 'print what was done as JSON (the same lists as the text)')
-    .action((opts: { configHome?: string; optIn?: string[]; json?: boolean }) => {
-      const summary = runInstall({ ...(opts.configHome ? { configHome: opts.configHome } : {}), optIn: opts.optIn ?? [] });
+    .action((opts: { configHome?: string; optIn?: string[]; json?: boolean; provider?: string; allProviders?: boolean }) => {
+      const summary = runInstall({
+        ...(opts.configHome ? { configHome: opts.configHome } : {}),
+        optIn: opts.optIn ?? [],
+        ...(opts.provider ? { provider: opts.provider } : {}),
+        ...(opts.allProviders ? { allProviders: true } : {}),
+      });
       process.stdout.write(opts.json ? `${JSON.stringify(summary, null, 2)}\n` : formatInstallSummary(summary));
     });
 }

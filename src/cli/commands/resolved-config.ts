@@ -55,6 +55,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     speech: settings.speech,
     tools: toolset.tools.map((tool) => tool.name),
     skipped: toolset.skipped,
+    // The tools/ plugin files whose tools are active: { file, origin, tools }.
+    plugins: toolset.plugins,
     opt_in_tools: activeOptIns(toolset),
     isolation: toolset.isolation,
     // What the model is told a command can reach (plainly, when there is no OS isolation).
