@@ -58,3 +58,19 @@ export function burstReplies(context: TurnContext): ResponderResult {
     .map((line) => ({ name: 'messages_create', input: { body: `ack ${tagOf(line.body) ?? '(untagged)'}` } }));
   return calls.length > 0 ? { toolCalls: calls } : 'nothing here is for me';
 }
+
+/**
+ * A self-triggering loop's model: the agent answers every batch with one message, so two such
+ * agents on a timeline wake each other forever (until the breaker stops them). A batch with a
+ * `#STOP` line is not answered, unless the person (ana) wrote one: then the agent says it is back.
+ */
+export function loopReplies(context: TurnContext): ResponderResult {
+  const messages = context.request.view.messages;
+  const at = messages.findLastIndex((message) => message.role === 'user' && batchLines(message.text).length > 0);
+  if (at < 0 || messages.slice(at + 1).some((message) => message.role === 'assistant')) return 'said it';
+  const lines = batchLines(messages[at]!.text);
+  const say = (body: string): ResponderResult => ({ toolCalls: [{ name: 'messages_create', input: { body } }] });
+  const stops = lines.filter((line) => line.body.includes('#STOP'));
+  if (stops.length > 0) return stops.some((line) => line.author === 'ana') ? say('back #STOP') : 'quiet now';
+  return say(`and another thing (${lines.length} read)`);
+}
