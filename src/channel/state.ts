@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { admitToBreaker, type BreakerChange, type BreakerSettings, type BreakerTables } from '../store/breaker.ts';
 import { openDatabase, transaction, type Database } from '../store/database.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/wake-store.ts';
 
@@ -9,6 +10,7 @@ import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/wake-st
  * - seen: activated tasks already taken up (tasks are not ordered as the others are).
  * - claims: two-phase ownership of one item (in-flight → done | abandoned), so a killed wake
  *   leaves its work for the next, and a live wake's item is never taken from it.
+ * - the breaker: how often each timeline woke the agent lately, and whether that tripped it.
  */
 export type MarkedKind = 'message' | 'asset' | 'webhook_event';
 export type ItemKind = MarkedKind | 'task';
@@ -34,7 +36,14 @@ const MIGRATIONS = [
      phase TEXT NOT NULL, wake TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, started INTEGER,
      at TEXT NOT NULL, reason TEXT, resumes INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;`,
+  // The per-timeline circuit breaker (FACTS.md: breaker/<tl>.wakes and a tripped flag): recent
+  // wakes' times and, while tripped, when it tripped.
+  `CREATE TABLE breaker_wakes (timeline TEXT NOT NULL, at_ms INTEGER NOT NULL);
+   CREATE INDEX breaker_wakes_by_timeline ON breaker_wakes(timeline, at_ms);
+   CREATE TABLE breaker_trips (timeline TEXT PRIMARY KEY, tripped_at_ms INTEGER NOT NULL);`,
 ];
+
+const TIMELINE_BREAKER: BreakerTables = { wakes: 'breaker_wakes', trips: 'breaker_trips', key: 'timeline' };
 
 interface ClaimRow {
   phase: ClaimPhase;
@@ -134,10 +143,19 @@ export class ChannelState {
     this.release(refs, wake, 'abandoned', reason);
   }
 
+  /** Counts a wake on the timeline for its circuit breaker and says what the breaker did (one transaction). */
+  admitWake(timeline: string, settings: BreakerSettings): { change: BreakerChange; wakesInWindow: number } {
+    return transaction(this.db, () => admitToBreaker(this.db, TIMELINE_BREAKER, timeline, settings, this.now().getTime()));
+  }
+
+  isTripped(timeline: string): boolean {
+    return this.db.prepare('SELECT 1 FROM breaker_trips WHERE timeline = ?').get(timeline) !== undefined;
+  }
+
   /** Everything kept about a timeline (a deleted one: `acx cleanup --sweep`). */
   purge(timeline: string): void {
     transaction(this.db, () => {
-      for (const table of ['marks', 'seen', 'claims']) this.db.prepare(`DELETE FROM ${table} WHERE timeline = ?`).run(timeline);
+      for (const table of ['marks', 'seen', 'claims', 'breaker_wakes', 'breaker_trips']) this.db.prepare(`DELETE FROM ${table} WHERE timeline = ?`).run(timeline);
     });
   }
 

@@ -1,6 +1,7 @@
 import { BaseCradleClient } from '../channel/client.ts';
 import { ChannelState, channelStatePath } from '../channel/state.ts';
 import { locateAgent, resolveSettings } from '../config/settings.ts';
+import { resolveWakeSettings } from '../config/wake-settings.ts';
 import { wakeOnTimeline } from '../frontends/wake/timeline.ts';
 import type { Logger } from '../util/logger.ts';
 import { CliExit } from './output.ts';
@@ -30,6 +31,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
   const location = locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
+  const { breaker } = resolveWakeSettings(options, env);
   const client = new BaseCradleClient(env.BASECRADLE_BASE_URL ? { baseUrl: env.BASECRADLE_BASE_URL } : {});
   const state = new ChannelState(channelStatePath(location.stateDir));
   try {
@@ -37,6 +39,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       client,
       state,
       timeline,
+      breaker,
       ...(trigger ? { trigger } : {}),
       triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
       ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),

@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
 import { scrubSecrets } from '../util/scrub.ts';
+import { admitToBreaker, type BreakerSettings, type BreakerTables } from './breaker.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
+
+export type { BreakerChange, BreakerSettings } from './breaker.ts';
 
 /**
  * What wake mode keeps between its per-event processes, beside the journal: the inbox of events
@@ -48,14 +51,6 @@ export interface InboxItem {
   error: string | null;
 }
 
-export interface BreakerSettings {
-  /** Most wakes a session may take within the window; 0 or less disables the breaker. */
-  max: number;
-  windowMs: number;
-  /** After a trip, how long until it may reset (once the burst has also cleared). */
-  cooldownMs: number;
-}
-
 /** Who holds a session's lease: enough to tell whether that process is still alive. */
 export interface LeaseHolder {
   pid: number;
@@ -63,9 +58,6 @@ export interface LeaseHolder {
   /** The process's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
   started: number | null;
 }
-
-/** What the circuit breaker did on this wake: tripped now, stayed tripped, reset itself, or nothing. */
-export type BreakerChange = 'tripped' | 'still-tripped' | 'reset' | 'none';
 
 export type Admission =
   | { kind: 'leader'; eventIsNew: boolean; breaker: 'reset' | 'none' }
@@ -110,6 +102,8 @@ const MIGRATIONS = [
   // Whether an event calls for a reply (a mention, a one-on-one) or is ambient (a heartbeat).
   `ALTER TABLE inbox ADD COLUMN addressed INTEGER NOT NULL DEFAULT 1;`,
 ];
+
+const SESSION_BREAKER: BreakerTables = { wakes: 'wakes', trips: 'breaker_trips', key: 'session_id' };
 
 /** Where an agent's wake state lives: beside its journal, in its state directory. */
 export function wakeStorePath(stateDir: string): string {
@@ -182,8 +176,7 @@ export class WakeStore {
   ): Admission {
     return transaction(this.db, () => {
       const eventIsNew = event ? this.record(sessionId, event, nowMs) : false;
-      const wakesInWindow = this.countWake(sessionId, breaker, nowMs);
-      const change = this.breakerChange(sessionId, breaker, wakesInWindow, nowMs);
+      const { wakesInWindow, change } = admitToBreaker(this.db, SESSION_BREAKER, sessionId, breaker, nowMs, (sql) => this.prepare(sql));
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
       const current = this.leaseHolder(sessionId);
       if (current) {
@@ -212,35 +205,6 @@ export class WakeStore {
       )
       .run(sessionId, event.id, next, event.text, event.sender ?? null, event.senderKind ?? null, event.addressed === false ? 0 : 1, event.own ? 'done' : 'pending', at, event.own ? at : null);
     return Number(inserted.changes) > 0;
-  }
-
-  /** Records this wake and returns how many the session took within the window, this one included. */
-  private countWake(sessionId: string, breaker: BreakerSettings, nowMs: number): number {
-    const since = nowMs - breaker.windowMs;
-    this.prepare('DELETE FROM wakes WHERE session_id = ? AND at_ms <= ?').run(sessionId, since);
-    this.prepare('INSERT INTO wakes (session_id, at_ms) VALUES (?, ?)').run(sessionId, nowMs);
-    return (this.prepare('SELECT COUNT(*) AS n FROM wakes WHERE session_id = ?').get(sessionId) as { n: number }).n;
-  }
-
-  /**
-   * Over the cap within the window, the breaker trips and every wake declines until the cooldown
-   * has passed *and* the burst has cleared; then it resets by itself.
-   */
-  private breakerChange(sessionId: string, breaker: BreakerSettings, wakesInWindow: number, nowMs: number): BreakerChange {
-    if (breaker.max <= 0) return 'none';
-    const trip = this.prepare('SELECT tripped_at_ms FROM breaker_trips WHERE session_id = ?').get(sessionId) as
-      | { tripped_at_ms: number }
-      | undefined;
-    if (trip) {
-      if (nowMs - trip.tripped_at_ms >= breaker.cooldownMs && wakesInWindow <= breaker.max) {
-        this.prepare('DELETE FROM breaker_trips WHERE session_id = ?').run(sessionId);
-        return 'reset';
-      }
-      return 'still-tripped';
-    }
-    if (wakesInWindow <= breaker.max) return 'none';
-    this.prepare('INSERT INTO breaker_trips (session_id, tripped_at_ms) VALUES (?, ?)').run(sessionId, nowMs);
-    return 'tripped';
   }
 
   isTripped(sessionId: string): boolean {

@@ -13,6 +13,32 @@ const T = '0190a5f2-0000-7000-8000-000000000001';
 const item = (n: number) => ({ timeline: T, kind: 'message' as const, item: `0190a5f2-0000-7000-8000-00000000000${n}` });
 
 describe('channel state', () => {
+  it('the per-timeline breaker trips past max wakes in the window, stays tripped, resets after its cooldown once the burst cleared', () => {
+    let now = Date.parse('2026-12-01T10:00:00Z');
+    const file = path();
+    const state = new ChannelState(file, { now: () => new Date(now) });
+    const settings = { max: 3, windowMs: 10_000, cooldownMs: 5_000 };
+    const other = '0190a5f2-0000-7000-8000-00000000000f';
+    const changes = [1, 2, 3, 4, 5].map(() => state.admitWake(T, settings).change);
+    expect(changes).toEqual(['none', 'none', 'none', 'tripped', 'still-tripped']);
+    expect(state.isTripped(T)).toBe(true);
+    // Per timeline: another timeline's wakes are their own.
+    expect(state.admitWake(other, settings)).toEqual({ change: 'none', wakesInWindow: 1 });
+    // Past the cooldown but the window still holds the burst: still tripped.
+    now += 6_000;
+    expect(state.admitWake(T, settings).change).toBe('still-tripped');
+    state.close();
+    // Kept across opens; once the window has cleared, the next wake resets it.
+    now += 11_000;
+    const again = new ChannelState(file, { now: () => new Date(now) });
+    expect(again.isTripped(T)).toBe(true);
+    expect(again.admitWake(T, settings)).toEqual({ change: 'reset', wakesInWindow: 1 });
+    expect(again.isTripped(T)).toBe(false);
+    again.purge(T);
+    expect(again.timelines()).toEqual([]);
+    expect(again.admitWake(T, { ...settings, max: 0 }).change).toBe('none');
+  });
+
   it('marks and the seen-set persist across opens, per timeline and kind', () => {
     const file = path();
     const state = new ChannelState(file);

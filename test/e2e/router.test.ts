@@ -90,6 +90,37 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
     expect(logger.lines.some((line) => /router delivery duplicate delivery=d-1/.test(line))).toBe(true);
   });
 
+  it('a message delivery for a timeline whose wake is still waiting joins that wake (one process), recorded as coalesced', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-router-coalesce-'));
+    const logger = createMemoryLogger('debug');
+    const agent = { name: 'nova', dir: home, token: 'unused', uuid: '0190a5f2-0000-7000-8000-0000000000aa', secret: SECRET };
+    // Each wake prints what it was asked to do, then takes a moment, as a real one would.
+    const script = "console.error(process.argv.slice(1).join(' ')); setTimeout(() => {}, 300)";
+    router = await startRouter({ agents: [agent], platformUrl: 'http://127.0.0.1:9', databasePath: join(home, 'router.db'), logger, wakeCommand: { command: process.execPath, args: ['-e', script] } });
+    const [roomA, roomB] = ['0190a5f2-0000-7000-8000-0000000000a1', '0190a5f2-0000-7000-8000-0000000000b1'];
+    const deliver = (delivery: string, timeline: string, message: string, event = 'message.created') => {
+      const body = JSON.stringify({ event, recipient_uuid: agent.uuid, timeline_uuid: timeline, resource: { type: 'message', uuid: message } });
+      return fetch(router!.url, { method: 'POST', body, headers: { 'x-basecradle-event': event, 'x-basecradle-delivery': delivery, 'x-basecradle-signature': webhookSignature(SECRET, body) } });
+    };
+    // d1 starts at once; d2 waits behind it; d3 (same timeline as d2) joins d2; d4 is another timeline.
+    for (const [delivery, timeline, message] of [['d1', roomA, 'm1'], ['d2', roomB, 'm2'], ['d3', roomB, 'm3'], ['d4', roomA, 'm4']] as const) {
+      expect((await deliver(delivery, timeline, message)).status).toBe(202);
+    }
+    await router.idle();
+    const woken = logger.lines.filter((line) => line.includes('wake output')).map((line) => /line="(.*)"/.exec(line)![1]);
+    expect(woken).toEqual([`wake ${home} --timeline ${roomA} --message m1`, `wake ${home} --timeline ${roomB} --message m2`, `wake ${home} --timeline ${roomA} --message m4`]);
+    expect(logger.lines.filter((line) => line.includes('router delivery coalesced'))).toEqual([expect.stringContaining(`delivery=d3 timeline=${roomB} into=d2`)]);
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(join(home, 'router.db'), { readOnly: true });
+    expect(db.prepare('SELECT delivery, state, covered_by FROM deliveries ORDER BY delivery').all().map((row) => ({ ...row }))).toEqual([
+      { delivery: 'd1', state: 'done', covered_by: null },
+      { delivery: 'd2', state: 'done', covered_by: null },
+      { delivery: 'd3', state: 'coalesced', covered_by: 'd2' },
+      { delivery: 'd4', state: 'done', covered_by: null },
+    ]);
+    db.close();
+  });
+
   it('acx platform serve --agents: one command brings up the platform with an agent on it, and a person talks with it', async () => {
     model = await startModelServer();
     model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Hello ana, nova here.' } }] }, 'greeted');

@@ -35,7 +35,7 @@ export function register(program: Command): void {
         `most builds of a turn when messages arrive while it generates; 1 answers once (env ACX_PACE_MAX_BUILDS, default ${DEFAULT_PACING.maxBuilds})`,
       )
       .option('--json', 'print one JSON line per answered batch of events (one turn)')
-      .option('--breaker-max <n>', `most wakes per session within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
+      .option('--breaker-max <n>', `most wakes per session (with --timeline: per timeline) within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
       .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
       .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
       .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')

@@ -11,7 +11,9 @@ import type { Logger } from '../../util/logger.ts';
  * addressed to, as the BaseCradle router does (FACTS.md): the signature checked over the raw
  * bytes in constant time, a delivery id seen before answered and ignored, wakes serialized per
  * agent, `acx wake <agent> --timeline <uuid>` run with BASECRADLE_DELIVERY_ID, a non-zero exit
- * retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded in router.db.
+ * retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded in router.db. A message
+ * delivery for an agent and timeline that already has a message wake waiting in the queue joins
+ * that wake (recorded as coalesced): in a burst, one process answers what piled up.
  */
 export interface RoutedAgent {
   /** The agent's platform handle (its name in --agents). */
@@ -62,6 +64,8 @@ const MIGRATIONS = [
   `CREATE TABLE deliveries (
      delivery TEXT PRIMARY KEY, agent TEXT NOT NULL, event TEXT NOT NULL, timeline TEXT NOT NULL,
      state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, received_at TEXT NOT NULL, finished_at TEXT)`,
+  // A delivery folded into a wake already queued for the same agent and timeline: that wake's delivery.
+  `ALTER TABLE deliveries ADD COLUMN covered_by TEXT`,
 ];
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -81,9 +85,25 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   const queues = new Map<string, Promise<void>>();
   const delays = options.retryDelaysMs ?? [500, 1000];
 
+  // Message wakes queued and not started yet, by agent and timeline: a later message there is
+  // read by that wake anyway (it reads everything unseen when it starts, and the platform
+  // records a message before it sends its delivery), so it joins it instead of costing a process.
+  const waiting = new Map<string, Delivery>();
   const enqueue = (delivery: Delivery) => {
+    const key = `${delivery.agent.name}\n${delivery.timeline}`;
+    const covering = delivery.event === 'message.created' ? waiting.get(key) : undefined;
+    if (covering) {
+      db.prepare("UPDATE deliveries SET state = 'coalesced', covered_by = ? WHERE delivery = ?").run(covering.id, delivery.id);
+      logger.info('router delivery coalesced', { agent: delivery.agent.name, delivery: delivery.id, timeline: delivery.timeline, into: covering.id });
+      return;
+    }
+    if (delivery.event === 'message.created') waiting.set(key, delivery);
+    const start = () => {
+      if (waiting.get(key) === delivery) waiting.delete(key);
+      return runWake(delivery);
+    };
     const previous = queues.get(delivery.agent.name) ?? Promise.resolve();
-    const next = previous.then(() => runWake(delivery)).catch((error) => logger.error('router wake failed', { delivery: delivery.id, error: errorMessage(error) }));
+    const next = previous.then(start).catch((error) => logger.error('router wake failed', { delivery: delivery.id, error: errorMessage(error) }));
     queues.set(delivery.agent.name, next);
   };
 

@@ -12,6 +12,8 @@ import type { HarnessTurnResult } from '../../agent/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { BreakerSettings } from '../../store/breaker.ts';
+import { passTimelineBreaker } from './timeline-breaker.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -44,6 +46,8 @@ export interface TimelineWakeOptions {
    */
   agent: (platformTools: Tool[], brief: readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
   logger: Logger;
+  /** The per-timeline circuit breaker (ACX_WAKE_BREAKER_*); absent: none. */
+  breaker?: BreakerSettings;
   /** How many messages a first wake reads (FACTS.md: the newest 50). */
   firstWakeWindow?: number;
 }
@@ -53,7 +57,7 @@ export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => string 
 
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
-  | { outcome: 'nothing-new' | 'busy'; posted: 0 }
+  | { outcome: 'nothing-new' | 'busy' | 'declined'; posted: 0 }
   | { outcome: 'skipped'; reason: 'timeline_deleted' | 'timeline_locked'; posted: 0 };
 
 /** The tools that create each keyed kind: what counts toward a create's ordinal. */
@@ -69,6 +73,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const wakeId = randomUUID();
   const started = performance.now();
   const bookend = { timeline, ...(options.deliveryId ? { delivery: options.deliveryId } : {}) };
+  if (options.breaker && !passTimelineBreaker(state, timeline, options.breaker, logger, bookend)) return { outcome: 'declined', posted: 0 };
 
   let room: Timeline;
   try {

@@ -1,0 +1,162 @@
+/**
+ * What an agent on the embedded platform costs, against anchors measured in the same run.
+ * Run: `npx node bench/platform.ts [rounds=6] [deliveries=2000]`.
+ *
+ * 1. **Wake latency**: a person posts a message that mentions the agent; the platform delivers it
+ *    (signed) to the router, which runs `acx wake --timeline`; the scripted model (the local
+ *    model server speaking the OpenAI wire) acks it through messages_create. Measured from the
+ *    message's `created_at` to the reply's, both stamped by the platform. Anchor: the same
+ *    message through `acx wake --session` (a fresh process answering one event, wall time from
+ *    spawn to exit). The timeline turn is two model calls (the post, then the final text) and
+ *    reads the timeline and the dashboard first; the session turn is one model call.
+ * 2. **Router throughput**: `deliveries` signed message deliveries (20 timelines, 16 senders at
+ *    once) POSTed to the router, whose wakes are `/bin/true` (so the router, not the agent, is
+ *    measured): events/s accepted (each verified in constant time, deduped and recorded in
+ *    router.db), and the wakes it ran once the queue drained (the rest coalesced). Anchor: a bare
+ *    node:http server that reads the body, parses it and answers 202.
+ * Prints medians and ratios; no thresholds.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BaseCradleClient, webhookSignature } from '../src/channel/index.ts';
+import { startRouter } from '../src/frontends/router/router.ts';
+import { addUser, startPlatform } from '../src/platform/index.ts';
+import { createMemoryLogger, silentLogger } from '../src/util/logger.ts';
+import { respondByTurn, startModelServer } from '../test/support/model-server.ts';
+import { burstReplies, timelineAgentDir } from '../test/support/timeline-agents.ts';
+
+const ROUNDS = Number(process.argv[2] ?? 6);
+const DELIVERIES = Number(process.argv[3] ?? 2000);
+const ROOT = resolve(import.meta.dirname, '..');
+const ACX_BIN = join(ROOT, 'bin/acx.js');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const SECRET = 'bench-platform-secret-0123456789';
+
+// ---- 1. wake latency ---------------------------------------------------------------------------
+const home = mkdtempSync(join(tmpdir(), 'acx-bench-platform-'));
+const model = await startModelServer({ fallback: respondByTurn(burstReplies) });
+let platform = await startPlatform({ home: join(home, 'platform'), port: 0, logger: silentLogger });
+const ana = addUser(join(home, 'platform'), { handle: 'ana', kind: 'human' });
+const nova = addUser(join(home, 'platform'), { handle: 'nova', kind: 'ai', trust: ['ana'] });
+const agentDir = timelineAgentDir(home, 'nova');
+// Only what a wake needs: no keys or homes of the machine's own.
+const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
+const routerLog = createMemoryLogger('info');
+const router = await startRouter({
+  agents: [{ name: 'nova', dir: agentDir, token: nova.token, uuid: nova.uuid, secret: SECRET }],
+  platformUrl: () => platform.url,
+  databasePath: join(home, 'router.db'),
+  logger: routerLog,
+  env: wakeEnv,
+});
+const platformPort = platform.port;
+await platform.close();
+platform = await startPlatform({ home: join(home, 'platform'), port: platformPort, logger: silentLogger, deliverTo: [router.url], webhookSecret: SECRET });
+const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token });
+const room = await client.timelines.create('bench');
+await client.timelines.addParticipant(room.uuid, nova.uuid);
+
+async function timelineRound(n: number): Promise<number> {
+  const sent = await client.messages.create(room.uuid, `@nova item #B${n}: please ack`, { idempotencyKey: randomUUID() });
+  for (;;) {
+    await router.idle();
+    for await (const message of client.messages.list({ timeline: room.uuid })) {
+      if (message.user.handle === 'nova' && message.content.body === `ack #B${n}`) return Date.parse(message.created_at) - Date.parse(sent.created_at);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function sessionRound(n: number): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [ACX_BIN, 'wake', agentDir, '--session', 'bench-session', '--event', `e${n}`, `@nova item #S${n}: please ack`], { cwd: ROOT, env: wakeEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`acx wake --session exited ${code}: ${stderr}`)))),
+  );
+}
+
+// One of each first, unmeasured: the first timeline wake is a first wake, both warm the disk cache.
+await timelineRound(0);
+await sessionRound(0);
+const latency = { timeline: [] as number[], session: [] as number[] };
+for (let round = 1; round <= ROUNDS; round++) {
+  const sides = [async () => latency.timeline.push(await timelineRound(round)), async () => latency.session.push(await sessionRound(round))];
+  for (const side of round % 2 ? sides.reverse() : sides) await side();
+}
+await router.close();
+await platform.close();
+await model.close();
+const wakesRun = routerLog.lines.filter((line) => line.includes('router wake ')).length;
+if (wakesRun !== ROUNDS + 1) console.log(`note: ${wakesRun} router wakes for ${ROUNDS + 1} messages`);
+
+// ---- 2. router throughput ----------------------------------------------------------------------
+const AGENT_UUID = randomUUID();
+const timelines = Array.from({ length: 20 }, () => randomUUID());
+const deliveries = Array.from({ length: DELIVERIES }, (_, i) => {
+  const body = JSON.stringify({ event: 'message.created', event_id: randomUUID(), recipient_uuid: AGENT_UUID, timeline_uuid: timelines[i % timelines.length], resource: { type: 'message', uuid: randomUUID() } });
+  return { id: randomUUID(), body, signature: webhookSignature(SECRET, body) };
+});
+
+async function blast(url: string): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const sender = async () => {
+    while (next < deliveries.length) {
+      const delivery = deliveries[next++]!;
+      const response = await fetch(url, {
+        method: 'POST',
+        body: delivery.body,
+        headers: { 'content-type': 'application/json', 'x-basecradle-event': 'message.created', 'x-basecradle-delivery': delivery.id, 'x-basecradle-signature': delivery.signature },
+      });
+      await response.text();
+      if (response.status !== 202) throw new Error(`delivery answered ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, sender));
+  return deliveries.length / ((performance.now() - started) / 1000);
+}
+
+const bare = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    res.writeHead(202, { 'content-type': 'text/plain; charset=utf-8' }).end('accepted\n');
+  });
+});
+await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+const throughput = { router: [] as number[], bare: [] as number[], wakes: [] as number[], drainMs: [] as number[] };
+for (let round = 0; round < 3; round++) {
+  const log = createMemoryLogger('info');
+  const fast = await startRouter({
+    agents: [{ name: 'bench', dir: home, token: 'unused', uuid: AGENT_UUID, secret: SECRET }],
+    platformUrl: 'http://127.0.0.1:9',
+    databasePath: join(mkdtempSync(join(tmpdir(), 'acx-bench-router-')), 'router.db'),
+    logger: log,
+    wakeCommand: { command: '/bin/true', args: [] },
+  });
+  const sides = [async () => throughput.router.push(await blast(fast.url)), async () => throughput.bare.push(await blast(bareUrl))];
+  for (const side of round % 2 ? sides.reverse() : sides) await side();
+  const drained = performance.now();
+  await fast.idle();
+  throughput.drainMs.push(performance.now() - drained);
+  throughput.wakes.push(log.lines.filter((line) => line.includes('router wake ')).length);
+  await fast.close();
+}
+bare.close();
+
+const ms = (value: number) => `${value.toFixed(0)} ms`;
+console.log(`platform: ${ROUNDS} latency rounds, ${DELIVERIES} deliveries x 3 throughput rounds (medians)`);
+console.log(`wake latency  timeline (posted -> reply posted, via router) ${ms(median(latency.timeline))}   session wake process ${ms(median(latency.session))}   ratio ${(median(latency.timeline) / median(latency.session)).toFixed(2)}x`);
+console.log(`  timeline samples ${latency.timeline.map(ms).join(', ')}; session samples ${latency.session.map(ms).join(', ')}`);
+console.log(`router        ${median(throughput.router).toFixed(0)} events/s accepted   bare http ${median(throughput.bare).toFixed(0)} events/s   ratio ${(median(throughput.router) / median(throughput.bare)).toFixed(2)}x`);
+console.log(`  after the burst: ${median(throughput.wakes)} wakes run for ${DELIVERIES} deliveries (the rest coalesced), queue drained ${ms(median(throughput.drainMs))} after the last was accepted`);

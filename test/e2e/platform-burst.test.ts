@@ -1,0 +1,191 @@
+// A burst through the whole stack: 200 messages from a person across 20 timelines, each shared
+// with two of three agents, delivered by the embedded platform (signed, per agent) to the router,
+// which runs a real `acx wake --timeline` process per wake. The scripted model answers, through
+// messages_create, every message that mentions its agent and no other, quoting the message's tag:
+// counted on the platform, each tag gets exactly one reply from each agent it mentions, none twice.
+//
+// Parallelism: the router runs at most one wake per agent at a time, so at most three wake
+// processes run at once; the platform sends up to 4 deliveries at once (its default). A message
+// delivery that finds a wake for its agent and timeline still waiting joins it, so the 600
+// deliveries cost far fewer processes (about 75 here; the test prints the count).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BaseCradleClient } from '../../src/channel/index.ts';
+import { type RunningRouter, startRouter } from '../../src/frontends/router/router.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import { cleanEnv } from '../support/cli.ts';
+import { respondByTurn, startModelServer, type ModelServer } from '../support/model-server.ts';
+import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { burstReplies, loopReplies, timelineAgentDir } from '../support/timeline-agents.ts';
+
+const AGENTS = ['nova', 'ada', 'kai'] as const;
+const TIMELINES = 20;
+const PER_TIMELINE = 10;
+
+let platform: TestPlatform | undefined;
+let model: ModelServer | undefined;
+let router: RunningRouter | undefined;
+afterEach(async () => {
+  await router?.close();
+  await platform?.close();
+  await model?.close();
+  router = undefined;
+  platform = undefined;
+  model = undefined;
+});
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Which of a timeline's two agents message i mentions: the first, the second, both, or neither. */
+const mentioned = (pair: readonly string[], i: number): string[] => [[pair[0]!], [pair[1]!], [...pair], []][i % 4]!;
+
+describe('a burst of platform messages through the router (e2e)', { timeout: 180_000 }, () => {
+  it('200 messages across 20 timelines to 3 agents: every mention answered exactly once, nothing else answered', async () => {
+    platform = await startTestPlatform();
+    model = await startModelServer({ fallback: respondByTurn(burstReplies) });
+    const ana = platform.user('ana', 'human');
+    // Everyone on a timeline must trust everyone else there: each agent trusts ana and the agents before it.
+    const users = Object.fromEntries(AGENTS.map((handle, i) => [handle, platform!.user(handle, 'ai', { trust: ['ana', ...AGENTS.slice(0, i)] })]));
+    const home = mkdtempSync(join(tmpdir(), 'acx-burst-'));
+    const logger = createMemoryLogger('info');
+    const secrets = Object.fromEntries(AGENTS.map((handle) => [handle, `burst-secret-${handle}-0123456789`]));
+    router = await startRouter({
+      agents: AGENTS.map((handle) => ({ name: handle, dir: timelineAgentDir(home, handle), token: users[handle]!.token, uuid: users[handle]!.uuid, secret: secrets[handle]! })),
+      platformUrl: platform.url,
+      databasePath: join(home, 'router.db'),
+      logger,
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home }),
+      retryDelaysMs: [50, 100],
+    });
+    await platform.restart({ deliverTo: [router.url], webhookSecrets: secrets, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
+
+    const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token });
+    const rooms: Array<{ uuid: string; pair: string[] }> = [];
+    for (let t = 0; t < TIMELINES; t++) {
+      const pair = [AGENTS[t % 3]!, AGENTS[(t + 1) % 3]!];
+      const room = await client.timelines.create(`burst ${t}`);
+      for (const handle of pair) await client.timelines.addParticipant(room.uuid, users[handle]!.uuid);
+      rooms.push({ uuid: room.uuid, pair });
+    }
+    // The expected replies, as "tag by handle"; posted round-robin so every timeline is busy at once.
+    const expected: string[] = [];
+    for (let i = 0; i < PER_TIMELINE; i++) {
+      for (const [t, room] of rooms.entries()) {
+        const tag = `#T${t}-${i}`;
+        const who = mentioned(room.pair, i);
+        await client.messages.create(room.uuid, `${who.map((handle) => `@${handle} `).join('')}item ${tag}: please ack`.trim(), { idempotencyKey: `burst-${t}-${i}` });
+        for (const handle of who) expected.push(`${tag} by ${handle}`);
+      }
+    }
+    expect(expected).toHaveLength(200);
+
+    const replies = async (): Promise<string[]> => {
+      const found: string[] = [];
+      for (const room of rooms) {
+        for await (const message of client.messages.list({ timeline: room.uuid })) {
+          if (message.user.handle !== 'ana') found.push(`${/#T\d+-\d+/.exec(message.content.body)?.[0] ?? message.content.body} by ${message.user.handle}`);
+        }
+      }
+      return found.sort();
+    };
+    // 400 deliveries of ana's messages (two agents each) and one for each reply (to the other agent).
+    const received = () => {
+      const db = new DatabaseSync(join(home, 'router.db'), { readOnly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM deliveries').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    for (let waited = 0; (await replies()).length < expected.length || received() < 600; waited += 250) {
+      if (waited > 150_000) throw new Error(`timed out: ${(await replies()).length} replies, ${received()} deliveries\n${logger.lines.slice(-20).join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await router.idle();
+
+    expect(await replies()).toEqual([...expected].sort());
+    expect(received()).toBe(600);
+    const wakes = logger.lines.filter((line) => line.includes('INFO router wake '));
+    const failed = logger.lines.filter((line) => /ERROR|WARN/.test(line));
+    expect(failed).toEqual([]);
+    const coalesced = logger.lines.filter((line) => line.includes('router delivery coalesced')).length;
+    expect(wakes.length + coalesced).toBe(600);
+    console.log(`burst: ${wakes.length} wake processes for 600 deliveries (${coalesced} coalesced into a waiting wake)`);
+  });
+
+  it('two agents answering each other forever: the per-timeline breaker stops the loop, says so, and resets after its cooldown', async () => {
+    platform = await startTestPlatform();
+    model = await startModelServer({ fallback: respondByTurn(loopReplies) });
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const ada = platform.user('ada', 'ai', { trust: ['ana', 'nova'] });
+    const home = mkdtempSync(join(tmpdir(), 'acx-loop-'));
+    const logger = createMemoryLogger('debug');
+    const breaker = { max: 3, windowS: 15, cooldownS: 15 };
+    router = await startRouter({
+      agents: [
+        { name: 'nova', dir: timelineAgentDir(home, 'nova'), token: nova.token, uuid: nova.uuid, secret: 'loop-secret-0123456789' },
+        { name: 'ada', dir: timelineAgentDir(home, 'ada'), token: ada.token, uuid: ada.uuid, secret: 'loop-secret-0123456789' },
+      ],
+      platformUrl: platform.url,
+      databasePath: join(home, 'router.db'),
+      logger,
+      env: cleanEnv({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: model.openaiBaseURL,
+        ACX_HOME: home,
+        ACX_CONFIG_HOME: home,
+        HOME: home,
+        ACX_WAKE_BREAKER_MAX: String(breaker.max),
+        ACX_WAKE_BREAKER_WINDOW: String(breaker.windowS),
+        ACX_WAKE_BREAKER_COOLDOWN: String(breaker.cooldownS),
+      }),
+      retryDelaysMs: [50, 100],
+    });
+    await platform.restart({ deliverTo: [router.url], webhookSecret: 'loop-secret-0123456789', delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
+    const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token });
+    const room = await client.timelines.create('loop');
+    await client.timelines.addParticipant(room.uuid, nova.uuid);
+    await client.timelines.addParticipant(room.uuid, ada.uuid);
+    const said = async () => {
+      const all: string[] = [];
+      for await (const message of client.messages.list({ timeline: room.uuid })) all.push(`${message.user.handle}: ${message.content.body}`);
+      return all.reverse();
+    };
+    const tripped = (handle: string) => logger.lines.some((line) => line.includes(`wake output agent=${handle} line="WARNING wake breaker tripped timeline=${room.uuid}`));
+
+    await client.messages.create(room.uuid, '@nova @ada what do you two think?', { idempotencyKey: 'loop-start' });
+    for (let waited = 0; !(tripped('nova') && tripped('ada')); waited += 200) {
+      if (waited > 60_000) throw new Error(`the breaker never tripped for both: ${(await said()).length} messages\n${logger.lines.filter((l) => /breaker|wake end/.test(l)).join('\n')}`);
+      await pause(200);
+    }
+    // The loop has stopped: once the wakes in flight are done, nothing more is said.
+    await router.idle();
+    const stopped = await said();
+    await pause(1_500);
+    await router.idle();
+    expect(await said()).toEqual(stopped);
+    // Bounded: each agent spoke at most once per admitted wake, and at most `max` were admitted.
+    const spoken = stopped.filter((line) => !line.startsWith('ana: '));
+    expect(spoken.length).toBeGreaterThanOrEqual(2);
+    expect(spoken.length).toBeLessThanOrEqual(2 * breaker.max);
+    expect(logger.lines.filter((line) => /wake output .*INFO wake end .*outcome=declined/.test(line)).length).toBeGreaterThanOrEqual(2);
+
+    // After the window has cleared of the burst (and the cooldown passed), the next wake resets
+    // the breaker and is answered, with what was left unread.
+    await pause(breaker.windowS * 1000 + 500);
+    await client.messages.create(room.uuid, '#STOP @nova @ada are you there?', { idempotencyKey: 'loop-stop' });
+    for (let waited = 0; (await said()).filter((line) => line.endsWith(': back #STOP')).length < 2; waited += 200) {
+      if (waited > 30_000) throw new Error(`no reply after the cooldown:\n${logger.lines.filter((l) => /breaker|wake end/.test(l)).join('\n')}`);
+      await pause(200);
+    }
+    await router.idle();
+    for (const handle of ['nova', 'ada']) {
+      expect(logger.lines.filter((line) => line.includes(`wake output agent=${handle} line="INFO wake breaker reset timeline=${room.uuid}`))).toHaveLength(1);
+    }
+    expect((await said()).slice(stopped.length).sort()).toEqual(['ada: back #STOP', 'ana: #STOP @nova @ada are you there?', 'nova: back #STOP']);
+  });
+});
