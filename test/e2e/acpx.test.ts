@@ -11,7 +11,8 @@ import { ResponseChecker } from '../fixtures/acp-server/response-schemas.ts';
 import { cleanEnv, ROOT } from '../support/cli.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 
-const ACPX = join(ROOT, 'node_modules/.bin/acpx');
+// acpx is installed by .ci/run (ACX_TEST_ACPX); locally: `npm i --prefix /tmp/acpx acpx@0.19.1` and point ACX_TEST_ACPX at its bin.
+const ACPX = process.env.ACX_TEST_ACPX ?? join(ROOT, 'node_modules/.bin/acpx');
 const AGENT = join(ROOT, 'examples/notes-keeper');
 const wire = mkdtempSync(join(tmpdir(), 'acx-acpx-wire-'));
 const home = mkdtempSync(join(tmpdir(), 'acx-acpx-home-'));
@@ -39,7 +40,7 @@ function acpx(args: string[]): { done: Promise<Run> } {
 }
 const run = (args: string[]) => acpx(args).done;
 
-describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)' : 'acpx drives acx acp (skipped: node_modules/.bin/acpx is missing; run npm ci)', { timeout: 180_000 }, () => {
+describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)' : 'acpx drives acx acp (skipped: acpx is not installed; .ci/run installs it, or set ACX_TEST_ACPX to an acpx 0.19.1 bin)', { timeout: 180_000 }, () => {
   it('a one-shot exec answers', async () => {
     model.enqueue('Hello from acx.');
     const exec = await run(['exec', 'say hello']);
