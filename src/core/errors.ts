@@ -41,6 +41,9 @@ export type AcxErrorCode =
   | 'turn-suspended'
   | 'turn-unfinished'
   | 'no-unfinished-turn'
+  | 'no-running-turn'
+  | 'session-detached'
+  | 'session-state-invalid'
   | 'unsupported-content'
   // Tools
   | 'tool-input'

@@ -1,5 +1,6 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import type { LanguageModelUsage } from 'ai';
+import type { FileChange } from '../tools/tool.ts';
 
 /**
  * The parts a turn streams, shaped like the AI SDK's `fullStream` parts so acx fits where an
@@ -20,6 +21,25 @@ export interface ApprovalRequest {
   input: unknown;
 }
 
+/**
+ * A compaction that happened: what set it off, the summary that now replaces the older turns, and
+ * the transcript's size before and after. Tokens are estimated from characters at the same
+ * CHARS_PER_TOKEN the context budget uses (the provider reports no count for a transcript it has
+ * not been sent); `before`/`after` count messages.
+ */
+export interface CompactionReport {
+  trigger: 'threshold' | 'overflow' | 'manual';
+  summary: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  before: number;
+  after: number;
+  summarized: number;
+}
+
+/** A file a tool call changed (fs_write, or a command run by execute): see ToolContext.onFileChange. */
+export type { FileChange } from '../tools/tool.ts';
+
 export type HarnessStreamPart =
   | { type: 'start'; sessionId: string; turnId: string; resumed: boolean }
   | { type: 'start-step'; step: number }
@@ -32,7 +52,8 @@ export type HarnessStreamPart =
   | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined }
   | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage }
   | { type: 'retry'; attempt: number; error: string }
-  | { type: 'compaction'; before: number; after: number; summarized: number }
+  | ({ type: 'compaction' } & CompactionReport)
+  | ({ type: 'file-change'; toolCallId: string; toolName: string } & FileChange)
   | { type: 'unspoken'; text: string }
   | { type: 'plan'; entries: Array<{ content: string; status: string; priority?: string }> }
   | { type: 'data'; name: string; value: JSONValue }

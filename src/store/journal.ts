@@ -276,6 +276,13 @@ export class Journal {
     return row ? toTurn(row) : undefined;
   }
 
+  /** Every turn paused and waiting for its caller (approvals, host tool results, a pause request), oldest first. */
+  suspendedTurns(): TurnRecord[] {
+    return (
+      this.prepare("SELECT * FROM turns WHERE status = 'suspended' ORDER BY started_at, rowid").all() as unknown as TurnRow[]
+    ).map(toTurn);
+  }
+
   turns(sessionId: string): TurnRecord[] {
     return (
       this.prepare('SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, rowid').all(sessionId) as unknown as TurnRow[]
