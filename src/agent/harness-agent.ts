@@ -125,6 +125,13 @@ export type StreamResult = HarnessStreamResult;
 
 type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
 
+/** What a tracked call adds to the turn's hooks. */
+interface LiveHooks {
+  abortSignal: AbortSignal;
+  pauseRequested: () => boolean;
+  claimSuspended?: string;
+}
+
 /** The call running on a session in this process: what stop() and suspendTurn() act on. */
 interface RunningCall {
   controller: AbortController;
@@ -138,17 +145,20 @@ class Session implements AgentSession {
   readonly #identity: { harnessId: string; agentId: string };
   #running: RunningCall | undefined;
   #detached = false;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }) {
+  /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
+  #claim: string | undefined;
+  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, claim?: string) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
+    this.#claim = claim;
   }
   hasUnfinishedTurn(): boolean {
     return this.inner.hasUnfinishedTurn();
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */
-  async track<T>(abortSignal: AbortSignal | undefined, run: (hooks: { abortSignal: AbortSignal; pauseRequested: () => boolean }) => Promise<T>): Promise<T> {
+  async track<T>(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<T>): Promise<T> {
     if (this.#detached) {
       throw new AcxError('session-detached', `Session ${this.id} was detached or destroyed.`, {
         hint: 'Reopen it with agent.createSession({ resumeFrom: state }) (or open a new one after destroy()).',
@@ -157,7 +167,9 @@ class Session implements AgentSession {
     const controller = new AbortController();
     const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
     const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
-    const result = run({ abortSignal: signal, pauseRequested: () => call.pause });
+    const claimSuspended = this.#claim;
+    this.#claim = undefined;
+    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
     call.settled = result.then(
       () => undefined,
       () => undefined,
@@ -309,7 +321,9 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         hint: 'List the paused turns again (agent.listSuspended()), or resumeFrom the session to send a new message.',
       });
     }
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id });
+    // Two processes answering the same listed turn: the first call claims it, the other is refused.
+    const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, claim);
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -421,7 +435,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   private hooks(
     options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
-    live: { abortSignal: AbortSignal; pauseRequested: () => boolean },
+    live: LiveHooks,
   ) {
     return {
       ...live,
@@ -443,7 +457,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     input: ReturnType<typeof readCallInput>,
     options: GenerateOptions,
     parts: PartHooks,
-    live: { abortSignal: AbortSignal; pauseRequested: () => boolean },
+    live: LiveHooks,
   ): Promise<TurnResult> {
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
     if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });

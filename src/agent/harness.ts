@@ -33,6 +33,8 @@ export interface HarnessRunInput extends TurnHooks {
 
 export interface HarnessContinueInput extends TurnHooks {
   approvals?: readonly ApprovalDecision[];
+  /** The suspended turn this call answers, claimed so it runs once (native engine; others ignore it). */
+  claimSuspended?: string | undefined;
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
 }
 

@@ -35,6 +35,7 @@ export type AcxErrorCode =
   | 'spec-missing'
   // A turn
   | 'aborted'
+  | 'turn-claimed'
   | 'turn-compacted'
   | 'turn-id-taken'
   | 'turn-id-unsupported'

@@ -127,6 +127,11 @@ export interface ContinueInput extends TurnHooks {
   approvals?: readonly ApprovalDecision[];
   /** Results for calls of tools that have no executor in this host. */
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
+  /**
+   * The id of the suspended turn this call means to answer: it is claimed first (see
+   * Journal.claimSuspended), and a turn another caller already took is refused, not run twice.
+   */
+  claimSuspended?: string | undefined;
 }
 
 export interface TurnToolCall {
@@ -389,6 +394,11 @@ export class Engine {
     if (!turn) {
       throw new AcxError('no-unfinished-turn', `Session ${input.sessionId} has no unfinished turn to continue.`, {
         hint: 'Send a new message instead.',
+      });
+    }
+    if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !this.journal.claimSuspended(turn.id))) {
+      throw new AcxError('turn-claimed', `Turn ${input.claimSuspended} of session ${input.sessionId} is already being continued (by another process or call).`, {
+        hint: 'List the paused turns again (agent.listSuspended()); answer only those still listed.',
       });
     }
     const state = await this.newState(turn, input, { addressed: false, resumed: true });

@@ -274,6 +274,31 @@ describe('file-change parts', () => {
   });
 });
 
+describe('a paused turn answered from two places', () => {
+  it('runs once: the first continuation claims the turn, the other is refused with turn-claimed', async () => {
+    server.enqueue({ toolCalls: [{ id: 'call_once', name: 'deploy', input: { service: 'db' } }] }, 'Deployed db.');
+    const home = tmpHome();
+    const marker = join(tmpHome(), 'marker');
+    const opener = rig(await openaiModel(server), { home, agent: { tools: [deployTool(marker)] } });
+    await opener.agent.generate({ session: await opener.agent.createSession({ sessionId: 'twice' }), prompt: 'deploy db' });
+    const [entry] = opener.agent.listSuspended();
+
+    // Two agents with their own journal connections, both opened on the listed state before either answers.
+    const a = rig(await openaiModel(server), { home, agent: { tools: [deployTool(marker)] } });
+    const b = rig(await openaiModel(server), { home, agent: { tools: [deployTool(marker)] } });
+    const sessions = [await a.agent.createSession({ continueFrom: entry!.state }), await b.agent.createSession({ continueFrom: entry!.state })];
+    const approvals = [{ approvalId: 'call_once', approved: true }];
+    const outcomes = await Promise.allSettled([
+      a.agent.continueGenerate({ session: sessions[0]!, approvals }),
+      b.agent.continueGenerate({ session: sessions[1]!, approvals }),
+    ]);
+
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.text : AcxError.isInstance(o.reason) && o.reason.code))).toEqual(['Deployed db.', 'turn-claimed']);
+    expect(readFileSync(marker, 'utf8'), 'the approved call ran once').toBe(`${process.pid} db\n`);
+    expect(opener.readJournal((j) => j.turns('twice')).map((t) => t.status)).toEqual(['done']);
+  });
+});
+
 describe('listSuspended() across processes', () => {
   it('lists the session paused for approval; a second process continues it, runs the approved call there, and the journal shows the turn done', async () => {
     server.enqueue({ toolCalls: [{ id: 'call_ship', name: 'deploy', input: { service: 'web' } }] }, 'Shipped web.');
