@@ -6,10 +6,12 @@ import type { FileChange } from '../tool.ts';
  * Which files a command changed, by comparing the workspace before and after it ran: each regular
  * file's size, modification time and inode. Bounded, because a command runs in any workspace: past
  * `maxFiles` the snapshot gives up (undefined) and no changes are reported rather than a partial
- * list that would read as complete. `.git` is skipped — its churn is not the agent's edit.
+ * list that would read as complete. `.git` and `node_modules` are skipped: their churn (a commit,
+ * an install) is not an edit to report file by file, and walking them would cost most of the
+ * budget. Measured: ~24 ms a snapshot at 5,000 files, ~126 ms at 20,000 (two per execute call).
  */
-export const SNAPSHOT_MAX_FILES = 20_000;
-const SKIPPED = new Set(['.git']);
+export const SNAPSHOT_MAX_FILES = 10_000;
+const SKIPPED = new Set(['.git', 'node_modules']);
 
 export type WorkspaceSnapshot = Map<string, string>;
 
