@@ -378,10 +378,18 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     return chosen;
   }
 
+  /**
+   * Runs `fn` as a tracked call of the session. A session passed in is tracked at once, before
+   * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
+   */
+  private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
+    if (given instanceof Session) return given.track(abortSignal, (live) => fn(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => fn(session, live)));
+  }
+
   /** Continues the session's unfinished turn, as a tracked call of the session. */
-  private async runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
-    const session = await this.sessionFor(options.session);
-    return session.track(options.abortSignal, (live) => session.inner.continue(this.hooks(options, parts, live)));
+  private runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
+    return this.onSession(options.session, undefined, options.abortSignal, (session, live) => session.inner.continue(this.hooks(options, parts, live)));
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
@@ -448,8 +456,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
     const input = readCallInput(options);
-    const session = await this.sessionFor(options.session, options.options?.sessionId);
-    return session.track(options.abortSignal, (live) => this.generateOn(session.inner, input, options, parts, live));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live));
   }
 
   private async generateOn(

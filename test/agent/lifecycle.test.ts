@@ -166,6 +166,15 @@ describe('stop()', () => {
     expect(answered).toEqual(called);
     expect((await r.agent.generate({ session, prompt: 'something else' })).text).toBe('Next answer.');
   });
+  it('reaches a call it is given right after generate(), before anything was awaited: no model call, the turn cancelled', async () => {
+    const r = rig(await openaiModel(server));
+    const session = await r.agent.createSession({ sessionId: 'stop-early' });
+    const running = caught(r.agent.generate({ session, prompt: 'never mind' }));
+    await session.stop();
+    expect(TurnAbortedError.isInstance(await running)).toBe(true);
+    expect(server.requests).toHaveLength(0);
+    expect(r.readJournal((j) => j.turns('stop-early')).map((t) => t.status)).toEqual(['cancelled']);
+  });
 });
 
 describe('suspendTurn()', () => {
