@@ -325,6 +325,8 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         clientCapabilities: {
           fs: { readTextFile: false, writeTextFile: false },
           terminal: false,
+          // The agent may report its own compactions (compaction_update): they become `compaction` parts.
+          session: { compaction: {} },
           ...(settings.authentication?.clientCapabilities ?? {}),
           ...(settings.clientCapabilities ?? {}),
         },

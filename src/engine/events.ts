@@ -23,18 +23,20 @@ export interface ApprovalRequest {
 
 /**
  * A compaction that happened: what set it off, the summary that now replaces the older turns, and
- * the transcript's size before and after. Tokens are estimated from characters at the same
- * CHARS_PER_TOKEN the context budget uses (the provider reports no count for a transcript it has
- * not been sent); `before`/`after` count messages.
+ * the transcript's size before and after. On the engine, tokens are estimated from characters at
+ * the same CHARS_PER_TOKEN the context budget uses (the provider reports no count for a transcript
+ * it has not been sent) and `before`/`after` count messages. An ACP agent that compacts its own
+ * context (`trigger: 'agent'`, ACP's compaction_update) says only its summary; the sizes are then
+ * absent, except `tokensBefore` when the agent reported its context use (usage_update) first.
  */
 export interface CompactionReport {
-  trigger: 'threshold' | 'overflow' | 'manual';
+  trigger: 'threshold' | 'overflow' | 'manual' | 'agent';
   summary: string;
-  tokensBefore: number;
-  tokensAfter: number;
-  before: number;
-  after: number;
-  summarized: number;
+  tokensBefore?: number | undefined;
+  tokensAfter?: number | undefined;
+  before?: number | undefined;
+  after?: number | undefined;
+  summarized?: number | undefined;
 }
 
 /** A file a tool call changed (fs_write, or a command run by execute): see ToolContext.onFileChange. */

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { createACP } from '../../src/acp/create.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
+import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();
@@ -61,6 +62,17 @@ describe('the session lifecycle on the ACP harness', () => {
       compact: 'acp:fake-acp has no manual compaction: standard ACP v1 has no portable API for it.',
       listSuspended: 'acp:fake-acp keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.',
     });
+    await session.destroy();
+  });
+
+  it("the agent's own compaction (ACP compaction_update, offered by advertising session.compaction) streams as a compaction part", async () => {
+    const agent = agentFor();
+    const session = await agent.createSession();
+    const parts: HarnessStreamPart[] = [];
+    for await (const part of agent.stream({ session, prompt: '[[compact]]' }).harnessStream) parts.push(part);
+    expect(parts.filter((p) => p.type === 'compaction')).toEqual([
+      { type: 'compaction', trigger: 'agent', summary: 'We fixed the parser; tests pass.', tokensBefore: 150000 },
+    ]);
     await session.destroy();
   });
 
