@@ -1,6 +1,7 @@
 // Issue 11 item 7 on the ACP harness, against the fake ACP agent: what ACP v1 allows works
 // (stop() sends session/cancel and ends the turn; detach() returns a resume state that reopens the
-// session), and what it has no portable API for — pausing a turn at a safe point, manual
+// session; compact() runs an advertised /compact; an agent's own compaction streams as a part),
+// and what it has no portable API for — pausing a turn at a safe point, manual
 // compaction, paused turns answerable from another process — throws
 // HarnessCapabilityUnsupportedError naming the harness, instead of quietly doing nothing.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,8 +17,8 @@ afterAll(async () => {
   for (const c of closers) await c().catch(() => {});
 });
 
-function agentFor(): HarnessAgent {
-  const harness = createACP(fakeProfile(cache));
+function agentFor(env: Record<string, string> = {}): HarnessAgent {
+  const harness = createACP(fakeProfile(cache, { env }));
   closers.push(() => harness.close!());
   return new HarnessAgent({ harness });
 }
@@ -59,7 +60,7 @@ describe('the session lifecycle on the ACP harness', () => {
     }
     expect(messages).toEqual({
       suspendTurn: 'acp:fake-acp cannot pause a turn at a safe point and resume it later.',
-      compact: 'acp:fake-acp has no manual compaction: standard ACP v1 has no portable API for it.',
+      compact: 'fake-acp advertises no /compact command, and standard ACP v1 has no portable API for manual compaction.',
       listSuspended: 'acp:fake-acp keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.',
     });
     await session.destroy();
@@ -73,6 +74,14 @@ describe('the session lifecycle on the ACP harness', () => {
     expect(parts.filter((p) => p.type === 'compaction')).toEqual([
       { type: 'compaction', trigger: 'agent', summary: 'We fixed the parser; tests pass.', tokensBefore: 150000 },
     ]);
+    await session.destroy();
+  });
+
+  it('compact() runs the agent\'s own /compact where it advertises one, and returns the compaction it reported', async () => {
+    const agent = agentFor({ FAKE_COMMANDS: 'compact,review' });
+    const session = await agent.createSession();
+    await agent.generate({ session, prompt: '[[hello]]' });
+    expect(await session.compact()).toEqual({ compacted: true, trigger: 'manual', summary: 'We fixed the parser; tests pass.', tokensBefore: 150000 });
     await session.destroy();
   });
 
