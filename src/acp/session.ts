@@ -822,6 +822,8 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
             hint: `Let the agent compact its own context.${commands.length > 0 ? ` Its commands: ${commands.map((c) => `/${c}`).join(', ')}.` : ''}`,
           });
         }
+        // Nothing to compact yet — and a first prompt would carry the instructions block ahead of the command.
+        if (firstTurn) return { compacted: false, reason: 'no turn has run in this session yet' };
         let reported: CompactionReport | undefined;
         const result = await runTurn({
           prompt: '/compact',

@@ -80,6 +80,7 @@ describe('the session lifecycle on the ACP harness', () => {
   it('compact() runs the agent\'s own /compact where it advertises one, and returns the compaction it reported', async () => {
     const agent = agentFor({ FAKE_COMMANDS: 'compact,review' });
     const session = await agent.createSession();
+    expect(await session.compact(), 'before any turn').toEqual({ compacted: false, reason: 'no turn has run in this session yet' });
     await agent.generate({ session, prompt: '[[hello]]' });
     expect(await session.compact()).toEqual({ compacted: true, trigger: 'manual', summary: 'We fixed the parser; tests pass.', tokensBefore: 150000 });
     await session.destroy();
