@@ -4,16 +4,17 @@
 // First: on a Node.js acx cannot run on, importing it says so before anything else runs.
 import './node-guard.ts';
 export { HarnessAgent } from './agent/harness-agent.ts';
-export type { AgentSession, ContinueOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './agent/harness-agent.ts';
+export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './agent/harness-agent.ts';
 export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './agent/harness-results.ts';
 export { createEngineHarness } from './agent/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './agent/load-agent.ts';
 export type { PreparedAgent } from './agent/prepare.ts';
 export type { EngineHarnessOptions } from './agent/engine-harness.ts';
-export type { AgentConfig, Harness, HarnessSession } from './agent/harness.ts';
+export type { AgentConfig, CompactionResult, Harness, HarnessSession } from './agent/harness.ts';
+export type { SessionState, SuspendedSession, TurnContinuation } from './agent/session-state.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
-export type { ApprovalDecision, Checkpoint, TurnResult } from './engine/engine.ts';
-export type { ApprovalRequest, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
+export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
+export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
 export type { SpeechMode } from './engine/brief.ts';
 export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';
 export type { CapabilityScope, Tool, ToolContext, ToolEffect, ToolKind } from './tools/tool.ts';

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import type { UserContent } from 'ai';
 import type { AgentConfig, HarnessContinueInput, HarnessRunInput, HarnessSession } from '../agent/harness.ts';
+import type { CompactionReport } from '../engine/events.ts';
 import type { TurnHooks, TurnResult } from '../engine/engine.ts';
 import { type ApprovalRequest, emptyUsage, type HarnessStreamPart } from '../engine/events.ts';
 import { createHostToolServer, type HostToolServer } from '../mcp/host-server.ts';
@@ -285,6 +286,9 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
 
     // The agent process.
     let acpSessionId: string | undefined;
+    // The slash commands each agent session advertised (available_commands_update), kept even when
+    // they arrive outside a turn (right after session/new, before its answer): compact() needs /compact.
+    const commandsBySession = new Map<string, readonly string[]>();
     /** When the agent last sent a session/update (a replay after session/load is waited out). */
     let lastUpdateAt = 0;
     const child = sandbox.spawn(input.bootstrap.executable, settings.args ?? [], { env, cwd: sandbox.workdir });
@@ -294,6 +298,9 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       {
         onUpdate: (params) => {
           lastUpdateAt = performance.now();
+          if (params.update.sessionUpdate === 'available_commands_update') {
+            commandsBySession.set(params.sessionId, params.update.availableCommands.map((c) => c.name));
+          }
           if (params.sessionId !== acpSessionId || !turn || turn.cancelled) return; // late updates of a finished or cancelled turn
           turn.translator.handle(params.update);
         },
@@ -325,6 +332,8 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         clientCapabilities: {
           fs: { readTextFile: false, writeTextFile: false },
           terminal: false,
+          // The agent may report its own compactions (compaction_update): they become `compaction` parts.
+          session: { compaction: {} },
           ...(settings.authentication?.clientCapabilities ?? {}),
           ...(settings.clientCapabilities ?? {}),
         },
@@ -805,6 +814,29 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       run: runTurn,
       continue: continueTurn,
       detach: close,
+      /** Compaction on request where the agent offers it: its own /compact command, run as a turn. */
+      async compact() {
+        const commands = (acpSessionId && commandsBySession.get(acpSessionId)) || [];
+        if (!commands.includes('compact')) {
+          throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} advertises no /compact command, and standard ACP v1 has no portable API for manual compaction.`, {
+            hint: `Let the agent compact its own context.${commands.length > 0 ? ` Its commands: ${commands.map((c) => `/${c}`).join(', ')}.` : ''}`,
+          });
+        }
+        // Nothing to compact yet — and a first prompt would carry the instructions block ahead of the command.
+        if (firstTurn) return { compacted: false, reason: 'no turn has run in this session yet' };
+        let reported: CompactionReport | undefined;
+        const result = await runTurn({
+          prompt: '/compact',
+          observe: (part) => {
+            if (part.type === 'compaction') {
+              const { type: _type, ...report } = part;
+              reported = report;
+            }
+          },
+        });
+        // An agent that reports no compaction_update still ran its command: its reply is the summary we have.
+        return { compacted: true, ...(reported ?? { summary: result.text }), trigger: 'manual' };
+      },
       async destroy() {
         await close();
         await sandbox.destroy();

@@ -112,6 +112,10 @@ export class TurnTranslator {
   reasoning = '';
   step = 0;
   private toolFinishedInStep = false;
+  /** Summaries of the agent's own compactions by id, as their chunks and upserts arrive. */
+  private readonly compactions = new Map<string, string>();
+  /** The context use the agent last reported (usage_update), the size a compaction starts from. */
+  private contextUsed: number | undefined;
   private readonly options: TranslatorOptions;
   private readonly hostPatterns: readonly RegExp[];
 
@@ -289,6 +293,7 @@ export class TurnTranslator {
         emit({ type: 'data', name: 'acp-session-info', value: json({ title: update.title, updatedAt: update.updatedAt }) });
         return;
       case 'usage_update':
+        this.contextUsed = update.used;
         emit({ type: 'data', name: 'acp-usage', value: json({ used: update.used, size: update.size, cost: update.cost ?? null }) });
         return;
       case 'available_commands_update':
@@ -299,11 +304,22 @@ export class TurnTranslator {
         return;
       case 'compaction_update':
         emit({ type: 'data', name: 'acp-compaction', value: json({ compactionId: update.compactionId, status: update.status, error: update.error }) });
+        // Patch semantics: an absent summary keeps what the chunks built, null or [] clears it.
+        if (update.summary !== undefined) this.compactions.set(update.compactionId, textOfBlocks(update.summary ?? []));
+        if (update.status === 'completed') {
+          emit({ type: 'compaction', trigger: 'agent', summary: this.compactions.get(update.compactionId) ?? '', tokensBefore: this.contextUsed });
+          this.compactions.delete(update.compactionId);
+        }
         return;
       case 'compaction_summary_chunk':
+        this.compactions.set(update.compactionId, (this.compactions.get(update.compactionId) ?? '') + textOfBlocks([update.content]));
         return;
       default:
         emit({ type: 'data', name: 'acp-update', value: json(update) });
     }
   }
+}
+
+function textOfBlocks(blocks: ReadonlyArray<{ type: string; text?: string }>): string {
+  return blocks.map((block) => (block.type === 'text' ? (block.text ?? '') : '')).join('');
 }

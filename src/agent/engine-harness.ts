@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { Engine, type EngineOptions } from '../engine/engine.ts';
+import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
-import { Journal } from '../store/journal.ts';
+import { Journal, type TurnRecord } from '../store/journal.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
+import type { TurnContinuation } from './session-state.ts';
 
 /**
  * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
@@ -26,6 +27,13 @@ export interface EngineHarnessOptions extends EngineTuning {
   /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
   home?: string;
   journalPath?: string;
+}
+
+/** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
+function continuationOf(journal: Journal, turn: TurnRecord | undefined): TurnContinuation | undefined {
+  if (!turn) return undefined;
+  const pending = pendingOf(journal.openCalls(turn.id));
+  return { turnId: turn.id, suspendedBy: turn.status === 'suspended' ? suspendReasonOf(pending) : 'interrupted', ...pending };
 }
 
 function isResolved(model: EngineHarnessOptions['model']): model is ResolvedModel {
@@ -73,7 +81,18 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         continue: (input) => engine.continueTurn({ sessionId, ...input }),
         detach: async () => {},
         destroy: async () => engine.journal.deleteSession(sessionId),
+        canSuspend: true,
+        continuation: () => continuationOf(engine.journal, engine.journal.unfinishedTurn(sessionId)),
+        compact: async ({ abortSignal }) => {
+          const outcome = await engine.compactNow(sessionId, { abortSignal });
+          return 'trigger' in outcome ? { compacted: true, ...outcome } : outcome;
+        },
       };
+    },
+    hasSession: (sessionId) => openJournal().hasSession(sessionId),
+    listSuspended() {
+      const journal = openJournal();
+      return journal.suspendedTurns().map((turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...continuationOf(journal, turn)! }));
     },
     async close() {
       journal?.close();

@@ -8,7 +8,8 @@ import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
 import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
-import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
+import type { AgentConfig, CompactionResult, Harness, HarnessSession } from './harness.ts';
+import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
 import { readCallInput } from './sdk-input.ts';
 import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
@@ -46,8 +47,34 @@ export interface HarnessAgentSettings {
 export interface AgentSession {
   readonly id: string;
   hasUnfinishedTurn(): boolean;
-  detach(): Promise<void>;
+  /**
+   * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
+   * process or another. A turn running here is first paused at its next safe point (on harnesses
+   * that can; otherwise stopped); an unfinished turn comes back as `continuation`, for
+   * `createSession({ continueFrom })`. The session object is unusable afterwards.
+   */
+  detach(): Promise<SessionState>;
+  /** Stops what runs and deletes the session's state (its journal history, an ACP sandbox). */
   destroy(): Promise<void>;
+  /** Ends the turn running now, cleanly: it is recorded as cancelled (its call rejects with TurnAbortedError). Resolves once it has ended; at once when nothing runs. */
+  stop(): Promise<void>;
+  /**
+   * Pauses the running turn at its next safe point (after the current step's tools, before the
+   * next model call) and resolves once it has paused. The turn is suspended in the journal: its
+   * call resolves with finishReason `other` and `suspendedBy: 'request'`; continue it with
+   * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
+   */
+  suspendTurn(): Promise<void>;
+  /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
+  compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
+}
+
+export interface CreateSessionOptions {
+  sessionId?: string;
+  /** Reopen a detached session (the state detach() returned). */
+  resumeFrom?: SessionState;
+  /** Reopen a session to continue its unfinished turn (detach()'s state with a continuation, or a listSuspended() entry's state). */
+  continueFrom?: SessionState;
 }
 
 /** `options` of an AI SDK call (createAgentUIStreamResponse({ agent, options })): which session the chat is. */
@@ -98,21 +125,121 @@ export type StreamResult = HarnessStreamResult;
 
 type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
 
+/** What a tracked call adds to the turn's hooks. */
+interface LiveHooks {
+  abortSignal: AbortSignal;
+  pauseRequested: () => boolean;
+  claimSuspended?: string;
+}
+
+/** The call running on a session in this process: what stop() and suspendTurn() act on. */
+interface RunningCall {
+  controller: AbortController;
+  pause: boolean;
+  settled: Promise<unknown>;
+}
+
 class Session implements AgentSession {
   readonly id: string;
   readonly inner: HarnessSession;
-  constructor(inner: HarnessSession) {
+  readonly #identity: { harnessId: string; agentId: string };
+  #running: RunningCall | undefined;
+  #detached = false;
+  /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
+  #claim: string | undefined;
+  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, claim?: string) {
     this.id = inner.id;
     this.inner = inner;
+    this.#identity = identity;
+    this.#claim = claim;
   }
   hasUnfinishedTurn(): boolean {
     return this.inner.hasUnfinishedTurn();
   }
-  detach(): Promise<void> {
-    return this.inner.detach();
+
+  /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */
+  async track<T>(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<T>): Promise<T> {
+    if (this.#detached) {
+      throw new AcxError('session-detached', `Session ${this.id} was detached or destroyed.`, {
+        hint: 'Reopen it with agent.createSession({ resumeFrom: state }) (or open a new one after destroy()).',
+      });
+    }
+    const controller = new AbortController();
+    const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
+    const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
+    const claimSuspended = this.#claim;
+    this.#claim = undefined;
+    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
+    call.settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running = call;
+    try {
+      return await result;
+    } finally {
+      if (this.#running === call) this.#running = undefined;
+    }
   }
-  destroy(): Promise<void> {
-    return this.inner.destroy();
+
+  async stop(): Promise<void> {
+    const running = this.#running;
+    if (!running) return;
+    running.controller.abort();
+    await running.settled;
+  }
+
+  async suspendTurn(): Promise<void> {
+    if (!this.inner.canSuspend) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} cannot pause a turn at a safe point and resume it later.`, {
+        hint: 'Use stop() to end the turn, or run the agent on the engine harness.',
+      });
+    }
+    const running = this.#running;
+    if (!running) {
+      throw new AcxError('no-running-turn', `Session ${this.id} has no turn running in this process.`, {
+        hint: 'Call suspendTurn() while a generate/stream call of this session is under way.',
+      });
+    }
+    running.pause = true;
+    await running.settled;
+  }
+
+  async compact(options: { abortSignal?: AbortSignal } = {}): Promise<CompactionResult> {
+    if (!this.inner.compact) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no manual compaction: standard ACP v1 has no portable API for it.`, {
+        hint: 'Let the agent compact its own context, or run the agent on the engine harness.',
+      });
+    }
+    if (this.#running) {
+      throw new AcxError('usage', `Session ${this.id} has a turn running; compact() runs between turns.`, {
+        hint: 'Await the call (or suspendTurn() it) first.',
+      });
+    }
+    return this.inner.compact({ abortSignal: options.abortSignal });
+  }
+
+  async detach(): Promise<SessionState> {
+    if (this.#running) {
+      if (this.inner.canSuspend) await this.suspendTurn();
+      else await this.stop();
+    }
+    const continuation = this.inner.continuation?.();
+    this.#detached = true;
+    await this.inner.detach();
+    return {
+      type: 'acx-session',
+      version: 1,
+      ...this.#identity,
+      sessionId: this.id,
+      ...(continuation ? { continuation } : {}),
+    };
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    this.#detached = true;
+    await this.inner.destroy();
   }
 }
 
@@ -168,8 +295,12 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     return this.settings.id ?? 'agent';
   }
 
-  /** Opens a session: a new one, or an existing one by id (its history is kept in the harness). */
-  async createSession(options: { sessionId?: string } = {}): Promise<AgentSession> {
+  /**
+   * Opens a session: a new one, an existing one by id (its history is kept in the harness), or one
+   * a detach() or listSuspended() described (`resumeFrom` / `continueFrom`, from any process).
+   */
+  async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
+    const sessionId = this.sessionIdFrom(options);
     const inner = await this.settings.harness.openSession(
       {
         agentId: this.id,
@@ -181,12 +312,62 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
       },
-      { sessionId: options.sessionId ?? randomUUID() },
+      { sessionId },
     );
-    return new Session(inner);
+    const expected = options.continueFrom?.continuation;
+    if (expected && inner.continuation?.()?.turnId !== expected.turnId) {
+      await inner.detach();
+      throw new AcxError('session-state-invalid', `Turn ${expected.turnId} of session ${sessionId} is no longer unfinished: it was continued or ended since this state was taken.`, {
+        hint: 'List the paused turns again (agent.listSuspended()), or resumeFrom the session to send a new message.',
+      });
+    }
+    // Two processes answering the same listed turn: the first call claims it, the other is refused.
+    const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, claim);
   }
 
-  private async sessionFor(session: AgentSession | undefined, sessionId?: string): Promise<HarnessSession> {
+  /** The session id createSession opens, checked against a resume or continue state. */
+  private sessionIdFrom(options: CreateSessionOptions): string {
+    if (options.resumeFrom && options.continueFrom) {
+      throw new AcxError('usage', 'createSession takes resumeFrom or continueFrom, not both.', {
+        hint: 'Use continueFrom to answer an unfinished turn, resumeFrom to reopen a session between turns.',
+      });
+    }
+    const which = options.resumeFrom ? 'resumeFrom' : options.continueFrom ? 'continueFrom' : undefined;
+    if (!which) return options.sessionId ?? randomUUID();
+    const state = readSessionState(options[which], which, { harnessId: this.settings.harness.id, agentId: this.id });
+    if (options.sessionId !== undefined && options.sessionId !== state.sessionId) {
+      throw new AcxError('usage', `createSession names session ${options.sessionId} but ${which} is session ${state.sessionId}.`, {
+        hint: `Pass only ${which}.`,
+      });
+    }
+    if (this.settings.harness.hasSession && !this.settings.harness.hasSession(state.sessionId)) {
+      throw new AcxError('session-not-found', `Session ${state.sessionId} no longer exists in ${this.settings.harness.id} (it was destroyed, or this is another home).`, {
+        hint: 'Open a new session instead.',
+      });
+    }
+    return state.sessionId;
+  }
+
+  /**
+   * Sessions with a turn paused for approvals, host tool results or a suspendTurn(), from the
+   * harness's durable state: another process can list them and continue one with
+   * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
+   */
+  listSuspended(): SuspendedSession[] {
+    const harness = this.settings.harness;
+    if (!harness.listSuspended) {
+      throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
+        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
+      });
+    }
+    return harness.listSuspended().map((entry) => {
+      const { sessionId, startedAt: _startedAt, ...continuation } = entry;
+      return { ...entry, state: { type: 'acx-session', version: 1, harnessId: harness.id, agentId: this.id, sessionId, continuation } };
+    });
+  }
+
+  private async sessionFor(session: AgentSession | undefined, sessionId?: string): Promise<Session> {
     const id = sessionId ?? this.settings.sessionId;
     const chosen = session ?? (await this.createSession(id !== undefined ? { sessionId: id } : {}));
     if (!(chosen instanceof Session)) {
@@ -194,7 +375,21 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         hint: 'Use agent.createSession() and pass the session it returns.',
       });
     }
-    return chosen.inner;
+    return chosen;
+  }
+
+  /**
+   * Runs `fn` as a tracked call of the session. A session passed in is tracked at once, before
+   * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
+   */
+  private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
+    if (given instanceof Session) return given.track(abortSignal, (live) => fn(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => fn(session, live)));
+  }
+
+  /** Continues the session's unfinished turn, as a tracked call of the session. */
+  private runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
+    return this.onSession(options.session, undefined, options.abortSignal, (session, live) => session.inner.continue(this.hooks(options, parts, live)));
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
@@ -202,7 +397,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts)));
+    return this.runTurn(options, undefined, (parts) => this.runContinue(options, parts));
   }
 
   stream(options: GenerateOptions): HarnessStreamResult {
@@ -211,7 +406,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   continueStream(options: ContinueOptions): HarnessStreamResult {
     return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
-      this.runTurn(options, { emit, emitSdk }, async (parts) => (await this.sessionFor(options.session)).continue(this.hooks(options, parts))),
+      this.runTurn(options, { emit, emitSdk }, (parts) => this.runContinue(options, parts)),
     );
   }
 
@@ -248,9 +443,10 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   private hooks(
     options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
+    live: LiveHooks,
   ) {
     return {
-      abortSignal: options.abortSignal,
+      ...live,
       ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
       ...(options.approvals ? { approvals: options.approvals } : {}),
@@ -260,14 +456,25 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
     const input = readCallInput(options);
-    const inner = await this.sessionFor(options.session, options.options?.sessionId);
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live));
+  }
+
+  private async generateOn(
+    inner: HarnessSession,
+    input: ReturnType<typeof readCallInput>,
+    options: GenerateOptions,
+    parts: PartHooks,
+    live: LiveHooks,
+  ): Promise<TurnResult> {
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
-    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts), approvals: input.approvals });
+    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
     if (inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, parts));
+      const resumed = await inner.continue(this.hooks(options, parts, live));
       // The message delivered again is the one whose turn was interrupted: that turn is its answer.
       if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
+      // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
+      if (resumed.suspendedBy === 'request') return resumed;
       if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
         throw new AcxError('turn-suspended', 'The session has a turn waiting for approvals or tool results.', {
           hint: 'Answer them with continueGenerate({ session, approvals, toolResults }) before sending a new message.',
@@ -283,7 +490,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
-      ...this.hooks(options, parts),
+      ...this.hooks(options, parts, live),
     });
   }
 }

@@ -38,6 +38,8 @@ export interface HarnessTurnResult extends GenerateTextResult<ToolSet, Context, 
   readonly pendingApprovals: TurnResult['pendingApprovals'];
   readonly pendingToolCalls: TurnResult['pendingToolCalls'];
   readonly resumed: boolean;
+  /** Set when the turn is paused: waiting for approvals, host tool results, or after suspendTurn() (`request`). */
+  readonly suspendedBy: TurnResult['suspendedBy'];
 }
 
 /**
@@ -69,6 +71,7 @@ class TurnResultView implements HarnessTurnResult {
   readonly pendingApprovals: TurnResult['pendingApprovals'];
   readonly pendingToolCalls: TurnResult['pendingToolCalls'];
   readonly resumed: boolean;
+  readonly suspendedBy: TurnResult['suspendedBy'];
   // The final step's fields, read from it when asked (getters defined below the class).
   declare readonly content: HarnessTurnResult['content'];
   declare readonly reasoningText: HarnessTurnResult['reasoningText'];
@@ -102,6 +105,7 @@ class TurnResultView implements HarnessTurnResult {
     this.pendingApprovals = result.pendingApprovals;
     this.pendingToolCalls = result.pendingToolCalls;
     this.resumed = result.resumed;
+    this.suspendedBy = result.suspendedBy;
   }
 
   get steps() {

@@ -1,4 +1,6 @@
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { CompactionReport } from '../engine/events.ts';
+import type { SuspendedSession, TurnContinuation } from './session-state.ts';
 import type { SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
@@ -31,6 +33,8 @@ export interface HarnessRunInput extends TurnHooks {
 
 export interface HarnessContinueInput extends TurnHooks {
   approvals?: readonly ApprovalDecision[];
+  /** The suspended turn this call answers, claimed so it runs once (native engine; others ignore it). */
+  claimSuspended?: string | undefined;
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
 }
 
@@ -43,7 +47,16 @@ export interface HarnessSession {
   detach(): Promise<void>;
   /** Deletes the session's history. */
   destroy(): Promise<void>;
+  /** The unfinished turn and what it waits for, for detach()'s continuation state (absent: none survives a detach). */
+  continuation?(): TurnContinuation | undefined;
+  /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
+  readonly canSuspend?: boolean;
+  /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
+  compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }
+
+/** What `session.compact()` did: the compaction's report, or why it declined. */
+export type CompactionResult = ({ compacted: true } & CompactionReport) | { compacted: false; reason: string };
 
 export interface Harness {
   /** e.g. `engine`, `acp:claude-code`. */
@@ -55,6 +68,13 @@ export interface Harness {
    */
   readonly builtinToolNames?: readonly string[];
   openSession(config: AgentConfig, options: { sessionId: string }): Promise<HarnessSession>;
+  /** Whether a session with this id has state to resume (absent: the harness cannot tell). */
+  hasSession?(sessionId: string): boolean;
+  /**
+   * Sessions with a turn paused for its caller, read from durable state so any process can list
+   * and answer them. Absent when paused turns live only in the process that ran them.
+   */
+  listSuspended?(): Array<Omit<SuspendedSession, 'state'>>;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;
 }

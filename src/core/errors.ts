@@ -35,12 +35,16 @@ export type AcxErrorCode =
   | 'spec-missing'
   // A turn
   | 'aborted'
+  | 'turn-claimed'
   | 'turn-compacted'
   | 'turn-id-taken'
   | 'turn-id-unsupported'
   | 'turn-suspended'
   | 'turn-unfinished'
   | 'no-unfinished-turn'
+  | 'no-running-turn'
+  | 'session-detached'
+  | 'session-state-invalid'
   | 'unsupported-content'
   // Tools
   | 'tool-input'

@@ -24,6 +24,15 @@ export interface CompactionOutcome {
   messagesBefore: number;
   messagesAfter: number;
   summarized: number;
+  /** The summary now standing for the older turns (compacted only). */
+  summary?: string;
+  /** The transcript's size in tokens, estimated from its characters (see CHARS_PER_TOKEN). */
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+function estimateTokens(messages: readonly StoredMessage[]): number {
+  return Math.ceil(messages.reduce((n, m) => n + chars(m.message), 0) / CHARS_PER_TOKEN);
 }
 
 const SUMMARY_INSTRUCTIONS = `You are compacting your own conversation transcript so it fits your context window.
@@ -94,7 +103,8 @@ export async function compactSession(options: {
   const messages = journal.messages(sessionId);
   const keepChars = Math.floor(budget.limit * KEEP_SHARE * CHARS_PER_TOKEN);
   const cutIndex = findCut(messages, keepChars, options.hard);
-  const base = { messagesBefore: messages.length, messagesAfter: messages.length, summarized: 0 };
+  const tokensBefore = estimateTokens(messages);
+  const base = { messagesBefore: messages.length, messagesAfter: messages.length, summarized: 0, tokensBefore, tokensAfter: tokensBefore };
   if (cutIndex === undefined) {
     logger.warn('context compact declined', { session: sessionId, reason: 'no safe cut before a user turn', messages: messages.length });
     return { compacted: false, reason: 'no safe cut', ...base };
@@ -141,5 +151,13 @@ export async function compactSession(options: {
       logger.warn('memory remember failed', { error: errorMessage(error) });
     }
   }
-  return { compacted: true, messagesBefore: messages.length, messagesAfter: after.length, summarized: older.length };
+  return {
+    compacted: true,
+    messagesBefore: messages.length,
+    messagesAfter: after.length,
+    summarized: older.length,
+    summary,
+    tokensBefore,
+    tokensAfter: estimateTokens(after),
+  };
 }

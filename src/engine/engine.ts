@@ -19,6 +19,7 @@ import { checkHeadroom, type ContextBudget, resolveContextBudget } from './conte
 import {
   addUsage,
   type ApprovalRequest,
+  type CompactionReport,
   emptyUsage,
   type FinishReason,
   type HarnessStreamPart,
@@ -100,6 +101,12 @@ export interface TurnHooks {
   observe?: ((part: HarnessStreamPart) => void) | undefined;
   /** Answer approvals inline; without it the turn suspends and waits for `continueTurn`. */
   onApprovalRequest?: ((request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>) | undefined;
+  /**
+   * Asked at each safe point — before every model call, when the previous step has settled and no
+   * call is open — whether to pause there. True suspends the turn (journaled, resumable with
+   * `continueTurn` from any process); nothing is lost or re-run.
+   */
+  pauseRequested?: (() => boolean) | undefined;
 }
 
 export interface TurnInput extends TurnHooks {
@@ -121,6 +128,11 @@ export interface ContinueInput extends TurnHooks {
   approvals?: readonly ApprovalDecision[];
   /** Results for calls of tools that have no executor in this host. */
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
+  /**
+   * The id of the suspended turn this call means to answer: it is claimed first (see
+   * Journal.claimSuspended), and a turn another caller already took is refused, not run twice.
+   */
+  claimSuspended?: string | undefined;
 }
 
 export interface TurnToolCall {
@@ -148,6 +160,27 @@ export interface TurnResult {
   pendingApprovals: ApprovalRequest[];
   pendingToolCalls: TurnToolCall[];
   resumed: boolean;
+  /** Why a suspended turn waits: approvals, results of host-run tools, or a caller's pause request. */
+  suspendedBy?: SuspendReason;
+}
+
+export type SuspendReason = 'approval' | 'tool-result' | 'request';
+
+/** A suspended turn's open calls, as the caller answers them. */
+export function pendingOf(open: readonly CallRecord[]): Pick<TurnResult, 'pendingApprovals' | 'pendingToolCalls'> {
+  return {
+    pendingApprovals: open
+      .filter((call) => call.status === 'awaiting-approval')
+      .map((call) => ({ approvalId: call.callId, toolCallId: call.callId, toolName: call.toolName, input: call.input })),
+    pendingToolCalls: open
+      .filter((call) => call.status === 'awaiting-result')
+      .map((call) => ({ toolCallId: call.callId, toolName: call.toolName, input: call.input })),
+  };
+}
+
+/** What a suspended turn waits for, read from its pending calls. */
+export function suspendReasonOf(pending: Pick<TurnResult, 'pendingApprovals' | 'pendingToolCalls'>): SuspendReason {
+  return pending.pendingApprovals.length > 0 ? 'approval' : pending.pendingToolCalls.length > 0 ? 'tool-result' : 'request';
 }
 
 /** The step's stated cost, as a part field (absent when the provider states none). */
@@ -311,8 +344,8 @@ export class Engine {
         hint: 'Derive turn ids from the session and the message, so that they are unique per session.',
       });
     }
-    const { onApprovalRequest, abortSignal, emit, observe } = input;
-    const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit, observe };
+    const { onApprovalRequest, abortSignal, emit, observe, pauseRequested } = input;
+    const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit, observe, pauseRequested };
     if (turn.status === 'done') {
       this.logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
       return this.recordedResult(turn);
@@ -368,6 +401,11 @@ export class Engine {
     if (!turn) {
       throw new AcxError('no-unfinished-turn', `Session ${input.sessionId} has no unfinished turn to continue.`, {
         hint: 'Send a new message instead.',
+      });
+    }
+    if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !this.journal.claimSuspended(turn.id))) {
+      throw new AcxError('turn-claimed', `Turn ${input.claimSuspended} of session ${input.sessionId} is already being continued (by another process or call).`, {
+        hint: 'List the paused turns again (agent.listSuspended()); answer only those still listed.',
       });
     }
     const state = await this.newState(turn, input, { addressed: false, resumed: true });
@@ -457,6 +495,7 @@ export class Engine {
     const { maxSteps } = this.options;
     for (;;) {
       this.throwIfAborted(state);
+      if (state.hooks.pauseRequested?.()) return this.suspend(state);
       if (state.step >= maxSteps) return this.reserve(state);
       state.step += 1;
       state.emit({ type: 'start-step', step: state.step });
@@ -569,7 +608,7 @@ export class Engine {
   private result(
     state: TurnState,
     fields: Pick<TurnResult, 'text' | 'unspoken' | 'output' | 'finishReason'> &
-      Partial<Pick<TurnResult, 'pendingApprovals' | 'pendingToolCalls'>>,
+      Partial<Pick<TurnResult, 'pendingApprovals' | 'pendingToolCalls' | 'suspendedBy'>>,
   ): TurnResult {
     return {
       sessionId: state.sessionId,
@@ -587,22 +626,18 @@ export class Engine {
 
   private suspend(state: TurnState): TurnResult {
     this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'suspended' }));
-    const open = this.journal.openCalls(state.turn.id);
-    const pendingApprovals = open
-      .filter((call) => call.status === 'awaiting-approval')
-      .map((call) => ({ approvalId: call.callId, toolCallId: call.callId, toolName: call.toolName, input: call.input }));
-    const pendingToolCalls = open
-      .filter((call) => call.status === 'awaiting-result')
-      .map((call) => ({ toolCallId: call.callId, toolName: call.toolName, input: call.input }));
+    const pending = pendingOf(this.journal.openCalls(state.turn.id));
+    const suspendedBy = suspendReasonOf(pending);
     this.logger.info('turn suspended', {
       session: state.sessionId,
       turn: state.turn.id,
-      approvals: pendingApprovals.length,
-      awaiting_results: pendingToolCalls.length,
+      by: suspendedBy,
+      approvals: pending.pendingApprovals.length,
+      awaiting_results: pending.pendingToolCalls.length,
     });
-    const finishReason: FinishReason = pendingApprovals.length > 0 ? 'tool-approval' : 'tool-calls';
+    const finishReason: FinishReason = { approval: 'tool-approval', 'tool-result': 'tool-calls', request: 'other' }[suspendedBy] as FinishReason;
     state.emit({ type: 'finish', finishReason, totalUsage: state.usage });
-    return this.result(state, { text: '', unspoken: undefined, output: undefined, finishReason, pendingApprovals, pendingToolCalls });
+    return this.result(state, { text: '', unspoken: undefined, output: undefined, finishReason, ...pending, suspendedBy });
   }
 
   /** Budget spent while the model still calls tools: one call with tools withheld for its own report. */
@@ -651,7 +686,7 @@ export class Engine {
           tools_ran: state.toolsRan,
           action: state.toolsRan === 0 ? 'hard compaction and one re-run' : 'hard compaction; no re-run after a tool ran',
         });
-        const outcome = await this.compact(state, { hard: true, inputTokens: undefined });
+        const outcome = await this.compact(state, { hard: true, inputTokens: undefined, trigger: 'overflow' });
         if (state.toolsRan === 0 && outcome.compacted) {
           state.transcript = this.loadTranscript(state.sessionId);
           try {
@@ -964,6 +999,7 @@ export class Engine {
           .map(({ toolName, input }) => ({ toolName, input })),
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger: this.logger,
+      onFileChange: (change) => state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, ...change }),
     });
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, {
@@ -1084,14 +1120,37 @@ export class Engine {
   private async maybeCompact(state: TurnState): Promise<void> {
     if (!this.budget.enabled || state.lastInputTokens === undefined) return;
     if (state.lastInputTokens <= this.budget.compactAt) return;
-    await this.compact(state, { hard: false, inputTokens: state.lastInputTokens });
+    await this.compact(state, { hard: false, inputTokens: state.lastInputTokens, trigger: 'threshold' });
   }
 
-  private async compact(state: TurnState, options: { hard: boolean; inputTokens: number | undefined }): Promise<CompactionOutcome> {
+  private async compact(
+    state: TurnState,
+    options: { hard: boolean; inputTokens: number | undefined; trigger: CompactionReport['trigger'] },
+  ): Promise<CompactionOutcome> {
     this.commit(state); // compaction reads the journal: write any waiting settlement first
-    const outcome = await compactSession({
+    const outcome = await this.compactJournal(state.sessionId, { ...options, abortSignal: state.hooks.abortSignal });
+    const report = compactionReport(outcome, options.trigger);
+    if (report) state.emit({ type: 'compaction', ...report });
+    return outcome;
+  }
+
+  /**
+   * Compacts a session now, between turns (a caller's `compact()`): the same rewrite a turn makes
+   * past the threshold, keeping the recent window. Safe with a suspended turn: a cut lands only
+   * before a user turn, so the unfinished turn's messages stay whole. Says why when it declined.
+   */
+  async compactNow(sessionId: string, options: { abortSignal?: AbortSignal | undefined } = {}): Promise<CompactionReport | { compacted: false; reason: string }> {
+    const outcome = await this.compactJournal(sessionId, { hard: false, inputTokens: undefined, abortSignal: options.abortSignal });
+    return compactionReport(outcome, 'manual') ?? { compacted: false, reason: outcome.reason ?? 'declined' };
+  }
+
+  private compactJournal(
+    sessionId: string,
+    options: { hard: boolean; inputTokens: number | undefined; abortSignal: AbortSignal | undefined },
+  ): Promise<CompactionOutcome> {
+    return compactSession({
       journal: this.journal,
-      sessionId: state.sessionId,
+      sessionId,
       model: this.options.model,
       params: this.options.params,
       budget: this.budget,
@@ -1100,16 +1159,25 @@ export class Engine {
       logger: this.logger,
       now: this.now(),
       inputTokens: options.inputTokens,
-      abortSignal: state.hooks.abortSignal,
+      abortSignal: options.abortSignal,
     });
-    if (outcome.compacted) {
-      state.emit({ type: 'compaction', before: outcome.messagesBefore, after: outcome.messagesAfter, summarized: outcome.summarized });
-    }
-    return outcome;
   }
 }
 
 // ---- helpers ----------------------------------------------------------------------------
+
+function compactionReport(outcome: CompactionOutcome, trigger: CompactionReport['trigger']): CompactionReport | undefined {
+  if (!outcome.compacted) return undefined;
+  return {
+    trigger,
+    summary: outcome.summary ?? '',
+    tokensBefore: outcome.tokensBefore,
+    tokensAfter: outcome.tokensAfter,
+    before: outcome.messagesBefore,
+    after: outcome.messagesAfter,
+    summarized: outcome.summarized,
+  };
+}
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)}s`;

@@ -1,5 +1,6 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import type { LanguageModelUsage } from 'ai';
+import type { FileChange } from '../tools/tool.ts';
 
 /**
  * The parts a turn streams, shaped like the AI SDK's `fullStream` parts so acx fits where an
@@ -20,6 +21,27 @@ export interface ApprovalRequest {
   input: unknown;
 }
 
+/**
+ * A compaction that happened: what set it off, the summary that now replaces the older turns, and
+ * the transcript's size before and after. On the engine, tokens are estimated from characters at
+ * the same CHARS_PER_TOKEN the context budget uses (the provider reports no count for a transcript
+ * it has not been sent) and `before`/`after` count messages. An ACP agent that compacts its own
+ * context (`trigger: 'agent'`, ACP's compaction_update) says only its summary; the sizes are then
+ * absent, except `tokensBefore` when the agent reported its context use (usage_update) first.
+ */
+export interface CompactionReport {
+  trigger: 'threshold' | 'overflow' | 'manual' | 'agent';
+  summary: string;
+  tokensBefore?: number | undefined;
+  tokensAfter?: number | undefined;
+  before?: number | undefined;
+  after?: number | undefined;
+  summarized?: number | undefined;
+}
+
+/** A file a tool call changed (fs_write, or a command run by execute): see ToolContext.onFileChange. */
+export type { FileChange } from '../tools/tool.ts';
+
 export type HarnessStreamPart =
   | { type: 'start'; sessionId: string; turnId: string; resumed: boolean }
   | { type: 'start-step'; step: number }
@@ -33,7 +55,8 @@ export type HarnessStreamPart =
   /** `costUsd`: what the step's model call cost, when the provider states it (OpenRouter, AI Gateway). */
   | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage; costUsd?: number }
   | { type: 'retry'; attempt: number; error: string }
-  | { type: 'compaction'; before: number; after: number; summarized: number }
+  | ({ type: 'compaction' } & CompactionReport)
+  | ({ type: 'file-change'; toolCallId: string; toolName: string } & FileChange)
   | { type: 'unspoken'; text: string }
   | { type: 'plan'; entries: Array<{ content: string; status: string; priority?: string }> }
   | { type: 'data'; name: string; value: JSONValue }

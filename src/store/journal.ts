@@ -276,6 +276,21 @@ export class Journal {
     return row ? toTurn(row) : undefined;
   }
 
+  /**
+   * Takes a suspended turn for one continuation: true for exactly one caller, whichever process
+   * it is in (one conditional UPDATE), so a turn answered from two places runs once.
+   */
+  claimSuspended(turnId: string): boolean {
+    return this.prepare("UPDATE turns SET status = 'running' WHERE id = ? AND status = 'suspended'").run(turnId).changes === 1;
+  }
+
+  /** Every turn paused and waiting for its caller (approvals, host tool results, a pause request), oldest first. */
+  suspendedTurns(): TurnRecord[] {
+    return (
+      this.prepare("SELECT * FROM turns WHERE status = 'suspended' ORDER BY started_at, rowid").all() as unknown as TurnRow[]
+    ).map(toTurn);
+  }
+
   turns(sessionId: string): TurnRecord[] {
     return (
       this.prepare('SELECT * FROM turns WHERE session_id = ? ORDER BY started_at, rowid').all(sessionId) as unknown as TurnRow[]

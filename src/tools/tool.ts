@@ -47,6 +47,14 @@ export interface ToolContext {
   earlierCalls?: () => ReadonlyArray<{ toolName: string; input: unknown }>;
   abortSignal: AbortSignal;
   logger: Logger;
+  /** Tells the caller about a file this call changed (the engine streams it as a `file-change` part). */
+  onFileChange?: (change: FileChange) => void;
+}
+
+/** A file a tool call changed, its path as the tool shows it to the model. */
+export interface FileChange {
+  path: string;
+  kind: 'created' | 'modified' | 'deleted';
 }
 
 export type ToolContentPart =

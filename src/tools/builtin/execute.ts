@@ -4,6 +4,7 @@ import { AcxError, PolicyError } from '../../core/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
 import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
+import { diffSnapshots, SNAPSHOT_MAX_FILES, snapshotWorkspace } from '../sandbox/file-changes.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
 import { commandView, createCallDirectory, SANDBOX_UID } from '../sandbox/view.ts';
 import type { Tool } from '../tool.ts';
@@ -156,7 +157,12 @@ export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
     kind: 'execute',
     effect: 'unsafe',
     async execute(input, context) {
+      // Only a caller that listens pays for the two walks of the workspace.
+      const before = context.onFileChange ? snapshotWorkspace(sandbox.workspace) : undefined;
       const result = await sandbox.run(input, context.abortSignal);
+      const after = before ? snapshotWorkspace(sandbox.workspace) : undefined;
+      if (before && after) for (const change of diffSnapshots(before, after)) context.onFileChange?.(change);
+      else if (context.onFileChange) context.logger.info('file changes not tracked', { tool: 'execute', reason: `workspace over ${SNAPSHOT_MAX_FILES} files` });
       return formatProcessResult(result, result.timeoutMs);
     },
   };

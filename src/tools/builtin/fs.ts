@@ -174,13 +174,16 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
         throw new WorkspacePathError(`The content is ${data.length} bytes; the limit is ${maxBytes}.`, 'Write a smaller file.');
       }
       const { workspace, relative } = roots.locate(input.path);
+      const existed = fs.existsSync(roots.absolute(input.path));
       const file = workspace.openWrite(relative);
-      const done = `Wrote ${data.length} bytes to ${shown(roots, workspace, file)}.`;
+      const path = shown(roots, workspace, file);
+      const done = `Wrote ${data.length} bytes to ${path}.`;
+      const changed = () => context.onFileChange?.({ path, kind: existed ? 'modified' : 'created' });
       const write = options.contents?.write;
       if (write) {
         // The confined open created a new file (and its directories); the editor fills it.
         fs.closeSync(file.fd);
-        return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => done);
+        return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => (changed(), done));
       }
       try {
         // Truncate only after the descriptor was verified to be inside the workspace.
@@ -190,6 +193,7 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
       } finally {
         fs.closeSync(file.fd);
       }
+      changed();
       return done;
     },
   };
