@@ -5,7 +5,7 @@ import { withSaveZone } from '../cartridge/save.ts';
 import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { MemoryInputError } from '../memory/keys.ts';
 import type { MemoryStore, WriteOptions } from '../memory/store.ts';
-import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../tools/builtin/memory.ts';
+import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../memory/tools.ts';
 import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { RomMemoryRecord } from './boot-cartridge.ts';

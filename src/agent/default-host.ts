@@ -9,7 +9,7 @@ import { negotiate } from '../contract/negotiate.ts';
 import { CONTEXT_FLOOR_TOKENS } from '../engine/context-budget.ts';
 import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools } from '../tools/builtin/fs.ts';
-import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../tools/builtin/memory.ts';
+import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../memory/tools.ts';
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import type { Tool } from '../tools/tool.ts';

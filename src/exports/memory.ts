@@ -18,4 +18,4 @@ export {
   createMemoryWriteTool,
   createSearchMemoryTool,
   type MemoryStoreSource,
-} from '../tools/builtin/memory.ts';
+} from '../memory/tools.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool, preview } from '../tools/builtin/memory.ts';
-import type { Tool } from '../tools/tool.ts';
+import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool, preview } from './tools.ts';
+import type { Tool } from '../core/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';

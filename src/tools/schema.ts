@@ -1,27 +1,16 @@
-import type { FlexibleSchema, InferSchema } from '@ai-sdk/provider-utils';
+import type { FlexibleSchema } from '@ai-sdk/provider-utils';
 import { asSchema, zodSchema } from 'ai';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { ZodTypeAny as Zod3Type } from 'zod/v3';
+import type { CodeSchema, InputSchema, JsonSchema } from '../core/tool.ts';
 
 /**
  * Tool input schemas arrive as code (zod 4, zod 3, any Standard Schema, an AI SDK `jsonSchema()`
  * / `zodSchema()`: TypeScript authors) or as JSON Schema 2020-12 (MCP servers, cartridges). All
  * are normalised here to one JSON Schema for the model and one validator.
  */
-export type JsonSchema = { [key: string]: unknown };
-/** A schema written in code: what `tool()` infers `execute`'s input from. */
-export type CodeSchema = z.ZodType | Zod3Type | FlexibleSchema<any>;
-export type InputSchema = JsonSchema | CodeSchema;
-
-/** The value a schema accepts, as TypeScript sees it; `any` for plain JSON Schema (nothing to infer from). */
-export type InferInput<SCHEMA> = SCHEMA extends z.ZodType
-  ? z.output<SCHEMA>
-  : SCHEMA extends Zod3Type
-    ? SCHEMA['_output']
-    : [InferSchema<SCHEMA>] extends [never]
-      ? any
-      : InferSchema<SCHEMA>;
+export type { CodeSchema, InferInput, InputSchema, JsonSchema } from '../core/tool.ts';
 
 export interface ValidationResult<T = unknown> {
   ok: boolean;

@@ -7,8 +7,9 @@ import { scrubSecrets } from './scrub.ts';
  * when needed, so a tool's error text can neither split a line nor forge a field.
  * Never pass prompts, request/response bodies or keys as fields.
  */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-export type LogFields = Record<string, unknown>;
+import type { LogFields, Logger, LogLevel } from '../core/logger.ts';
+
+export type { LogFields, Logger, LogLevel };
 
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const LEVEL_LABEL: Record<Exclude<LogLevel, 'silent'>, string> = {
@@ -25,15 +26,6 @@ export interface LogSink {
   write(line: string): void;
 }
 
-export interface Logger {
-  readonly level: LogLevel;
-  debug(event: string, fields?: LogFields): void;
-  info(event: string, fields?: LogFields): void;
-  warn(event: string, fields?: LogFields): void;
-  error(event: string, fields?: LogFields): void;
-  /** A logger that adds `fields` to every line. */
-  child(fields: LogFields): Logger;
-}
 
 /**
  * ACX_LOG_LEVEL: a name (debug, info, warn/warning, error, critical) or a number on the usual

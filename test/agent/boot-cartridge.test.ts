@@ -22,7 +22,7 @@ import { negotiate } from '../../src/contract/negotiate.ts';
 import { defaultHarnessRequirements, serializeHarnessRequirements } from '../../src/contract/requirements.ts';
 import { createExecuteTool } from '../../src/tools/builtin/execute.ts';
 import { openMemoryStore } from '../../src/memory/store.ts';
-import { createAddMemoryTool, createSearchMemoryTool } from '../../src/tools/builtin/memory.ts';
+import { createAddMemoryTool, createSearchMemoryTool } from '../../src/memory/tools.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { buildTestCartridge, saveDigest, saveRows, tempDir } from './cartridge-fixtures.ts';

@@ -9,7 +9,7 @@ import {
   createMemoryTools,
   createSearchMemoryTool,
   summaryKey,
-} from '../../src/tools/builtin/memory.ts';
+} from '../../src/memory/tools.ts';
 import { normalizeSchema } from '../../src/tools/schema.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
 import { silentLogger } from '../../src/util/logger.ts';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { MemoryInputError, slugifyKey } from '../../memory/keys.ts';
-import { describeMiss, MAX_VALUE_CHARS, type MemoryRecord, type MemoryStore } from '../../memory/store.ts';
-import type { Tool } from '../tool.ts';
+import { MemoryInputError, slugifyKey } from './keys.ts';
+import { describeMiss, MAX_VALUE_CHARS, type MemoryRecord, type MemoryStore } from './store.ts';
+import type { Tool } from '../core/tool.ts';
 
 /**
  * The model-facing memory tools over a MemoryStore.
