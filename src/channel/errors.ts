@@ -1,4 +1,4 @@
-import { AcxError } from '../core/errors.ts';
+import { AcxError, BASECRADLE_PROBLEM_CODES, type BaseCradleProblemCode } from '../core/errors.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 
 /**
@@ -20,13 +20,9 @@ export interface ProblemDocument {
   [more: string]: unknown;
 }
 
-/** The platform's problem codes (FACTS.md's table). */
-export const PROBLEM_CODES = [
-  'unauthorized', 'invalid_credentials', 'invalid_signature', 'account_suspended', 'not_a_viewer', 'not_timeline_owner',
-  'not_task_author', 'timeline_locked', 'not_found', 'task_not_pending', 'validation_failed', 'current_password_incorrect',
-  'password_confirmation_mismatch', 'rate_limited', 'invalid_cursor', 'invalid_filter', 'endpoint_disabled', 'payload_too_large',
-] as const;
-export type ProblemCode = (typeof PROBLEM_CODES)[number];
+/** The platform's problem codes (FACTS.md's table), as core/errors.ts lists them for the one code union. */
+export const PROBLEM_CODES = BASECRADLE_PROBLEM_CODES;
+export type ProblemCode = BaseCradleProblemCode;
 
 /**
  * Every `code` a BaseCradle error can carry: the platform's, plus the client's own. One closed

@@ -1,4 +1,5 @@
 import { BaseCradleClient } from '../channel/client.ts';
+import { isUuid } from '../channel/ids.ts';
 import { ChannelState, channelStatePath } from '../channel/state.ts';
 import { locateAgent, resolveSettings } from '../config/settings.ts';
 import { resolveWakeSettings } from '../config/wake-settings.ts';
@@ -7,7 +8,6 @@ import type { Logger } from '../util/logger.ts';
 import { CliExit } from './output.ts';
 import { runFlags } from './run-options.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `acx wake <agent> --timeline <uuid> [--message <uuid>]`, as a router runs it per platform event
@@ -17,10 +17,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
   const env = process.env;
-  if (!UUID.test(timeline)) throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
+  if (!isUuid(timeline)) throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
   const uuidOption = (flag: 'message' | 'asset' | 'event', variable: string): string | undefined => {
     const value = (options[flag] as string | undefined) ?? env[variable];
-    if (value !== undefined && !UUID.test(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
+    if (value !== undefined && !isUuid(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
     return value;
   };
   const trigger = uuidOption('message', 'BASECRADLE_MESSAGE');

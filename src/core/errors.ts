@@ -13,6 +13,29 @@
  */
 
 /** Every `code` an AcxError can carry. A code not listed here does not compile. */
+/** The BaseCradle platform's problem+json codes (FACTS.md's table): the one list the client's error classes key on. */
+export const BASECRADLE_PROBLEM_CODES = [
+  'unauthorized',
+  'invalid_credentials',
+  'invalid_signature',
+  'account_suspended',
+  'not_a_viewer',
+  'not_timeline_owner',
+  'not_task_author',
+  'timeline_locked',
+  'not_found',
+  'task_not_pending',
+  'validation_failed',
+  'current_password_incorrect',
+  'password_confirmation_mismatch',
+  'rate_limited',
+  'invalid_cursor',
+  'invalid_filter',
+  'endpoint_disabled',
+  'payload_too_large',
+] as const;
+export type BaseCradleProblemCode = (typeof BASECRADLE_PROBLEM_CODES)[number];
+
 export type AcxErrorCode =
   // The CLI's own outcomes (their exit codes: src/cli/exit-codes.ts)
   | 'usage'
@@ -110,24 +133,7 @@ export type AcxErrorCode =
   // The ACP server (acx acp): files read and written through the editor
   | 'client-file'
   // The BaseCradle client (channel/): the platform's problem codes (FACTS.md), then the client's own
-  | 'unauthorized'
-  | 'invalid_credentials'
-  | 'invalid_signature'
-  | 'account_suspended'
-  | 'not_a_viewer'
-  | 'not_timeline_owner'
-  | 'not_task_author'
-  | 'timeline_locked'
-  | 'not_found'
-  | 'task_not_pending'
-  | 'validation_failed'
-  | 'current_password_incorrect'
-  | 'password_confirmation_mismatch'
-  | 'rate_limited'
-  | 'invalid_cursor'
-  | 'invalid_filter'
-  | 'endpoint_disabled'
-  | 'payload_too_large'
+  | BaseCradleProblemCode
   | 'basecradle'
   | 'connection_error'
   | 'missing_credentials'

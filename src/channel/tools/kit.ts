@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UUID_PATTERN } from '../ids.ts';
 import type { Tool, ToolContentPart, ToolContext, ToolEffect, ToolKind } from '../../tools/tool.ts';
 import { AcxError } from '../../core/errors.ts';
 import type { BaseCradleClient } from '../client.ts';
@@ -47,7 +48,7 @@ export class PlatformToolError extends AcxError {
   }
 }
 
-export const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a uuid');
+export const uuid = z.string().regex(UUID_PATTERN, 'must be a uuid');
 export const timelineField = uuid.optional().describe('A timeline uuid; default: the current timeline.');
 export const limitField = z.number().int().min(1).max(50).optional().describe('At most this many, newest first (default 20).');
 export const beforeField = z.string().min(1).max(100).optional().describe('The cursor a previous call gave, to read older ones.');

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { isUuid } from '../../channel/ids.ts';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { acpSessionsRoot, sessionDirName } from '../../acp/sandbox.ts';
@@ -34,7 +35,7 @@ export function register(program: Command): void {
         if (options.session !== undefined || options.idleDays !== undefined) {
           throw new CliExit('usage', 'acx cleanup: --sweep and --timeline are for timelines; give them without --session or --idle-days.');
         }
-        if (options.timeline !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(options.timeline as string)) {
+        if (options.timeline !== undefined && !isUuid(options.timeline as string)) {
           throw new CliExit('usage', `acx cleanup: --timeline must be a timeline uuid, not "${String(options.timeline)}".`);
         }
         const { runTimelineCleanup } = await import('../timeline-cleanup.ts');

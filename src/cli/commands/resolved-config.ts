@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { isUuid } from '../../channel/ids.ts';
 import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
 import { BaseCradleClient } from '../../channel/client.ts';
 import { createPlatformTools } from '../../channel/tools/index.ts';
@@ -26,7 +27,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
   const memory = openAgentMemory(settings, logger, { seed: false });
   // --timeline: what a timeline wake offers on top, the platform tools (made without contacting the platform).
   const timeline = options.timeline as string | undefined;
-  if (timeline !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(timeline)) {
+  if (timeline !== undefined && !isUuid(timeline)) {
     throw new CliExit('usage', `acx resolved-config: --timeline must be a timeline uuid, not "${timeline}".`);
   }
   const extraTools = timeline ? createPlatformTools({ client: new BaseCradleClient(process.env.BASECRADLE_BASE_URL ? { baseUrl: process.env.BASECRADLE_BASE_URL } : {}), timeline }) : undefined;
