@@ -13,7 +13,7 @@ import type { TurnContinuation } from './session-state.ts';
 /** Engine settings a harness passes through unchanged to every session's engine. */
 type EngineTuning = Pick<
   EngineOptions,
-  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines' | 'stepResultBudget'
+  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines' | 'stepResultBudget' | 'builtins'
 >;
 
 export interface EngineHarnessOptions extends EngineTuning {

@@ -152,7 +152,9 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
-  const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps });
+  // The provider's server-side built-ins run inside the agent's own model calls (not its sub-agents').
+  const builtins = toolset.builtins.builtins;
+  const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps, ...(builtins ? { builtins } : {}) });
   if (onACP) {
     logger.info('harness', { harness: harnessName, model: acpModel ?? 'agent default', tools: toolset.tools.length });
     logger.info('harness settings not applied', { harness: harnessName, note: 'max_steps and context_tokens govern the native engine; the ACP agent runs its own loop' });

@@ -77,6 +77,9 @@ export class SdkTurn {
         return this.delta(part.type === 'text-delta' ? 'text' : 'reasoning', part.id, part.text);
       case 'tool-call':
         return this.add({ type: 'tool-call', ...this.call(part) });
+      case 'source':
+        // A URL a server-side web search cited: the AI SDK's source part, in the step's sources.
+        return this.add({ type: 'source', sourceType: 'url', id: part.id, url: part.url, ...(part.title ? { title: part.title } : {}) } as Content);
       case 'tool-result':
         return this.add({ type: 'tool-result', ...this.call(part), output: part.output } as Content);
       case 'tool-error':
@@ -231,7 +234,7 @@ export class SdkTurn {
       reasoning: of('reasoning'),
       reasoningText: of('reasoning').length > 0 ? of('reasoning').map((p) => p.text).join('') : undefined,
       files: [],
-      sources: [],
+      sources: of('source'),
       toolCalls,
       staticToolCalls: toolCalls.filter((c) => !c.dynamic) as SdkStep['staticToolCalls'],
       dynamicToolCalls: toolCalls.filter((c) => c.dynamic) as SdkStep['dynamicToolCalls'],

@@ -18,6 +18,7 @@ import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
+import { type AgentBuiltins, assembleBuiltins } from './builtins.ts';
 import { createSkillTool } from './skills.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
 
@@ -58,6 +59,8 @@ export interface Toolset {
   plugins: PluginReport['active'];
   /** Standing text for the model (MCP audit notice). */
   notices: string[];
+  /** The provider's server-side built-ins this agent has (resolved-config's `builtins`), for the engine. */
+  builtins: AgentBuiltins;
   /**
    * fs_*, execute and shell built for other roots (an editor's project: ACP's cwd and
    * additionalDirectories), and dispatch giving its sub-agents those, each only when the policy
@@ -115,6 +118,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   }
   offered.push(...workspaceTools({ cwd: workspace }));
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
+  // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
+  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger });
+  offered.push(...builtins.tools);
+  skipped.push(...builtins.skipped);
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
   // Self-authorship edits the agent's own system prompt: the agent directory's, or the config
@@ -170,6 +177,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     mcpServers,
     plugins: plugins.active,
     notices,
+    builtins,
     rootedTools(roots, { contents } = {}) {
       const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
       if (!registry.has('dispatch') || !options.dispatch) return rooted;

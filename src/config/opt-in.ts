@@ -38,6 +38,23 @@ export const OPT_IN_TOOLS = {
     grants: ['system_prompt', 'system_prompt_read', 'system_prompt_edit'],
     summary: 'self-authorship: the agent may read and rewrite its own prompts/system-prompt.md (never initialize.md)',
   },
+  web_search: {
+    name: 'web_search',
+    grants: ['web_search'],
+    summary:
+      "server-side web search run by the provider (OpenAI Responses, xAI, OpenRouter's openrouter:web_search with the config home's search_params.json); the reply ends with a Sources: footer",
+  },
+  x_search: {
+    name: 'x_search',
+    grants: ['x_search'],
+    summary: "xAI's server-side search of posts on X (xAI only)",
+  },
+  code_execution: {
+    name: 'code_execution',
+    grants: ['code_execution', 'code_attach'],
+    summary:
+      "code run in the provider's own sandbox (OpenAI's code interpreter, xAI's code execution), never on this host; on OpenAI the files a run makes are saved to the workspace and code_attach feeds a workspace file in",
+  },
 } as const satisfies Record<string, OptInDefinition>;
 
 export type OptInName = keyof typeof OPT_IN_TOOLS;

@@ -27,7 +27,9 @@ import {
 } from './events.ts';
 import { classifyFault, RATE_LIMIT_RETRIES, retryDelayMs } from './faults.ts';
 import { describeProviderFailure } from './provider-failure.ts';
-import { callModel, type ModelCallResult, type ModelTool, toolSet } from './model-call.ts';
+import { callModel, type ModelCallResult, type ModelSource, type ModelTool, toolSet } from './model-call.ts';
+import { addSources, callToolSet, withFooters } from './hosted.ts';
+import type { ProviderBuiltins } from '../model/builtins.ts';
 import { ProviderPrompt } from './provider-prompt.ts';
 import type { ToolSet } from 'ai';
 import { parseStructuredOutput } from './structured-output.ts';
@@ -60,6 +62,8 @@ export interface EngineOptions {
   agentId?: string;
   instructions?: string;
   tools?: readonly Tool[];
+  /** The provider's server-side built-ins (web search, code execution): declared, never run here. */
+  builtins?: ProviderBuiltins | undefined;
   maxSteps?: number;
   speech?: SpeechMode;
   permissionMode?: PermissionMode;
@@ -244,6 +248,9 @@ interface TurnState {
    * unsafe calls are always committed as they arrive.
    */
   pendingSettle: (() => void) | undefined;
+  /** What the provider's built-ins cited and produced in this turn's calls, for the reply's footers. */
+  sources: ModelSource[];
+  files: string[];
 }
 
 export class Engine {
@@ -257,6 +264,7 @@ export class Engine {
   private readonly tools = new Map<string, { tool: Tool; schema: NormalizedSchema }>();
   private readonly modelTools: ModelTool[] = [];
   private readonly sdkTools: ToolSet | undefined;
+  private readonly callTools: (functions: ToolSet | undefined) => ToolSet | undefined;
   private readonly output: NormalizedSchema | undefined;
 
   constructor(options: EngineOptions) {
@@ -288,6 +296,14 @@ export class Engine {
       this.modelTools.push({ name: tool.name, description: tool.description, schema });
     }
     this.sdkTools = toolSet(this.modelTools);
+    for (const name of options.builtins?.names ?? []) {
+      if (this.tools.has(name)) {
+        throw new AcxError('config', `A tool and the provider's server-side built-in are both named "${name}".`, {
+          hint: `Rename the tool, or revoke the ${name} grant (delete tools/${name}.enabled in the config home).`,
+        });
+      }
+    }
+    this.callTools = callToolSet(options.builtins);
     const speech = this.options.speech;
     if (speech.mode === 'tool' && !this.tools.has(speech.tool)) {
       throw new AcxError('config', `Speech mode "tool" names the tool "${speech.tool}", which is not registered.`, {
@@ -459,6 +475,8 @@ export class Engine {
       outputs: new Map(),
       providerPrompt: new ProviderPrompt(),
       pendingSettle: undefined,
+      sources: [],
+      files: [],
     };
     state.turnContext = await this.composeTurnContext(state);
     this.logger.info('turn start', {
@@ -505,6 +523,7 @@ export class Engine {
       const calls = result.toolCalls;
       const records = this.persistAssistant(state, result);
       this.options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
+      await this.keepHosted(state, result);
       // Like the AI SDK, a step finishes after its tools ran.
       const finishStep = () =>
         state.emit({
@@ -572,6 +591,8 @@ export class Engine {
       if (parsed.ok) output = parsed.value;
       else failure = parsed.error;
     }
+    // A structured answer stays bare JSON; any other reply carries what the built-ins cited and made.
+    if (!this.output) text = withFooters(text, state.sources, state.files);
     const unspoken = isUnspoken(this.options.speech);
     this.commit(state, () =>
       this.journal.updateTurn(state.turn.id, {
@@ -723,7 +744,7 @@ export class Engine {
           messages: state.transcript.map((entry) => entry.message),
           brief: call.brief,
           prompt: state.providerPrompt,
-          tools: this.sdkTools,
+          tools: this.callTools(this.sdkTools),
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: this.options.params,
           sessionId: state.sessionId,
@@ -767,6 +788,29 @@ export class Engine {
       cached_tokens: result.usage.inputTokenDetails.cacheReadTokens,
       cost,
     });
+  }
+
+  /**
+   * What the provider's built-ins did in a step, once its assistant message (which carries their
+   * calls and results, so a replay never re-runs them) is journaled: each is logged, cited URLs
+   * are streamed as AI SDK `source` parts and kept for the Sources: footer, and what they
+   * produced is kept (afterCall) for the Files: footer. Keeping a file is best effort: a failure
+   * is a WARNING, the turn goes on.
+   */
+  private async keepHosted(state: TurnState, result: ModelCallResult): Promise<void> {
+    for (const call of result.hosted) {
+      this.logger.info('builtin', { session: state.sessionId, tool: call.toolName, call: call.toolCallId, provider: this.options.model.provider });
+    }
+    for (const source of addSources(state.sources, result.sources)) {
+      state.emit({ type: 'source', sourceType: 'url', id: source.id, url: source.url, ...(source.title ? { title: source.title } : {}) });
+    }
+    const afterCall = this.options.builtins?.afterCall;
+    if (!afterCall || (result.hosted.length === 0 && result.documents.length === 0)) return;
+    try {
+      for (const file of await afterCall({ hosted: result.hosted, documents: result.documents })) if (!state.files.includes(file)) state.files.push(file);
+    } catch (error) {
+      this.logger.warn('builtin output not kept', { session: state.sessionId, error: errorMessage(error) });
+    }
   }
 
   // ---- journal writes -------------------------------------------------------------------
@@ -1222,11 +1266,12 @@ function toolsRanIn(transcript: readonly Entry[], turnId: string, open: readonly
   return ran;
 }
 
+/** Whether an assistant message names calls acx runs (a provider-executed call already ran on the provider's side). */
 export function hasToolCalls(message: ModelMessage): boolean {
   return (
     message.role === 'assistant' &&
     Array.isArray(message.content) &&
-    message.content.some((part) => part.type === 'tool-call')
+    message.content.some((part) => part.type === 'tool-call' && !part.providerExecuted)
   );
 }
 

@@ -48,6 +48,8 @@ export type HarnessStreamPart =
   | { type: 'text-delta'; id: string; text: string }
   | { type: 'reasoning-delta'; id: string; text: string }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
+  /** A URL the provider's web search cited (the AI SDK's `source` part). */
+  | { type: 'source'; sourceType: 'url'; id: string; url: string; title?: string }
   | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
   | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string }
   | ({ type: 'tool-approval-request' } & ApprovalRequest)

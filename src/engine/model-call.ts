@@ -73,10 +73,32 @@ export interface ModelToolCall {
   invalidReason?: string;
 }
 
+/** A web source the provider cited (AI SDK `source` part, url kind). */
+export interface ModelSource {
+  id: string;
+  url: string;
+  title?: string | undefined;
+}
+
+/** A server-side built-in the provider ran inside the call (web search, code execution): never run by acx. */
+export interface HostedCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** The provider's result, when it reports one (xAI reports only the call for some tools). */
+  output?: unknown;
+}
+
 export interface ModelCallResult {
   text: string;
   reasoning: string;
+  /** The calls acx runs: function tools only, never the provider-executed ones (see `hosted`). */
   toolCalls: ModelToolCall[];
+  hosted: HostedCall[];
+  /** URL sources the provider cited, in order, without repeats. */
+  sources: ModelSource[];
+  /** Document sources (OpenAI's container file citations), with the provider's metadata. */
+  documents: Array<{ id: string; title: string; filename?: string | undefined; providerMetadata?: Record<string, unknown> | undefined }>;
   finishReason: string;
   usage: Usage;
   /** The assistant message(s) as the SDK shapes them, ready to persist. */
@@ -187,7 +209,9 @@ async function finishCall(
         }),
       ),
   );
-  if (request.tools && request.toolChoice === 'none' && calls.length > 0) {
+  // A provider-executed call ran on the provider's side: acx records it, never runs it.
+  const functionCalls = calls.filter((call) => !(call as { providerExecuted?: boolean }).providerExecuted);
+  if (request.tools && request.toolChoice === 'none' && functionCalls.length > 0) {
     throw new ToolChoiceViolationError({
       toolChoice: { type: 'none' },
       finishReason: response.finishReason.unified,
@@ -210,13 +234,43 @@ async function finishCall(
   return {
     text: content.map((part) => (part.type === 'text' ? part.text : '')).join(''),
     reasoning: reasoning.map((part) => part.text).join(''),
-    toolCalls: calls.map((call) => toModelToolCall(call as never)),
+    toolCalls: functionCalls.map((call) => toModelToolCall(call as never)),
+    ...hostedActivity(response.content),
     finishReason: response.finishReason.unified,
     usage: usageOf(asLanguageModelUsage(response.usage)),
     responseMessages: (await toResponseMessages({ content, tools: request.tools })) as ModelMessage[],
     providerMetadata: response.providerMetadata as Record<string, unknown> | undefined,
     durationMs: performance.now() - started,
   };
+}
+
+/** What the provider's own tools did in the call: their calls and results, and the sources it cited. */
+function hostedActivity(content: readonly LanguageModelV4Content[]): Pick<ModelCallResult, 'hosted' | 'sources' | 'documents'> {
+  const hosted: HostedCall[] = [];
+  const sources: ModelSource[] = [];
+  const documents: ModelCallResult['documents'] = [];
+  for (const part of content) {
+    if (part.type === 'tool-call' && part.providerExecuted) {
+      hosted.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: parseJsonText(part.input) });
+    } else if (part.type === 'tool-result') {
+      const call = hosted.find((entry) => entry.toolCallId === part.toolCallId);
+      if (call) call.output = part.result;
+      else hosted.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: undefined, output: part.result });
+    } else if (part.type === 'source' && part.sourceType === 'url') {
+      if (!sources.some((source) => source.url === part.url)) sources.push({ id: part.id, url: part.url, ...(part.title ? { title: part.title } : {}) });
+    } else if (part.type === 'source' && part.sourceType === 'document') {
+      documents.push({ id: part.id, title: part.title, ...(part.filename ? { filename: part.filename } : {}), ...(part.providerMetadata ? { providerMetadata: part.providerMetadata } : {}) });
+    }
+  }
+  return { hosted, sources, documents };
+}
+
+function parseJsonText(text: string): unknown {
+  try {
+    return text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The provider-level tool declarations, prepared once per tool set (they never change). */

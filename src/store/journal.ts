@@ -444,7 +444,11 @@ type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
 
 function toolCallParts(message: ModelMessage): ToolCallPart[] {
   if (message.role !== 'assistant' || typeof message.content === 'string') return [];
-  return message.content.filter((part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call');
+  // A provider-executed call (web search, code interpreter) ran inside the model call: it is
+  // evidence of what happened, never a call to run again.
+  return message.content.filter(
+    (part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call' && !(part as { providerExecuted?: boolean }).providerExecuted,
+  );
 }
 
 interface TurnRow {

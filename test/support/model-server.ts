@@ -8,6 +8,7 @@ import { createAnthropicWire } from './model-server/anthropic.ts';
 import { createGoogleWire } from './model-server/google.ts';
 import { createOpenAIChatWire } from './model-server/openai-chat.ts';
 import { createOpenAIResponsesWire } from './model-server/openai-responses.ts';
+import { createHostedFiles } from './model-server/server-tools.ts';
 import type {
   ModelServer,
   ModelServerOptions,
@@ -35,6 +36,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   };
   let serial = 0;
   let toolCallCounter = 0;
+  const hostedFiles = createHostedFiles();
 
   const route = (method: string, path: string): { adapter: WireAdapter; model?: string; stream?: boolean } | undefined => {
     if (method !== 'POST') return undefined;
@@ -72,6 +74,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         cost: u.cost,
       },
       finishReason: r.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
+      hosted: r.hosted,
     };
   };
 
@@ -81,6 +84,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const raw = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
+    if (await hostedFiles.handle(req, res, method, path, Buffer.concat(chunks))) return;
     const found = route(method, path);
     if (found === undefined) {
       const known = 'POST /v1/responses, /v1/chat/completions, /v1/messages, /v1beta/models/M:generateContent|streamGenerateContent';
@@ -140,6 +144,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       return;
     }
     const planned = plan(scripted, adapter, model, raw.length, n);
+    hostedFiles.noteRun(planned.hosted);
     if (recorded.stream) await sendStream(res, adapter, planned, recorded, scripted, inStream ? failure : undefined);
     else await sendCompletion(res, adapter, planned, recorded, scripted);
   };
@@ -164,6 +169,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     anthropicBaseURL: `${url}/v1`,
     googleBaseURL: `${url}/v1beta`,
     requests,
+    uploads: hostedFiles.uploads,
     enqueue: (...responders) => {
       queue.push(...responders);
     },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { isUuid } from '../../channel/ids.ts';
 import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
+import type { Toolset } from '../../agent/toolset.ts';
 import { BaseCradleClient } from '../../channel/client.ts';
 import { createPlatformTools } from '../../channel/tools/index.ts';
 import { isInstalled, readVersionStamp } from '../../config/install.ts';
@@ -55,6 +56,9 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     permission_mode: settings.permissionMode,
     speech: settings.speech,
     tools: toolset.tools.map((tool) => tool.name),
+    // The provider's server-side built-ins that are on (granted, and run by this provider and surface).
+    builtins: toolset.builtins.availability.active.map((builtin) => builtin.name),
+    builtin_provider_tools: toolset.builtins.availability.active.map((builtin) => builtin.providerTool),
     skipped: toolset.skipped,
     // The tools/ plugin files whose tools are active: { file, origin, tools }.
     plugins: toolset.plugins,
@@ -92,8 +96,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
  * under the locked profile, shows under skipped instead), or execute-unisolated when execute
  * really runs without OS isolation. Reported by grant name, the unit an operator grants.
  */
-function activeOptIns(toolset: { tools: readonly { name: string }[]; isolation: { kind: string }; registry: { policy: { grants: ReadonlySet<string> } } }): string[] {
-  const active = new Set(toolset.tools.map((tool) => tool.name));
+function activeOptIns(toolset: Pick<Toolset, 'tools' | 'isolation' | 'registry' | 'builtins'>): string[] {
+  const active = new Set([...toolset.tools.map((tool) => tool.name), ...toolset.builtins.availability.active.map((builtin) => builtin.name)]);
   const granted = toolset.registry.policy.grants;
   return Object.values(OPT_IN_TOOLS)
     .filter((definition) =>

@@ -1,5 +1,6 @@
 // OpenAI Chat Completions wire: POST /v1/chat/completions (JSON or SSE). Also what
 // OpenAI-compatible servers (Ollama, llama.cpp, vLLM) speak, incl. `reasoning_content`.
+import { chatAnnotations } from './server-tools.ts';
 import { openaiErrorBody } from './openai-responses.ts';
 import type { ViewMessage } from './types.ts';
 import {
@@ -78,6 +79,7 @@ export function createOpenAIChatWire(): WireAdapter {
               content: r.text === '' && r.toolCalls.length > 0 ? null : r.text,
               ...(r.reasoning !== '' ? { reasoning_content: r.reasoning, reasoning: r.reasoning } : {}),
               refusal: null,
+              ...(chatAnnotations(r.hosted) ? { annotations: chatAnnotations(r.hosted) } : {}),
               ...(r.toolCalls.length > 0
                 ? {
                     tool_calls: r.toolCalls.map((c) => ({
@@ -119,6 +121,8 @@ export function createOpenAIChatWire(): WireAdapter {
       // `reasoning_content` (DeepSeek, vLLM, llama.cpp) and `reasoning` (OpenRouter, newer vLLM).
       for (const d of textDeltas(r.reasoning)) out.push(chunk({ reasoning_content: d, reasoning: d }, null, takeFirst()));
       for (const d of textDeltas(r.text)) out.push(chunk({ content: d }, null, takeFirst()));
+      const annotations = chatAnnotations(r.hosted);
+      if (annotations) out.push(chunk({ annotations }));
       r.toolCalls.forEach((c, index) => {
         out.push(
           chunk(

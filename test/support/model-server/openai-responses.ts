@@ -1,5 +1,6 @@
 // OpenAI Responses API wire: POST /v1/responses (JSON or SSE).
 import type { ViewMessage } from './types.ts';
+import { hostedItemEvents, hostedOutputItems, responsesAnnotations } from './server-tools.ts';
 import {
   argumentDeltas,
   parseArgs,
@@ -55,6 +56,7 @@ export function openaiErrorBody(f: PlannedFailure, contextOverflowMessage: strin
 /** Output items of a response, in wire order: reasoning, message, function calls. */
 function outputItems(r: PlannedResponse): any[] {
   const items: any[] = [];
+  const hosted = hostedOutputItems(r.hosted, r.serial);
   if (r.reasoning !== '') {
     items.push({
       id: `rs_${r.serial}`,
@@ -63,13 +65,14 @@ function outputItems(r: PlannedResponse): any[] {
       summary: [{ type: 'summary_text', text: r.reasoning }],
     });
   }
+  items.push(...hosted);
   if (r.text !== '') {
     items.push({
       id: `msg_${r.serial}`,
       type: 'message',
       status: 'completed',
       role: 'assistant',
-      content: [{ type: 'output_text', text: r.text, annotations: [], logprobs: [] }],
+      content: [{ type: 'output_text', text: r.text, annotations: responsesAnnotations(r.hosted, r.text), logprobs: [] }],
     });
   }
   r.toolCalls.forEach((call, i) => {
@@ -220,9 +223,14 @@ export function createOpenAIResponsesWire(): WireAdapter {
           for (const delta of textDeltas(r.text)) {
             out.push(ev('response.output_text.delta', { ...base, content_index: 0, delta, logprobs: [] }, takeFirst()));
           }
+          responsesAnnotations(r.hosted, r.text).forEach((annotation, annotation_index) => {
+            out.push(ev('response.output_text.annotation.added', { ...base, content_index: 0, annotation_index, annotation }));
+          });
           out.push(ev('response.output_text.done', { ...base, content_index: 0, text: r.text, logprobs: [] }));
           out.push(ev('response.content_part.done', { ...base, content_index: 0, part: { ...part, text: r.text } }));
           out.push(ev('response.output_item.done', { output_index: index, item }));
+        } else if (item.type !== 'function_call') {
+          out.push(...hostedItemEvents(item, index, ev));
         } else {
           out.push(ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } }));
           for (const delta of argumentDeltas(item.arguments)) {

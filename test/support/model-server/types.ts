@@ -1,4 +1,6 @@
 // Public types of the scripted model server (re-exported by ../model-server.ts).
+import type { ReceivedUpload, ScriptedHosted } from './server-tools.ts';
+export type { ReceivedUpload, ScriptedCitation, ScriptedContainerFile, ScriptedHosted } from './server-tools.ts';
 
 export type Wire = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'google';
 
@@ -72,6 +74,8 @@ export interface ScriptedResponse {
    * test act (abort, kill) while a model call is deterministically in flight.
    */
   pauseUntil?: Promise<unknown>;
+  /** What the provider's own server-side tools did (web search, X search, code interpreter) and the sources cited: see server-tools.ts. */
+  hosted?: ScriptedHosted;
 }
 
 /** A string is shorthand for `{ text }`. */
@@ -138,6 +142,8 @@ export interface ModelServer {
   enqueue(...responders: Responder[]): void;
   /** Answers requests once the queue is empty. `undefined` removes it. */
   setFallback(responder: Responder | undefined): void;
+  /** Files received on POST /v1/files (OpenAI's Files API), in order. */
+  uploads: ReceivedUpload[];
   /** Responders still waiting in the queue. */
   queued(): number;
   close(): Promise<void>;

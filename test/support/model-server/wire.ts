@@ -1,5 +1,5 @@
 // The seam between the server core and each provider's wire format.
-import type { RequestView, ViewMessage, Wire } from './types.ts';
+import type { RequestView, ScriptedHosted, ViewMessage, Wire } from './types.ts';
 
 /** A scripted response after defaults are applied and ids assigned. */
 export interface PlannedResponse {
@@ -20,6 +20,7 @@ export interface PlannedResponse {
     cost: number | undefined;
   };
   finishReason: 'stop' | 'tool-calls' | 'length';
+  hosted: ScriptedHosted | undefined;
 }
 
 export interface PlannedFailure {

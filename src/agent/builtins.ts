@@ -1,0 +1,116 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ResolvedSettings } from '../config/settings.ts';
+import { readSearchParams } from '../config/search-params.ts';
+import { type BuiltinAvailability, builtinAvailability, type HostedActivity, type ProviderBuiltins, providerBuiltins } from '../model/builtins.ts';
+import { openaiCodeFiles } from '../model/openai-code-files.ts';
+import { PROVIDERS } from '../model/providers.ts';
+import { createCodeAttachTool } from '../tools/builtin/code-attach.ts';
+import type { SkippedTool } from '../tools/registry.ts';
+import type { Tool } from '../tools/tool.ts';
+import type { Logger } from '../util/logger.ts';
+
+/**
+ * The provider's server-side built-ins an agent gets: the granted ones its provider runs on its
+ * surface (the rest listed under skipped with the reason), and with OpenAI's code interpreter
+ * the code_attach tool and the keeping of what a run wrote (workspace/code-output/).
+ */
+export interface AgentBuiltins {
+  availability: BuiltinAvailability;
+  /** For the engine; undefined when none is active. */
+  builtins: ProviderBuiltins | undefined;
+  /** Function tools that come with a built-in (code_attach), offered to the registry like any tool. */
+  tools: Tool[];
+  skipped: SkippedTool[];
+}
+
+/** Where a code run's files and source are kept, inside the workspace. */
+export const CODE_OUTPUT_DIR = 'code-output';
+
+export async function assembleBuiltins(options: {
+  settings: ResolvedSettings;
+  grants: ReadonlySet<string>;
+  workspace: string;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+}): Promise<AgentBuiltins> {
+  const { settings, grants, workspace, logger } = options;
+  const env = options.env ?? process.env;
+  const model = settings.model;
+  const provider = model?.provider;
+  const surface = model?.surface ?? (provider ? PROVIDERS[provider]?.surfaces[0] : undefined);
+  const availability = builtinAvailability({ provider, surface, grants });
+  const skipped: SkippedTool[] = availability.skipped.map(({ name, reason }) => ({ name, reason }));
+  const tools: Tool[] = [];
+  if (availability.active.length === 0 || !provider || !surface) {
+    if (grants.has('code_attach')) skipped.push({ name: 'code_attach', reason: 'it feeds files to OpenAI\'s code interpreter, which is not active here' });
+    return { availability, builtins: undefined, tools, skipped };
+  }
+  // search_params.json matters only where it is read: OpenRouter's server tool.
+  const searchParams = provider === 'openrouter' && availability.active.some((b) => b.name === 'web_search') ? readSearchParams(settings.configHome).value : undefined;
+  const codeOnOpenAI = provider === 'openai' && availability.active.some((b) => b.name === 'code_execution');
+  const definition = PROVIDERS[provider]!;
+  const apiKey = definition.keyEnv.map((name) => env[name]).find(Boolean);
+  const baseURL = model?.baseURL ?? (definition.baseUrlEnv ? env[definition.baseUrlEnv] : undefined) ?? definition.defaultBaseUrl;
+  const files = codeOnOpenAI ? await openaiCodeFiles({ apiKey, baseURL }) : undefined;
+  const builtins = await providerBuiltins(
+    availability.active,
+    { provider, surface, searchParams },
+    files ? (activity) => keepCodeOutputs(activity, files, workspace, logger) : undefined,
+  );
+  if (files) {
+    tools.push(
+      createCodeAttachTool({
+        workspace,
+        attach: async (file, signal) => {
+          const fileId = await files.upload(file, signal);
+          await builtins.attach(fileId);
+          return fileId;
+        },
+      }),
+    );
+  } else if (grants.has('code_attach')) {
+    skipped.push({ name: 'code_attach', reason: `${provider}'s code execution takes no input files (only OpenAI's code interpreter does)` });
+  }
+  return { availability, builtins, tools, skipped };
+}
+
+/**
+ * Keeps what OpenAI code runs of one step produced: each run's source as `<call id>.py`, and
+ * every file the code wrote in its container (listed, so a file the model did not mention is
+ * kept too), under workspace/code-output/. Returns their workspace-relative paths.
+ */
+async function keepCodeOutputs(activity: HostedActivity, files: Awaited<ReturnType<typeof openaiCodeFiles>>, workspace: string, logger: Logger): Promise<string[]> {
+  const dir = join(workspace, CODE_OUTPUT_DIR);
+  const kept: string[] = [];
+  const keep = (name: string, data: Uint8Array | string) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), data);
+    kept.push(`${CODE_OUTPUT_DIR}/${name}`);
+  };
+  const containers = new Set<string>();
+  for (const call of activity.hosted) {
+    const input = call.input as { code?: unknown; containerId?: unknown } | undefined;
+    if (call.toolName !== 'code_execution' || !input) continue;
+    if (typeof input.code === 'string' && input.code) keep(`${safeName(call.toolCallId)}.py`, input.code);
+    if (typeof input.containerId === 'string') containers.add(input.containerId);
+  }
+  for (const document of activity.documents) {
+    const containerId = (document.providerMetadata?.openai as { containerId?: unknown } | undefined)?.containerId;
+    if (typeof containerId === 'string') containers.add(containerId);
+  }
+  for (const containerId of containers) {
+    for (const file of await files.list(containerId)) {
+      if (file.source !== 'assistant') continue; // an attached input, not something the run made
+      keep(safeName(file.path.split('/').pop() ?? file.id), await files.download(containerId, file.id));
+    }
+  }
+  if (kept.length > 0) logger.info('code output kept', { files: kept.join(','), containers: containers.size });
+  return kept;
+}
+
+/** A provider-supplied name made safe as one file name in code-output/ (no separators, no dot-only names). */
+function safeName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return cleaned || 'file';
+}
