@@ -22,6 +22,8 @@ export interface AgentBuiltins {
   /** Function tools that come with a built-in (code_attach), offered to the registry like any tool. */
   tools: Tool[];
   skipped: SkippedTool[];
+  /** search_params.json as sent to OpenRouter's server tool; null when not in use or absent. */
+  searchParams: Record<string, unknown> | null;
 }
 
 /** Where a code run's files and source are kept, inside the workspace. */
@@ -44,7 +46,7 @@ export async function assembleBuiltins(options: {
   const tools: Tool[] = [];
   if (availability.active.length === 0 || !provider || !surface) {
     if (grants.has('code_attach')) skipped.push({ name: 'code_attach', reason: 'it feeds files to OpenAI\'s code interpreter, which is not active here' });
-    return { availability, builtins: undefined, tools, skipped };
+    return { availability, builtins: undefined, tools, skipped, searchParams: null };
   }
   // search_params.json matters only where it is read: OpenRouter's server tool.
   const searchParams = provider === 'openrouter' && availability.active.some((b) => b.name === 'web_search') ? readSearchParams(settings.configHome).value : undefined;
@@ -72,7 +74,7 @@ export async function assembleBuiltins(options: {
   } else if (grants.has('code_attach')) {
     skipped.push({ name: 'code_attach', reason: `${provider}'s code execution takes no input files (only OpenAI's code interpreter does)` });
   }
-  return { availability, builtins, tools, skipped };
+  return { availability, builtins, tools, skipped, searchParams: searchParams ?? null };
 }
 
 /**

@@ -120,6 +120,23 @@ describe('xAI: web_search and x_search', () => {
   });
 });
 
+describe('xAI: code_execution', () => {
+  it('declares code_interpreter, and a run the provider made is journaled, not executed here', async () => {
+    server.enqueue({ text: '2**10 is 1024.', hosted: { codeInterpreter: { code: 'print(2**10)', containerId: 'cntr_x', logs: '1024' } } });
+    const model = await modelOf('xai');
+    const echo = echoTool();
+    const { agent, readJournal } = rig(model, { harness: { builtins: await builtinsFor(model, ['code_execution']) }, agent: { tools: [echo] } });
+    const session = await agent.createSession({ sessionId: 'xcode' });
+    const result = await agent.generate({ session, prompt: 'compute 2**10' });
+    expect(server.requests[0]!.body.tools.map((entry: { type: string }) => entry.type).sort()).toEqual(['code_interpreter', 'function']);
+    expect(result.text).toBe('2**10 is 1024.');
+    expect(result.toolResults).toEqual([]);
+    expect(echo.seen).toEqual([]);
+    const parts = readJournal((journal) => journal.messages('xcode').flatMap((entry) => (Array.isArray(entry.message.content) ? (entry.message.content as Array<{ type: string; toolName?: string; providerExecuted?: boolean }>) : [])));
+    expect(parts.filter((part) => part.type === 'tool-call').map((part) => [part.toolName, part.providerExecuted])).toEqual([['code_execution', true]]);
+  });
+});
+
 describe("OpenRouter's openrouter:web_search server tool", () => {
   it('sends search_params verbatim as the parameters and footers the url_citation annotations', async () => {
     const params = { engine: 'exa', max_results: 10, allowed_domains: ['arxiv.org'], user_location: { type: 'approximate', city: 'Dallas' } };

@@ -59,6 +59,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     // The provider's server-side built-ins that are on (granted, and run by this provider and surface).
     builtins: toolset.builtins.availability.active.map((builtin) => builtin.name),
     builtin_provider_tools: toolset.builtins.availability.active.map((builtin) => builtin.providerTool),
+    // OpenRouter's web search parameters as sent, verbatim (null unless that server tool is on and the file exists).
+    search_params: toolset.builtins.searchParams,
     skipped: toolset.skipped,
     // The tools/ plugin files whose tools are active: { file, origin, tools }.
     plugins: toolset.plugins,
