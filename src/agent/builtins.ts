@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BaseCradleClient } from '../channel/client.ts';
 import type { ResolvedSettings } from '../config/settings.ts';
 import { readSearchParams } from '../config/search-params.ts';
 import { type BuiltinAvailability, builtinAvailability, type HostedActivity, type ProviderBuiltins, providerBuiltins } from '../model/builtins.ts';
@@ -29,12 +31,42 @@ export interface AgentBuiltins {
 /** Where a code run's files and source are kept, inside the workspace. */
 export const CODE_OUTPUT_DIR = 'code-output';
 
+/**
+ * Where a file a code run produced is kept; returns how the reply's Files: footer names it.
+ * The default is the workspace; a timeline agent posts it as an asset (timelineOutputSink).
+ */
+export type OutputSink = (file: { name: string; data: Uint8Array | string; callId: string }) => Promise<string>;
+
+export function workspaceOutputSink(workspace: string): OutputSink {
+  const dir = join(workspace, CODE_OUTPUT_DIR);
+  return async ({ name, data }) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), data);
+    return `${CODE_OUTPUT_DIR}/${name}`;
+  };
+}
+
+/**
+ * A timeline agent's outputs become assets on the timeline. Each create is keyed by the run's
+ * call id and the file name, so a resumed turn that keeps the same run again gets the first
+ * asset back instead of posting a second one.
+ */
+export function timelineOutputSink(client: BaseCradleClient, timeline: string): OutputSink {
+  return async ({ name, data, callId }) => {
+    const idempotencyKey = createHash('sha256').update(`acx-code-output\0${timeline}\0${callId}\0${name}`).digest('hex');
+    const asset = await client.assets.create(timeline, { data, filename: name, description: `code_execution output (${callId})` }, { idempotencyKey });
+    return `asset ${asset.content.uuid} (${name})`;
+  };
+}
+
 export async function assembleBuiltins(options: {
   settings: ResolvedSettings;
   grants: ReadonlySet<string>;
   workspace: string;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /** Where code outputs go; default the workspace's code-output/. */
+  keepOutput?: OutputSink | undefined;
 }): Promise<AgentBuiltins> {
   const { settings, grants, workspace, logger } = options;
   const env = options.env ?? process.env;
@@ -42,6 +74,13 @@ export async function assembleBuiltins(options: {
   const provider = model?.provider;
   const surface = model?.surface ?? (provider ? PROVIDERS[provider]?.surfaces[0] : undefined);
   const availability = builtinAvailability({ provider, surface, grants });
+  // On an ACP harness the agent's own process calls its model: acx's model call, which carries the built-ins, is not made.
+  if (settings.harness && settings.harness !== 'engine') {
+    availability.skipped.push(
+      ...availability.active.map(({ name }) => ({ name, reason: `the ${settings.harness} harness runs its own model calls; server-side built-ins ride acx's engine only` })),
+    );
+    availability.active = [];
+  }
   const skipped: SkippedTool[] = availability.skipped.map(({ name, reason }) => ({ name, reason }));
   const tools: Tool[] = [];
   if (availability.active.length === 0 || !provider || !surface) {
@@ -58,7 +97,7 @@ export async function assembleBuiltins(options: {
   const builtins = await providerBuiltins(
     availability.active,
     { provider, surface, searchParams },
-    files ? (activity) => keepCodeOutputs(activity, files, workspace, logger) : undefined,
+    files ? (activity) => keepCodeOutputs(activity, files, options.keepOutput ?? workspaceOutputSink(workspace), logger) : undefined,
   );
   if (files) {
     tools.push(
@@ -80,31 +119,26 @@ export async function assembleBuiltins(options: {
 /**
  * Keeps what OpenAI code runs of one step produced: each run's source as `<call id>.py`, and
  * every file the code wrote in its container (listed, so a file the model did not mention is
- * kept too), under workspace/code-output/. Returns their workspace-relative paths.
+ * kept too), through the sink. Returns how the sink named them.
  */
-async function keepCodeOutputs(activity: HostedActivity, files: Awaited<ReturnType<typeof openaiCodeFiles>>, workspace: string, logger: Logger): Promise<string[]> {
-  const dir = join(workspace, CODE_OUTPUT_DIR);
+async function keepCodeOutputs(activity: HostedActivity, files: Awaited<ReturnType<typeof openaiCodeFiles>>, sink: OutputSink, logger: Logger): Promise<string[]> {
   const kept: string[] = [];
-  const keep = (name: string, data: Uint8Array | string) => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, name), data);
-    kept.push(`${CODE_OUTPUT_DIR}/${name}`);
-  };
-  const containers = new Set<string>();
+  // Files a container holds are named by the run that made them (the step's first run when several share it).
+  const containers = new Map<string, string>();
   for (const call of activity.hosted) {
     const input = call.input as { code?: unknown; containerId?: unknown } | undefined;
     if (call.toolName !== 'code_execution' || !input) continue;
-    if (typeof input.code === 'string' && input.code) keep(`${safeName(call.toolCallId)}.py`, input.code);
-    if (typeof input.containerId === 'string') containers.add(input.containerId);
+    if (typeof input.code === 'string' && input.code) kept.push(await sink({ name: `${safeName(call.toolCallId)}.py`, data: input.code, callId: call.toolCallId }));
+    if (typeof input.containerId === 'string' && !containers.has(input.containerId)) containers.set(input.containerId, call.toolCallId);
   }
   for (const document of activity.documents) {
     const containerId = (document.providerMetadata?.openai as { containerId?: unknown } | undefined)?.containerId;
-    if (typeof containerId === 'string') containers.add(containerId);
+    if (typeof containerId === 'string' && !containers.has(containerId)) containers.set(containerId, containerId);
   }
-  for (const containerId of containers) {
+  for (const [containerId, callId] of containers) {
     for (const file of await files.list(containerId)) {
       if (file.source !== 'assistant') continue; // an attached input, not something the run made
-      keep(safeName(file.path.split('/').pop() ?? file.id), await files.download(containerId, file.id));
+      kept.push(await sink({ name: safeName(file.path.split('/').pop() ?? file.id), data: await files.download(containerId, file.id), callId }));
     }
   }
   if (kept.length > 0) logger.info('code output kept', { files: kept.join(','), containers: containers.size });

@@ -20,6 +20,7 @@ import { createEngineHarness, type EngineHarnessOptions } from './engine-harness
 import { HarnessAgent } from './harness-agent.ts';
 import type { Harness, HarnessSession } from './harness.ts';
 import { composeInstructions } from './skills.ts';
+import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 
 /**
@@ -91,6 +92,8 @@ export interface PrepareOptions {
   extraTools?: readonly Tool[];
   /** Sections the front end adds to the standing instructions, before the system prompt (a timeline wake's tool manifest and dashboard). */
   briefSections?: readonly string[];
+  /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
+  keepOutput?: OutputSink;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -139,6 +142,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     dispatchHarness,
     instructions,
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
+    ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
   });
   let activation: Activation | undefined;
   if (cartridge) {
@@ -266,6 +270,8 @@ export interface AgentToolsOptions {
   instructions?: string;
   /** Tools the front end adds (see PrepareOptions.extraTools). */
   extraTools?: readonly Tool[];
+  /** See PrepareOptions.keepOutput. */
+  keepOutput?: OutputSink;
 }
 
 /**
@@ -281,6 +287,7 @@ export function assembleAgentTools(settings: ResolvedSettings, options: AgentToo
     logger,
     connectMcp: options.connectMcp,
     createWorkspace: options.createWorkspace ?? options.connectMcp,
+    ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     dispatch: (tools: () => readonly Tool[]) =>
       createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
     ...mergeExtraTools(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}, options.extraTools),

@@ -18,7 +18,7 @@ import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
 import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
-import { type AgentBuiltins, assembleBuiltins } from './builtins.ts';
+import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtins.ts';
 import { createSkillTool } from './skills.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
 
@@ -43,6 +43,8 @@ export interface ToolsetOptions {
   extraTools?: readonly Tool[];
   /** Cartridge boot: MCP drop-ins declared in the ROM. */
   extraMcpConfigs?: readonly McpServerConfig[];
+  /** Where code_execution's outputs go (a timeline agent: assets); default the workspace. */
+  keepOutput?: OutputSink | undefined;
   /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
   adaptBuiltin?: (tool: Tool) => Tool;
 }
@@ -119,7 +121,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   offered.push(...workspaceTools({ cwd: workspace }));
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
-  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger });
+  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput });
   offered.push(...builtins.tools);
   skipped.push(...builtins.skipped);
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).

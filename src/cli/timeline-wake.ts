@@ -46,7 +46,9 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       logger,
       agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../agent/prepare.ts');
-        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools, briefSections: brief });
+        const { timelineOutputSink } = await import('../agent/builtins.ts');
+        // What a code run makes is shared on the timeline as assets, not left in a workspace nobody reads.
+        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools, briefSections: brief, keepOutput: timelineOutputSink(client, timeline) });
         return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
       },
     });

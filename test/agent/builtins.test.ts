@@ -6,7 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assembleBuiltins } from '../../src/agent/builtins.ts';
+import { assembleBuiltins, timelineOutputSink } from '../../src/agent/builtins.ts';
+import { BaseCradleClient } from '../../src/channel/client.ts';
+import { startTestPlatform } from '../support/platform.ts';
 import { installConfigHome } from '../../src/config/install.ts';
 import type { ResolvedSettings } from '../../src/config/settings.ts';
 import { resolvedConfig } from '../../src/cli/commands/resolved-config.ts';
@@ -78,6 +80,38 @@ describe('code_execution on OpenAI: files in and out of the code interpreter', (
     expect(logger.lines.join('\n')).not.toContain(OPENAI_KEY);
   });
 
+  it('on a timeline agent the outputs are posted as assets, once, even when the same run is kept again', async () => {
+    const platform = await startTestPlatform();
+    try {
+      const owner = platform.user('owner');
+      const created = await platform.api('POST', '/timelines', { token: owner.token, json: { timeline: { name: 'Lab' } } });
+      const timeline = created.body.timeline.uuid as string;
+      const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: owner.token });
+      const sink = timelineOutputSink(client, timeline);
+      const run = { hosted: { codeInterpreter: { code: 'open("/mnt/data/r.txt","w").write("ok")', containerId: 'cntr_t', files: [{ id: 'cf_1', path: '/mnt/data/r.txt', content: 'ok' }] } } };
+      server.enqueue({ text: 'Done.', ...run });
+      const assembled = await assembleBuiltins({
+        settings: settingsFor('openai', 'responses', temp('acx-code-home-')),
+        grants: new Set(['code_execution', 'code_attach']),
+        workspace: temp('acx-code-ws-'),
+        logger: createMemoryLogger('debug'),
+        env: { OPENAI_API_KEY: OPENAI_KEY },
+        keepOutput: sink,
+      });
+      const model = await resolveModel({ spec: 'openai:test-model', env: { OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: server.openaiBaseURL } });
+      const { agent } = rig(model, { harness: { builtins: assembled.builtins! } });
+      const result = await agent.generate({ prompt: 'write r.txt' });
+      const assets = await client.assets.list({ timeline }).toArray();
+      expect(assets.map((asset) => asset.content.file?.filename ?? asset.content.uuid).sort()).toEqual(['ci_1.py', 'r.txt']);
+      expect(result.text).toMatch(/Files:\n- asset [0-9a-f-]{36} \(ci_1\.py\)\n- asset [0-9a-f-]{36} \(r\.txt\)$/);
+      // Kept again (a resumed turn): the same call id and name return the first asset, no second post.
+      await sink({ name: 'r.txt', data: 'ok', callId: 'ci_1' });
+      expect(await client.assets.list({ timeline }).toArray()).toHaveLength(2);
+    } finally {
+      await platform.close();
+    }
+  });
+
   it('code_attach refuses a path outside the workspace', async () => {
     const workspace = temp('acx-code-ws-');
     const assembled = await assembleBuiltins({
@@ -146,6 +180,10 @@ describe('acx resolved-config: the built-ins are off by default on every provide
     const openrouter = await report('openrouter:z-ai/glm-test', granted);
     expect(openrouter.builtins).toEqual(['web_search']);
     expect(openrouter.search_params).toBeNull();
+
+    const onACP = await report('openai:gpt-test', granted, { harness: 'codex' });
+    expect(onACP.builtins).toEqual([]);
+    expect(onACP.skipped.find((s: { name: string }) => s.name === 'web_search').reason).toMatch(/codex harness runs its own model calls/);
 
     const anthropic = await report('anthropic:claude-test', granted);
     expect(anthropic.builtins).toEqual([]);
