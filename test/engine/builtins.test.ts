@@ -137,6 +137,19 @@ describe('xAI: code_execution', () => {
   });
 });
 
+describe('OpenAI code_interpreter, streamed', () => {
+  it('parses the streamed code_interpreter_call and never runs it here', async () => {
+    server.enqueue({ text: 'It printed 42.', hosted: { codeInterpreter: { code: 'print(42)', containerId: 'cntr_s', logs: '42' } } });
+    const model = await modelOf('openai');
+    const { agent, logger } = rig(model, { harness: { builtins: await builtinsFor(model, ['code_execution']) } });
+    const result = await agent.stream({ prompt: 'print 42' });
+    expect(await result.text).toBe('It printed 42.');
+    expect(server.requests[0]!.stream).toBe(true);
+    expect(server.requests[0]!.body.tools).toEqual([{ type: 'code_interpreter', container: { type: 'auto', file_ids: [] } }]);
+    expect(logger.lines.some((line: string) => / builtin session=.* tool=code_execution call=ci_1/.test(line))).toBe(true);
+  });
+});
+
 describe("OpenRouter's openrouter:web_search server tool", () => {
   it('sends search_params verbatim as the parameters and footers the url_citation annotations', async () => {
     const params = { engine: 'exa', max_results: 10, allowed_domains: ['arxiv.org'], user_location: { type: 'approximate', city: 'Dallas' } };

@@ -5,7 +5,7 @@
 // its server tool's url_citation annotations on the message. Plus the files a code run touches:
 // OpenAI's Files upload (POST /v1/files) and container file listing and content.
 import type http from 'node:http';
-import type { SseEvent } from './wire.ts';
+import { type SseEvent, textDeltas } from './wire.ts';
 
 export interface ScriptedCitation {
   url: string;
@@ -85,10 +85,22 @@ export function responsesAnnotations(hosted: ScriptedHosted | undefined, text: s
   return annotations;
 }
 
-/** The stream events of a hosted item: added (in progress), then done, as OpenAI sends them. */
+/**
+ * The stream events of a hosted item, as OpenAI sends them: added (in progress); for a code run
+ * its code as deltas and a done event (where the provider's stream reports the call); then done.
+ */
 export function hostedItemEvents(item: any, index: number, ev: (type: string, payload: object) => SseEvent): SseEvent[] {
+  const base = { item_id: item.id, output_index: index };
+  const code =
+    item.type === 'code_interpreter_call' && typeof item.code === 'string'
+      ? [
+          ...textDeltas(item.code).map((delta) => ev('response.code_interpreter_call_code.delta', { ...base, delta })),
+          ev('response.code_interpreter_call_code.done', { ...base, code: item.code }),
+        ]
+      : [];
   return [
-    ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } }),
+    ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', ...(item.type === 'code_interpreter_call' ? { code: '', outputs: null } : {}) } }),
+    ...code,
     ev('response.output_item.done', { output_index: index, item }),
   ];
 }
