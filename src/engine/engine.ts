@@ -28,7 +28,7 @@ import {
 import { classifyFault, RATE_LIMIT_RETRIES, retryDelayMs } from './faults.ts';
 import { describeProviderFailure } from './provider-failure.ts';
 import { callModel, type ModelCallResult, type ModelSource, type ModelTool, toolSet } from './model-call.ts';
-import { addSources, callToolSet, withFooters } from './hosted.ts';
+import { addSources, callToolSet, recordedSources, withFooters, withSourcesRecorded } from './hosted.ts';
 import type { ProviderBuiltins } from '../model/builtins.ts';
 import { ProviderPrompt } from './provider-prompt.ts';
 import type { ToolSet } from 'ai';
@@ -475,7 +475,8 @@ export class Engine {
       outputs: new Map(),
       providerPrompt: new ProviderPrompt(),
       pendingSettle: undefined,
-      sources: [],
+      // A resumed turn's earlier steps: their sources were journaled with their assistant messages.
+      sources: recordedSources(transcript.filter((entry) => entry.turnId === turn.id).map((entry) => entry.message)),
       files: [],
     };
     state.turnContext = await this.composeTurnContext(state);
@@ -841,10 +842,10 @@ export class Engine {
 
   /** The assistant message naming the calls is committed before any of them runs. */
   private persistAssistant(state: TurnState, result: ModelCallResult): CallRecord[] {
-    const assistant = (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? {
-      role: 'assistant',
-      content: result.text,
-    };
+    const assistant = withSourcesRecorded<AssistantModelMessage>(
+      (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
+      result.sources,
+    );
     const records: CallRecord[] = result.toolCalls.map((call, ordinal) => ({
       turnId: state.turn.id,
       step: state.step,

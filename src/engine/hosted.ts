@@ -20,6 +20,27 @@ export function callToolSet(builtins: ProviderBuiltins | undefined): (functions:
   };
 }
 
+/**
+ * A step's cited sources ride its journaled assistant message (under an `acx` provider-options
+ * key no provider reads), so a turn resumed in another process still ends with its footer.
+ */
+export function withSourcesRecorded<M extends { providerOptions?: unknown }>(message: M, sources: readonly ModelSource[]): M {
+  if (sources.length === 0) return message;
+  const options = (message.providerOptions ?? {}) as Record<string, Record<string, unknown>>;
+  return { ...message, providerOptions: { ...options, acx: { ...(options.acx ?? {}), sources: sources.map((s) => ({ ...s })) } } };
+}
+
+/** The sources recorded on a turn's journaled assistant messages, in order. */
+export function recordedSources(messages: ReadonlyArray<{ role: string; providerOptions?: unknown }>): ModelSource[] {
+  const sources: ModelSource[] = [];
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    const recorded = (message.providerOptions as { acx?: { sources?: unknown } } | undefined)?.acx?.sources;
+    if (Array.isArray(recorded)) addSources(sources, recorded.filter((s): s is ModelSource => typeof s?.url === 'string' && typeof s?.id === 'string'));
+  }
+  return sources;
+}
+
 /** Adds a call's sources to the turn's, by URL, keeping first-seen order. */
 export function addSources(into: ModelSource[], more: readonly ModelSource[]): ModelSource[] {
   const fresh = more.filter((source) => !into.some((known) => known.url === source.url));

@@ -100,7 +100,9 @@ describe('a turn that crashed after its search was journaled', () => {
     const engine = new Engine({ model, journal: new Journal(journalPath), builtins, logger: createMemoryLogger('debug') });
     expect(engine.hasUnfinishedTurn('s1')).toBe(true);
     const resumed = await engine.continueTurn({ sessionId: 's1' });
-    expect(resumed.text.startsWith('Answer from the web.')).toBe(true);
+    expect(resumed.text, 'the footer survives the crash: the sources were journaled with the assistant message').toBe(
+      'Answer from the web.\n\nSources:\n- acx ships: https://example.org/acx',
+    );
     expect(server.requests, 'no second model call: the search ran once, on the provider').toHaveLength(1);
     expect(resumed.toolResults).toEqual([]);
     engine.journal.close();
