@@ -28,6 +28,8 @@ export interface AgentBuiltins {
   searchParams: Record<string, unknown> | null;
 }
 
+const NO_INTERPRETER = "it feeds files to OpenAI's code interpreter, which is not active here";
+
 /** Where a code run's files and source are kept, inside the workspace. */
 export const CODE_OUTPUT_DIR = 'code-output';
 
@@ -84,7 +86,7 @@ export async function assembleBuiltins(options: {
   const skipped: SkippedTool[] = availability.skipped.map(({ name, reason }) => ({ name, reason }));
   const tools: Tool[] = [];
   if (availability.active.length === 0 || !provider || !surface) {
-    if (grants.has('code_attach')) skipped.push({ name: 'code_attach', reason: 'it feeds files to OpenAI\'s code interpreter, which is not active here' });
+    if (grants.has('code_attach')) skipped.push({ name: 'code_attach', reason: NO_INTERPRETER });
     return { availability, builtins: undefined, tools, skipped, searchParams: null };
   }
   // search_params.json matters only where it is read: OpenRouter's server tool.
@@ -111,7 +113,8 @@ export async function assembleBuiltins(options: {
       }),
     );
   } else if (grants.has('code_attach')) {
-    skipped.push({ name: 'code_attach', reason: `${provider}'s code execution takes no input files (only OpenAI's code interpreter does)` });
+    const codeActive = availability.active.some((b) => b.name === 'code_execution');
+    skipped.push({ name: 'code_attach', reason: codeActive ? `${provider}'s code execution takes no input files (only OpenAI's code interpreter does)` : NO_INTERPRETER });
   }
   return { availability, builtins, tools, skipped, searchParams: searchParams ?? null };
 }

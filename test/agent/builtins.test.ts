@@ -180,6 +180,7 @@ describe('acx resolved-config: the built-ins are off by default on every provide
     const openrouter = await report('openrouter:z-ai/glm-test', granted);
     expect(openrouter.builtins).toEqual(['web_search']);
     expect(openrouter.search_params).toBeNull();
+    expect(openrouter.skipped.find((s: { name: string }) => s.name === 'code_attach').reason).toMatch(/not active here/);
 
     const onACP = await report('openai:gpt-test', granted, { harness: 'codex' });
     expect(onACP.builtins).toEqual([]);
