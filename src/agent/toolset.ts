@@ -11,6 +11,7 @@ import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
+import { createViewTool } from '../tools/builtin/view.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
 import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
@@ -19,6 +20,7 @@ import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
 import { createSkillTool } from './skills.ts';
+import { mediaTools } from './media-tools.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
 
 /**
@@ -91,11 +93,18 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, grants: policy.grants });
+  skipped.push(...media.skipped);
+  // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
+  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name)))) {
+    mkdirSync(workspace, { recursive: true });
+  }
   let executeAllowed = false;
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
   const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, contents?: FileContents): Tool[] => [
     ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
+    // view shows a workspace image, so it comes with the file tools.
+    ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
     ...(executeAllowed ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind })] : []),
   ];
@@ -117,6 +126,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
+  offered.push(...media.tools);
   // Self-authorship edits the agent's own system prompt: the agent directory's, or the config
   // home's for the default agent. A cartridge's prompt is signed ROM and cannot change.
   if (settings.agent.source === 'cartridge') {
