@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createSelfAuthorshipTools } from '../config/charter.ts';
 import { readOptIns } from '../config/opt-in.ts';
-import type { ResolvedSettings } from '../config/settings.ts';
+import { agentWorkspace, type ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
@@ -82,7 +82,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   // agent.json's schema (src/agent-def/manifest.ts) already refused names that are no built-in.
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
-  const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+  const workspace = agentWorkspace(settings);
   // Probing spawns a sandboxed process; do it only for agents that can execute commands.
   const isolation: IsolationInfo = wanted.has('execute')
     ? await detectIsolation()

@@ -49,11 +49,8 @@ export class MediaInputError extends AcxError {
   }
 }
 
-/**
- * Reads a workspace file for a media call: confined, a regular file, at most `maxBytes`, and of a
- * type `accept` admits (sniffed from its bytes).
- */
-export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: { maxBytes: number; accept: (mediaType: string) => boolean; what: string }): WorkspaceMedia {
+/** Reads a whole workspace file: confined like fs_read, a regular file, at most `maxBytes`. */
+export function readWorkspaceBytes(roots: WorkspaceRoots, input: string, options: { maxBytes: number; what: string }): { data: Buffer; path: string } {
   const { workspace, relative } = roots.locate(input);
   const file = workspace.openRead(relative);
   try {
@@ -61,15 +58,23 @@ export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options
     if (file.stat.size > options.maxBytes) {
       throw new MediaInputError(`${path} is ${file.stat.size} bytes; ${options.what} may be at most ${options.maxBytes} bytes.`, 'Use a smaller file.');
     }
-    const data = fs.readFileSync(file.fd);
-    const mediaType = sniffMediaType(data);
-    if (!mediaType || !options.accept(mediaType)) {
-      throw new MediaInputError(`${path} is ${mediaType ? `a ${mediaType} file` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);
-    }
-    return { data, mediaType, path };
+    return { data: fs.readFileSync(file.fd), path };
   } finally {
     fs.closeSync(file.fd);
   }
+}
+
+/**
+ * Reads a workspace file for a media call: confined, a regular file, at most `maxBytes`, and of a
+ * type `accept` admits (sniffed from its bytes).
+ */
+export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: { maxBytes: number; accept: (mediaType: string) => boolean; what: string }): WorkspaceMedia {
+  const { data, path } = readWorkspaceBytes(roots, input, options);
+  const mediaType = sniffMediaType(data);
+  if (!mediaType || !options.accept(mediaType)) {
+    throw new MediaInputError(`${path} is ${mediaType ? `a ${mediaType} file` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);
+  }
+  return { data, mediaType, path };
 }
 
 function describeAccepted(what: string): string {
