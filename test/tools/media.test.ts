@@ -256,12 +256,14 @@ describe('listen (OpenAI transcription through transcribe)', () => {
     expect(result.logs.find((line) => /kind=audio\.transcribe/.test(line))).toMatch(/provider=openai kind=audio\.transcribe model=gpt-4o-transcribe/);
   });
 
-  it('refuses a file that is not audio before sending anything', async () => {
+  it('a file that is not audio comes back as a note, and nothing is sent; a path outside is an error', async () => {
     fs.writeFileSync(path.join(workspace, 'pic.png'), PNG);
-    const before = server.media.requests.length;
-    const result = await run(createListenTool({ workspace, media: openai() }), { path: 'pic.png' });
-    expect(result.error).toMatch(/pic\.png is a image\/png file; the audio file must be audio/);
-    expect(server.media.requests.length).toBe(before);
+    const listen = createListenTool({ workspace, media: openai() });
+    const result = await run(listen, { path: 'pic.png' });
+    expect(result.ok).toBe(true);
+    expect(result.output).toMatch(/^Nothing to listen to: pic\.png is of type image\/png; the audio file must be audio .* Nothing was sent\.$/);
+    expect((await run(listen, { path: '../x.wav' })).error).toMatch(/contains "\.\."/);
+    expect(server.media.requests).toEqual([]);
   });
 });
 

@@ -72,7 +72,7 @@ export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options
   const { data, path } = readWorkspaceBytes(roots, input, options);
   const mediaType = sniffMediaType(data);
   if (!mediaType || !options.accept(mediaType)) {
-    throw new MediaInputError(`${path} is ${mediaType ? `a ${mediaType} file` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);
+    throw new MediaInputError(`${path} is ${mediaType ? `of type ${mediaType}` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);
   }
   return { data, mediaType, path };
 }
