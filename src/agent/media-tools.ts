@@ -1,4 +1,4 @@
-import { isMediaProvider, MEDIA_PROVIDERS, mediaModels, type MediaProviderId } from '../model/media.ts';
+import { isMediaProvider, mediaModels, type MediaProviderId } from '../model/media.ts';
 import type { PolicyTool } from '../tools/policy.ts';
 import type { SkippedTool } from '../tools/registry.ts';
 import { createGrokImageTools, createOpenAIImageTools } from '../tools/builtin/images.ts';
@@ -43,10 +43,10 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
     const model = (name: string) => (env[name] ? { modelId: env[name] } : {});
     if (provider === 'openai') {
       tools.push(...createOpenAIImageTools({ ...base, ...model('ACX_IMAGE_MODEL') }));
-      if (MEDIA_PROVIDERS.openai.transcription) tools.push(createListenTool({ ...base, ...model('ACX_TRANSCRIPTION_MODEL') }));
+      tools.push(createListenTool({ ...base, ...model('ACX_TRANSCRIPTION_MODEL') }));
     } else {
       tools.push(...createGrokImageTools({ ...base, ...model('ACX_XAI_IMAGE_MODEL') }));
-      if (MEDIA_PROVIDERS.xai.video) tools.push(createGrokVideoTool({ ...base, ...model('ACX_XAI_VIDEO_MODEL') }));
+      tools.push(createGrokVideoTool({ ...base, ...model('ACX_XAI_VIDEO_MODEL') }));
     }
   }
   const offered = new Set(tools.map((tool) => tool.name));

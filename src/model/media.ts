@@ -19,15 +19,12 @@ import { MissingApiKeyError, PROVIDERS } from './providers.ts';
  */
 export type MediaKind = 'image.generate' | 'image.edit' | 'video.generate' | 'audio.transcribe';
 
-/** Providers with media models, and which media each has. */
-export const MEDIA_PROVIDERS = {
-  openai: { image: true, transcription: true, video: false },
-  xai: { image: true, transcription: false, video: true },
-} as const;
-export type MediaProviderId = keyof typeof MEDIA_PROVIDERS;
+/** Providers with media models in acx: OpenAI (images, transcription) and xAI (images, video). */
+export const MEDIA_PROVIDERS = ['openai', 'xai'] as const;
+export type MediaProviderId = (typeof MEDIA_PROVIDERS)[number];
 
 export function isMediaProvider(provider: string): provider is MediaProviderId {
-  return Object.hasOwn(MEDIA_PROVIDERS, provider);
+  return (MEDIA_PROVIDERS as readonly string[]).includes(provider);
 }
 
 /** Where a provider's media models are reached; the key is read when a model is first built. */
