@@ -226,6 +226,16 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
             download: ({ url, abortSignal }) => (baseURL && url.origin === new URL(baseURL).origin ? trustedDownload(url, request.maxBytes, abortSignal) : untrusted({ url, ...(abortSignal ? { abortSignal } : {}) })),
             ...(context.abortSignal ? { abortSignal: context.abortSignal } : {}),
             ...(context.headers ? { headers: context.headers } : {}),
+          }).catch((error: unknown) => {
+            // The SDK's own words ("Video generation timed out after 600000ms") name no provider and no remedy.
+            if (/timed out after \d+ms/.test(errorMessage(error))) {
+              throw new AcxError(
+                'media-failed',
+                `${label} had not finished the ${request.modelId} clip after ${request.poll.timeoutMs / 1000} s of polling; acx stopped waiting. The job may still finish (and be billed) at ${label}.`,
+                { hint: 'Ask for a shorter clip or a lower resolution, or try again later.' },
+              );
+            }
+            throw error;
           }),
         (value) => callCostUsd(value.providerMetadata),
       );

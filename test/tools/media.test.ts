@@ -239,7 +239,8 @@ describe('grok_generate_video (xAI video through experimental_generateVideo)', (
     for (let i = 0; i < 500; i++) server.media.enqueue(xaiVideoPending());
     const result = await run(createGrokVideoTool({ workspace, media: xai(), pollIntervalMs: 5, timeoutMs: 150 }), { prompt: 'x' });
     expect(result.ok).toBe(false);
-    expect(result.error).toMatch(/video\.generate with grok-imagine-video failed: Video generation timed out after 150ms/);
+    expect(result.error).toMatch(/xAI had not finished the grok-imagine-video clip after 0\.15 s of polling; acx stopped waiting\. The job may still finish \(and be billed\) at xAI\./);
+    expect(result.logs.some((line) => /WARN.*media provider=xai kind=video\.generate .*outcome=error/.test(line))).toBe(true);
   });
 });
 
