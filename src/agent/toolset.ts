@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createSelfAuthorshipTools } from '../config/charter.ts';
 import { readOptIns } from '../config/opt-in.ts';
-import type { ResolvedSettings } from '../config/settings.ts';
+import { agentWorkspace, type ResolvedSettings } from '../config/settings.ts';
 import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
@@ -11,6 +11,7 @@ import { createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
+import { createViewTool } from '../tools/builtin/view.ts';
 import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
 import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
@@ -20,6 +21,7 @@ import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtins.ts';
 import { createSkillTool } from './skills.ts';
+import { mediaTools } from './media-tools.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
 
 /**
@@ -85,7 +87,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   // agent.json's schema (src/agent-def/manifest.ts) already refused names that are no built-in.
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
-  const workspace = resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+  const workspace = agentWorkspace(settings);
   // Probing spawns a sandboxed process; do it only for agents that can execute commands.
   const isolation: IsolationInfo = wanted.has('execute')
     ? await detectIsolation()
@@ -96,11 +98,18 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute'))) mkdirSync(workspace, { recursive: true });
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, grants: policy.grants });
+  skipped.push(...media.skipped);
+  // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
+  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name)))) {
+    mkdirSync(workspace, { recursive: true });
+  }
   let executeAllowed = false;
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
   const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, contents?: FileContents): Tool[] => [
     ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
+    // view shows a workspace image, so it comes with the file tools.
+    ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
     ...(executeAllowed ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind })] : []),
   ];
@@ -126,6 +135,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   skipped.push(...builtins.skipped);
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
   offered.push(createShellTool({ cwd: workspace }));
+  offered.push(...media.tools);
   // Self-authorship edits the agent's own system prompt: the agent directory's, or the config
   // home's for the default agent. A cartridge's prompt is signed ROM and cannot change.
   if (settings.agent.source === 'cartridge') {

@@ -1,7 +1,7 @@
 import { BaseCradleClient } from '../channel/client.ts';
 import { isUuid } from '../channel/ids.ts';
 import { ChannelState, channelStatePath } from '../channel/state.ts';
-import { locateAgent, resolveSettings } from '../config/settings.ts';
+import { agentWorkspace, locateAgent, resolveSettings } from '../config/settings.ts';
 import { resolveWakeSettings } from '../config/wake-settings.ts';
 import { wakeOnTimeline } from '../frontends/wake/timeline.ts';
 import type { Logger } from '../util/logger.ts';
@@ -44,6 +44,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
       ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),
       logger,
+      workspace: agentWorkspace(settings),
       agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../agent/prepare.ts');
         const { timelineOutputSink } = await import('../agent/builtins.ts');

@@ -55,6 +55,38 @@ export const OPT_IN_TOOLS = {
     summary:
       "code run in the provider's own sandbox (OpenAI's code interpreter, xAI's code execution), never on this host; on OpenAI the files a run makes are saved to the workspace and code_attach feeds a workspace file in",
   },
+  // The media tools: each generation is billed by the provider. The provider decides only
+  // whether a granted one is available (OpenAI's on openai, the grok ones on xai).
+  generate_image: {
+    name: 'generate_image',
+    grants: ['generate_image'],
+    summary: "draw images with OpenAI's image model, saved in the workspace (billed per image; openai provider)",
+  },
+  edit_image: {
+    name: 'edit_image',
+    grants: ['edit_image'],
+    summary: "edit workspace images (with an optional mask) with OpenAI's image model (billed per image; openai provider)",
+  },
+  hear_audio: {
+    name: 'hear_audio',
+    grants: ['listen'],
+    summary: "the listen tool: transcribe workspace audio with OpenAI's transcription model (billed; openai provider)",
+  },
+  grok_generate_image: {
+    name: 'grok_generate_image',
+    grants: ['grok_generate_image'],
+    summary: "draw images with xAI's image model, saved in the workspace (billed per image; xai provider)",
+  },
+  grok_edit_image: {
+    name: 'grok_edit_image',
+    grants: ['grok_edit_image'],
+    summary: "edit or combine up to 3 workspace images by prompt with xAI's image model (billed; xai provider)",
+  },
+  grok_generate_video: {
+    name: 'grok_generate_video',
+    grants: ['grok_generate_video'],
+    summary: "make video clips with xAI's video model, saved in the workspace (billed per clip; xai provider)",
+  },
 } as const satisfies Record<string, OptInDefinition>;
 
 export type OptInName = keyof typeof OPT_IN_TOOLS;

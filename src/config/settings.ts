@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from '../agent/boot-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { speechModeOf } from '../agent-def/manifest.ts';
@@ -321,4 +321,9 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
     }
   }
   return [...new Set(names)].sort();
+}
+
+/** Where an agent's fs, execute and media tools work: --workspace, or <stateDir>/workspace. */
+export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 'stateDir'>): string {
+  return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
 }

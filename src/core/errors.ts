@@ -74,6 +74,8 @@ export type AcxErrorCode =
   | 'tool-invalid'
   | 'self-authorship-input'
   | 'self-authorship-target'
+  | 'media-input'
+  | 'media-failed'
   // The model and its record/replay cassettes
   | 'replay-mismatch'
   | 'replay-incomplete'

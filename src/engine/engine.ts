@@ -11,6 +11,7 @@ import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../too
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
+import { logSeconds } from '../util/duration.ts';
 import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { callCostUsd } from '../model/call-cost.ts';
 import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
@@ -538,7 +539,7 @@ export class Engine {
       if (calls.length === 0) {
         finishStep();
         this.logger.info(`step ${state.step}/${maxSteps}: final reply`, {
-          duration: seconds(performance.now() - stepStarted),
+          duration: logSeconds(performance.now() - stepStarted),
         });
         const decided = await this.onFinalText(state, result.text);
         if (decided === 'continue') continue;
@@ -548,7 +549,7 @@ export class Engine {
       const outcome = await this.runStepCalls(state, records);
       finishStep();
       this.logger.info(`step ${state.step}/${maxSteps}: tools=${calls.map((c) => c.toolName).join(',')}`, {
-        duration: seconds(performance.now() - stepStarted),
+        duration: logSeconds(performance.now() - stepStarted),
       });
       if (outcome === 'suspended') return this.suspend(state);
       this.settleStep(state, state.step, records);
@@ -614,7 +615,7 @@ export class Engine {
       outcome: failure ? 'error' : 'ok',
       steps: `${state.step}/${this.options.maxSteps}`,
       tools: state.toolsRan,
-      duration: seconds(performance.now() - state.started),
+      duration: logSeconds(performance.now() - state.started),
     });
     await this.observe(state, text, unspoken);
     await this.maybeCompact(state);
@@ -770,7 +771,7 @@ export class Engine {
           rateLimit.sleptMs += waitMs;
         }
         const of = (fault === 'rate-limited' ? Math.min(retries, RATE_LIMIT_RETRIES) : retries) + 1;
-        this.logger.warn('model call retry', { fault, attempt, of, wait: seconds(waitMs), error: errorMessage(error) });
+        this.logger.warn('model call retry', { fault, attempt, of, wait: logSeconds(waitMs), error: errorMessage(error) });
         state.emit({ type: 'retry', attempt, error: errorMessage(error) });
         await sleep(waitMs, state.hooks.abortSignal);
       }
@@ -782,7 +783,7 @@ export class Engine {
     this.logger.info('llm', {
       provider: this.options.model.provider,
       model: this.options.model.modelId,
-      duration: seconds(result.durationMs),
+      duration: logSeconds(result.durationMs),
       tokens_in: result.usage.inputTokens,
       tokens_out: result.usage.outputTokens,
       tokens_total: result.usage.totalTokens,
@@ -1055,7 +1056,7 @@ export class Engine {
       : errorOutput(outcome.error);
     this.recordResult(state, call, output, alone && tool.effect !== 'unsafe');
     this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
-    const duration = seconds(performance.now() - started);
+    const duration = logSeconds(performance.now() - started);
     if (outcome.ok) {
       this.logger.info('tool', { name: tool.name, duration, outcome: 'ok' });
       state.emit({ type: 'tool-result', toolCallId: call.callId, toolName: tool.name, input: call.input, output: outcome.output });
@@ -1224,9 +1225,6 @@ function compactionReport(outcome: CompactionOutcome, trigger: CompactionReport[
   };
 }
 
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(2)}s`;
-}
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {

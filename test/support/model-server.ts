@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAnthropicWire } from './model-server/anthropic.ts';
 import { createGoogleWire } from './model-server/google.ts';
+import { createMediaEndpoints } from './model-server/media.ts';
 import { createOpenAIChatWire } from './model-server/openai-chat.ts';
 import { createOpenAIResponsesWire } from './model-server/openai-responses.ts';
 import { createHostedFiles } from './model-server/server-tools.ts';
@@ -23,6 +24,7 @@ import { internalFailure, plannedFailure, sendCompletion, sendFailure, sendJson,
 import type { PlannedResponse, WireAdapter } from './model-server/wire.ts';
 
 export type * from './model-server/types.ts';
+export * from './model-server/media.ts';
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const queue: Responder[] = [...(options.script ?? [])];
@@ -34,6 +36,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     anthropic: createAnthropicWire(),
     google: createGoogleWire(),
   };
+  // Images, transcription and video (OpenAI's and xAI's media wires): their own queue.
+  const media = createMediaEndpoints();
   let serial = 0;
   let toolCallCounter = 0;
   const hostedFiles = createHostedFiles();
@@ -81,7 +85,9 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const rawBytes = Buffer.concat(chunks);
+    if (await media.handle(req, res, rawBytes, () => url)) return;
+    const raw = rawBytes.toString('utf8');
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
     if (await hostedFiles.handle(req, res, method, path, Buffer.concat(chunks))) return;
@@ -149,6 +155,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     else await sendCompletion(res, adapter, planned, recorded, scripted);
   };
 
+  let url = '';
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) {
@@ -161,13 +168,15 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  url = `http://127.0.0.1:${port}`;
 
   return {
     url,
     openaiBaseURL: `${url}/v1`,
     anthropicBaseURL: `${url}/v1`,
     googleBaseURL: `${url}/v1beta`,
+    xaiBaseURL: `${url}/xai/v1`,
+    media,
     requests,
     uploads: hostedFiles.uploads,
     enqueue: (...responders) => {

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import type { Tool, ToolContentPart } from '../../tools/tool.ts';
 import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToolError, type PlatformToolsOptions, readTool, targetTimeline, timelineField, timelinePage, type ToolImage, uuid } from './kit.ts';
+import { readWorkspaceBytes } from '../../tools/builtin/media-files.ts';
+import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { assetLine, pageText } from './render.ts';
 
 /**
  * Files on timelines. assets_view hands an image to the model as an image part, which the
  * engine's vision gate passes on or describes in words for a model without vision; text is
- * shown as text; anything else is described. assets_create shares text or base64 bytes.
+ * shown as text; anything else is described. assets_create shares text, base64 bytes or a
+ * workspace file (confined like fs_read; a generated image is posted this way).
  */
 export const MAX_VIEW_BYTES = 5 * 1024 * 1024;
 export const MAX_CREATE_BYTES = 10 * 1024 * 1024;
@@ -21,14 +24,19 @@ const createInput = z
     filename: filenameField.describe('The file name, e.g. "notes.md" or "chart.png".'),
     text: z.string().max(MAX_CREATE_BYTES).optional().describe('The file’s content as text.'),
     base64: z.string().max(Math.ceil((MAX_CREATE_BYTES * 4) / 3) + 4).optional().describe('Or: the file’s bytes, base64-encoded.'),
+    path: z.string().max(4096).optional().describe('Or: a file in your workspace to share as it is (e.g. an image you generated).'),
     content_type: z.string().regex(/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/i).optional().describe('Default: from the file name.'),
     description: z.string().max(2000).optional().describe('What it is, for the timeline’s viewers.'),
     timeline: timelineField,
   })
-  .refine((input) => (input.text === undefined) !== (input.base64 === undefined), { message: 'give exactly one of text or base64' });
+  .refine((input) => [input.text, input.base64, input.path].filter((value) => value !== undefined).length === 1, { message: 'give exactly one of text, base64 or path' });
 
-function bytesOf(input: { text?: string | undefined; base64?: string | undefined }): Uint8Array {
+function bytesOf(input: { text?: string | undefined; base64?: string | undefined; path?: string | undefined }, workspace: string | undefined): Uint8Array {
   if (input.text !== undefined) return new TextEncoder().encode(input.text);
+  if (input.path !== undefined) {
+    if (!workspace) throw new PlatformToolError('This agent has no workspace to share a file from.', 'Pass the content as text or base64 instead.');
+    return readWorkspaceBytes(new WorkspaceRoots({ primary: workspace }), input.path, { maxBytes: MAX_CREATE_BYTES, what: 'a shared file' }).data;
+  }
   const clean = input.base64!.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 === 1) throw new PlatformToolError('base64 is not valid base64.', 'Encode the bytes as standard base64, or pass text instead.');
   const bytes = Buffer.from(clean, 'base64');
@@ -56,7 +64,7 @@ export function createAssetTools(options: PlatformToolsOptions): Tool[] {
     }),
     editTool({
       name: 'assets_create',
-      description: 'Share a file on a timeline (default: the current one), from text or base64 bytes.',
+      description: 'Share a file on a timeline (default: the current one): text, base64 bytes, or a file from your workspace by path.',
       input: createInput,
       // A visible act: a shared file counts as having answered.
       visible: true,
@@ -65,7 +73,7 @@ export function createAssetTools(options: PlatformToolsOptions): Tool[] {
         const key = createKey(options, 'asset', context);
         const made = await client.assets.create(
           target,
-          { data: bytesOf(input), filename: input.filename, ...(input.content_type ? { contentType: input.content_type } : {}), ...(input.description ? { description: input.description } : {}) },
+          { data: bytesOf(input, options.workspace), filename: input.filename, ...(input.content_type ? { contentType: input.content_type } : {}), ...(input.description ? { description: input.description } : {}) },
           { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal },
         );
         return `Shared asset ${made.content.uuid} on timeline ${target}: ${JSON.stringify(made.content.file?.filename)} (${made.content.file?.content_type}, ${made.content.file?.byte_size} bytes).`;

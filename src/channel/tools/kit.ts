@@ -27,6 +27,11 @@ export interface PlatformToolsOptions {
    * supplies them from its transcript). Without it that tool is not offered.
    */
   recentToolImages?: () => readonly ToolImage[];
+  /**
+   * The agent's workspace: assets_create can then share a file from it by path (an image
+   * generate_image saved, a report), read with the fs tools' confinement.
+   */
+  workspace?: string;
 }
 
 export interface ToolImage {

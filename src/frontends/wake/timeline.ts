@@ -50,6 +50,8 @@ export interface TimelineWakeOptions {
   breaker?: BreakerSettings;
   /** How many messages a first wake reads (FACTS.md: the newest 50). */
   firstWakeWindow?: number;
+  /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
+  workspace?: string;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -126,7 +128,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return createIdempotencyKey({ timeline, anchor, kind, ordinal });
   };
   // The whole platform tool set: a timeline agent perceives and speaks through it.
-  const tools = createPlatformTools({ client, timeline, idempotencyKey: keyFor });
+  const tools = createPlatformTools({ client, timeline, idempotencyKey: keyFor, ...(options.workspace ? { workspace: options.workspace } : {}) });
   const prepared = await options.agent(tools, await platformBrief(client, tools, logger));
   let posted = 0;
   let steps = 0;

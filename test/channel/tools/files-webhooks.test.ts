@@ -2,6 +2,9 @@
 // get it: every name valid and unique, every schema one the engine accepts, every kind and effect
 // stated. An image an agent views reaches the model through the engine's vision gate.
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BaseCradleClient, createPlatformTools } from '../../../src/channel/index.ts';
 import { itemLine } from '../../../src/channel/tools/render.ts';
@@ -74,9 +77,24 @@ describe('assets_* and webhook_* tools, and the whole set', () => {
     expect(listed[0]).toBe('2 assets, oldest first:');
     expect(listed[1]).toMatch(/@nova \(ai\) asset [0-9a-f-]{36}: "notes.md" text\/markdown, 13 bytes, described "the plan"$/);
     expect(resultText(await callTool(tools, 'assets_read', { asset: onPlatform[1]!.content.uuid }))).toContain('"notes.md"');
-    expect(await callTool(tools, 'assets_create', { filename: 'x.txt' })).toMatchObject({ ok: false, error: expect.stringContaining('give exactly one of text or base64') });
+    expect(await callTool(tools, 'assets_create', { filename: 'x.txt' })).toMatchObject({ ok: false, error: expect.stringContaining('give exactly one of text, base64 or path') });
     expect(await callTool(tools, 'assets_create', { filename: '../etc/passwd', text: 'x' })).toMatchObject({ ok: false, error: expect.stringContaining('must be a plain file name') });
     expect(await callTool(tools, 'assets_create', { filename: 'x.bin', base64: 'not*base64' })).toEqual({ ok: false, error: 'assets_create failed: base64 is not valid base64. Encode the bytes as standard base64, or pass text instead.' });
+  });
+
+  it('assets_create shares a workspace file by path (a generated image), confined like fs_read', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'acx-assets-ws-'));
+    mkdirSync(join(workspace, 'media'));
+    writeFileSync(join(workspace, 'media', 'cat.png'), PNG);
+    const withWorkspace = createPlatformTools({ client: checkedClient(seen, { baseUrl: p.url, token: nova.token }), timeline: room, workspace });
+    const shared = resultText(await callTool(withWorkspace, 'assets_create', { filename: 'cat.png', path: 'media/cat.png', description: 'a cat I drew' }));
+    expect(shared).toMatch(/"cat.png" \(image\/png, \d+ bytes\)\.$/);
+    const posted = (await asAda.assets.list({ timeline: room }).toArray()).find((asset) => asset.content.file?.filename === 'cat.png')!;
+    expect(Buffer.from((await asAda.assets.download(posted)).bytes).equals(PNG)).toBe(true);
+    expect(await callTool(withWorkspace, 'assets_create', { filename: 'x', path: '../outside.png' })).toMatchObject({ ok: false, error: expect.stringContaining('contains "..", which could leave the workspace') });
+    expect(await callTool(withWorkspace, 'assets_create', { filename: 'x', path: 'a.png', text: 'x' })).toMatchObject({ ok: false, error: expect.stringContaining('give exactly one of text, base64 or path') });
+    // Without a workspace there is nothing to share from.
+    expect(await callTool(tools, 'assets_create', { filename: 'cat.png', path: 'media/cat.png' })).toMatchObject({ ok: false, error: expect.stringContaining('no workspace') });
   });
 
   it('assets_view shows an image as an image part, which the vision gate passes on or describes; text is quoted', async () => {

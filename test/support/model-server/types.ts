@@ -1,6 +1,7 @@
 // Public types of the scripted model server (re-exported by ../model-server.ts).
 import type { ReceivedUpload, ScriptedHosted } from './server-tools.ts';
 export type { ReceivedUpload, ScriptedCitation, ScriptedContainerFile, ScriptedHosted } from './server-tools.ts';
+import type { MediaServer } from './media.ts';
 
 export type Wire = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'google';
 
@@ -136,6 +137,10 @@ export interface ModelServer {
   anthropicBaseURL: string;
   /** For createGoogleGenerativeAI: `${url}/v1beta` (POST /models/M:generateContent, :streamGenerateContent?alt=sse). */
   googleBaseURL: string;
+  /** For createXai's media models: `${url}/xai/v1` (images/generations, images/edits, videos/generations, videos/{id}). */
+  xaiBaseURL: string;
+  /** The media wires (OpenAI images and transcription at openaiBaseURL, xAI images and video at xaiBaseURL). */
+  media: MediaServer;
   /** Every model request received, in order (including ones that got a failure or no script). */
   requests: RecordedRequest[];
   /** Append responders to the queue; each answers exactly one request. */
