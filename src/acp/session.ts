@@ -21,7 +21,7 @@ import type { BootstrapResult } from './bootstrap.ts';
 import { applyLaunchEnvJson, buildLaunchEnv, withPath } from './launch-env.ts';
 import { answer, CANCELLED } from './permissions.ts';
 import type { SandboxSession } from './sandbox.ts';
-import { type ACPMcpServer, type ACPPermissionModeTarget, type ACPSettings, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
+import { type ACPMcpServer, type ACPPermissionModeTarget, type ACPSettings, ASK_USER_QUESTIONS_TOOL, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
 import { writeSkills } from './skills.ts';
 import { createToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { finishReasonOf, permissionKindOf, TurnTranslator, usageOf } from './translate.ts';
@@ -188,6 +188,33 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
   };
   let turn: ActiveTurn | undefined;
 
+  /**
+   * A call the caller answers: a host tool without `execute`, or the agent's question to the
+   * user (askUserQuestions). It is held open, shown as a tool call, and the turn pauses until
+   * continue() supplies its result (the ACP request stays in flight meanwhile).
+   */
+  const holdForResult = (call: { toolCallId: string; toolName: string; input: unknown }, signal?: AbortSignal): Promise<ToolOutput> => {
+    const active = turn;
+    if (!active || active.cancelled) {
+      return Promise.reject(new AcxError('acp-no-turn', `${call.toolName} has no executor and no turn is waiting for its result.`));
+    }
+    return new Promise<ToolOutput>((resolve, reject) => {
+      const held: HeldCall = { ...call, resolve, reject };
+      active.held.set(call.toolCallId, held);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (active.held.delete(call.toolCallId)) reject(new Error('The agent cancelled the tool call.'));
+        },
+        { once: true },
+      );
+      active.emit({ type: 'tool-call', ...call, providerExecuted: false, dynamic: false } as HarnessStreamPart);
+      active.translator.toolCalls.push({ ...call });
+      log.info('acp host call awaiting a result', { tool: call.toolName, toolCallId: call.toolCallId });
+      active.wake?.();
+    });
+  };
+
   try {
     // Host tools, served in-process over Streamable HTTP on the bridge port with a bearer token.
     const gate = (list: readonly Tool[]): Tool[] => gateByPermissionMode(list, config.permissionMode);
@@ -210,27 +237,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         },
         // A host tool without `execute`: hold the MCP call and pause the turn until continue()
         // supplies the result (the ACP session/prompt stays in flight meanwhile).
-        onCall: (call) => {
-          const active = turn;
-          if (!active || active.cancelled) {
-            return Promise.reject(new AcxError('acp-no-turn', `${call.tool.name} has no executor and no turn is waiting for its result.`));
-          }
-          return new Promise<ToolOutput>((resolve, reject) => {
-            const held: HeldCall = { toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input, resolve, reject };
-            active.held.set(call.toolCallId, held);
-            call.signal.addEventListener(
-              'abort',
-              () => {
-                if (active.held.delete(call.toolCallId)) reject(new Error('The agent cancelled the tool call.'));
-              },
-              { once: true },
-            );
-            active.emit({ type: 'tool-call', toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input, providerExecuted: false, dynamic: false } as HarnessStreamPart);
-            active.translator.toolCalls.push({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input });
-            log.info('acp host call awaiting a result', { tool: call.tool.name, toolCallId: call.toolCallId });
-            active.wake?.();
-          });
-        },
+        onCall: (call) => holdForResult({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input }, call.signal),
       });
       const h = host;
       cleanups.push(() => h.close());
@@ -284,6 +291,14 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       for (const [path, contents] of Object.entries(files)) sandbox.writeHomeFile(path, contents);
     }
 
+    // The agent's questions to the user: answered by the profile's callback, or paused as an
+    // askUserQuestions call whose result (supplied with continue()) is the ACP response.
+    const askUser = (params: unknown): Promise<unknown> => {
+      const asking = settings.askUserQuestions!;
+      if (asking.answer) return asking.answer(params);
+      return holdForResult({ toolCallId: `ask-${randomUUID()}`, toolName: ASK_USER_QUESTIONS_TOOL, input: params });
+    };
+
     // The agent process.
     let acpSessionId: string | undefined;
     // The slash commands each agent session advertised (available_commands_update), kept even when
@@ -305,9 +320,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
           turn.translator.handle(params.update);
         },
         onPermission: (params, signal) => onPermission(params, signal),
-        onExtRequest: settings.askUserQuestions
-          ? (method, params) => (method === settings.askUserQuestions!.method ? settings.askUserQuestions!.answer(params) : undefined)
-          : undefined,
+        onExtRequest: settings.askUserQuestions ? (method, params) => (method === settings.askUserQuestions!.method ? askUser(params) : undefined) : undefined,
       },
       { label: settings.harnessId, logger: log },
     );

@@ -72,9 +72,16 @@ export interface ACPAuthentication {
 export interface ACPAskUserQuestions {
   /** The agent-to-client ACP request method that asks the user questions. */
   method: string;
-  /** Answers the request; what it returns is the ACP response. */
-  answer: (params: unknown) => Promise<unknown>;
+  /**
+   * Answers the request; what it returns is the ACP response. Without it, the request becomes a
+   * pending `askUserQuestions` tool call (its input: the request's params) that pauses the turn;
+   * the result supplied with continueGenerate/continueStream is the ACP response.
+   */
+  answer?: (params: unknown) => Promise<unknown>;
 }
+
+/** The tool name an agent's questions to the user carry when they pause the turn. */
+export const ASK_USER_QUESTIONS_TOOL = 'askUserQuestions';
 
 export interface CredentialBrokeringInput {
   /** The effective host runtime environment (Gateway values override same-name direct values). */
@@ -337,8 +344,8 @@ export function validateSettings(settings: ACPSettings): void {
   }
   if (settings.askUserQuestions !== undefined) {
     const q = settings.askUserQuestions as unknown;
-    if (!isRecord(q) || typeof q.method !== 'string' || q.method === '' || typeof q.answer !== 'function') {
-      fail('askUserQuestions', 'must be { method, answer }', 'method: the ACP request the agent sends; answer: a function returning the response.');
+    if (!isRecord(q) || typeof q.method !== 'string' || q.method === '' || (q.answer !== undefined && typeof q.answer !== 'function')) {
+      fail('askUserQuestions', 'must be { method, answer? }', 'method: the ACP request the agent sends; answer (optional): a function returning the response, else the turn pauses for it.');
     }
   }
   if (settings.permissionModeMapping !== undefined) {

@@ -7,7 +7,7 @@ import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
-import { createExecuteTool } from '../tools/builtin/execute.ts';
+import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
@@ -71,8 +71,14 @@ export interface Toolset {
    * registered it here: a caller swaps them in by name, so the set of tools and what the policy
    * allowed stay as they are.
    */
-  rootedTools(roots: WorkspaceRootPaths, options?: { contents?: FileContents }): Tool[];
+  rootedTools(roots: WorkspaceRootPaths, options?: RootedToolOptions): Tool[];
   close(): Promise<void>;
+}
+
+/** Where rooted tools reach the editor: its buffers for the file tools, its terminal for execute. */
+export interface RootedToolOptions {
+  contents?: FileContents;
+  commands?: CommandRunner;
 }
 
 export interface WorkspaceRootPaths {
@@ -106,12 +112,15 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   }
   let executeAllowed = false;
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
-  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, contents?: FileContents): Tool[] => [
+  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, { contents, commands }: RootedToolOptions = {}): Tool[] => [
     ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
     // view shows a workspace image, so it comes with the file tools.
     ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
-    ...(executeAllowed ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind })] : []),
+    // A runner (the editor's terminal) is used only where the policy allowed execute at all.
+    ...(executeAllowed
+      ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
+      : []),
   ];
   if (wanted.has('execute')) {
     // Without OS isolation, execute is a powerful tool: it needs the `execute-unisolated` grant,
@@ -190,8 +199,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     plugins: plugins.active,
     notices,
     builtins,
-    rootedTools(roots, { contents } = {}) {
-      const rooted = [...workspaceTools(roots, contents), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+    rootedTools(roots, rootedOptions = {}) {
+      const rooted = [...workspaceTools(roots, rootedOptions), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
       if (!registry.has('dispatch') || !options.dispatch) return rooted;
       // Sub-agents work in the same roots as the session that dispatches them.
       const byName = new Map(rooted.map((tool) => [tool.name, tool]));

@@ -132,8 +132,9 @@ export type AcxErrorCode =
   | 'acp-upstream-unreachable'
   | 'cache-entry-busy'
   | 'cache-entry-unknown'
-  // The ACP server (acx acp): files read and written through the editor
+  // The ACP server (acx acp): files read and written, commands run, through the editor
   | 'client-file'
+  | 'client-terminal'
   // The BaseCradle client (channel/): the platform's problem codes (FACTS.md), then the client's own
   | BaseCradleProblemCode
   | 'basecradle'

@@ -107,6 +107,17 @@ describe('choosing a harness', () => {
     expect(() => checkProfileCredentials('codex', { AI_GATEWAY_API_KEY: 'g' })).not.toThrow();
     expect(() => checkProfileCredentials('codex', { OPENAI_API_KEY: 'k' })).not.toThrow();
     expect(() => checkProfileCredentials('gemini-cli', {})).toThrow(/GEMINI_API_KEY/);
+    // Cursor's key cannot be brokered locally: the hint says so instead of promising a placeholder.
+    const cursor = (() => {
+      try {
+        checkProfileCredentials('cursor', {});
+      } catch (error) {
+        return error as ConfigError;
+      }
+    })();
+    expect(cursor?.message).toMatch(/set CURSOR_API_KEY/);
+    expect(cursor?.hint).toMatch(/passed to the agent as is/);
+    expect(cursor?.hint).not.toMatch(/placeholder/);
   });
 
   it("maps ACP's max_turn_requests (a spent step budget) to finish reason length", () => {

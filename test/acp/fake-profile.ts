@@ -4,7 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import type { ACPSettings } from '../../src/acp/settings.ts';
+import type { HarnessStreamPart } from '../../src/engine/events.ts';
+import { tool } from '../../src/tools/tool.ts';
 
 export const FAKE_AGENT = fileURLToPath(new URL('../fixtures/acp/fake-agent.ts', import.meta.url));
 
@@ -36,3 +39,21 @@ export function fakeProfile(cacheDir: string, overrides: Partial<ACPSettings> = 
     ...overrides,
   };
 }
+
+/** Every part of a harness stream, in order. */
+export async function collect(stream: AsyncIterable<HarnessStreamPart>): Promise<HarnessStreamPart[]> {
+  const parts: HarnessStreamPart[] = [];
+  for await (const p of stream) parts.push(p);
+  return parts;
+}
+
+/** A host tool the fake agent can call over MCP (its `mcp` command). */
+export const echo = tool({
+  name: 'echo',
+  description: 'Echoes its input',
+  inputSchema: z.object({ text: z.string() }),
+  capabilityScopes: [],
+  kind: 'read',
+  effect: 'read-only',
+  execute: ({ text }: { text: string }) => `echo:${text}`,
+});

@@ -1,7 +1,6 @@
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { createACP } from '../../src/acp/create.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
@@ -9,7 +8,7 @@ import { tool } from '../../src/tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
 import { createLocalSandbox } from '../../src/acp/sandbox.ts';
-import { fakeProfile, tempCache } from './fake-profile.ts';
+import { collect, echo, fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();
 const closers: Array<() => Promise<void>> = [];
@@ -22,22 +21,6 @@ function agentFor(overrides: Partial<ACPSettings> = {}, agentSettings: Partial<C
   closers.push(() => harness.close!());
   return new HarnessAgent({ harness, ...agentSettings });
 }
-
-async function collect(stream: AsyncIterable<HarnessStreamPart>): Promise<HarnessStreamPart[]> {
-  const parts: HarnessStreamPart[] = [];
-  for await (const p of stream) parts.push(p);
-  return parts;
-}
-
-const echo = tool({
-  name: 'echo',
-  description: 'Echoes its input',
-  inputSchema: z.object({ text: z.string() }),
-  capabilityScopes: [],
-  kind: 'read',
-  effect: 'read-only',
-  execute: ({ text }: { text: string }) => `echo:${text}`,
-});
 
 describe('ACP harness against a fake ACP agent', () => {
   it('streams a text turn (reasoning, text, usage) despite stdout noise, and runs a second turn', async () => {

@@ -22,6 +22,19 @@ export const ACP_PROFILES: Readonly<Record<ACPHarnessName, ACPSettings>> = {
   'grok-build': grokBuildProfile,
 };
 
+/**
+ * Profiles whose key the agent gets as is: Cursor's CLI exchanges CURSOR_API_KEY with
+ * api2.cursor.sh over HTTPS, which the loopback credential proxy cannot route (it is not a base
+ * URL the agent lets us point elsewhere), so the brokering rule never applies locally.
+ */
+const KEY_FORWARDED_AS_IS: ReadonlySet<ACPHarnessName> = new Set(['cursor']);
+
+/** How the agent gets the profile's key, in the words a user reads. */
+export function credentialHandling(name: ACPHarnessName): string {
+  return KEY_FORWARDED_AS_IS.has(name)
+    ? "The key is passed to the agent as is: its HTTPS key exchange cannot be routed through acx's loopback credential proxy."
+    : "The key is brokered by acx's loopback proxy; the agent only sees a placeholder.";
+}
 
 /**
  * Fails before anything is installed or started when the environment holds no credential the
@@ -35,7 +48,7 @@ export function checkProfileCredentials(name: ACPHarnessName, env: Record<string
   const gateway = profile.providerAuthentication ? ' (or AI_GATEWAY_API_KEY for AI Gateway)' : '';
   const base = profile.forwardEnv?.find((n) => /BASE_URL$/.test(n));
   throw new ConfigError(`--harness ${name} needs a credential: set ${names.join(' or ')}${gateway}.`, {
-    hint: `The key is brokered by acx's loopback proxy; the agent only sees a placeholder.${base ? ` Point ${base} at another endpoint if needed.` : ''}`,
+    hint: `${credentialHandling(name)}${base ? ` Point ${base} at another endpoint if needed.` : ''}`,
   });
 }
 

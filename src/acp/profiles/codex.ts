@@ -1,6 +1,10 @@
 import { createCredentialRequestTransformation } from '../credential-proxy.ts';
 import type { ACPPermissionModeMapping, ACPSettings } from '../settings.ts';
 
+function tomlString(value: string): string {
+  return JSON.stringify(value); // a TOML basic string is a JSON string for these characters
+}
+
 /**
  * Codex through `@zed-industries/codex-acp` (a native binary). Codex speaks only the OpenAI
  * Responses API; acx writes `$CODEX_HOME/config.toml` with a model provider whose base_url is
@@ -9,11 +13,22 @@ import type { ACPPermissionModeMapping, ACPSettings } from '../settings.ts';
  * only permissionMode 'allow-all' (its full-access mode) is supported. With AI Gateway selected,
  * the provider is the Gateway's OpenAI-compatible endpoint (`<base>/v1`), the key the Gateway key
  * (brokered like any other), and requests carry the client attribution as `x-client-app`.
+ *
+ * Deviations from the seed's Codex profile, and why:
+ * - Package: the seed's `@agentclientprotocol/codex-acp@1.1.4` (a Node server over the
+ *   `@openai/codex` app server) was tried here with the seed's settings (CODEX_CONFIG
+ *   `developer_instructions`, `agent-full-access`, methodId 'api-key'): it installs, brokers the
+ *   key and carries the instructions, but the real-agent suite's host-tool turn (no MCP call
+ *   reached acx) and its cancel test (the held step is never the agent's own) fail with it.
+ *   Until those are worked through, the verified `@zed-industries/codex-acp` binary stays.
+ * - So its settings stay too: instructions in `$CODEX_HOME/AGENTS.md` (Codex reads it; no
+ *   CODEX_CONFIG reading of this binary was verified), its mode id `full-access` (its name for
+ *   the seed's `agent-full-access`), and no `authenticate` call (it picks the key up from env_key).
+ * - Endpoint and attribution: config.toml instead of a CODEX_CONFIG provider, so OPENAI_BASE_URL
+ *   (what the broker routes) works without the user writing JSON; with AI Gateway the attribution
+ *   goes out as `x-client-app` only (config.toml's http_headers), not also as User-Agent, which
+ *   Codex sets itself.
  */
-function tomlString(value: string): string {
-  return JSON.stringify(value); // a TOML basic string is a JSON string for these characters
-}
-
 export const codexProfile = {
   harnessId: 'acp-codex',
   source: { type: 'npm-simple', packageName: '@zed-industries/codex-acp', packageVersion: '0.16.0' },

@@ -7,7 +7,7 @@ import type { PreparedAgent } from '../../agent/prepare.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { Journal } from '../../store/journal.ts';
-import type { FileContents } from '../../tools/builtin/fs.ts';
+import type { RootedToolOptions } from '../../agent/toolset.ts';
 import { createPlanTool } from '../../tools/builtin/plan.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
 import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
@@ -16,6 +16,7 @@ import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { compactSession } from '../../engine/compaction.ts';
 import { clientFileContents } from './client-files.ts';
+import { ClientTerminals } from './client-terminals.ts';
 import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
 import { EditLog } from './edits.ts';
@@ -90,8 +91,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   };
 
   /** The agent's own tools with the workspace ones (fs_*, execute, shell) working in the session's roots. */
-  const rootedAgentTools = (roots: SessionRoots, contents: FileContents | undefined): Tool[] => {
-    const rooted = new Map(prepared.toolset.rootedTools(roots, contents ? { contents } : {}).map((tool) => [tool.name, tool]));
+  const rootedAgentTools = (roots: SessionRoots, through: RootedToolOptions): Tool[] => {
+    const rooted = new Map(prepared.toolset.rootedTools(roots, through).map((tool) => [tool.name, tool]));
     return base.toolList.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
@@ -112,9 +113,17 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     // Files the editor holds open are read and written through it, when it offers that.
     const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
     const edits = new EditLog(workspace, contents);
+    // Commands run in the editor's terminal when it offers one (its output streams there);
+    // the terminal's updates go through the session's outbox, which exists once it is open.
+    let opened: AcpSession | undefined;
+    const terminals =
+      clientCapabilities?.terminal === true
+        ? new ClientTerminals({ client, sessionId: params.sessionId, send: (update) => opened?.send(update) })
+        : undefined;
+    const through: RootedToolOptions = { ...(contents ? { contents } : {}), ...(terminals ? { commands: terminals.runner } : {}) };
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
-    const tools = joinTools([edits.wrap(rootedAgentTools(roots, contents)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const tools = joinTools([edits.wrap(rootedAgentTools(roots, through)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = async ({ mode, model }: SessionChoices) => {
       const engine = await engines.on(model);
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
@@ -127,6 +136,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         cwd: roots.cwd,
         roots: workspace,
         edits,
+        ...(terminals ? { terminals } : {}),
         choices: {
           mode: records?.mode(params.sessionId) ?? base.settings.permissionMode ?? 'allow-edits',
           model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,
@@ -138,6 +148,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         mcp,
         logger,
       });
+      opened = session;
       sessions.set(session.id, session);
       logger.info('acp session open', { session: session.id, cwd: roots.cwd, roots: 1 + roots.additionalDirectories.length, tools: tools.length, mcp_servers: mcp?.servers.filter((s) => s.status === 'ok').length ?? 0 });
       return session;
@@ -247,6 +258,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         client: params.clientInfo?.name,
         protocol: params.protocolVersion,
         client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
+        client_terminal: params.clientCapabilities?.terminal === true,
       });
       return {
         protocolVersion: acp.PROTOCOL_VERSION,

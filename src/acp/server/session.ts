@@ -9,6 +9,7 @@ import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
 import type { SessionChoices } from './config-options.ts';
+import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
@@ -26,6 +27,8 @@ export interface AcpSessionOptions {
   roots: WorkspaceRoots;
   /** The diffs of the session's writes, for their tool-call updates. */
   edits: EditLog;
+  /** The editor's terminals running this session's commands, when it offers them. */
+  terminals?: ClientTerminals;
   /** The permission mode and model the session starts with. */
   choices: SessionChoices;
   tools: readonly Tool[];
@@ -169,6 +172,7 @@ export class AcpSession {
         ...(this.sessionCost !== undefined ? { costSoFar: this.sessionCost } : {}),
         roots: this.roots,
         edits: this.options.edits,
+        ...(this.options.terminals ? { terminals: this.options.terminals } : {}),
       });
       const stream = this.agent.stream({
         session: this.agentSession,

@@ -4,6 +4,7 @@ import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { PLAN_TOOL_NAME, planOf } from '../../tools/builtin/plan.ts';
 import type { Tool } from '../../tools/tool.ts';
+import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
 import { describeToolCall } from './tool-calls.ts';
 
@@ -85,6 +86,8 @@ export interface TurnTranslatorOptions {
   roots?: WorkspaceRoots;
   /** Where the session's writes left their diffs. */
   edits?: EditLog;
+  /** The editor's terminals the session's commands run in. */
+  terminals?: Pick<ClientTerminals, 'announce' | 'take'>;
 }
 
 export class TurnTranslator {
@@ -128,6 +131,8 @@ export class TurnTranslator {
         const { roots } = this.options;
         const { title, kind, locations } = describeToolCall(part.toolName, part.input, tool, roots);
         const proposed = this.options.edits?.diffFor(part.toolCallId, part.toolName, part.input);
+        const terminal = this.options.terminals?.announce(part.toolCallId);
+        const content = [...(proposed ? [proposed] : []), ...(terminal ? [terminal] : [])];
         const updates: acp.SessionUpdate[] = [
           {
             sessionUpdate: 'tool_call',
@@ -137,7 +142,7 @@ export class TurnTranslator {
             kind,
             status: 'pending',
             ...(locations.length > 0 ? { locations } : {}),
-            ...(proposed ? { content: [proposed] } : {}),
+            ...(content.length > 0 ? { content } : {}),
             rawInput: part.input,
           },
         ];
@@ -150,19 +155,23 @@ export class TurnTranslator {
       case 'tool-result': {
         this.open.delete(part.toolCallId);
         const diff = this.options.edits?.take(part.toolCallId);
+        // A command run in the editor's terminal stays shown there; its text is in rawOutput.
+        const terminal = this.options.terminals?.take(part.toolCallId);
         return [
           {
             sessionUpdate: 'tool_call_update',
             toolCallId: part.toolCallId,
             status: 'completed',
-            content: [...(diff ? [diff] : []), ...toolOutputContent(part.output)],
+            content: [...(diff ? [diff] : []), ...(terminal ? [terminal] : toolOutputContent(part.output))],
             rawOutput: part.output,
           },
         ];
       }
-      case 'tool-error':
+      case 'tool-error': {
         this.open.delete(part.toolCallId);
-        return [{ sessionUpdate: 'tool_call_update', toolCallId: part.toolCallId, status: 'failed', content: [text(part.error)] }];
+        const terminal = this.options.terminals?.take(part.toolCallId);
+        return [{ sessionUpdate: 'tool_call_update', toolCallId: part.toolCallId, status: 'failed', content: [...(terminal ? [terminal] : []), text(part.error)] }];
+      }
       case 'tool-output-denied':
         this.open.delete(part.toolCallId);
         return [

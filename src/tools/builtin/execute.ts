@@ -7,7 +7,7 @@ import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type Isol
 import { diffSnapshots, SNAPSHOT_MAX_FILES, snapshotWorkspace } from '../sandbox/file-changes.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
 import { commandView, createCallDirectory, SANDBOX_UID } from '../sandbox/view.ts';
-import type { Tool } from '../tool.ts';
+import type { Tool, ToolContext } from '../tool.ts';
 
 /**
  * `execute` runs a command for the agent in a sandbox: the workspace as working directory, an
@@ -33,6 +33,29 @@ export interface ExecuteOptions {
   /** Extra environment variables; any name that looks like a credential is dropped. */
   env?: Record<string, string>;
   isRoot?: () => boolean;
+  /**
+   * Runs commands somewhere else than acx's own sandbox (an editor's terminal, through ACP).
+   * The workspace and the limits are still acx's: the runner gets the confined working
+   * directory and the time and output limits, and must kill what it started when the call's
+   * signal aborts.
+   */
+  runner?: CommandRunner;
+}
+
+/** A command as acx hands it to a runner: already checked, in the workspace's real path. */
+export interface CommandRequest {
+  command: string;
+  /** The workspace's real path (the primary root). */
+  cwd: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export interface CommandRunner {
+  /** Where a command runs and what it can reach, in the words the model gets (after "Run a shell command (sh -c) "). */
+  describe: string;
+  /** Runs the command to its end, its time limit or the context's abort; the result says which. */
+  run(request: CommandRequest, context: ToolContext): Promise<ProcessResult>;
 }
 
 export interface SandboxRunResult extends ProcessResult {
@@ -75,6 +98,16 @@ export class Sandbox {
     });
   }
 
+  /** A call's time limit: what it asked for, else the default, never above the maximum. */
+  timeoutFor(input: ExecuteInput): number {
+    const maxTimeout = this.options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS;
+    return Math.min(input.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxTimeout);
+  }
+
+  get maxOutputBytes(): number {
+    return this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  }
+
   async run(input: ExecuteInput, signal?: AbortSignal): Promise<SandboxRunResult> {
     const isolation = await this.isolation();
     const isRoot = (this.options.isRoot ?? processIsRoot)();
@@ -85,8 +118,7 @@ export class Sandbox {
         { hint: 'Install bubblewrap, run acx as an unprivileged user, or select the unlocked profile deliberately.' },
       );
     }
-    const maxTimeout = this.options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS;
-    const timeoutMs = Math.min(input.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxTimeout);
+    const timeoutMs = this.timeoutFor(input);
     const call = createCallDirectory();
     try {
       const executable = isolation.kind === 'none' ? undefined : findExecutable(isolation.kind);
@@ -104,7 +136,7 @@ export class Sandbox {
         env: buildSandboxEnv(call.home, { extra: this.options.env }),
         stdin: input.stdin,
         timeoutMs,
-        maxOutputBytes: this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+        maxOutputBytes: this.maxOutputBytes,
         signal,
       });
       return { ...result, isolation: isolation.kind, timeoutMs };
@@ -147,11 +179,32 @@ function hostUser(): string {
   }
 }
 
+/** The description of an execute tool whose commands a runner runs (calls with stdin stay in acx's sandbox). */
+export function describeRunnerExecute(runner: CommandRunner, isolation: 'auto' | IsolationKind): string {
+  const sandboxed = describeExecute(isolation).replace(/^Run a shell command \(sh -c\) /, '').replace(/ A time limit;.*$/, '');
+  return (
+    `Run a shell command (sh -c) ${runner.describe} A time limit; long output keeps its end. Each call starts fresh. ` +
+    `A call with stdin runs instead ${sandboxed}`
+  );
+}
+
 export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
   const sandbox = new Sandbox({ ...options, profile: options.profile ?? parseProfile(process.env.ACX_PROFILE) });
+  const { runner } = options;
+  /** Through the runner when there is one and the call needs no stdin (a terminal has none). */
+  const run = async (input: ExecuteInput, context: ToolContext): Promise<{ result: ProcessResult; timeoutMs: number }> => {
+    if (!runner || input.stdin !== undefined) {
+      const result = await sandbox.run(input, context.abortSignal);
+      return { result, timeoutMs: result.timeoutMs };
+    }
+    const timeoutMs = sandbox.timeoutFor(input);
+    // sandbox.workspace is the confined real path (resolveWorkspace): a runner never picks its own directory.
+    const result = await runner.run({ command: input.command, cwd: sandbox.workspace, timeoutMs, maxOutputBytes: sandbox.maxOutputBytes }, context);
+    return { result, timeoutMs };
+  };
   return {
     name: 'execute',
-    description: describeExecute(options.isolation ?? 'auto'),
+    description: runner ? describeRunnerExecute(runner, options.isolation ?? 'auto') : describeExecute(options.isolation ?? 'auto'),
     inputSchema: executeInputSchema,
     capabilityScopes: ['exec', 'fs.read'],
     kind: 'execute',
@@ -159,11 +212,11 @@ export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
     async execute(input, context) {
       // Only a caller that listens pays for the two walks of the workspace.
       const before = context.onFileChange ? snapshotWorkspace(sandbox.workspace) : undefined;
-      const result = await sandbox.run(input, context.abortSignal);
+      const { result, timeoutMs } = await run(input, context);
       const after = before ? snapshotWorkspace(sandbox.workspace) : undefined;
       if (before && after) for (const change of diffSnapshots(before, after)) context.onFileChange?.(change);
       else if (context.onFileChange) context.logger.info('file changes not tracked', { tool: 'execute', reason: `workspace over ${SNAPSHOT_MAX_FILES} files` });
-      return formatProcessResult(result, result.timeoutMs);
+      return formatProcessResult(result, timeoutMs);
     },
   };
 }

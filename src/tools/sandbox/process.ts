@@ -20,9 +20,11 @@ export interface RunProcessOptions {
 
 export interface CapturedOutput {
   text: string;
-  /** Bytes the stream produced in total. */
+  /** Bytes the stream produced in total (a runner that only knows what it kept gives that). */
   totalBytes: number;
   truncated: boolean;
+  /** What a truncated stream kept: its head and tail (acx's own buffer), or only its end (an editor's terminal). */
+  kept?: 'head and tail' | 'tail';
 }
 
 export interface ProcessResult {
@@ -32,6 +34,8 @@ export interface ProcessResult {
   aborted: boolean;
   stdout: CapturedOutput;
   stderr: CapturedOutput;
+  /** stdout holds both streams, interleaved as a terminal shows them (stderr is then empty). */
+  combined?: boolean;
 }
 
 /** Keeps the first and last `limit/2` bytes of a stream. */
@@ -246,10 +250,14 @@ export function formatProcessResult(result: ProcessResult, timeoutMs: number): s
   else lines.push(`Killed by signal ${result.signal ?? 'unknown'}`);
   const section = (label: string, captured: CapturedOutput): void => {
     if (captured.totalBytes === 0) return;
-    const note = captured.truncated ? ` (${captured.totalBytes} bytes, truncated: head and tail kept)` : '';
+    const note = !captured.truncated
+      ? ''
+      : captured.kept === 'tail'
+        ? ' (truncated: the end kept)'
+        : ` (${captured.totalBytes} bytes, truncated: head and tail kept)`;
     lines.push(`--- ${label}${note} ---`, captured.text.replace(/\n$/, ''));
   };
-  section('stdout', result.stdout);
+  section(result.combined ? 'output (stdout and stderr)' : 'stdout', result.stdout);
   section('stderr', result.stderr);
   return lines.join('\n');
 }
