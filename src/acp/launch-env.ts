@@ -164,6 +164,7 @@ export async function buildLaunchEnv(
     const url = `http://127.0.0.1:${proxy.port}`;
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env[name] = url;
     for (const name of ['NO_PROXY', 'no_proxy']) env[name] = '127.0.0.1,localhost,::1';
+    env.NODE_USE_ENV_PROXY = '1'; // Node >= 24's fetch and http honour the variables above only with this
   }
   if (forwardedReal.length > 0) input.logger.warn('acp credential forwarded without brokering', { harness: settings.harnessId, names: forwardedReal.join(',') });
   // Isolation variables always win: forwardEnv must not point the agent at the host's HOME.

@@ -10,7 +10,7 @@ import net from 'node:net';
 
 const argv = process.argv.slice(2);
 const split = argv.indexOf('--');
-if (split < 1 || split === argv.length - 1) {
+if (split < 0 || split === argv.length - 1) {
   process.stderr.write('acx sandbox launcher: usage: --forward PORT=SOCKET ... -- command [args...]\n');
   process.exit(2);
 }
