@@ -223,7 +223,7 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
     expect(JSON.parse(off.stdout).sandbox).toEqual({ kind: 'none', reason: 'turned off by ACX_ACP_SANDBOX=none', network_policy: 'allow registry.npmjs.org, *.github.com', network_policy_enforced: false });
 
     const bad = await acx(['resolved-config', '--home', home, '--config-home', home], { ...base, ACX_ACP_NETWORK_POLICY: 'https://example.com/' });
-    expect(bad.code).toBe(2);
+    expect(bad.code).toBe(1); // a ConfigError, with the reason and the fix
     expect(bad.stderr).toContain('ACX_ACP_NETWORK_POLICY has an invalid host "https://example.com/"');
   });
 });
