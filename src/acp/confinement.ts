@@ -83,8 +83,10 @@ export async function prepareConfinedSpawner(layout: ConfinedLayout): Promise<Co
   });
   return {
     spawn(command, args, options) {
-      // Unix socket paths are short (108 bytes): one fresh directory below the system temp dir.
-      const socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-sbx-'));
+      // Unix socket paths are short (108 bytes): one fresh directory below the temp dir, or
+      // below /tmp when TMPDIR is too deep for `<dir>/acx-sbx-XXXXXX/<port>.sock`.
+      const base = os.tmpdir().length <= 80 ? os.tmpdir() : '/tmp';
+      const socketDir = fs.mkdtempSync(path.join(base, 'acx-sbx-'));
       const masks: ViewMasks = createMasks(socketDir);
       const relays = options.expose.map((port) => relayToLoopback(path.join(socketDir, `${port}.sock`), port));
       const extra: ViewMount[] = [...options.readOnly, socketDir].map((entry) => ({ type: 'ro-bind', path: entry }));
