@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processIsRoot } from '../tools/policy.ts';
 import { bwrapArgv, findExecutable, probeIsolation } from '../tools/sandbox/isolation.ts';
@@ -33,7 +32,7 @@ const AGENT_ETC = [
   'localtime', 'mime.types', 'nsswitch.conf', 'os-release', 'passwd', 'pki', 'protocols', 'services', 'ssl', 'timezone',
 ];
 
-const SCRIPT_EXT = extname(fileURLToPath(import.meta.url));
+const SCRIPT_EXT = path.extname(fileURLToPath(import.meta.url));
 const LAUNCHER = fileURLToPath(new URL(`./sandbox-launcher${SCRIPT_EXT}`, import.meta.url));
 
 export async function detectConfinement(env: Record<string, string | undefined> = process.env): Promise<Confinement> {

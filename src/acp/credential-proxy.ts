@@ -13,7 +13,9 @@ import { describeNetworkError, type EgressGate, serveEgress, UNKNOWN_HOST } from
  * points at this acx-owned loopback proxy. The proxy forwards each request to the real upstream
  * and swaps in the real credential only when the request matches a configured transformation
  * exactly (host, path, method and the placeholder header value). Anything else is forwarded
- * untouched, so a wrong placeholder reaches the upstream as the useless value it is.
+ * untouched, so a wrong placeholder reaches the upstream as the useless value it is. For an
+ * agent confined by the local sandbox it is also the HTTP(S) proxy for everything else, under the
+ * network policy (egress.ts).
  */
 
 export interface StringMatch {

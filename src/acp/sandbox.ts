@@ -11,7 +11,8 @@ import { isSafeRelativePath } from './settings.ts';
  * Where an ACP agent runs. The adapter only needs: an empty working directory, an isolated
  * home, exposed ports, a way to write files below the home, and a way to start a process with
  * exactly the environment it is given. The local sandbox does this with directories and a
- * scrubbed environment on this machine; a remote sandbox can implement the same interface.
+ * scrubbed environment on this machine, and confines the process with bubblewrap where it works
+ * (confinement.ts); a remote sandbox can implement the same interface.
  */
 export interface SandboxSession {
   readonly id: string;
