@@ -165,6 +165,17 @@ export async function buildLaunchEnv(
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env[name] = url;
     for (const name of ['NO_PROXY', 'no_proxy']) env[name] = '127.0.0.1,localhost,::1';
     env.NODE_USE_ENV_PROXY = '1'; // Node >= 24's fetch and http honour the variables above only with this
+    // A forwarded base URL that no transformation routes is reached, if at all, only through the
+    // proxy under the policy — and never when it is this machine's loopback.
+    for (const name of settings.forwardEnv ?? []) {
+      const value = env[name];
+      if (value === undefined || !/^https?:\/\//i.test(value) || value.startsWith(url)) continue;
+      input.logger.warn('acp sandbox: forwarded URL not brokered', {
+        variable: name,
+        host: URL.canParse(value) ? new URL(value).host : value,
+        hint: 'the confined agent reaches it only through the network policy, and a loopback URL not at all; broker it (credentialBrokering with baseUrlEnv) or allow its host',
+      });
+    }
   }
   if (forwardedReal.length > 0) input.logger.warn('acp credential forwarded without brokering', { harness: settings.harnessId, names: forwardedReal.join(',') });
   // Isolation variables always win: forwardEnv must not point the agent at the host's HOME.

@@ -104,6 +104,7 @@ describe.skipIf(bwrapMissing)('an ACP agent in the bubblewrap sandbox', () => {
     expect(seen.egress.body).toContain('ACX_ACP_NETWORK_POLICY');
     expect(logger.lines.some((line) => line.includes('acp agent sandboxed') && line.includes('kind=bubblewrap') && line.includes('network=deny-all'))).toBe(true);
     expect(logger.lines.some((line) => line.includes('acp sandbox egress refused') && line.includes('host=localhost'))).toBe(true);
+    expect(logger.lines.some((line) => line.includes('forwarded URL not brokered'))).toBe(false); // FAKE_BASE_URL is brokered
   });
 
   it('allow-all: the public internet through the broker, but still not the host\'s loopback services', async () => {
@@ -125,6 +126,24 @@ describe.skipIf(bwrapMissing)('an ACP agent in the bubblewrap sandbox', () => {
     expect(other.egress.status).toBe(403);
     expect(other.egress.body).toContain('it is not in the sandbox network policy (allow *.example.com)');
     expect(other.model).toBe(200);
+  });
+});
+
+describe.skipIf(bwrapMissing)('a profile that forwards a base URL without brokering it', () => {
+  it('is warned: the confined agent cannot reach a loopback URL except through the broker', async () => {
+    const logger = createMemoryLogger('info');
+    const harness = createACP(fakeProfile(tempCache(), { hostEnv: { OTHER_BASE_URL: model.url }, forwardEnv: ['OTHER_BASE_URL'], sandbox: createLocalSandbox({ root: tempCache(), env: {} }), logger }));
+    const agent = new HarnessAgent({ harness });
+    const session = await agent.createSession();
+    try {
+      expect((await agent.generate({ session, prompt: '[[hello]]' })).text).toBe('Hello from the fake agent.');
+      const warning = logger.lines.find((line) => line.includes('acp sandbox: forwarded URL not brokered'));
+      expect(warning).toContain('variable=OTHER_BASE_URL');
+      expect(warning).toContain(`host=${new URL(model.url).host}`);
+    } finally {
+      await session.destroy();
+      await harness.close!();
+    }
   });
 });
 
