@@ -1,17 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { AcxError, ConfigError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { tokenMatches } from '../util/secure-compare.ts';
+import { describeNetworkError, type EgressGate, serveEgress, UNKNOWN_HOST } from './egress.ts';
 
 /**
  * Credential brokering: the agent process holds placeholder credentials and a base URL that
  * points at this acx-owned loopback proxy. The proxy forwards each request to the real upstream
  * and swaps in the real credential only when the request matches a configured transformation
  * exactly (host, path, method and the placeholder header value). Anything else is forwarded
- * untouched, so a wrong placeholder reaches the upstream as the useless value it is.
+ * untouched, so a wrong placeholder reaches the upstream as the useless value it is. For an
+ * agent confined by the local sandbox it is also the HTTP(S) proxy for everything else, under the
+ * network policy (egress.ts).
  */
 
 export interface StringMatch {
@@ -125,19 +129,24 @@ export interface CredentialProxyOptions {
   connectTimeoutMs?: number;
   /** How long an upstream may fail without a single answer before it is down (default 20 s). */
   downAfterMs?: number;
+  /**
+   * Also serve as the confined agent's HTTP(S) proxy (absolute-URI requests and CONNECT), for
+   * the destinations this gate lets through. Without it, anything but a route is refused.
+   */
+  egress?: EgressGate;
 }
 
 // 10 s to connect + 20 s of failures = an unreachable upstream is reported within 30 s of the
 // first request that could not reach it.
 const CONNECT_TIMEOUT_MS = 10_000;
 const DOWN_AFTER_MS = 20_000;
-const UNKNOWN_HOST = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA']);
 
 export async function startCredentialProxy(transformations: readonly CredentialRequestTransformation[], options: CredentialProxyOptions = {}): Promise<CredentialProxy> {
   const logger = options.logger ?? silentLogger;
   const upstreams = [...new Set(transformations.map((t) => t.upstream).filter((u): u is string => !!u))];
   const health = upstreams.map((upstream) => new UpstreamHealth(upstream, transformations.find((t) => t.upstream === upstream)?.baseUrlEnv, options));
   const server = http.createServer((req, res) => {
+    if (options.egress && /^https?:\/\//i.test(req.url ?? '')) return serveEgress.request(options.egress, req, res);
     const incoming = new URL(req.url ?? '/', 'http://127.0.0.1');
     const route = /^\/r\/(\d+)(\/.*)?$/.exec(incoming.pathname);
     const index = route ? Number(route[1]) : -1;
@@ -189,6 +198,8 @@ export async function startCredentialProxy(transformations: readonly CredentialR
     });
     req.pipe(upstreamReq);
   });
+  const egress = options.egress;
+  if (egress) server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => serveEgress.connect(egress, req, socket, head));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) => reject(new AcxError('acp-proxy', `The credential proxy could not listen on 127.0.0.1: ${errorMessage(error)}`, { cause: error })));
     server.listen(0, '127.0.0.1', () => resolve());
@@ -251,14 +262,4 @@ class UpstreamHealth {
     this.reported = true;
     this.options.onUpstreamDown?.({ upstream: this.upstream, baseUrlEnv: this.baseUrlEnv, reason: this.lastReason });
   }
-}
-
-/** A connection failure in words, naming what failed rather than an errno alone. */
-function describeNetworkError(error: Error): string {
-  const code = (error as { code?: string }).code;
-  if (code && UNKNOWN_HOST.has(code)) return 'the host name does not exist (DNS lookup failed)';
-  if (code === 'ECONNREFUSED') return 'the connection was refused';
-  if (code === 'ECONNRESET') return 'the connection was reset';
-  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the network cannot reach the host';
-  return errorMessage(error);
 }

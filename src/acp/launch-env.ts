@@ -3,6 +3,7 @@ import { AcxError, ConfigError } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { selectAuth } from './auth.ts';
 import { type CredentialProxy, type CredentialRequestTransformation, mintPlaceholder, startCredentialProxy, type UpstreamDown } from './credential-proxy.ts';
+import type { NetworkPolicy } from './network-policy.ts';
 import type { ACPSettings } from './settings.ts';
 
 /**
@@ -68,6 +69,11 @@ export async function buildLaunchEnv(
     logger: Logger;
     /** Told when an upstream behind the credential proxy stops answering (see CredentialProxyOptions). */
     onUpstreamDown?: (down: UpstreamDown) => void;
+    /**
+     * The agent is confined (no network of its own): the broker always runs, is its HTTP(S)
+     * proxy, and lets through what this policy allows.
+     */
+    egress?: NetworkPolicy;
   },
 ): Promise<LaunchEnv> {
   const { hostEnv } = input;
@@ -102,6 +108,12 @@ export async function buildLaunchEnv(
   }
   const forwardedReal: string[] = [];
   let proxy: CredentialProxy | undefined;
+  const startBroker = (usable: readonly CredentialRequestTransformation[]) =>
+    startCredentialProxy(usable, {
+      logger: input.logger,
+      ...(input.onUpstreamDown ? { onUpstreamDown: input.onUpstreamDown } : {}),
+      ...(input.egress !== undefined ? { egress: { policy: input.egress, logger: input.logger } } : {}),
+    });
   if (settings.credentialBrokering) {
     if (!input.supportsRequestTransformations) {
       // Sandboxes that cannot rewrite requests keep the legacy behaviour: real values.
@@ -132,7 +144,7 @@ export async function buildLaunchEnv(
         }
       }
       if (usable.length > 0) {
-        proxy = await startCredentialProxy(usable, { logger: input.logger, ...(input.onUpstreamDown ? { onUpstreamDown: input.onUpstreamDown } : {}) });
+        proxy = await startBroker(usable);
         for (const t of usable) {
           const route = proxy.routeFor(t.upstream!);
           if (!route) continue;
@@ -145,6 +157,25 @@ export async function buildLaunchEnv(
     }
   } else {
     for (const name of credentialNames) if (env[name] !== undefined) forwardedReal.push(name);
+  }
+  if (input.egress !== undefined) {
+    proxy ??= await startBroker([]);
+    // Everything but acx's own loopback endpoints (the routes, the host-tool bridge) goes through the broker.
+    const url = `http://127.0.0.1:${proxy.port}`;
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env[name] = url;
+    for (const name of ['NO_PROXY', 'no_proxy']) env[name] = '127.0.0.1,localhost,::1';
+    env.NODE_USE_ENV_PROXY = '1'; // Node >= 24's fetch and http honour the variables above only with this
+    // A forwarded base URL that no transformation routes is reached, if at all, only through the
+    // proxy under the policy — and never when it is this machine's loopback.
+    for (const name of settings.forwardEnv ?? []) {
+      const value = env[name];
+      if (value === undefined || !/^https?:\/\//i.test(value) || value.startsWith(url)) continue;
+      input.logger.warn('acp sandbox: forwarded URL not brokered', {
+        variable: name,
+        host: URL.canParse(value) ? new URL(value).host : value,
+        hint: 'the confined agent reaches it only through the network policy, and a loopback URL not at all; broker it (credentialBrokering with baseUrlEnv) or allow its host',
+      });
+    }
   }
   if (forwardedReal.length > 0) input.logger.warn('acp credential forwarded without brokering', { harness: settings.harnessId, names: forwardedReal.join(',') });
   // Isolation variables always win: forwardEnv must not point the agent at the host's HOME.

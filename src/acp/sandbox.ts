@@ -4,13 +4,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { AcxError } from '../core/errors.ts';
+import { type Confinement, detectConfinement, prepareConfinedSpawner } from './confinement.ts';
 import { isSafeRelativePath } from './settings.ts';
 
 /**
  * Where an ACP agent runs. The adapter only needs: an empty working directory, an isolated
  * home, exposed ports, a way to write files below the home, and a way to start a process with
  * exactly the environment it is given. The local sandbox does this with directories and a
- * scrubbed environment on this machine; a remote sandbox can implement the same interface.
+ * scrubbed environment on this machine, and confines the process with bubblewrap where it works
+ * (confinement.ts); a remote sandbox can implement the same interface.
  */
 export interface SandboxSession {
   readonly id: string;
@@ -24,14 +26,28 @@ export interface SandboxSession {
   baseEnv(): Record<string, string>;
   /** Writes a file at a path relative to $HOME (parent directories created). */
   writeHomeFile(relativePath: string, contents: string): string;
-  /** Starts a process without a shell, with exactly `env`. */
-  spawn(command: string, args: readonly string[], options: { env: Record<string, string>; cwd?: string }): ChildProcess;
+  /**
+   * Starts a process without a shell, with exactly `env`. A confined sandbox also lets it read
+   * `readOnly` and reach the host's loopback ports in `expose` (at the same 127.0.0.1 ports).
+   */
+  spawn(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
+  /** How the local sandbox confines the process; undefined for a sandbox that is not on this machine. */
+  readonly confinement?: Confinement | undefined;
   /**
    * A file where the session keeps what reopening it in a later process needs (the agent's own
    * session id), when the sandbox keeps sessions; undefined when each session is thrown away.
    */
   readonly recordPath?: string | undefined;
   destroy(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  cwd?: string;
+  /** Host loopback ports the process must reach (acx's broker and host-tool bridge). */
+  expose?: readonly number[];
+  /** Host paths the process must read (its bootstrap install). */
+  readOnly?: readonly string[];
 }
 
 export interface Sandbox {
@@ -60,6 +76,14 @@ export interface LocalSandboxOptions {
    * own record of the conversation — again. destroy() still deletes it; detaching keeps it.
    */
   sessionsRoot?: string;
+  /**
+   * `auto` (default): run the agent in a bubblewrap sandbox when bwrap works here (see
+   * confinement.ts), as a plain child process otherwise; `none`: always a plain child process.
+   * ACX_ACP_SANDBOX=none in `env` turns it off too.
+   */
+  confine?: 'auto' | 'none';
+  /** The environment read for ACX_ACP_SANDBOX; default process.env. */
+  env?: Record<string, string | undefined>;
 }
 
 /** The system PATH the agent gets, after the directory of the Node that runs acx (agents' `#!/usr/bin/env node`). */
@@ -93,7 +117,11 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
         LANG: 'C.UTF-8',
       };
       for (const key of ['XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'CODEX_HOME'] as const) mkdirSync(env[key]!, { recursive: true });
+      const confinement: Confinement =
+        options.confine === 'none' ? { kind: 'none', reason: 'turned off by the sandbox options (confine: none)' } : await detectConfinement(options.env ?? process.env);
+      const confined = confinement.kind === 'bubblewrap' ? await prepareConfinedSpawner({ root, home, workdir, tmp }) : undefined;
       return {
+        confinement,
         id,
         workdir,
         home,
@@ -110,6 +138,9 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
           return target;
         },
         spawn(command, args, spawnOptions) {
+          if (confined) {
+            return confined.spawn(command, args, { env: spawnOptions.env, cwd: spawnOptions.cwd ?? workdir, expose: spawnOptions.expose ?? [], readOnly: spawnOptions.readOnly ?? [] });
+          }
           return spawn(command, [...args], {
             cwd: spawnOptions.cwd ?? workdir,
             env: spawnOptions.env,

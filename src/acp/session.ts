@@ -19,6 +19,7 @@ import type { Logger } from '../util/logger.ts';
 import { type AgentProcess, connectAgentProcess } from './agent-process.ts';
 import type { BootstrapResult } from './bootstrap.ts';
 import { applyLaunchEnvJson, buildLaunchEnv, withPath } from './launch-env.ts';
+import { describeNetworkPolicy, resolveNetworkPolicy } from './network-policy.ts';
 import { answer, CANCELLED } from './permissions.ts';
 import type { SandboxSession } from './sandbox.ts';
 import { type ACPMcpServer, type ACPPermissionModeTarget, type ACPSettings, ASK_USER_QUESTIONS_TOOL, DEFAULT_SKILLS_DIRECTORY } from './settings.ts';
@@ -153,9 +154,31 @@ function listenError(error: unknown, port: number): AcxError {
   return new AcxError('acp-port-unavailable', `Could not listen on 127.0.0.1:${port}: ${errorMessage(error)}`, { cause: error });
 }
 
+let warnedUnconfined = false;
+
+/**
+ * Says how the agent is confined: once per process a WARNING when it runs unconfined on this
+ * machine (no bubblewrap, or turned off), an INFO line per session when it is confined.
+ */
+function reportConfinement(sandbox: SandboxSession, settings: ACPSettings, hostEnv: Record<string, string | undefined>, log: Logger): void {
+  const confinement = sandbox.confinement;
+  if (confinement?.kind === 'none') {
+    if (warnedUnconfined) return;
+    warnedUnconfined = true;
+    log.warn('acp agent not sandboxed', {
+      reason: confinement.reason,
+      note: 'the agent runs as a plain child process: it can read what this user can read and reach any host',
+      hint: 'install bubblewrap (bwrap) to confine it',
+    });
+  } else if (confinement?.kind === 'bubblewrap') {
+    log.info('acp agent sandboxed', { kind: 'bubblewrap', network: describeNetworkPolicy(resolveNetworkPolicy(settings.networkPolicy, hostEnv)) });
+  }
+}
+
 export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHarnessSession> {
   const { settings, config, sandbox, logger } = input;
   const log = logger.child({ harness: settings.harnessId, session: input.sessionId });
+  reportConfinement(sandbox, settings, input.hostEnv, log);
 
   // Capability checks come before any process starts.
   const modeTarget: ACPPermissionModeTarget | null | undefined = settings.permissionModeMapping?.[config.permissionMode];
@@ -264,6 +287,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       supportsRequestTransformations: input.supportsRequestTransformations,
       clientApp: input.clientApp,
       logger: log,
+      ...(sandbox.confinement?.kind === 'bubblewrap' ? { egress: resolveNetworkPolicy(settings.networkPolicy, input.hostEnv) } : {}),
       onUpstreamDown: (down) => {
         const error = new AcxError(
           'acp-upstream-unreachable',
@@ -306,7 +330,12 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     const commandsBySession = new Map<string, readonly string[]>();
     /** When the agent last sent a session/update (a replay after session/load is waited out). */
     let lastUpdateAt = 0;
-    const child = sandbox.spawn(input.bootstrap.executable, settings.args ?? [], { env, cwd: sandbox.workdir });
+    const child = sandbox.spawn(input.bootstrap.executable, settings.args ?? [], {
+      env,
+      cwd: sandbox.workdir,
+      readOnly: [input.bootstrap.dir],
+      expose: [serving?.port, launch.proxy?.port].filter((port): port is number => port !== undefined),
+    });
     let proc!: AgentProcess;
     proc = connectAgentProcess(
       child,

@@ -2,6 +2,7 @@ import type { PermissionMode } from '../tools/permission.ts';
 import { ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { CredentialRequestTransformation } from './credential-proxy.ts';
+import { checkNetworkPolicy, type NetworkPolicy } from './network-policy.ts';
 import type { Sandbox } from './sandbox.ts';
 
 /**
@@ -133,6 +134,12 @@ export interface ACPSettings {
   hostEnv?: Record<string, string | undefined>;
   /** Where the agent runs; default a local sandbox. */
   sandbox?: Sandbox;
+  /**
+   * What a confined agent may reach besides its model API (see network-policy.ts); default
+   * $ACX_ACP_NETWORK_POLICY, else 'deny-all'. Enforced by the broker when the local sandbox
+   * confines the agent (bubblewrap); without confinement the agent's network is not limited.
+   */
+  networkPolicy?: NetworkPolicy;
   /** Cache root for bootstraps; default $ACX_CACHE_DIR or ~/.cache/acx. */
   cacheDir?: string;
   /** After a session's host tools change, how long the next turn waits for the agent to refetch tools/list; default 2 s. */
@@ -371,5 +378,6 @@ export function validateSettings(settings: ACPSettings): void {
     if (!isRecord(c) || typeof c.name !== 'string' || c.name === '' || typeof c.version !== 'string' || c.version === '') fail('clientApp', 'must be { name, version }', "e.g. { name: 'my-app', version: '1.0.0' }");
   }
   if (settings.model !== undefined && (typeof settings.model !== 'string' || settings.model === '')) fail('model', 'must be a non-empty string', "e.g. 'claude-sonnet-4-5'");
+  if (settings.networkPolicy !== undefined) checkNetworkPolicy('createACP: networkPolicy', settings.networkPolicy);
   if (settings.homeFiles !== undefined && typeof settings.homeFiles !== 'function') fail('homeFiles', 'must be a function', '({ env, home, model }) => ({ relativePath: contents })');
 }

@@ -128,6 +128,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
             options.sandbox ??
             createLocalSandbox({
               workdir: agentWorkspace(settings),
+              env, // ACX_ACP_SANDBOX=none turns the bubblewrap sandbox off
               ...(settings.sessionId ? { sessionsRoot: acpSessionsRoot(settings.stateDir) } : {}),
             }),
         }),

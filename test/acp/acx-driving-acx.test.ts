@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createACP } from '../../src/acp/create.ts';
+import { createCredentialRequestTransformation } from '../../src/acp/credential-proxy.ts';
 import type { ACPSettings } from '../../src/acp/settings.ts';
 import { HarnessAgent } from '../../src/agent/harness-agent.ts';
 import { TurnAbortedError } from '../../src/core/errors.ts';
@@ -45,7 +46,18 @@ function innerAcxProfile(): ACPSettings {
     source: { type: 'install-command', command: launcher },
     executable: 'acx-inner',
     args: ['--model', 'openai:test'],
-    forwardEnv: ['OPENAI_BASE_URL', 'OPENAI_API_KEY'],
+    // The model API is brokered, as every ready profile's is: in the bubblewrap sandbox the
+    // broker is the inner acx's only way to the model server.
+    forwardEnv: ['OPENAI_BASE_URL'],
+    credentialEnv: ['OPENAI_API_KEY'],
+    credentialBrokering: ({ env, sandboxEnv }) => [
+      createCredentialRequestTransformation({
+        matchUrl: env.OPENAI_BASE_URL!,
+        matchHeaders: { authorization: `Bearer ${sandboxEnv.OPENAI_API_KEY}` },
+        transformHeaders: { authorization: `Bearer ${env.OPENAI_API_KEY}` },
+        baseUrlEnv: 'OPENAI_BASE_URL',
+      }),
+    ],
     env: { ACX_LOG_LEVEL: 'warn' },
     modelMapping: { type: 'session-config-option', path: 'model' },
     // acx's ACP server offers the three permission modes as session modes under their own names.

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { detectConfinement } from '../../src/acp/confinement.ts';
 import { describeExecute } from '../../src/tools/builtin/execute.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 
@@ -207,5 +208,22 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/ACX_WAKE_BREAKER_WINDOW must be a positive number of seconds, not "soon"/);
     }
+  });
+
+  it('reports the ACP agent sandbox: bubblewrap or none (and why), and the network policy', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-resolved-sandbox-'));
+    const base = { PATH: process.env.PATH ?? '', HOME: home };
+    const expected = await detectConfinement({});
+    const auto = await acx(['resolved-config', '--home', home, '--config-home', home], base);
+    expect(auto.code, auto.stderr).toBe(0);
+    expect(JSON.parse(auto.stdout).sandbox).toEqual({ kind: expected.kind, reason: expected.reason, network_policy: 'deny-all', network_policy_enforced: expected.kind === 'bubblewrap' });
+
+    const off = await acx(['resolved-config', '--home', home, '--config-home', home], { ...base, ACX_ACP_SANDBOX: 'none', ACX_ACP_NETWORK_POLICY: 'registry.npmjs.org,*.github.com' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(JSON.parse(off.stdout).sandbox).toEqual({ kind: 'none', reason: 'turned off by ACX_ACP_SANDBOX=none', network_policy: 'allow registry.npmjs.org, *.github.com', network_policy_enforced: false });
+
+    const bad = await acx(['resolved-config', '--home', home, '--config-home', home], { ...base, ACX_ACP_NETWORK_POLICY: 'https://example.com/' });
+    expect(bad.code).toBe(1); // a ConfigError, with the reason and the fix
+    expect(bad.stderr).toContain('ACX_ACP_NETWORK_POLICY has an invalid host "https://example.com/"');
   });
 });

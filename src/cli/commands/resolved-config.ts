@@ -16,6 +16,8 @@ import { createLogger, parseLogLevel } from '../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../util/version.ts';
+import { detectConfinement } from '../../acp/confinement.ts';
+import { describeNetworkPolicy, resolveNetworkPolicy } from '../../acp/network-policy.ts';
 
 /**
  * `acx resolved-config [agent]`: what a run would actually do, as JSON — resolved through the
@@ -41,6 +43,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     node_version: process.version,
     agent: settings.agent,
     harness: settings.harness,
+    // Where an ACP harness's agent process runs (--harness): confined by bubblewrap or not.
+    sandbox: await acpSandboxReport(),
     provider: model?.provider ?? null,
     sdk: 'ai',
     sdk_version: aiVersion,
@@ -137,6 +141,17 @@ function definitionReport(definition: AgentDefinition) {
     harness_requirements_sha256: sha256Hex(definition.requirements.bytes),
     loop_policy_sha256: definition.policy.bytes ? sha256Hex(definition.policy.bytes) : null,
     loop_policy: definition.policy.intent,
+  };
+}
+
+async function acpSandboxReport() {
+  const confinement = await detectConfinement(process.env);
+  return {
+    kind: confinement.kind,
+    reason: confinement.reason,
+    network_policy: describeNetworkPolicy(resolveNetworkPolicy(undefined, process.env)),
+    // Without the sandbox the agent shares this machine's network: the policy is not enforced.
+    network_policy_enforced: confinement.kind === 'bubblewrap',
   };
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { processIsRoot } from '../policy.ts';
-import { commandView, createCallDirectory, SANDBOX_UID, type CallDirectory, type ViewMount } from './view.ts';
+import { commandView, createCallDirectory, SANDBOX_UID, type CallDirectory, type ViewMasks, type ViewMount } from './view.ts';
 
 /**
  * OS isolation for the `execute` sandbox, probed at run time: bubblewrap (`bwrap`) first, then
@@ -53,6 +53,15 @@ export function wrapCommand(kind: IsolationKind, layout: SandboxLayout, command:
 }
 
 function bwrapArgs({ workspace, call, view }: SandboxLayout, command: string): string[] {
+  return bwrapArgv({ view, masks: call, chdir: workspace, argv: ['/bin/sh', '-c', command] });
+}
+
+/**
+ * The bwrap arguments that run `argv` (no shell) in a view: a fresh read-only root holding only
+ * the view's mounts, every namespace unshared (so no network but its own loopback), uid 65534,
+ * no capabilities, killed with its parent, in a session of its own (no terminal injection).
+ */
+export function bwrapArgv({ view, masks, chdir, argv }: { view: readonly ViewMount[]; masks: ViewMasks; chdir: string; argv: readonly string[] }): string[] {
   const mounts = view.flatMap((mount): string[] => {
     switch (mount.type) {
       case 'ro-bind':
@@ -66,7 +75,7 @@ function bwrapArgs({ workspace, call, view }: SandboxLayout, command: string): s
       case 'tmpfs':
         return ['--tmpfs', mount.path];
       case 'mask':
-        return ['--ro-bind', mount.directory ? call.maskDirectory : call.maskFile, mount.path];
+        return ['--ro-bind', mount.directory ? masks.maskDirectory : masks.maskFile, mount.path];
       case 'bind':
         return ['--bind', mount.path, mount.path];
     }
@@ -82,8 +91,8 @@ function bwrapArgs({ workspace, call, view }: SandboxLayout, command: string): s
     '--cap-drop', 'ALL',
     '--die-with-parent',
     '--new-session',
-    '--chdir', workspace,
-    '/bin/sh', '-c', command,
+    '--chdir', chdir,
+    ...argv,
   ];
 }
 

@@ -54,38 +54,59 @@ export interface CallDirectory {
   remove(): void;
 }
 
+/** The mode-000 stand-ins a view's `mask` entries are covered with. */
+export type ViewMasks = Pick<CallDirectory, 'maskFile' | 'maskDirectory'>;
+
 export function createCallDirectory(): CallDirectory {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-exec-'));
   const call: CallDirectory = {
     home: path.join(dir, 'home'),
     newRoot: path.join(dir, 'root'),
-    maskFile: path.join(dir, 'mask-file'),
-    maskDirectory: path.join(dir, 'mask-dir'),
+    ...createMasks(dir),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
   fs.mkdirSync(path.join(call.home, 'tmp'), { recursive: true });
   fs.mkdirSync(call.newRoot);
-  fs.writeFileSync(call.maskFile, '', { mode: 0 });
-  fs.mkdirSync(call.maskDirectory, { mode: 0 });
-  fs.chmodSync(call.maskDirectory, 0); // mkdir's mode is filtered by the umask; 0 is what is meant
   return call;
+}
+
+/** Creates the empty, mode-000 mask stand-ins in `dir` (which must exist). */
+export function createMasks(dir: string): ViewMasks {
+  const masks = { maskFile: path.join(dir, 'mask-file'), maskDirectory: path.join(dir, 'mask-dir') };
+  fs.writeFileSync(masks.maskFile, '', { mode: 0 });
+  fs.mkdirSync(masks.maskDirectory, { mode: 0 });
+  fs.chmodSync(masks.maskDirectory, 0); // mkdir's mode is filtered by the umask; 0 is what is meant
+  return masks;
 }
 
 /**
  * The mounts, in order, that make up a command's view. Later mounts cover earlier ones, so the
  * writable workspace and HOME come last (either may lie below a fresh /tmp or a system dir).
  */
-export async function commandView(
-  workspace: string,
-  call: CallDirectory,
-  options: { maskUnreadable: boolean; additionalRoots?: readonly string[] },
-): Promise<ViewMount[]> {
+export interface ViewOptions {
+  maskUnreadable: boolean;
+  additionalRoots?: readonly string[];
+  /**
+   * Only these entries of /etc (names directly below it) instead of all of it: a process that
+   * needs no DNS or login configuration sees its loader cache, users, certificates and time zone.
+   */
+  etcEntries?: readonly string[];
+  /** Further host paths the command may read (not write), at the same paths. */
+  readOnly?: readonly string[];
+}
+
+export async function commandView(workspace: string, call: Pick<CallDirectory, 'home'>, options: ViewOptions): Promise<ViewMount[]> {
   const view: ViewMount[] = [];
+  const pushEntry = (entry: string) => {
+    const stat = statOrUndefined(entry, { follow: false });
+    if (!stat) return; // e.g. no /lib32 on this machine
+    if (stat.isSymbolicLink()) view.push({ type: 'symlink', path: entry, target: fs.readlinkSync(entry) });
+    else if (stat.isDirectory() || stat.isFile()) view.push({ type: 'ro-bind', path: entry });
+  };
+  const etc = options.etcEntries?.map((name) => path.join('/etc', name));
   for (const dir of SYSTEM_DIRS) {
-    const stat = statOrUndefined(dir, { follow: false });
-    if (!stat) continue; // e.g. no /lib32 on this machine
-    if (stat.isSymbolicLink()) view.push({ type: 'symlink', path: dir, target: fs.readlinkSync(dir) });
-    else if (stat.isDirectory()) view.push({ type: 'ro-bind', path: dir });
+    if (dir === '/etc' && etc) etc.forEach(pushEntry);
+    else pushEntry(dir);
   }
   view.push({ type: 'proc' });
   for (const entry of PROC_READ_ONLY) if (fs.existsSync(entry)) view.push({ type: 'ro-bind', path: entry });
@@ -95,8 +116,10 @@ export async function commandView(
   }
   view.push({ type: 'dev' });
   for (const dir of FRESH_DIRS) view.push({ type: 'tmpfs', path: dir });
+  for (const entry of options.readOnly ?? []) view.push({ type: 'ro-bind', path: entry });
   if (options.maskUnreadable) {
-    for (const entry of await unreadableEntries('/etc')) view.push({ type: 'mask', ...entry });
+    const shown = (entry: string) => !etc || etc.some((root) => entry === root || entry.startsWith(root + path.sep));
+    for (const entry of await unreadableEntries('/etc')) if (shown(entry.path)) view.push({ type: 'mask', ...entry });
   }
   view.push({ type: 'bind', path: call.home }, { type: 'bind', path: workspace });
   // An editor's extra roots are workspace too: writable, at the same paths.
