@@ -1,4 +1,5 @@
 // Public types of the scripted model server (re-exported by ../model-server.ts).
+import type { EmbedFunction, EmbeddingRequest } from './embeddings.ts';
 
 export type Wire = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'google';
 
@@ -140,10 +141,14 @@ export interface ModelServer {
   setFallback(responder: Responder | undefined): void;
   /** Responders still waiting in the queue. */
   queued(): number;
+  /** Every POST /v1/embeddings received, in order (model-server/embeddings.ts). */
+  embeddingRequests: EmbeddingRequest[];
   close(): Promise<void>;
 }
 
 export interface ModelServerOptions {
   script?: Responder[];
   fallback?: Responder;
+  /** The vectors POST /v1/embeddings answers with; default a hashed bag of words. */
+  embed?: EmbedFunction;
 }
