@@ -96,7 +96,8 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
   const extras = { sqlite: base, ...(cartridge ? { cartridge: base as CartridgeMemoryProvider } : {}) };
   if (spec.kind === 'sqlite') return bind(base, { ...builtin, provider: 'sqlite', embedding: null }, extras);
   const embedder = await chooseEmbedder(settings, env);
-  const semantic = createSemanticMemoryProvider({ base, embedder, logger });
+  const index = cartridge ? (base as CartridgeMemoryProvider).index : undefined;
+  const semantic = createSemanticMemoryProvider({ base, embedder, logger, ...(index ? { observedStore: () => index } : {}) });
   return bind(semantic, { ...builtin, provider: 'semantic', embedding: embedder.id }, extras);
 }
 

@@ -30,6 +30,11 @@ export interface SemanticMemoryOptions {
   /** The store the records live in; its remember() and close() are the semantic provider's. */
   base: SqliteMemoryProvider;
   embedder: Embedder;
+  /**
+   * Where observed exchanges are written; default `base.store`. A cartridge's local index, so
+   * exchanges stay local like the journal and out of its SAVE zone.
+   */
+  observedStore?: () => MemoryStore;
   logger?: Logger;
   now?: () => Date;
   /** Records `context` injects at most. Default 5. */
@@ -172,9 +177,9 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
       // Dialogue only: tool calls and their results are the transcript's, not memory's.
       const value = formatExchange({ ...exchange, toolCalls: [] });
       if (value === undefined) return;
-      const { store, vectors: index } = open();
+      const { vectors: index } = open();
       const key = observedKey(exchange.sessionId, now());
-      store.write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
+      (options.observedStore?.() ?? base.store).write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
       const [vector] = await embedder.embed([embeddingText(key, value)]);
       const id = index.idOf(key);
       if (id !== undefined && vector) index.save(embedder.id, [{ id, vector }]);

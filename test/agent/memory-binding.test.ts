@@ -7,7 +7,7 @@ import { resolveSettings } from '../../src/config/settings.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { MemoryProviderError } from '../../src/memory/choice.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { buildTestCartridge, EXAMPLE_AGENT } from './cartridge-fixtures.ts';
+import { buildTestCartridge, EXAMPLE_AGENT, saveRows } from './cartridge-fixtures.ts';
 
 /**
  * Choosing memory: ACX_MEMORY_PROVIDER, else agent.json memory.provider, else sqlite. Each kind
@@ -188,6 +188,11 @@ describe('a cartridge and memory code', () => {
     const memory = await bind({}, built.path, { registry: built.registry });
     expect(memory.binding).toMatchObject({ provider: 'semantic', embedding: 'local-hash-128' });
     expect(memory.cartridge?.roleTools()['acx:memory.write'].name).toBe('add_memory');
+    // An observed exchange stays local, like the journal: the SAVE zone is untouched.
+    const before = saveRows(built.path);
+    await memory.observe({ agentId: 'notes-keeper', sessionId: 's1', prompt: 'the sedan is on level 3', text: 'Noted.', unspoken: false, toolCalls: [] });
+    expect(saveRows(built.path)).toEqual(before);
+    expect(await memory.context({ agentId: 'notes-keeper', sessionId: 's2', query: 'sedan level' })).toContain('User: the sedan is on level 3');
     await expect(bind({ ACX_MEMORY_PROVIDER: './mem.mjs#x' }, built.path, { registry: built.registry })).rejects.toThrow(/a cartridge's memory is its ROM records and SAVE zone/);
   });
 });
