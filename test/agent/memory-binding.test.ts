@@ -91,6 +91,8 @@ describe('choosing the memory provider', () => {
     // xAI has no embedding model: local hashing, key or not.
     expect((await bind({ XAI_API_KEY: 'x' }, agentDir, { model: 'xai:grok-4' })).binding.embedding).toBe('local-hash-128');
     await expect(bind({ ACX_MEMORY_EMBEDDING: 'openai:text-embedding-3-large' })).rejects.toThrow(/needs an API key: OPENAI_API_KEY is not set/);
+    await expect(bind({ ACX_MEMORY_EMBEDDING: 'local-hash-256' })).rejects.toThrow(/The embedding "local-hash-256" is not "local-hash-128" or "provider:model-id"/);
+    await expect(bind({ ACX_MEMORY_EMBEDDING: 'xai:grok-embed', XAI_API_KEY: 'x' })).rejects.toThrow(/xAI has no embedding models/);
   });
 
   it('ACX_MEMORY_PROVIDER overrides agent.json', async () => {
