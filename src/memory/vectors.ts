@@ -121,7 +121,8 @@ function encode(vector: Float32Array): Uint8Array {
 }
 
 function decode(blob: Uint8Array): Float32Array {
-  // A copy: the BLOB's bytes need not be 4-byte aligned.
-  const bytes = new Uint8Array(blob);
-  return new Float32Array(bytes.buffer, 0, Math.floor(bytes.byteLength / 4));
+  const length = Math.floor(blob.byteLength / 4);
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, length);
+  // A Float32Array view needs 4-byte alignment: copy an unaligned BLOB first.
+  return new Float32Array(new Uint8Array(blob).buffer, 0, length);
 }
