@@ -21,6 +21,8 @@ const SPEECH = z.custom<AgentManifest['speech']>(
   (v) => v === 'final-text' || v === 'direct' || v === 'unspoken' || (typeof v === 'object' && v !== null && typeof (v as { tool?: unknown }).tool === 'string' && (v as { tool: string }).tool !== ''),
   SPEECH_PROBLEM,
 );
+const MEMORY_PROVIDER_PROBLEM = 'memory.provider must be "sqlite", "semantic" or "module#export" (a module of your own)';
+const MEMORY_EMBEDDING_PROBLEM = 'memory.embedding must be "local-hash-128" or "provider:model-id"';
 const STEPS = (field: string) => z.number({ error: `${field} must be an integer from 1 to 1000` }).int(`${field} must be an integer from 1 to 1000`).min(1, `${field} must be an integer from 1 to 1000`).max(1000, `${field} must be an integer from 1 to 1000`);
 
 const AGENT_JSON = z
@@ -46,6 +48,15 @@ const AGENT_JSON = z
     tags: z.array(z.string(), { error: 'tags must be an array of strings' }).optional(),
     authors: z.array(z.union([z.string(), z.object({ name: z.string(), url: z.string().optional() })]), { error: 'authors must be a list of names or {name, url}' }).optional(),
     homepage: z.string({ error: 'homepage must be a URL string' }).optional(),
+    memory: z
+      .strictObject(
+        {
+          provider: z.string({ error: MEMORY_PROVIDER_PROBLEM }).trim().min(1, MEMORY_PROVIDER_PROBLEM).optional(),
+          embedding: z.string({ error: MEMORY_EMBEDDING_PROBLEM }).trim().min(1, MEMORY_EMBEDDING_PROBLEM).optional(),
+        },
+        { error: (issue) => (issue.code === 'unrecognized_keys' ? 'memory takes only "provider" and "embedding"' : 'memory must be an object such as {"provider": "semantic"}') },
+      )
+      .optional(),
   })
   // Other keys are packed verbatim and ignored by acx.
   .passthrough()
@@ -69,6 +80,8 @@ export interface AgentManifest {
   tags?: string[];
   authors?: Array<string | { name: string; url?: string }>;
   homepage?: string;
+  /** Which memory backend the agent binds (docs/memory.md); ACX_MEMORY_PROVIDER overrides it. */
+  memory?: { provider?: string; embedding?: string };
 }
 
 export interface ManifestDefaults {

@@ -65,6 +65,11 @@ export interface SaveLoad {
 }
 
 export interface CartridgeMemoryProvider extends SqliteMemoryProvider {
+  /**
+   * The local index itself, whose writes stay out of SAVE: for what is local like the journal
+   * (observed exchanges). Tools write through `store`, which also keeps what they write in SAVE.
+   */
+  readonly index: MemoryStore;
   /** Loads ROM records (read-only) and rebuilds the SAVE part of the index. Call after activation. */
   load(rom: readonly RomMemoryRecord[]): SaveLoad;
 }
@@ -160,6 +165,9 @@ export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): 
     name: 'sqlite',
     get store() {
       return store();
+    },
+    get index() {
+      return inner.store;
     },
     // memory_delete is left out: SAVE memory is append/merge-only.
     tools: () => createMemoryTools(store).filter((tool) => tool.name !== 'memory_delete'),

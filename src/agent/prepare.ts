@@ -1,11 +1,9 @@
-import { join, resolve } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../acp/profiles/by-name.ts';
 import { acpSessionsRoot, createLocalSandbox, type Sandbox } from '../acp/sandbox.ts';
 import { composeCharter } from '../config/charter.ts';
 import { reconcileIfUpgraded } from '../config/install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
-import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -13,7 +11,9 @@ import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
-import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
+import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
+import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
+import { agentWorkspace } from './workspace.ts';
 import { listingHarness } from './default-host.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from './engine-harness.ts';
@@ -113,7 +113,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const acpModel = onACP ? acpModelId(settings) : undefined;
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;
-  const memory = openAgentMemory(settings, logger);
+  const memory = await openAgentMemory(settings, logger, { env });
   let instructions = standingInstructions(settings, logger, options.briefSections);
   const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
@@ -148,7 +148,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   let activation: Activation | undefined;
   if (cartridge) {
     try {
-      activation = activateCartridgeTools(settings, toolset, memory as CartridgeMemoryProvider, model.contextWindowTokens, logger);
+      activation = activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger);
     } catch (error) {
       await toolset.close();
       await memory.close();
@@ -207,39 +207,10 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   };
 }
 
-/** Where the agent's fs and execute tools work (and an ACP agent runs): --workspace, else <state dir>/workspace. */
-export function agentWorkspace(settings: ResolvedSettings): string {
-  return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
-}
-
-/**
- * The memory an agent's tools read and write: a cartridge's (its ROM records are loaded on
- * activation, its SAVE zone takes what it learns), else the agent's own SQLite file, seeded with
- * the agent directory's memory/*.json records it does not hold yet (unless `seed` is false:
- * nothing is written until a tool writes).
- */
-export function openAgentMemory(settings: ResolvedSettings, logger: Logger, { seed = true }: { seed?: boolean } = {}): SqliteMemoryProvider {
-  const cartridge = settings.cartridge;
-  if (cartridge) {
-    return createCartridgeMemoryProvider({
-      cartridgePath: cartridge.path,
-      indexPath: settings.memoryPath,
-      saltPath: cartridge.saltPath,
-      codebaseDir: agentWorkspace(settings),
-      includeForeignSave: cartridge.includeForeignSave,
-      logger,
-    });
-  }
-  const memory = createSqliteMemoryProvider({ path: settings.memoryPath, logger });
-  // A directory's own memory takes every seed, field-learned (portable:false) ones too: it is this installation's.
-  for (const record of seed ? (settings.definition?.memory ?? []) : []) {
-    if (!memory.store.get(record.id)) memory.store.write(record.id, record.text, { source: 'agent-seed' });
-  }
-  return memory;
-}
+export { agentWorkspace };
 
 /** What every engine harness of this agent shares: model, journal, limits, params, memory. */
-export function engineHarnessOptions(settings: ResolvedSettings, model: ResolvedModel, memory: SqliteMemoryProvider, logger: Logger): EngineHarnessOptions {
+export function engineHarnessOptions(settings: ResolvedSettings, model: ResolvedModel, memory: AgentMemory, logger: Logger): EngineHarnessOptions {
   return {
     model,
     journalPath: settings.journalPath,
@@ -259,7 +230,7 @@ export function createSubAgentEngine(options: EngineHarnessOptions, settings: Re
 }
 
 export interface AgentToolsOptions {
-  memory: SqliteMemoryProvider;
+  memory: AgentMemory;
   logger: Logger;
   /** Connect the MCP drop-ins and offer their tools (false: report their names only). */
   connectMcp: boolean;
@@ -379,10 +350,10 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
  * What a cartridge adds to the host tool set: the role tools (add_memory, search_memory), built-ins
  * in their contract-facing shape, and the ROM's MCP drop-ins when the cartridge is trusted.
  */
-function cartridgeToolsetOptions(settings: ResolvedSettings, memory: SqliteMemoryProvider, logger: Logger) {
+function cartridgeToolsetOptions(settings: ResolvedSettings, memory: AgentMemory, logger: Logger) {
   const cartridge = settings.cartridge!;
   const wanted = settings.definition?.manifest.tools;
-  const roles = memory.roleTools();
+  const roles = memory.cartridge!.roleTools();
   if (cartridge.rom.mcp.length > 0 && !cartridge.romMcpAllowed) {
     logger.warn('cartridge mcp drop-ins not started', {
       servers: cartridge.rom.mcp.map((c) => c.name).join(','),
@@ -416,7 +387,7 @@ export async function describeCartridgeHost(flags: RunFlags, options: { logger: 
   const settings = resolveSettings({ ...flags, allowPortable: true }, { env, logger: options.logger });
   const cartridge = settings.cartridge;
   if (!cartridge) throw new ConfigError(`${flags.agent} is not a cartridge.`);
-  const memory = openAgentMemory(settings, options.logger);
+  const memory = await openAgentMemory(settings, options.logger, { env });
   const toolset = await assembleAgentTools(settings, { memory, logger: options.logger, connectMcp: true });
   return {
     settings,

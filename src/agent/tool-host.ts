@@ -1,10 +1,9 @@
 import { resolveSettings, type ResolvedSettings, type RunFlags } from '../config/settings.ts';
-import type { SqliteMemoryProvider } from '../memory/provider.ts';
 import { gateByPermissionMode, modeAllows, type PermissionMode } from '../tools/permission.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
+import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
 import type { Harness } from './harness.ts';
 import {
   activateCartridgeTools,
@@ -12,7 +11,6 @@ import {
   buildModel,
   createSubAgentEngine,
   engineHarnessOptions,
-  openAgentMemory,
   standingInstructions,
 } from './prepare.ts';
 
@@ -40,7 +38,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
   const { logger } = options;
   // Serving needs no model: settings.model is null when none is chosen, and dispatch says so.
   const settings = resolveSettings(flags, { env: options.env ?? process.env, logger });
-  const memory = openAgentMemory(settings, logger);
+  const memory = await openAgentMemory(settings, logger, { env: options.env ?? process.env });
   const dispatchHarness = subAgentsOnDemand(settings, memory, settings.model !== null, logger);
   const close = async () => {
     await dispatchHarness.close?.();
@@ -57,7 +55,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
       instructions: standingInstructions(settings, logger),
     });
     if (toolset.mcpConfigured.length > 0) logger.info('mcp drop-ins not served', { servers: toolset.mcpConfigured.join(','), reason: 'a client connects to those servers itself' });
-    if (settings.cartridge) activateCartridgeTools(settings, toolset, memory as CartridgeMemoryProvider, undefined, logger);
+    if (settings.cartridge) activateCartridgeTools(settings, toolset, memory.cartridge!, undefined, logger);
     const tools = gateByPermissionMode(toolset.tools, settings.permissionMode);
     const refused = tools.filter((tool) => tool.needsApproval).map((tool) => tool.name);
     if (refused.length > 0) logger.info('mcp calls refused under this permission mode', { mode: settings.permissionMode, tools: refused.join(',') });
@@ -92,7 +90,7 @@ export function approvalRefusal(tool: Pick<Tool, 'name' | 'kind'>, mode: Permiss
  * dispatch's sub-agents, on the agent's engine, built on the first call: no model is resolved
  * (and no key read) until a client actually dispatches.
  */
-function subAgentsOnDemand(settings: ResolvedSettings, memory: SqliteMemoryProvider, modelChosen: boolean, logger: Logger): Harness {
+function subAgentsOnDemand(settings: ResolvedSettings, memory: AgentMemory, modelChosen: boolean, logger: Logger): Harness {
   let engine: Promise<Harness> | undefined;
   const build = async (): Promise<Harness> => {
     if (settings.harness !== 'engine') {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createSelfAuthorshipTools } from '../config/charter.ts';
 import { readOptIns } from '../config/opt-in.ts';
 import { agentWorkspace, type ResolvedSettings } from '../config/settings.ts';
-import type { SqliteMemoryProvider } from '../memory/provider.ts';
+import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
@@ -33,7 +33,7 @@ import { loadAgentPlugins } from './tool-plugins.ts';
 
 export interface ToolsetOptions {
   settings: ResolvedSettings;
-  memory: SqliteMemoryProvider;
+  memory: Pick<MemoryProvider, 'tools'>;
   logger: Logger;
   /** false for resolved-config and `acx mcp`: connect no MCP server (report configured names only). */
   connectMcp: boolean;

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { type MemoryProviderSpec, parseMemoryProviderSpec } from '../memory/choice.ts';
 import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from '../agent/boot-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { speechModeOf } from '../agent-def/manifest.ts';
@@ -106,7 +107,10 @@ export interface ResolvedSettings {
   stateDir: string;
   journalPath: string;
   memoryPath: string;
-  memoryProvider: 'sqlite';
+  /** The memory provider to bind (ACX_MEMORY_PROVIDER, else agent.json memory.provider, else sqlite). */
+  memoryProvider: MemoryProviderSpec;
+  /** The semantic provider's embedding: ACX_MEMORY_EMBEDDING, else agent.json memory.embedding; null chooses by provider and key. */
+  memoryEmbedding: string | null;
   permissionMode: PermissionMode;
   speech: SpeechMode;
   maxSteps: number;
@@ -123,6 +127,14 @@ export interface ResolvedSettings {
   mcp: string[];
   /** What runs the turns: acx's engine or an ACP profile (--harness / ACX_HARNESS). */
   harness: HarnessName;
+}
+
+/** ACX_MEMORY_PROVIDER wins over agent.json; each relative module path starts where it was written. */
+function memoryProviderSpec(env: NodeJS.ProcessEnv, fromAgent: string | undefined, dirs: { configHome: string; agentDir: string }): MemoryProviderSpec {
+  const fromEnv = env.ACX_MEMORY_PROVIDER?.trim();
+  if (fromEnv) return parseMemoryProviderSpec(fromEnv, 'env', dirs.configHome);
+  if (fromAgent) return parseMemoryProviderSpec(fromAgent, 'agent.json', dirs.agentDir);
+  return { kind: 'sqlite', text: 'sqlite', source: 'default' };
 }
 
 function isTruthy(value: string | undefined): boolean {
@@ -290,7 +302,8 @@ export function resolveSettings(
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
     memoryPath: join(stateDir, 'memory.db'),
-    memoryProvider: 'sqlite',
+    memoryProvider: memoryProviderSpec(env, manifest?.memory?.provider, { configHome, agentDir: definition?.path ?? configHome }),
+    memoryEmbedding: env.ACX_MEMORY_EMBEDDING?.trim() || manifest?.memory?.embedding || null,
     permissionMode: modeText,
     speech,
     maxSteps,

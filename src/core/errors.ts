@@ -98,6 +98,7 @@ export type AcxErrorCode =
   | 'memory-invalid-input'
   | 'memory-merge'
   | 'memory-not-found'
+  | 'memory-provider'
   | 'memory-repo'
   | 'memory-salt'
   | 'memory-tier'

@@ -1,7 +1,9 @@
 /**
  * `acx/memory` — an agent's long-term memory: the `MemoryProvider` seam the engine calls
  * (observe after a turn, context before one), the SQLite FTS5 store (`openMemoryStore`,
- * `createSqliteMemoryProvider`) and the model-facing memory tools (`createMemoryTools`).
+ * `createSqliteMemoryProvider`), the model-facing memory tools (`createMemoryTools`), and the
+ * semantic provider (`createSemanticMemoryProvider`) with its embedders (`createLocalHashEmbedder`,
+ * `createSdkEmbedder`). Choosing one for an agent: docs/memory.md.
  */
 import '../node-guard.ts';
 export type { MemoryExchange, MemoryProvider, MemoryScope, SqliteMemoryProvider, SqliteMemoryProviderOptions } from '../memory/provider.ts';
@@ -19,3 +21,13 @@ export {
   createSearchMemoryTool,
   type MemoryStoreSource,
 } from '../memory/tools.ts';
+export {
+  createSemanticMemoryProvider,
+  type SemanticHit,
+  type SemanticMemoryOptions,
+  type SemanticMemoryProvider,
+  type SemanticSearchOptions,
+} from '../memory/semantic.ts';
+export { createLocalHashEmbedder, LOCAL_HASH_ENGINE, localHashEmbedding } from '../memory/local-hash.ts';
+export { createSdkEmbedder, type Embedder } from '../model/embedding.ts';
+export { MemoryProviderError, type MemoryProviderFactoryOptions } from '../memory/choice.ts';

@@ -141,7 +141,7 @@ export function observedKey(sessionId: string, at: Date): string {
   return `observed/${session}/${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-function observedSource(sessionId: string): string {
+export function observedSource(sessionId: string): string {
   return `session:${sessionId}`;
 }
 

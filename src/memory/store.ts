@@ -106,6 +106,21 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
   ALTER TABLE memories ADD COLUMN source TEXT;
   CREATE INDEX memories_updated_at ON memories(updated_at);
   `,
+  // v3: embedding vectors beside the FTS index (the semantic provider's; see vectors.ts). A
+  // vector is derived data: a changed or deleted record drops its vector, rebuilt on next use.
+  `
+  CREATE TABLE memory_vectors (
+    memory_id INTEGER PRIMARY KEY,
+    engine TEXT NOT NULL,
+    vector BLOB NOT NULL
+  );
+  CREATE TRIGGER memory_vectors_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM memory_vectors WHERE memory_id = old.id;
+  END;
+  CREATE TRIGGER memory_vectors_au AFTER UPDATE OF key, value ON memories BEGIN
+    DELETE FROM memory_vectors WHERE memory_id = old.id;
+  END;
+  `,
 ];
 
 const MEMORY_NOT_FOUND_MARKER = errorMarker('MemoryNotFoundError');

@@ -245,18 +245,18 @@ describe('MemoryStore migrations', () => {
 
   it('opens a memory a newer acx migrated, and reads, searches and writes it without disturbing what it added', () => {
     // The fixture: this acx's schema plus what a later one might add (a column with a default,
-    // a vector table, an index, a trigger, a second FTS index kept in step by triggers), with
+    // a second vector table, an index, a trigger, a second FTS index kept in step by triggers), with
     // records written by that later acx.
     const FUTURE = [
       `ALTER TABLE memories ADD COLUMN importance REAL NOT NULL DEFAULT 0.5;
-       CREATE TABLE memory_vectors (
+       CREATE TABLE memory_chunk_vectors (
          memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
          model TEXT NOT NULL,
          vector BLOB NOT NULL
        );
        CREATE INDEX memories_importance ON memories(importance);
-       CREATE TRIGGER memories_vectors_stale AFTER UPDATE OF value ON memories BEGIN
-         DELETE FROM memory_vectors WHERE memory_id = new.id;
+       CREATE TRIGGER memories_chunk_vectors_stale AFTER UPDATE OF value ON memories BEGIN
+         DELETE FROM memory_chunk_vectors WHERE memory_id = new.id;
        END;`,
       `CREATE VIRTUAL TABLE memories_trigram USING fts5(value, content = 'memories', content_rowid = 'id', tokenize = 'trigram');
        INSERT INTO memories_trigram(memories_trigram) VALUES ('rebuild');
@@ -284,7 +284,7 @@ describe('MemoryStore migrations', () => {
       ['old_job', 'worked at Initech', 0.2],
     ] as const) {
       const { id } = insert.get(key, value, stamp, stamp, importance) as { id: number };
-      newer.prepare('INSERT INTO memory_vectors VALUES (?, ?, ?)').run(id, 'local-hash-128', Buffer.alloc(16, id));
+      newer.prepare('INSERT INTO memory_chunk_vectors VALUES (?, ?, ?)').run(id, 'local-hash-128', Buffer.alloc(16, id));
     }
     newer.close();
 
@@ -314,8 +314,8 @@ describe('MemoryStore migrations', () => {
         { key: 'work_city', importance: 0.5 },
       ]);
       // The vector of the rewritten value is stale and gone; the deleted record's cascaded away.
-      expect(again.prepare('SELECT m.key FROM memory_vectors v JOIN memories m ON m.id = v.memory_id').all()).toEqual([{ key: 'home_city' }]);
-      expect(again.prepare('SELECT count(*) AS n FROM memory_vectors').get()).toEqual({ n: 1 });
+      expect(again.prepare('SELECT m.key FROM memory_chunk_vectors v JOIN memories m ON m.id = v.memory_id').all()).toEqual([{ key: 'home_city' }]);
+      expect(again.prepare('SELECT count(*) AS n FROM memory_chunk_vectors').get()).toEqual({ n: 1 });
       expect(again.prepare("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'oxes'").all()).toHaveLength(1);
       expect(again.prepare("SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH 'itech'").all()).toHaveLength(0);
       expect(() => again.prepare("INSERT INTO memories_trigram(memories_trigram, rank) VALUES ('integrity-check', 1)").run()).not.toThrow();

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAnthropicWire } from './model-server/anthropic.ts';
+import { EMBEDDINGS_PATH, type EmbeddingRequest, hashedBagOfWords, serveEmbeddings } from './model-server/embeddings.ts';
 import { createGoogleWire } from './model-server/google.ts';
 import { createMediaEndpoints } from './model-server/media.ts';
 import { createOpenAIChatWire } from './model-server/openai-chat.ts';
@@ -30,6 +31,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const queue: Responder[] = [...(options.script ?? [])];
   let fallback: Responder | undefined = options.fallback;
   const requests: RecordedRequest[] = [];
+  const embeddingRequests: EmbeddingRequest[] = [];
   const wires = {
     responses: createOpenAIResponsesWire(),
     chat: createOpenAIChatWire(),
@@ -91,9 +93,15 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
     if (await hostedFiles.handle(req, res, method, path, Buffer.concat(chunks))) return;
+    if (method === 'POST' && path === EMBEDDINGS_PATH) {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      serveEmbeddings(res, raw, headers, options.embed ?? hashedBagOfWords, embeddingRequests);
+      return;
+    }
     const found = route(method, path);
     if (found === undefined) {
-      const known = 'POST /v1/responses, /v1/chat/completions, /v1/messages, /v1beta/models/M:generateContent|streamGenerateContent';
+      const known = 'POST /v1/responses, /v1/chat/completions, /v1/embeddings, /v1/messages, /v1beta/models/M:generateContent|streamGenerateContent';
       sendJson(res, 404, { error: { message: `acx model-server: no model endpoint at ${method} ${path} (known: ${known})` } }, {});
       return;
     }
@@ -186,6 +194,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       fallback = responder;
     },
     queued: () => queue.length,
+    embeddingRequests,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { isUuid } from '../../channel/ids.ts';
-import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
+import { assembleAgentTools, standingInstructions } from '../../agent/prepare.ts';
+import { openAgentMemory } from '../../agent/memory-binding.ts';
 import type { Toolset } from '../../agent/toolset.ts';
 import { BaseCradleClient } from '../../channel/client.ts';
 import { createPlatformTools } from '../../channel/tools/index.ts';
@@ -27,7 +28,7 @@ import { describeNetworkPolicy, resolveNetworkPolicy } from '../../acp/network-p
 export async function resolvedConfig(agent: string | undefined, options: Record<string, unknown>) {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
   const settings = resolveSettings(runFlags(agent, options), { logger });
-  const memory = openAgentMemory(settings, logger, { seed: false });
+  const memory = await openAgentMemory(settings, logger, { seed: false });
   // --timeline: what a timeline wake offers on top, the platform tools (made without contacting the platform).
   const timeline = options.timeline as string | undefined;
   if (timeline !== undefined && !isUuid(timeline)) {
@@ -75,7 +76,15 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     workspace: toolset.workspace,
     mcp_servers: toolset.mcpConfigured,
     mcp_request_timeout: resolveMcpTimeoutMs(undefined, process.env) / 1000,
-    memory_provider: memory.name,
+    // The provider actually bound, and its package version (null for a built-in).
+    memory_provider: memory.binding.provider,
+    memory_provider_spec: memory.binding.spec,
+    memory_provider_source: memory.binding.source,
+    memory_provider_module: memory.binding.module,
+    memory_provider_package: memory.binding.package,
+    memory_provider_version: memory.binding.version,
+    memory_embedding: memory.binding.embedding,
+    memory_provider_refused: memory.binding.refused,
     memory_path: settings.memoryPath,
     journal_path: settings.journalPath,
     max_steps: settings.maxSteps,

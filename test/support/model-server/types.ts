@@ -2,6 +2,7 @@
 import type { ReceivedUpload, ScriptedHosted } from './server-tools.ts';
 export type { ReceivedUpload, ScriptedCitation, ScriptedContainerFile, ScriptedHosted } from './server-tools.ts';
 import type { MediaServer } from './media.ts';
+import type { EmbedFunction, EmbeddingRequest } from './embeddings.ts';
 
 export type Wire = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'google';
 
@@ -151,10 +152,14 @@ export interface ModelServer {
   uploads: ReceivedUpload[];
   /** Responders still waiting in the queue. */
   queued(): number;
+  /** Every POST /v1/embeddings received, in order (model-server/embeddings.ts). */
+  embeddingRequests: EmbeddingRequest[];
   close(): Promise<void>;
 }
 
 export interface ModelServerOptions {
   script?: Responder[];
   fallback?: Responder;
+  /** The vectors POST /v1/embeddings answers with; default a hashed bag of words. */
+  embed?: EmbedFunction;
 }
