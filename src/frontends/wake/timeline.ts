@@ -14,6 +14,7 @@ import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
+import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -50,6 +51,11 @@ export interface TimelineWakeOptions {
   breaker?: BreakerSettings;
   /** How many messages a first wake reads (FACTS.md: the newest 50). */
   firstWakeWindow?: number;
+  /** Read-speed pacing of a peer AI's message, per timeline (ACX_PACE_*; default on, as for a session wake). */
+  pacing?: PacingSettings;
+  /** For tests: the clock and the wait pacing uses. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -206,15 +212,26 @@ interface WorkTurn {
 
 /** The unseen messages as one batch (or nothing), and how to settle their mark afterwards. */
 async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turn?: WorkTurn; settle: () => void; busy: boolean }> {
-  const { client, state, timeline } = options;
-  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
-  const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
-  const firstWake = state.mark(timeline, 'message') === undefined;
-  // A first wake also takes up what an earlier wake claimed and never finished (it was killed
-  // before its first settle, so there is no mark yet).
-  const stranded = new Set(fromPeers.filter((message) => state.phase(ref(timeline, message)) === 'in-flight'));
-  const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
-  const candidates = unseen.filter((message) => chosen.has(message));
+  const { state, timeline } = options;
+  let view = await readUnseen(options, me);
+  // A fresh batch whose newest message is a peer AI's is read at human speed first, and what
+  // lands meanwhile is folded in; a batch an earlier wake already took up is answered as it was.
+  // Loop 2 (rebuilding a turn for messages that land while it generates) has no work here: a
+  // timeline turn speaks only through a tool, a turn that called one is never rebuilt, and a
+  // message that lands mid-turn wakes its own delivery.
+  if (!view.candidates.some((message) => state.phase(ref(timeline, message)) === 'in-flight')) {
+    await readAtHumanSpeed(view.candidates, {
+      pacing: options.pacing ?? DEFAULT_PACING,
+      logger: options.logger,
+      fields: { timeline },
+      idField: 'message',
+      describe: (message) => ({ id: message.content.uuid, fromPeerAi: message.user.kind === 'ai', text: message.content.body, at: Date.parse(message.created_at) }),
+      reread: async () => (view = await readUnseen(options, me)).candidates,
+      now: options.now,
+      sleep: options.sleep,
+    });
+  }
+  const { unseen, candidates, firstWake } = view;
   // Claim in order; a message a live wake holds, and everything after it, is that wake's.
   const batch: Message[] = [];
   let held: Message | undefined;
@@ -239,6 +256,19 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
     settle,
     busy: held !== undefined,
   };
+}
+
+/** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
+async function readUnseen(options: TimelineWakeOptions, me: Actor): Promise<{ unseen: Message[]; candidates: Message[]; firstWake: boolean }> {
+  const { client, state, timeline } = options;
+  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
+  const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
+  const firstWake = state.mark(timeline, 'message') === undefined;
+  // A first wake also takes up what an earlier wake claimed and never finished (it was killed
+  // before its first settle, so there is no mark yet).
+  const stranded = new Set(fromPeers.filter((message) => state.phase(ref(timeline, message)) === 'in-flight'));
+  const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
+  return { unseen, candidates: unseen.filter((message) => chosen.has(message)), firstWake };
 }
 
 type SingleKind = 'asset' | 'webhook_event';
