@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
-import type { SpeechMode } from '../engine/brief.ts';
+import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
@@ -101,7 +101,7 @@ export interface GenerateOptions extends TurnCallbacks {
   /** The AI SDK's alternative to `prompt`. */
   messages?: ModelMessage[];
   options?: HarnessCallOptions | undefined;
-  addressed?: boolean;
+  addressed?: Addressed;
   /**
    * An id for this turn that makes delivering the same message twice safe: if the session already
    * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an

@@ -11,7 +11,7 @@ import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../too
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
-import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
+import { type Addressed, composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { callCostUsd } from '../model/call-cost.ts';
 import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
@@ -112,8 +112,11 @@ export interface TurnHooks {
 export interface TurnInput extends TurnHooks {
   sessionId: string;
   prompt: string | UserContent;
-  /** The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech mode. */
-  addressed?: boolean;
+  /**
+   * The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech
+   * mode, worded for the reason given (a mention wins when both hold).
+   */
+  addressed?: Addressed;
   /**
    * The turn's id, chosen by the caller to make delivering the same message twice safe (a queue
    * or router that delivers at least once). If the session already has a turn with this id, its
@@ -220,7 +223,7 @@ interface TurnState {
   lastInputTokens: number | undefined;
   toolsRan: number;
   visibleActions: number;
-  addressed: boolean;
+  addressed: Addressed;
   nudged: boolean;
   repairedOutput: boolean;
   overflowRescued: boolean;
@@ -427,7 +430,7 @@ export class Engine {
   private async newState(
     turn: TurnRecord,
     hooks: TurnHooks,
-    flags: { addressed: boolean; resumed: boolean },
+    flags: { addressed: Addressed; resumed: boolean },
   ): Promise<TurnState> {
     const transcript = this.loadTranscript(turn.sessionId);
     const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
@@ -539,13 +542,13 @@ export class Engine {
   /** Decides what a step without tool calls means: the final reply, or one more nudge/repair. */
   private async onFinalText(state: TurnState, text: string): Promise<TurnResult | 'continue'> {
     const speech = this.options.speech;
-    if (speech.mode === 'tool' && state.addressed && state.visibleActions === 0 && !state.nudged) {
+    if (speech.mode === 'tool' && state.addressed !== false && state.visibleActions === 0 && !state.nudged) {
       state.nudged = true;
       this.commit(state, () => {
-        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech) });
+        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech, state.addressed) });
         this.journal.updateTurn(state.turn.id, { nudged: true });
       });
-      this.logger.info('nudge', { session: state.sessionId, tool: speech.tool });
+      this.logger.info('nudge', { session: state.sessionId, tool: speech.tool, ...(typeof state.addressed === 'string' ? { addressed: state.addressed } : {}) });
       return 'continue';
     }
     if (this.output && !state.repairedOutput) {

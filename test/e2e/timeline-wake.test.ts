@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
-import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
@@ -30,11 +30,7 @@ function setUp() {
 const wakeEnv = (token: string, extra: Record<string, string> = {}) =>
   cleanEnv({ BASECRADLE_BASE_URL: platform.url, BASECRADLE_TOKEN: token, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ...extra });
 
-async function post(token: string, timeline: string, body: string): Promise<string> {
-  const sent = await platform.api('POST', `/timelines/${timeline}/messages`, { token, json: { message: { body } } });
-  expect(sent.status, sent.text).toBe(201);
-  return sent.body.message.content.uuid as string;
-}
+const post = async (token: string, timeline: string, body: string) => (await postMessage(platform, token, timeline, body)).uuid;
 
 async function messagesOn(token: string, timeline: string): Promise<Array<{ handle: string; body: string }>> {
   const listed = await platform.api('GET', `/messages?timeline=${timeline}`, { token });

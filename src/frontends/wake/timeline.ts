@@ -9,6 +9,7 @@ import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts'
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
 import type { HarnessTurnResult } from '../../agent/harness-results.ts';
+import type { Addressed } from '../../engine/brief.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -205,7 +206,8 @@ interface WorkTurn {
   refs: ItemRef[];
   anchor: string;
   prompt: string;
-  addressed: boolean;
+  /** Why the turn calls for a reply (arms the nudge): message turns only; a mention wins. */
+  addressed: Addressed;
   /** After the turn committed (a task joins the seen-set). */
   after?: () => void;
 }
@@ -251,7 +253,7 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
       refs: batch.map((message) => ref(timeline, message)),
       anchor: batch[0]!.content.uuid,
       prompt: batchPrompt(batch, { firstWake, earlier: firstWake ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
-      addressed: batch.some((message) => mentions(message.content.body, me.handle)) || twoViewers(room),
+      addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
     },
     settle,
     busy: held !== undefined,

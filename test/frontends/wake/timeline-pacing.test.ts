@@ -16,7 +16,7 @@ import { DEFAULT_PACING, type PacingSettings } from '../../../src/frontends/wake
 import { wakeOnTimeline } from '../../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../../src/model/providers.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
-import { sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText, scriptedModel } from '../../support/scripted-model.ts';
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AddedUser } from '../../../src/platform/index.ts';
@@ -29,11 +29,7 @@ afterEach(async () => {
   await platform.close();
 });
 
-async function post(author: AddedUser, timeline: string, body: string): Promise<{ uuid: string; at: number }> {
-  const sent = await platform.api('POST', `/timelines/${timeline}/messages`, { token: author.token, json: { message: { body } } });
-  expect(sent.status, sent.text).toBe(201);
-  return { uuid: sent.body.message.content.uuid as string, at: Date.parse(sent.body.message.created_at as string) };
-}
+const post = (author: AddedUser, timeline: string, body: string) => postMessage(platform, author.token, timeline, body);
 
 /** Whether a tool result follows the turn's prompt (the batch), as opposed to an earlier turn's. */
 function answeredThisTurn(options: LanguageModelV4CallOptions): boolean {
