@@ -105,8 +105,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const settleKinds: Array<() => void> = [];
   let busy = false;
   const messages = await messageWork(options, me, room, wakeId);
-  if (messages.turn) work.push(messages.turn);
-  else messages.settle();
+  work.push(...messages.turns);
+  if (messages.turns.length === 0) messages.settle();
   settleKinds.push(messages.settle);
   busy ||= messages.busy;
   for (const kind of ['asset', 'webhook_event'] as const) {
@@ -212,8 +212,8 @@ interface WorkTurn {
   after?: () => void;
 }
 
-/** The unseen messages as one batch (or nothing), and how to settle their mark afterwards. */
-async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turn?: WorkTurn; settle: () => void; busy: boolean }> {
+/** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
+async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => void; busy: boolean }> {
   const { state, timeline } = options;
   let view = await readUnseen(options, me);
   // A fresh batch whose newest message is a peer AI's is read at human speed first, and what
@@ -235,7 +235,7 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
   }
   const { unseen, candidates, firstWake } = view;
   // Claim in order; a message a live wake holds, and everything after it, is that wake's.
-  const batch: Message[] = [];
+  const claimed: Array<{ message: Message; resumed: boolean }> = [];
   let held: Message | undefined;
   for (const message of candidates) {
     const outcome = state.take(ref(timeline, message), wakeId);
@@ -243,21 +243,21 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
       held = message;
       break;
     }
-    if (outcome === 'taken' || outcome === 'resumed') batch.push(message);
+    if (outcome === 'taken' || outcome === 'resumed') claimed.push({ message, resumed: outcome === 'resumed' });
   }
-  const settle = () => settleMarks(state, timeline, unseen, held);
-  if (batch.length === 0) return { settle, busy: held !== undefined };
-  return {
-    turn: {
-      kind: 'message',
-      refs: batch.map((message) => ref(timeline, message)),
-      anchor: batch[0]!.content.uuid,
-      prompt: batchPrompt(batch, { firstWake, earlier: firstWake ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
-      addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
-    },
-    settle,
-    busy: held !== undefined,
-  };
+  // The leading messages a dead wake had claimed are its batch: its turn (anchored on the first
+  // of them) is finished as that wake fixed it, since the journal already holds its prompt. What
+  // arrived since is a batch of its own, in a turn after it, so it is never swallowed unread.
+  const split = claimed[0]?.resumed ? claimed.findIndex((entry) => !entry.resumed) : 0;
+  const batches = (split > 0 ? [claimed.slice(0, split), claimed.slice(split)] : [claimed]).map((run) => run.map((entry) => entry.message)).filter((run) => run.length > 0);
+  const turns = batches.map((batch, i): WorkTurn => ({
+    kind: 'message',
+    refs: batch.map((message) => ref(timeline, message)),
+    anchor: batch[0]!.content.uuid,
+    prompt: batchPrompt(batch, { firstWake, earlier: firstWake && i === 0 ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
+    addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
+  }));
+  return { turns, settle: () => settleMarks(state, timeline, unseen, held), busy: held !== undefined };
 }
 
 /** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
