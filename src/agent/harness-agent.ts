@@ -67,6 +67,12 @@ export interface AgentSession {
   suspendTurn(): Promise<void>;
   /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
   compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
+  /**
+   * Gives up the unfinished turn `turnId` for good, when what it answered is set aside: it is
+   * recorded as cancelled, saying why, and no longer holds back the next turn. False when there
+   * is no such turn unfinished. Engine only (turn ids are its own).
+   */
+  abandonTurn(turnId: string, reason: string): boolean;
 }
 
 export interface CreateSessionOptions {
@@ -180,6 +186,15 @@ class Session implements AgentSession {
     } finally {
       if (this.#running === call) this.#running = undefined;
     }
+  }
+
+  abandonTurn(turnId: string, reason: string): boolean {
+    if (!this.inner.abandonTurn) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no caller-chosen turn ids, so no turn to abandon.`, {
+        hint: 'Run the agent on the engine harness.',
+      });
+    }
+    return this.inner.abandonTurn(turnId, reason);
   }
 
   async stop(): Promise<void> {

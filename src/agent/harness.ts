@@ -51,6 +51,8 @@ export interface HarnessSession {
   continuation?(): TurnContinuation | undefined;
   /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
   readonly canSuspend?: boolean;
+  /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */
+  abandonTurn?(turnId: string, reason: string): boolean;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }

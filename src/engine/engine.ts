@@ -314,6 +314,19 @@ export class Engine {
     return this.journal.unfinishedTurn(sessionId) !== undefined;
   }
 
+  /**
+   * Gives up a running or suspended turn for good (its caller set its message aside): the turn
+   * stays in the journal as cancelled, saying why, and no longer holds back the session's next
+   * turn. False when the session has no such turn unfinished.
+   */
+  abandonTurn(sessionId: string, turnId: string, reason: string): boolean {
+    const turn = this.journal.turn(turnId);
+    if (!turn || turn.sessionId !== sessionId || (turn.status !== 'running' && turn.status !== 'suspended')) return false;
+    this.journal.updateTurn(turnId, { status: 'cancelled', error: `abandoned: ${reason}` });
+    this.logger.warn('turn abandoned', { session: sessionId, turn: turnId, reason });
+    return true;
+  }
+
   /** Runs one turn for a new user message. An unfinished earlier turn must be continued first. */
   async runTurn(input: TurnInput): Promise<TurnResult> {
     const { sessionId } = input;

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { HarnessAgent } from '../../agent/harness-agent.ts';
+import type { AgentSession, HarnessAgent } from '../../agent/harness-agent.ts';
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
@@ -143,6 +143,10 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
       anchor = turn.anchor;
+      if (turn.refs.some((item) => state.resumes(item) > STALL_AFTER_FAILED_RESUMES)) {
+        posted += await setAside(options, session, turn, wakeId, bookend);
+        continue;
+      }
       // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
       const heartbeat = setInterval(() => state.heartbeat(turn.refs, wakeId), HEARTBEAT_MS);
       heartbeat.unref();
@@ -188,6 +192,31 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     await prepared.close();
   }
 }
+
+/**
+ * An item this wake took over from the third wake in a row that did not finish it (the first try
+ * and two resumes failed) is set aside rather than tried forever: one stall note on the timeline
+ * (under its own Idempotency-Key, so a wake killed while posting it posts it once), the items
+ * abandoned, and the turn given up so it no longer holds back the session. Returns the posts (1).
+ */
+async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<number> {
+  const { client, state, timeline, logger } = options;
+  const items = turn.refs.map((item) => item.item).join(', ');
+  const body =
+    `I could not finish answering ${STALLED_NOUN[turn.kind]} (${items}): it failed again after ${STALL_AFTER_FAILED_RESUMES} attempts to resume, ` +
+    'so I am setting it aside. Ask again if it still needs an answer.';
+  const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
+  logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
+  state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  turn.after?.();
+  logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
+  return 1;
+}
+
+/** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */
+const STALL_AFTER_FAILED_RESUMES = 2;
+const STALLED_NOUN: Record<ItemKind, string> = { message: 'the messages here', asset: 'a shared asset', webhook_event: 'a webhook event', task: 'a scheduled task' };
 
 /** The brief's platform part: the tools with a one-line gotcha each, and dashboard.md (degrading to a note). */
 async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], logger: Logger): Promise<string[]> {
