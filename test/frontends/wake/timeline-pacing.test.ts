@@ -3,23 +3,14 @@
 // read at human speed before it is answered, a newer AI message that lands meanwhile restarts the
 // read and joins the batch (re-read from the platform), and a person's message, an old message or
 // a batch an earlier wake already took up is answered at once.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createEngineHarness } from '../../../src/agent/engine-harness.ts';
-import { HarnessAgent } from '../../../src/agent/harness-agent.ts';
-import { BaseCradleClient } from '../../../src/channel/client.ts';
 import { ChannelState } from '../../../src/channel/state.ts';
 import { DEFAULT_PACING, type PacingSettings } from '../../../src/frontends/wake/pacing.ts';
-import { wakeOnTimeline } from '../../../src/frontends/wake/timeline.ts';
-import { fromLanguageModel } from '../../../src/model/providers.ts';
-import { createMemoryLogger } from '../../../src/util/logger.ts';
-import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
-import { lastUserText, scriptedModel } from '../../support/scripted-model.ts';
-import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { AddedUser } from '../../../src/platform/index.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+import { lastUserText } from '../../support/scripted-model.ts';
+import { deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -31,39 +22,13 @@ afterEach(async () => {
 
 const post = (author: AddedUser, timeline: string, body: string) => postMessage(platform, author.token, timeline, body);
 
-/** Whether a tool result follows the turn's prompt (the batch), as opposed to an earlier turn's. */
-function answeredThisTurn(options: LanguageModelV4CallOptions): boolean {
-  const text = (message: (typeof options.prompt)[number]) => (message.role === 'user' ? message.content.map((part) => (part.type === 'text' ? part.text : '')).join('') : '');
-  const batch = options.prompt.findLastIndex((message) => message.role === 'user' && !text(message).startsWith('<acx-brief>'));
-  return options.prompt.slice(batch).some((message) => message.role === 'tool');
-}
-
-/** One timeline wake of `agent` in process: it answers each batch with one messages_create. */
-async function wakeAs(agent: AddedUser, timeline: string, pace: { pacing?: PacingSettings; trigger?: string; now: () => number; sleep: (ms: number) => Promise<void> }, home = mkdtempSync(join(tmpdir(), 'acx-pacing-'))) {
-  const model = scriptedModel((options) => (answeredThisTurn(options) ? { text: 'answered' } : { toolCalls: [{ name: 'messages_create', input: { body: 'Read you.' } }] }));
-  const logger = createMemoryLogger('debug');
-  const state = new ChannelState(join(home, 'channel.db'));
-  try {
-    const outcome = await wakeOnTimeline({
-      client: new BaseCradleClient({ env: {}, baseUrl: platform.url, token: agent.token }),
-      state,
-      timeline,
-      ...(pace.trigger ? { trigger: pace.trigger } : {}),
-      logger,
-      pacing: pace.pacing ?? DEFAULT_PACING,
-      now: pace.now,
-      sleep: pace.sleep,
-      agent: async (platformTools) => {
-        const harness = createEngineHarness({ model: fromLanguageModel(model), home });
-        const engineAgent = new HarnessAgent({ harness, tools: platformTools, permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
-        return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
-      },
-    });
-    return { outcome, model, logger, home };
-  } finally {
-    state.close();
-  }
-}
+/** One timeline wake of `agent` in process, paced (on by default) with the fake clock and wait given. */
+const wakeAs = (agent: AddedUser, timeline: string, pace: { pacing?: PacingSettings; trigger?: string; now: () => number; sleep: (ms: number) => Promise<void> }, home?: string) =>
+  wakeInProcess(platform, agent, timeline, {
+    pacing: pace.pacing ?? DEFAULT_PACING,
+    extra: { now: pace.now, sleep: pace.sleep, ...(pace.trigger ? { trigger: pace.trigger } : {}) },
+    ...(home ? { home } : {}),
+  });
 
 describe('timeline wake pacing', { timeout: 60_000 }, () => {
   it("reads a peer AI's message at human speed; a newer AI message landing meanwhile restarts the read and joins the batch", async () => {
@@ -137,8 +102,7 @@ describe('timeline wake pacing', { timeout: 60_000 }, () => {
     // that takes it up answers the batch as it stands, without reading it again.
     const next = await post(ada, room, 'Still there?');
     const home = off.home;
-    const dead = { pid: spawnSync(process.execPath, ['-e', '0']).pid!, host: hostname(), started: null };
-    const state = new ChannelState(join(home, 'channel.db'), { holder: dead });
+    const state = new ChannelState(join(home, 'channel.db'), { holder: deadHolder() });
     expect(state.take({ timeline: room, kind: 'message', item: next.uuid }, 'an-earlier-wake')).toBe('taken');
     state.close();
     const resumed = await wakeAs(nova, room, { now: () => next.at, sleep }, home);
