@@ -110,10 +110,11 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const run = await runAcx(['wake', AGENT, '--timeline', timeline], { env: wakeEnv(nova.token) });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_deleted/);
-    // A locked timeline is read-only for good: nothing to do, exit 0.
+    // A locked timeline is read-only for good: nothing to do, exit 0. (The timeline given the
+    // router's way, as BASECRADLE_TIMELINE.)
     const locked = await sharedTimeline(platform, ana, nova, 'Locked');
     expect((await platform.api('POST', `/timelines/${locked}/lock`, { token: ana.token })).status).toBeLessThan(300);
-    const onLocked = await runAcx(['wake', AGENT, '--timeline', locked], { env: wakeEnv(nova.token) });
+    const onLocked = await runAcx(['wake', AGENT], { env: { ...wakeEnv(nova.token), BASECRADLE_TIMELINE: locked } });
     expect(onLocked.status, onLocked.stderr).toBe(0);
     expect(onLocked.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_locked/);
     // A bad token is a failure the router retries: non-zero, saying so, the token never printed.
