@@ -82,6 +82,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         detach: async () => {},
         destroy: async () => engine.journal.deleteSession(sessionId),
         canSuspend: true,
+        abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
         continuation: () => continuationOf(engine.journal, engine.journal.unfinishedTurn(sessionId)),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });

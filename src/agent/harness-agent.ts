@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
-import type { SpeechMode } from '../engine/brief.ts';
+import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
@@ -67,6 +67,12 @@ export interface AgentSession {
   suspendTurn(): Promise<void>;
   /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
   compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
+  /**
+   * Gives up the unfinished turn `turnId` for good, when what it answered is set aside: it is
+   * recorded as cancelled, saying why, and no longer holds back the next turn. False when there
+   * is no such turn unfinished. Engine only (turn ids are its own).
+   */
+  abandonTurn(turnId: string, reason: string): boolean;
 }
 
 export interface CreateSessionOptions {
@@ -101,7 +107,7 @@ export interface GenerateOptions extends TurnCallbacks {
   /** The AI SDK's alternative to `prompt`. */
   messages?: ModelMessage[];
   options?: HarnessCallOptions | undefined;
-  addressed?: boolean;
+  addressed?: Addressed;
   /**
    * An id for this turn that makes delivering the same message twice safe: if the session already
    * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
@@ -180,6 +186,15 @@ class Session implements AgentSession {
     } finally {
       if (this.#running === call) this.#running = undefined;
     }
+  }
+
+  abandonTurn(turnId: string, reason: string): boolean {
+    if (!this.inner.abandonTurn) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no caller-chosen turn ids, so no turn to abandon.`, {
+        hint: 'Run the agent on the engine harness.',
+      });
+    }
+    return this.inner.abandonTurn(turnId, reason);
   }
 
   async stop(): Promise<void> {

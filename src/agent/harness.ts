@@ -1,7 +1,7 @@
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
-import type { SpeechMode } from '../engine/brief.ts';
+import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -26,7 +26,7 @@ export interface AgentConfig {
 
 export interface HarnessRunInput extends TurnHooks {
   prompt: string | UserContent;
-  addressed?: boolean;
+  addressed?: Addressed;
   /** Caller-chosen turn id that makes redelivering a message safe (native engine only). */
   turnId?: string;
 }
@@ -51,6 +51,8 @@ export interface HarnessSession {
   continuation?(): TurnContinuation | undefined;
   /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
   readonly canSuspend?: boolean;
+  /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */
+  abandonTurn?(turnId: string, reason: string): boolean;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }

@@ -5,6 +5,9 @@ import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, ty
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { AgentSession, HarnessAgent } from './harness-agent.ts';
+import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from '../frontends/wake/pacing.ts';
+
+export { DEFAULT_PACING, type PacingSettings };
 
 /**
  * Wake mode: one process per event. The event is recorded before anything else, the session's
@@ -52,35 +55,13 @@ export interface WakeOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/**
- * Read-speed pacing: before answering a peer AI's message, wait as long as a person would take to
- * read it (minus the time it has already waited), then take in whatever arrived meanwhile. It
- * keeps an AI-to-AI exchange readable and well under the breaker's trip line. People's messages
- * are answered at once.
- */
-export interface PacingSettings {
-  /** Off turns off both loops: the read-speed wait and the rebuild for late messages. */
-  enabled: boolean;
-  charsPerSecond: number;
-  floorMs: number;
-  /**
-   * Loop 2, for every sender: when messages arrive while a batch's turn is generating, the turn
-   * is built again with them folded in, up to this many builds in all (the last one stands). A
-   * build that called a tool is never rebuilt: its effects are real. 1 turns rebuilding off.
-   */
-  maxBuilds: number;
-}
-
 export type WakeOutcome =
   | { outcome: 'answered' | 'nothing-new'; answered: number; failedEvents: string[] }
   | { outcome: 'busy'; answered: 0; failedEvents: [] }
   | { outcome: 'declined'; answered: 0; failedEvents: [] };
 
 export const DEFAULT_BREAKER: BreakerSettings = { max: 10, windowMs: 60_000, cooldownMs: 60_000 };
-export const DEFAULT_PACING: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 };
 export const DEFAULT_MAX_ATTEMPTS = 3;
-/** How many times pacing restarts its read on a newer AI message before it answers anyway. */
-const MAX_SETTLE_ROUNDS = 5;
 
 /**
  * The engine turn that answers a build of a batch: the same batch and build always map to the
@@ -285,26 +266,16 @@ function acted(result: HarnessTurnResult): boolean {
   return result.toolCalls.length > 0 || result.pendingApprovals.length > 0 || result.pendingToolCalls.length > 0;
 }
 
-/**
- * Loop 1 of read-speed pacing: while the newest pending message is a peer AI's, wait out the rest
- * of its reading time, then look again; a newer AI message restarts the read on it.
- */
-async function pace(pending: InboxItem[], options: WakeOptions): Promise<InboxItem[]> {
-  const pacing = options.pacing ?? DEFAULT_PACING;
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  let items = pending;
-  for (let round = 0; pacing.enabled && round < MAX_SETTLE_ROUNDS; round++) {
-    const newest = items.at(-1)!;
-    if (newest.senderKind !== 'ai') break;
-    const readMs = Math.max(pacing.floorMs, (newest.text.length / pacing.charsPerSecond) * 1000);
-    const owed = readMs - (now() - Date.parse(newest.receivedAt));
-    if (owed <= 0) break;
-    options.logger.info('wake pacing', { session: options.sessionId, event: newest.eventId, read: `${(readMs / 1000).toFixed(1)}s`, wait: `${(owed / 1000).toFixed(1)}s` });
-    await sleep(owed);
-    const again = options.store.pending(options.sessionId);
-    if (again.length === items.length) break;
-    items = again;
-  }
-  return items;
+/** Loop 1 of read-speed pacing over the session's inbox: a peer AI's newest message is read first. */
+function pace(pending: InboxItem[], options: WakeOptions): Promise<readonly InboxItem[]> {
+  return readAtHumanSpeed(pending, {
+    pacing: options.pacing ?? DEFAULT_PACING,
+    logger: options.logger,
+    fields: { session: options.sessionId },
+    idField: 'event',
+    describe: (item) => ({ id: item.eventId, fromPeerAi: item.senderKind === 'ai', text: item.text, at: Date.parse(item.receivedAt) }),
+    reread: () => options.store.pending(options.sessionId),
+    now: options.now,
+    sleep: options.sleep,
+  });
 }

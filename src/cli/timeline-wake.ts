@@ -31,7 +31,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
   const location = locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
-  const { breaker } = resolveWakeSettings(options, env);
+  const { breaker, pacing } = resolveWakeSettings(options, env);
   const client = new BaseCradleClient(env.BASECRADLE_BASE_URL ? { baseUrl: env.BASECRADLE_BASE_URL } : {});
   const state = new ChannelState(channelStatePath(location.stateDir));
   try {
@@ -40,6 +40,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
       state,
       timeline,
       breaker,
+      pacing,
       ...(trigger ? { trigger } : {}),
       triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
       ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),

@@ -1,6 +1,7 @@
 import { AcxError } from '../core/errors.ts';
 import type { BreakerSettings } from '../store/wake-store.ts';
-import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS, DEFAULT_PACING, type PacingSettings } from '../agent/wake.ts';
+import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS } from '../agent/wake.ts';
+import { DEFAULT_PACING, type PacingSettings } from '../frontends/wake/pacing.ts';
 import { isSwitchedOff } from './switches.ts';
 
 /**

@@ -74,9 +74,16 @@ export function reserveBrief(input: { now: Date; maxSteps: number; speech: Speec
   ].join('\n');
 }
 
-export function nudgeNote(speech: SpeechMode & { mode: 'tool' }): string {
+/**
+ * Why a message calls for a reply: it names the agent (`mention`), or it comes from the only
+ * other party of a one-on-one conversation (`one-on-one`). `true`: addressed, reason unstated.
+ */
+export type Addressed = boolean | 'mention' | 'one-on-one';
+
+export function nudgeNote(speech: SpeechMode & { mode: 'tool' }, addressed: Addressed = true): string {
+  const why = addressed === 'one-on-one' ? 'You are the only other party in this conversation' : 'You were addressed';
   return (
-    '[harness] You were addressed and this turn has taken no visible action. If silence is deliberate, say why; ' +
+    `[harness] ${why} and this turn has taken no visible action. If silence is deliberate, say why; ` +
     `otherwise act now. Speaking means calling the \`${speech.tool}\` tool; text written here reaches no one.`
   );
 }

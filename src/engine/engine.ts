@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { logSeconds } from '../util/duration.ts';
-import { composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
+import { type Addressed, composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { callCostUsd } from '../model/call-cost.ts';
 import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import { compactSession, type CompactionOutcome } from './compaction.ts';
@@ -117,8 +117,11 @@ export interface TurnHooks {
 export interface TurnInput extends TurnHooks {
   sessionId: string;
   prompt: string | UserContent;
-  /** The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech mode. */
-  addressed?: boolean;
+  /**
+   * The message calls for a reply (a mention, a one-on-one): arms the one nudge in tool speech
+   * mode, worded for the reason given (a mention wins when both hold).
+   */
+  addressed?: Addressed;
   /**
    * The turn's id, chosen by the caller to make delivering the same message twice safe (a queue
    * or router that delivers at least once). If the session already has a turn with this id, its
@@ -225,7 +228,7 @@ interface TurnState {
   lastInputTokens: number | undefined;
   toolsRan: number;
   visibleActions: number;
-  addressed: boolean;
+  addressed: Addressed;
   nudged: boolean;
   repairedOutput: boolean;
   overflowRescued: boolean;
@@ -326,6 +329,19 @@ export class Engine {
 
   hasUnfinishedTurn(sessionId: string): boolean {
     return this.journal.unfinishedTurn(sessionId) !== undefined;
+  }
+
+  /**
+   * Gives up a running or suspended turn for good (its caller set its message aside): the turn
+   * stays in the journal as cancelled, saying why, and no longer holds back the session's next
+   * turn. False when the session has no such turn unfinished.
+   */
+  abandonTurn(sessionId: string, turnId: string, reason: string): boolean {
+    const turn = this.journal.turn(turnId);
+    if (!turn || turn.sessionId !== sessionId || (turn.status !== 'running' && turn.status !== 'suspended')) return false;
+    this.journal.updateTurn(turnId, { status: 'cancelled', error: `abandoned: ${reason}` });
+    this.logger.warn('turn abandoned', { session: sessionId, turn: turnId, reason });
+    return true;
   }
 
   /** Runs one turn for a new user message. An unfinished earlier turn must be continued first. */
@@ -444,7 +460,7 @@ export class Engine {
   private async newState(
     turn: TurnRecord,
     hooks: TurnHooks,
-    flags: { addressed: boolean; resumed: boolean },
+    flags: { addressed: Addressed; resumed: boolean },
   ): Promise<TurnState> {
     const transcript = this.loadTranscript(turn.sessionId);
     const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
@@ -560,13 +576,13 @@ export class Engine {
   /** Decides what a step without tool calls means: the final reply, or one more nudge/repair. */
   private async onFinalText(state: TurnState, text: string): Promise<TurnResult | 'continue'> {
     const speech = this.options.speech;
-    if (speech.mode === 'tool' && state.addressed && state.visibleActions === 0 && !state.nudged) {
+    if (speech.mode === 'tool' && state.addressed !== false && state.visibleActions === 0 && !state.nudged) {
       state.nudged = true;
       this.commit(state, () => {
-        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech) });
+        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech, state.addressed) });
         this.journal.updateTurn(state.turn.id, { nudged: true });
       });
-      this.logger.info('nudge', { session: state.sessionId, tool: speech.tool });
+      this.logger.info('nudge', { session: state.sessionId, tool: speech.tool, ...(typeof state.addressed === 'string' ? { addressed: state.addressed } : {}) });
       return 'continue';
     }
     if (this.output && !state.repairedOutput) {

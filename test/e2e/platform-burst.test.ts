@@ -57,7 +57,9 @@ describe('a burst of platform messages through the router (e2e)', { timeout: 180
       platformUrl: platform.url,
       databasePath: join(home, 'router.db'),
       logger,
-      env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home }),
+      // Read-speed pacing off: a batch whose newest message is another agent's ack would be read
+      // for 20 s first (test/frontends/wake/timeline-pacing.test.ts covers pacing, on a fake clock).
+      env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_PACE_ENABLED: '0' }),
       retryDelaysMs: [50, 100],
     });
     await platform.restart({ deliverTo: [router.url], webhookSecrets: secrets, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
@@ -142,6 +144,9 @@ describe('a burst of platform messages through the router (e2e)', { timeout: 180
         ACX_WAKE_BREAKER_MAX: String(breaker.max),
         ACX_WAKE_BREAKER_WINDOW: String(breaker.windowS),
         ACX_WAKE_BREAKER_COOLDOWN: String(breaker.cooldownS),
+        // The breaker is what this test is about: without pacing, which would read each of the
+        // other agent's messages for 20 s and so slow the loop well under the trip line.
+        ACX_PACE_ENABLED: '0',
       }),
       retryDelaysMs: [50, 100],
     });

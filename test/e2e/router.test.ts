@@ -73,6 +73,18 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
     expect(logger.lines.filter((line) => line.includes('router wake '))).toHaveLength(1);
   });
 
+  it('a wake that exits non-zero is run again, 3 attempts in all, then recorded failed', async () => {
+    const { ana, timeline, logger } = await setUp();
+    // The model refuses every request (a 400 is not retried inside a wake): each attempt exits 1.
+    model!.enqueue({ fail: { status: 400 } }, { fail: { status: 400 } }, { fail: { status: 400 } });
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova are you up?' } } });
+    await until(async () => logger.lines.some((line) => line.includes('router wake ') && line.includes('outcome=failed')), 'the failed outcome');
+    await router!.idle();
+    expect(logger.lines.filter((line) => /WARNING router wake retry .*attempt=[12] exit=1/.test(line))).toHaveLength(2);
+    expect(logger.lines.filter((line) => /ERROR router wake .*outcome=failed attempts=3 exit=1/.test(line))).toHaveLength(1);
+    expect(model!.requests).toHaveLength(3);
+  });
+
   it('refuses a bad signature and answers a delivery id seen before without waking again', async () => {
     const { nova, timeline, logger } = await setUp();
     const body = JSON.stringify({ event: 'message.created', recipient_uuid: nova.uuid, timeline_uuid: timeline, resource: { type: 'message', uuid: '0190a5f2-0000-7000-8000-000000000001' } });

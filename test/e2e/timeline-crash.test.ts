@@ -71,4 +71,24 @@ describe('a timeline wake killed at every boundary (e2e)', { timeout: 300_000 },
     }
     expect(failures).toEqual([]);
   });
+
+  it('an item whose first try and two resumes all died is set aside: one stall note, the item abandoned, the next message answered', async () => {
+    const timeline = await freshRoom();
+    const home = mkdtempSync(join(tmpdir(), 'acx-tl-stall-'));
+    // Each dies at its first durability checkpoint: the turn started, then twice resumed, never finished.
+    for (let attempt = 1; attempt <= 3; attempt++) expect((await wake(home, timeline, 'checkpoint:1')).signal).toBe('SIGKILL');
+    const fourth = await wake(home, timeline, 'none');
+    expect(fourth.code, fourth.stderr).toBe(0);
+    expect(JSON.parse(fourth.stdout)).toEqual({ outcome: 'answered', posted: 1 });
+    const said = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ user: { handle: string }; content: { body: string } }>;
+    expect(said.filter((m) => m.user.handle === 'nova').map((m) => m.content.body)).toEqual([expect.stringMatching(/^I could not finish answering the messages here .*setting it aside/)]);
+    expect(await countOn(timeline)).toEqual({ messages: 1, tasks: 0 });
+    // The abandoned turn no longer holds the session back: a new message is answered as usual.
+    await platform.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova and now?' } } });
+    const next = await wake(home, timeline, 'none');
+    expect(next.code, next.stderr).toBe(0);
+    expect(JSON.parse(next.stdout)).toEqual({ outcome: 'answered', posted: 1 });
+    expect(await countOn(timeline)).toEqual({ messages: 2, tasks: 1 });
+    expect((await wake(home, timeline, 'none')).stdout).toContain('"nothing-new"');
+  });
 });

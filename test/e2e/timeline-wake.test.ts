@@ -2,10 +2,11 @@
 // the local model server: a peer's message is read, answered through messages_create, and never
 // answered twice — not on a repeated delivery, not after the wake is killed mid-turn.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
-import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
@@ -30,11 +31,7 @@ function setUp() {
 const wakeEnv = (token: string, extra: Record<string, string> = {}) =>
   cleanEnv({ BASECRADLE_BASE_URL: platform.url, BASECRADLE_TOKEN: token, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ...extra });
 
-async function post(token: string, timeline: string, body: string): Promise<string> {
-  const sent = await platform.api('POST', `/timelines/${timeline}/messages`, { token, json: { message: { body } } });
-  expect(sent.status, sent.text).toBe(201);
-  return sent.body.message.content.uuid as string;
-}
+const post = async (token: string, timeline: string, body: string) => (await postMessage(platform, token, timeline, body)).uuid;
 
 async function messagesOn(token: string, timeline: string): Promise<Array<{ handle: string; body: string }>> {
   const listed = await platform.api('GET', `/messages?timeline=${timeline}`, { token });
@@ -113,10 +110,11 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const run = await runAcx(['wake', AGENT, '--timeline', timeline], { env: wakeEnv(nova.token) });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_deleted/);
-    // A locked timeline is read-only for good: nothing to do, exit 0.
+    // A locked timeline is read-only for good: nothing to do, exit 0. (The timeline given the
+    // router's way, as BASECRADLE_TIMELINE.)
     const locked = await sharedTimeline(platform, ana, nova, 'Locked');
     expect((await platform.api('POST', `/timelines/${locked}/lock`, { token: ana.token })).status).toBeLessThan(300);
-    const onLocked = await runAcx(['wake', AGENT, '--timeline', locked], { env: wakeEnv(nova.token) });
+    const onLocked = await runAcx(['wake', AGENT], { env: { ...wakeEnv(nova.token), BASECRADLE_TIMELINE: locked } });
     expect(onLocked.status, onLocked.stderr).toBe(0);
     expect(onLocked.stderr).toMatch(/INFO wake skipped timeline=\S+ reason=timeline_locked/);
     // A bad token is a failure the router retries: non-zero, saying so, the token never printed.
@@ -177,24 +175,42 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const { ana, nova } = setUp();
     const kept = await sharedTimeline(platform, ana, nova, 'Kept');
     const gone = await sharedTimeline(platform, ana, nova, 'Gone');
+    const left = await sharedTimeline(platform, ana, nova, 'Left');
     const home = tempDir();
     const env = wakeEnv(nova.token);
     model.setFallback('nothing to add');
-    for (const timeline of [kept, gone]) {
+    for (const timeline of [kept, gone, left]) {
       await post(ana.token, timeline, 'hello @nova');
       expect((await runAcx(['wake', AGENT, '--timeline', timeline], { env, home })).status).toBe(0);
     }
+    const memory = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('memory.db')).map((file) => join(home, file));
+    expect(memory).toHaveLength(1);
+    const memoryBefore = readFileSync(memory[0]!);
     expect((await platform.api('DELETE', `/timelines/${gone}`, { token: ana.token })).status).toBe(204);
+    // nova is no viewer of this one any more: the platform answers 403, which is no evidence it is gone.
+    expect((await platform.api('DELETE', `/timelines/${left}/participations/${nova.uuid}`, { token: ana.token })).status).toBeLessThan(300);
+    // A platform that cannot be reached proves nothing either: everything is kept, this run.
+    const unreachable = await runAcx(['cleanup', AGENT, '--sweep', '--json'], { env: { ...env, BASECRADLE_BASE_URL: 'http://127.0.0.1:9' }, home });
+    expect(unreachable.status, unreachable.stderr).toBe(0);
+    const offline = JSON.parse(unreachable.stdout) as { removed: unknown[]; kept: Array<{ timeline: string; reason: string }> };
+    expect(offline.removed).toEqual([]);
+    expect(offline.kept.map((k) => k.reason)).toEqual([expect.stringMatching(/^skipped this run: /), expect.stringMatching(/^skipped this run: /), expect.stringMatching(/^skipped this run: /)]);
     const sweep = await runAcx(['cleanup', AGENT, '--sweep', '--json'], { env, home });
     expect(sweep.status, sweep.stderr).toBe(0);
     const report = JSON.parse(sweep.stdout) as { removed: Array<{ timeline: string; messages: number }>; kept: Array<{ timeline: string; reason: string }> };
     expect(report.removed.map((r) => r.timeline)).toEqual([gone]);
     expect(report.removed[0]!.messages).toBeGreaterThan(0);
-    expect(report.kept).toEqual([{ timeline: kept, reason: 'kept' }]);
+    expect(report.kept).toEqual(
+      [
+        { timeline: kept, reason: 'kept' },
+        { timeline: left, reason: 'kept-forbidden' },
+      ].sort((a, b) => a.timeline.localeCompare(b.timeline)),
+    );
+    expect(readFileSync(memory[0]!).equals(memoryBefore), 'the sweep touched memory').toBe(true);
     const sessions = await runAcx(['sessions', AGENT, '--json'], { env, home });
     const ids = (JSON.parse(sessions.stdout) as Array<{ id: string }> | { sessions: Array<{ id: string }> });
     const list = Array.isArray(ids) ? ids : ids.sessions;
-    expect(list.map((s) => s.id)).toEqual([`timeline:${kept}`]);
+    expect(list.map((s) => s.id).sort()).toEqual([`timeline:${kept}`, `timeline:${left}`].sort());
     // --timeline purges unconditionally: the next wake on it starts fresh (a first wake again).
     const one = await runAcx(['cleanup', AGENT, '--timeline', kept, '--json'], { env, home });
     expect(JSON.parse(one.stdout).removed.map((r: { timeline: string }) => r.timeline)).toEqual([kept]);

@@ -98,3 +98,10 @@ export async function sharedTimeline(platform: TestPlatform, owner: AddedUser, p
   if (added.status !== 201) throw new Error(`could not add @${participant.handle}: ${added.text}`);
   return uuid;
 }
+
+/** Posts a message as the token's user: its uuid, and when the platform stamped it (ms since the epoch). */
+export async function postMessage(platform: TestPlatform, token: string, timeline: string, body: string): Promise<{ uuid: string; at: number }> {
+  const sent = await platform.api('POST', `/timelines/${timeline}/messages`, { token, json: { message: { body } } });
+  if (sent.status !== 201) throw new Error(`could not post to ${timeline}: ${sent.status} ${sent.text}`);
+  return { uuid: sent.body.message.content.uuid as string, at: Date.parse(sent.body.message.created_at as string) };
+}

@@ -27,7 +27,7 @@ export function register(program: Command): void {
       .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
       .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
       .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
-      .option('--no-pace', 'no read-speed pacing and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
+      .option('--no-pace', 'no read-speed pacing (with --timeline: per timeline) and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
       .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
       .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
       .option(

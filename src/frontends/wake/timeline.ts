@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { HarnessAgent } from '../../agent/harness-agent.ts';
+import type { AgentSession, HarnessAgent } from '../../agent/harness-agent.ts';
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
@@ -9,11 +9,13 @@ import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts'
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
 import type { HarnessTurnResult } from '../../agent/harness-results.ts';
+import type { Addressed } from '../../engine/brief.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
+import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -52,6 +54,11 @@ export interface TimelineWakeOptions {
   firstWakeWindow?: number;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
   workspace?: string;
+  /** Read-speed pacing of a peer AI's message, per timeline (ACX_PACE_*; default on, as for a session wake). */
+  pacing?: PacingSettings;
+  /** For tests: the clock and the wait pacing uses. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -100,8 +107,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const settleKinds: Array<() => void> = [];
   let busy = false;
   const messages = await messageWork(options, me, room, wakeId);
-  if (messages.turn) work.push(messages.turn);
-  else messages.settle();
+  work.push(...messages.turns);
+  if (messages.turns.length === 0) messages.settle();
   settleKinds.push(messages.settle);
   busy ||= messages.busy;
   for (const kind of ['asset', 'webhook_event'] as const) {
@@ -138,6 +145,10 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
       anchor = turn.anchor;
+      if (turn.refs.some((item) => state.resumes(item) > STALL_AFTER_FAILED_RESUMES)) {
+        posted += await setAside(options, session, turn, wakeId, bookend);
+        continue;
+      }
       // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
       const heartbeat = setInterval(() => state.heartbeat(turn.refs, wakeId), HEARTBEAT_MS);
       heartbeat.unref();
@@ -184,6 +195,31 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   }
 }
 
+/**
+ * An item this wake took over from the third wake in a row that did not finish it (the first try
+ * and two resumes failed) is set aside rather than tried forever: one stall note on the timeline
+ * (under its own Idempotency-Key, so a wake killed while posting it posts it once), the items
+ * abandoned, and the turn given up so it no longer holds back the session. Returns the posts (1).
+ */
+async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<number> {
+  const { client, state, timeline, logger } = options;
+  const items = turn.refs.map((item) => item.item).join(', ');
+  const body =
+    `I could not finish answering ${STALLED_NOUN[turn.kind]} (${items}): it failed again after ${STALL_AFTER_FAILED_RESUMES} attempts to resume, ` +
+    'so I am setting it aside. Ask again if it still needs an answer.';
+  const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
+  logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
+  state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  turn.after?.();
+  logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
+  return 1;
+}
+
+/** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */
+const STALL_AFTER_FAILED_RESUMES = 2;
+const STALLED_NOUN: Record<ItemKind, string> = { message: 'the messages here', asset: 'a shared asset', webhook_event: 'a webhook event', task: 'a scheduled task' };
+
 /** The brief's platform part: the tools with a one-line gotcha each, and dashboard.md (degrading to a note). */
 async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], logger: Logger): Promise<string[]> {
   const manifest = `## Your tools on this platform\nYou perceive and act only through these; speaking is messages_create.\n${toolManifest(tools)}`;
@@ -201,13 +237,62 @@ interface WorkTurn {
   refs: ItemRef[];
   anchor: string;
   prompt: string;
-  addressed: boolean;
+  /** Why the turn calls for a reply (arms the nudge): message turns only; a mention wins. */
+  addressed: Addressed;
   /** After the turn committed (a task joins the seen-set). */
   after?: () => void;
 }
 
-/** The unseen messages as one batch (or nothing), and how to settle their mark afterwards. */
-async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turn?: WorkTurn; settle: () => void; busy: boolean }> {
+/** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
+async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => void; busy: boolean }> {
+  const { state, timeline } = options;
+  let view = await readUnseen(options, me);
+  // A fresh batch whose newest message is a peer AI's is read at human speed first, and what
+  // lands meanwhile is folded in; a batch an earlier wake already took up is answered as it was.
+  // Loop 2 (rebuilding a turn for messages that land while it generates) has no work here: a
+  // timeline turn speaks only through a tool, a turn that called one is never rebuilt, and a
+  // message that lands mid-turn wakes its own delivery.
+  if (!view.candidates.some((message) => state.phase(ref(timeline, message)) === 'in-flight')) {
+    await readAtHumanSpeed(view.candidates, {
+      pacing: options.pacing ?? DEFAULT_PACING,
+      logger: options.logger,
+      fields: { timeline },
+      idField: 'message',
+      describe: (message) => ({ id: message.content.uuid, fromPeerAi: message.user.kind === 'ai', text: message.content.body, at: Date.parse(message.created_at) }),
+      reread: async () => (view = await readUnseen(options, me)).candidates,
+      now: options.now,
+      sleep: options.sleep,
+    });
+  }
+  const { unseen, candidates, firstWake } = view;
+  // Claim in order; a message a live wake holds, and everything after it, is that wake's.
+  const claimed: Array<{ message: Message; resumed: boolean }> = [];
+  let held: Message | undefined;
+  for (const message of candidates) {
+    const outcome = state.take(ref(timeline, message), wakeId);
+    if (outcome === 'held') {
+      held = message;
+      break;
+    }
+    if (outcome === 'taken' || outcome === 'resumed') claimed.push({ message, resumed: outcome === 'resumed' });
+  }
+  // The leading messages a dead wake had claimed are its batch: its turn (anchored on the first
+  // of them) is finished as that wake fixed it, since the journal already holds its prompt. What
+  // arrived since is a batch of its own, in a turn after it, so it is never swallowed unread.
+  const split = claimed[0]?.resumed ? claimed.findIndex((entry) => !entry.resumed) : 0;
+  const batches = (split > 0 ? [claimed.slice(0, split), claimed.slice(split)] : [claimed]).map((run) => run.map((entry) => entry.message)).filter((run) => run.length > 0);
+  const turns = batches.map((batch, i): WorkTurn => ({
+    kind: 'message',
+    refs: batch.map((message) => ref(timeline, message)),
+    anchor: batch[0]!.content.uuid,
+    prompt: batchPrompt(batch, { firstWake, earlier: firstWake && i === 0 ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
+    addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
+  }));
+  return { turns, settle: () => settleMarks(state, timeline, unseen, held), busy: held !== undefined };
+}
+
+/** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
+async function readUnseen(options: TimelineWakeOptions, me: Actor): Promise<{ unseen: Message[]; candidates: Message[]; firstWake: boolean }> {
   const { client, state, timeline } = options;
   const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
   const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
@@ -216,31 +301,7 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
   // before its first settle, so there is no mark yet).
   const stranded = new Set(fromPeers.filter((message) => state.phase(ref(timeline, message)) === 'in-flight'));
   const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
-  const candidates = unseen.filter((message) => chosen.has(message));
-  // Claim in order; a message a live wake holds, and everything after it, is that wake's.
-  const batch: Message[] = [];
-  let held: Message | undefined;
-  for (const message of candidates) {
-    const outcome = state.take(ref(timeline, message), wakeId);
-    if (outcome === 'held') {
-      held = message;
-      break;
-    }
-    if (outcome === 'taken' || outcome === 'resumed') batch.push(message);
-  }
-  const settle = () => settleMarks(state, timeline, unseen, held);
-  if (batch.length === 0) return { settle, busy: held !== undefined };
-  return {
-    turn: {
-      kind: 'message',
-      refs: batch.map((message) => ref(timeline, message)),
-      anchor: batch[0]!.content.uuid,
-      prompt: batchPrompt(batch, { firstWake, earlier: firstWake ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
-      addressed: batch.some((message) => mentions(message.content.body, me.handle)) || twoViewers(room),
-    },
-    settle,
-    busy: held !== undefined,
-  };
+  return { unseen, candidates: unseen.filter((message) => chosen.has(message)), firstWake };
 }
 
 type SingleKind = 'asset' | 'webhook_event';

@@ -1,0 +1,44 @@
+// A timeline wake that takes up a batch a dead wake left in flight, against the embedded platform
+// (a real server on 127.0.0.1 over a real SQLite home) with a scripted model: the batch is
+// finished as that wake fixed it, and a message that arrived since gets a turn of its own — it is
+// never swallowed by the resumed turn, whose prompt the journal already holds.
+import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BaseCradleClient } from '../../../src/channel/client.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+import { lastUserText, type ScriptFn } from '../../support/scripted-model.ts';
+import { answeredThisTurn, deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
+
+let platform: TestPlatform;
+beforeEach(async () => {
+  platform = await startTestPlatform();
+});
+afterEach(async () => {
+  await platform.close();
+});
+
+/** Replies to the turn's batch once with messages_create quoting its lines, then ends. */
+const replyToBatch: ScriptFn = (options: LanguageModelV4CallOptions) => {
+  if (answeredThisTurn(options)) return { text: 'replied' };
+  const lines = lastUserText(options).split('\n').filter((line) => line.startsWith('['));
+  return { toolCalls: [{ name: 'messages_create', input: { body: `re: ${lines.map((line) => line.replace(/^\[[^\]]+\] @\w+: /, '')).join(' + ')}` } }] };
+};
+
+describe('resuming a timeline batch', { timeout: 60_000 }, () => {
+  it('a message that arrived after a wake died mid-batch gets its own turn, not lost in the resumed one', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, 'first question');
+    // The first wake's model fails: its turn is journaled, its claim stays in flight, its process is gone.
+    const failed = await wakeInProcess(platform, nova, room, { script: () => ({ error: new Error('provider down') }), holder: deadHolder() });
+    const home = failed.home;
+    expect(failed.outcome.outcome).toBe('error');
+    await postMessage(platform, ana.token, room, 'second question');
+    const next = await wakeInProcess(platform, nova, room, { home, script: replyToBatch });
+    expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse()).toEqual(['first question', 'second question', 're: first question', 're: second question']);
+  });
+});

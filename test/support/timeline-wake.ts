@@ -1,0 +1,70 @@
+// A timeline wake run in this process against a test platform, on the native engine with a
+// scripted model: for tests that inject what a CLI wake cannot (a clock, a dead claim holder).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import { createEngineHarness } from '../../src/agent/engine-harness.ts';
+import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { BaseCradleClient } from '../../src/channel/client.ts';
+import { ChannelState } from '../../src/channel/state.ts';
+import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
+import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
+import { fromLanguageModel } from '../../src/model/providers.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import type { TestPlatform } from './platform.ts';
+import { scriptedModel, type ScriptFn, type ScriptedModel } from './scripted-model.ts';
+
+export const NO_PACING: PacingSettings = { enabled: false, charsPerSecond: 17, floorMs: 0, maxBuilds: 1 };
+
+/** A claim holder whose process has exited: what it leaves in flight is taken over. */
+export const deadHolder = () => ({ pid: spawnSync(process.execPath, ['-e', '0']).pid!, host: hostname(), started: null });
+
+/** Whether a tool result follows the turn's prompt (its batch), as opposed to an earlier turn's. */
+export function answeredThisTurn(options: LanguageModelV4CallOptions): boolean {
+  const text = (message: (typeof options.prompt)[number]) => (message.role === 'user' ? message.content.map((part) => (part.type === 'text' ? part.text : '')).join('') : '');
+  const batch = options.prompt.findLastIndex((message) => message.role === 'user' && !text(message).startsWith('<acx-brief>'));
+  return options.prompt.slice(batch).some((message) => message.role === 'tool');
+}
+
+/** Each turn posts one message, then ends. */
+export const replyOnce: ScriptFn = (options) => (answeredThisTurn(options) ? { text: 'answered' } : { toolCalls: [{ name: 'messages_create', input: { body: 'Read you.' } }] });
+
+export interface InProcessWake {
+  home?: string;
+  script?: ScriptFn;
+  holder?: ReturnType<typeof deadHolder>;
+  pacing?: PacingSettings;
+  extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep'>>;
+}
+
+export async function wakeInProcess(
+  platform: TestPlatform,
+  agent: { token: string },
+  timeline: string,
+  options: InProcessWake = {},
+): Promise<{ outcome: TimelineWakeOutcome | { outcome: 'error'; error: unknown }; model: ScriptedModel; logger: ReturnType<typeof createMemoryLogger>; home: string }> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'acx-tl-wake-'));
+  const model = scriptedModel(options.script ?? replyOnce);
+  const logger = createMemoryLogger('debug');
+  const state = new ChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {});
+  try {
+    const outcome = await wakeOnTimeline({
+      client: new BaseCradleClient({ env: {}, baseUrl: platform.url, token: agent.token }),
+      state,
+      timeline,
+      logger,
+      pacing: options.pacing ?? NO_PACING,
+      ...options.extra,
+      agent: async (platformTools) => {
+        const harness = createEngineHarness({ model: fromLanguageModel(model), home });
+        const engineAgent = new HarnessAgent({ harness, tools: platformTools, permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
+        return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
+      },
+    }).catch((error: unknown) => ({ outcome: 'error' as const, error }));
+    return { outcome, model, logger, home };
+  } finally {
+    state.close();
+  }
+}
