@@ -3,6 +3,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal, type TurnRecord } from '../store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import type { TurnContinuation } from './session-state.ts';
@@ -30,9 +31,9 @@ export interface EngineHarnessOptions extends EngineTuning {
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
-function continuationOf(journal: Journal, turn: TurnRecord | undefined): TurnContinuation | undefined {
+async function continuationOf(journal: JournalStore, turn: TurnRecord | undefined): Promise<TurnContinuation | undefined> {
   if (!turn) return undefined;
-  const pending = pendingOf(journal.openCalls(turn.id));
+  const pending = pendingOf(await journal.openCalls(turn.id));
   return { turnId: turn.id, suspendedBy: turn.status === 'suspended' ? suspendReasonOf(pending) : 'interrupted', ...pending };
 }
 
@@ -40,16 +41,16 @@ function isResolved(model: EngineHarnessOptions['model']): model is ResolvedMode
   return typeof model === 'object' && 'cacheMode' in model && 'model' in model;
 }
 
-export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: Journal } {
+export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: JournalStore } {
   let model: Promise<ResolvedModel> | undefined;
   const resolve = () =>
     (model ??=
       typeof options.model === 'string'
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
+  let journal: JournalStore | undefined;
   const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
-  let journal: Journal | undefined;
-  const openJournal = () => (journal ??= new Journal(journalPath));
+  const openJournal = () => (journal ??= new SqliteJournalStore(new Journal(journalPath)));
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -73,7 +74,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         logger: options.logger ?? silentLogger,
       });
       headroomChecked = true;
-      engine.journal.ensureSession(sessionId);
+      await engine.journal.ensureSession(sessionId);
       return {
         id: sessionId,
         hasUnfinishedTurn: () => engine.hasUnfinishedTurn(sessionId),
@@ -82,7 +83,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         detach: async () => {},
         destroy: async () => engine.journal.deleteSession(sessionId),
         canSuspend: true,
-        continuation: () => continuationOf(engine.journal, engine.journal.unfinishedTurn(sessionId)),
+        continuation: async () => continuationOf(engine.journal, await engine.journal.unfinishedTurn(sessionId)),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });
           return 'trigger' in outcome ? { compacted: true, ...outcome } : outcome;
@@ -90,12 +91,13 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       };
     },
     hasSession: (sessionId) => openJournal().hasSession(sessionId),
-    listSuspended() {
+    async listSuspended() {
       const journal = openJournal();
-      return journal.suspendedTurns().map((turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...continuationOf(journal, turn)! }));
+      const turns = await journal.suspendedTurns();
+      return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
     },
     async close() {
-      journal?.close();
+      await journal?.close();
       journal = undefined;
     },
   };

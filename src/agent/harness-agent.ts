@@ -46,7 +46,7 @@ export interface HarnessAgentSettings {
 
 export interface AgentSession {
   readonly id: string;
-  hasUnfinishedTurn(): boolean;
+  hasUnfinishedTurn(): Promise<boolean>;
   /**
    * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
    * process or another. A turn running here is first paused at its next safe point (on harnesses
@@ -153,7 +153,7 @@ class Session implements AgentSession {
     this.#identity = identity;
     this.#claim = claim;
   }
-  hasUnfinishedTurn(): boolean {
+  hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
   }
 
@@ -224,7 +224,7 @@ class Session implements AgentSession {
       if (this.inner.canSuspend) await this.suspendTurn();
       else await this.stop();
     }
-    const continuation = this.inner.continuation?.();
+    const continuation = await this.inner.continuation?.();
     this.#detached = true;
     await this.inner.detach();
     return {
@@ -300,7 +300,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * a detach() or listSuspended() described (`resumeFrom` / `continueFrom`, from any process).
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
-    const sessionId = this.sessionIdFrom(options);
+    const sessionId = await this.sessionIdFrom(options);
     const inner = await this.settings.harness.openSession(
       {
         agentId: this.id,
@@ -315,7 +315,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       { sessionId },
     );
     const expected = options.continueFrom?.continuation;
-    if (expected && inner.continuation?.()?.turnId !== expected.turnId) {
+    if (expected && (await inner.continuation?.())?.turnId !== expected.turnId) {
       await inner.detach();
       throw new AcxError('session-state-invalid', `Turn ${expected.turnId} of session ${sessionId} is no longer unfinished: it was continued or ended since this state was taken.`, {
         hint: 'List the paused turns again (agent.listSuspended()), or resumeFrom the session to send a new message.',
@@ -327,7 +327,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
-  private sessionIdFrom(options: CreateSessionOptions): string {
+  private async sessionIdFrom(options: CreateSessionOptions): Promise<string> {
     if (options.resumeFrom && options.continueFrom) {
       throw new AcxError('usage', 'createSession takes resumeFrom or continueFrom, not both.', {
         hint: 'Use continueFrom to answer an unfinished turn, resumeFrom to reopen a session between turns.',
@@ -341,7 +341,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         hint: `Pass only ${which}.`,
       });
     }
-    if (this.settings.harness.hasSession && !this.settings.harness.hasSession(state.sessionId)) {
+    if (this.settings.harness.hasSession && !(await this.settings.harness.hasSession(state.sessionId))) {
       throw new AcxError('session-not-found', `Session ${state.sessionId} no longer exists in ${this.settings.harness.id} (it was destroyed, or this is another home).`, {
         hint: 'Open a new session instead.',
       });
@@ -354,14 +354,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * harness's durable state: another process can list them and continue one with
    * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
    */
-  listSuspended(): SuspendedSession[] {
+  async listSuspended(): Promise<SuspendedSession[]> {
     const harness = this.settings.harness;
     if (!harness.listSuspended) {
       throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
         hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
       });
     }
-    return harness.listSuspended().map((entry) => {
+    return (await harness.listSuspended()).map((entry) => {
       const { sessionId, startedAt: _startedAt, ...continuation } = entry;
       return { ...entry, state: { type: 'acx-session', version: 1, harnessId: harness.id, agentId: this.id, sessionId, continuation } };
     });
@@ -468,7 +468,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   ): Promise<TurnResult> {
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
     if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
-    if (inner.hasUnfinishedTurn()) {
+    if (await inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
       const resumed = await inner.continue(this.hooks(options, parts, live));
       // The message delivered again is the one whose turn was interrupted: that turn is its answer.

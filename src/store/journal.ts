@@ -408,41 +408,49 @@ export class Journal {
     const rows = this
       .prepare("SELECT kind, body FROM messages WHERE session_id = ? AND turn_id = ? AND kind IN ('assistant', 'tool') ORDER BY seq")
       .all(turn.sessionId, turnId) as Array<{ kind: 'assistant' | 'tool'; body: string }>;
-    let step = 0;
-    let open: { step: number; parts: ToolCallPart[] } | undefined;
-    for (const row of rows) {
-      if (row.kind === 'tool') {
-        open = undefined;
-        continue;
-      }
-      step += 1;
-      const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
-      open = parts.length > 0 ? { step, parts } : undefined;
-    }
-    const ledger = this.calls(turnId).filter((call) => call.status !== 'settled');
-    if (!open) return ledger;
-    const { step: openStep, parts } = open;
-    const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
-    return parts.map(
-      (part, ordinal): CallRecord =>
-        recorded.get(part.toolCallId) ?? {
-          turnId,
-          step: openStep,
-          callId: part.toolCallId,
-          ordinal,
-          toolName: part.toolName,
-          input: part.input,
-          status: 'pending',
-          result: null,
-          approval: null,
-        },
-    );
+    return openCallsOf(turnId, rows, this.calls(turnId));
   }
+}
+
+/**
+ * The open step's calls from a turn's assistant and tool messages (in order) and its ledger rows:
+ * shared by every store, so recovery reads the same evidence the same way wherever it is kept.
+ */
+export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: 'assistant' | 'tool'; body: string }>, calls: CallRecord[]): CallRecord[] {
+  let step = 0;
+  let open: { step: number; parts: ToolCallPart[] } | undefined;
+  for (const row of rows) {
+    if (row.kind === 'tool') {
+      open = undefined;
+      continue;
+    }
+    step += 1;
+    const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
+    open = parts.length > 0 ? { step, parts } : undefined;
+  }
+  const ledger = calls.filter((call) => call.status !== 'settled');
+  if (!open) return ledger;
+  const { step: openStep, parts } = open;
+  const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
+  return parts.map(
+    (part, ordinal): CallRecord =>
+      recorded.get(part.toolCallId) ?? {
+        turnId,
+        step: openStep,
+        callId: part.toolCallId,
+        ordinal,
+        toolName: part.toolName,
+        input: part.input,
+        status: 'pending',
+        result: null,
+        approval: null,
+      },
+  );
 }
 
 type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
 
-function toolCallParts(message: ModelMessage): ToolCallPart[] {
+export function toolCallParts(message: ModelMessage): ToolCallPart[] {
   if (message.role !== 'assistant' || typeof message.content === 'string') return [];
   return message.content.filter((part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call');
 }

@@ -53,7 +53,7 @@ export interface TimelineWakeOptions {
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
-export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => string | undefined;
+export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise<string | undefined>;
 
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
@@ -120,8 +120,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
 
   // The platform tools are made once; each turn's creates are keyed by its own anchor.
   let anchor = work[0]!.anchor;
-  const keyFor: CreateKeySource = (kind, context) => {
-    const earlier = context.earlierCalls?.() ?? [];
+  const keyFor: CreateKeySource = async (kind, context) => {
+    const earlier = (await context.earlierCalls?.()) ?? [];
     const ordinal = 1 + earlier.filter((call) => CREATING_TOOLS[kind].includes(call.toolName)).length;
     return createIdempotencyKey({ timeline, anchor, kind, ordinal });
   };
