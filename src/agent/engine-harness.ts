@@ -4,6 +4,9 @@ import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engin
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal, type TurnRecord } from '../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
+import { PostgresJournalStore } from '../store/postgres-journal.ts';
+import { storeKindOf } from '../store/store-url.ts';
+import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import type { TurnContinuation } from './session-state.ts';
@@ -28,6 +31,21 @@ export interface EngineHarnessOptions extends EngineTuning {
   /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
   home?: string;
   journalPath?: string;
+  /**
+   * Where the journal lives instead of the SQLite file: a `postgres://` URL (sessions served from
+   * any host), or a JournalStore of your own. The harness closes it on close().
+   */
+  store?: string | JournalStore;
+  /** On a store shared by replicas (PostgreSQL): how a second call on a busy session waits (see SessionLeaseSettings). */
+  sessionLease?: SessionLeaseSettings;
+}
+
+/** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
+export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): JournalStore {
+  const { store } = options;
+  if (typeof store === 'object') return store;
+  if (store !== undefined && storeKindOf(store) === 'postgres') return new PostgresJournalStore(store);
+  return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
@@ -49,8 +67,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   let journal: JournalStore | undefined;
-  const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
-  const openJournal = () => (journal ??= new SqliteJournalStore(new Journal(journalPath)));
+  const openJournal = () => (journal ??= journalStoreFor(options));
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -59,7 +76,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       return openJournal();
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
-      const { model: _model, home: _home, journalPath: _journalPath, warnHeadroom: _warnHeadroom, ...tuning } = options;
+      const { model: _model, home: _home, journalPath: _journalPath, store: _store, sessionLease: _sessionLease, warnHeadroom: _warnHeadroom, ...tuning } = options;
       const engine = new Engine({
         ...tuning,
         warnHeadroom: !headroomChecked,
@@ -83,6 +100,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         detach: async () => {},
         destroy: async () => engine.journal.deleteSession(sessionId),
         canSuspend: true,
+        ...(engine.journal.leases ? { exclusive: <T>(fn: () => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
         continuation: async () => continuationOf(engine.journal, await engine.journal.unfinishedTurn(sessionId)),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });

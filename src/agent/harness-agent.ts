@@ -383,8 +383,10 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
    */
   private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
-    if (given instanceof Session) return given.track(abortSignal, (live) => fn(given, live));
-    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => fn(session, live)));
+    // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
+    const exclusive = (session: Session, live: LiveHooks) => (session.inner.exclusive ? session.inner.exclusive(() => fn(session, live)) : fn(session, live));
+    if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */

@@ -49,6 +49,12 @@ export interface HarnessSession {
   destroy(): Promise<void>;
   /** The unfinished turn and what it waits for, for detach()'s continuation state (absent: none survives a detach). */
   continuation?(): Promise<TurnContinuation | undefined>;
+  /**
+   * Runs one call on the session (its whole generate/continue) as the only one across replicas
+   * sharing the store; fails with `session-busy` when the wait for a busy session runs out.
+   * Absent when the harness's store is not shared across processes.
+   */
+  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
   /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
   readonly canSuspend?: boolean;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */

@@ -1,3 +1,4 @@
+import { storeKindOf } from '../store/store-url.ts';
 import { join } from 'node:path';
 import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from '../agent/boot-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
@@ -36,6 +37,8 @@ export interface RunFlags {
   maxSteps?: string | number;
   contextTokens?: string | number;
   retries?: string | number;
+  /** A postgres:// URL for the journal (env ACX_STORE); absent: the SQLite files under the home. */
+  store?: string;
   home?: string;
   configHome?: string;
   session?: string;
@@ -105,6 +108,8 @@ export interface ResolvedSettings {
   configHome: string;
   stateDir: string;
   journalPath: string;
+  /** The journal's store when it is not the SQLite file: a postgres:// URL (--store / ACX_STORE). */
+  store: string | null;
   memoryPath: string;
   memoryProvider: 'sqlite';
   permissionMode: PermissionMode;
@@ -289,6 +294,7 @@ export function resolveSettings(
     configHome,
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
+    store: storeOf(flags.store ?? env.ACX_STORE),
     memoryPath: join(stateDir, 'memory.db'),
     memoryProvider: 'sqlite',
     permissionMode: modeText,
@@ -321,4 +327,9 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
     }
   }
   return [...new Set(names)].sort();
+}
+
+/** --store / ACX_STORE, checked now so a wrong value fails before anything runs. */
+function storeOf(url: string | undefined): string | null {
+  return storeKindOf(url) === 'postgres' ? url! : null;
 }

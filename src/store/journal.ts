@@ -369,17 +369,7 @@ export class Journal {
         ? this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY step, ordinal').all(turnId)
         : this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? AND step = ? ORDER BY ordinal').all(turnId, step)
     ) as unknown as CallRow[];
-    return rows.map((row) => ({
-      turnId: row.turn_id,
-      step: row.step,
-      callId: row.call_id,
-      ordinal: row.ordinal,
-      toolName: row.tool_name,
-      input: JSON.parse(row.input) as unknown,
-      status: row.status,
-      result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-      approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
-    }));
+    return rows.map(toCall);
   }
 
   /**
@@ -455,20 +445,21 @@ export function toolCallParts(message: ModelMessage): ToolCallPart[] {
   return message.content.filter((part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call');
 }
 
-interface TurnRow {
+/** A turns row as either store returns it (SQLite keeps `nudged` as 0/1, PostgreSQL as a boolean). */
+export interface TurnRow {
   id: string;
   session_id: string;
   status: TurnStatus;
   steps: number;
   tools_ran: number;
-  nudged: number;
+  nudged: number | boolean;
   final_text: string | null;
   error: string | null;
   started_at: string;
   ended_at: string | null;
 }
 
-interface CallRow {
+export interface CallRow {
   turn_id: string;
   step: number;
   call_id: string;
@@ -480,17 +471,31 @@ interface CallRow {
   approval: string | null;
 }
 
-function toTurn(row: TurnRow): TurnRecord {
+export function toTurn(row: TurnRow): TurnRecord {
   return {
     id: row.id,
     sessionId: row.session_id,
     status: row.status,
     steps: row.steps,
     toolsRan: row.tools_ran,
-    nudged: row.nudged === 1,
+    nudged: row.nudged === 1 || row.nudged === true,
     finalText: row.final_text,
     error: row.error,
     startedAt: row.started_at,
     endedAt: row.ended_at,
+  };
+}
+
+export function toCall(row: CallRow): CallRecord {
+  return {
+    turnId: row.turn_id,
+    step: row.step,
+    callId: row.call_id,
+    ordinal: row.ordinal,
+    toolName: row.tool_name,
+    input: JSON.parse(row.input) as unknown,
+    status: row.status,
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
   };
 }

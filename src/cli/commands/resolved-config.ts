@@ -1,3 +1,4 @@
+import { redactUrl, storeKindOf } from '../../store/store-url.ts';
 import type { Command } from 'commander';
 import { isUuid } from '../../channel/ids.ts';
 import { assembleAgentTools, openAgentMemory, standingInstructions } from '../../agent/prepare.ts';
@@ -68,6 +69,9 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     memory_provider: memory.name,
     memory_path: settings.memoryPath,
     journal_path: settings.journalPath,
+    // The kind and where, never the password.
+    store: storeKindOf(settings.store),
+    store_url: settings.store ? redactUrl(settings.store) : null,
     max_steps: settings.maxSteps,
     max_steps_source: settings.loopPolicy?.maxStepsSource ?? null,
     max_context_tokens: settings.contextTokens,
