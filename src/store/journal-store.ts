@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { StatementSync } from 'node:sqlite';
 import type { CallIdentity, CallRecord, CallStatus, Journal, StoredMessage, TurnRecord } from './journal.ts';
 
 /**
@@ -87,13 +88,17 @@ export class SqliteJournalStore implements JournalStore {
     this.journal.close();
   }
 
+  private statements: { begin: StatementSync; commit: StatementSync } | undefined;
+
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const db = this.journal.db;
     if (db.isTransaction) return fn();
-    db.exec('BEGIN IMMEDIATE');
+    // Prepared once: parsing BEGIN/COMMIT again at every step is measurable in a journal commit.
+    this.statements ??= { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT') };
+    this.statements.begin.run();
     try {
       const result = await fn();
-      db.exec('COMMIT');
+      this.statements.commit.run();
       return result;
     } catch (error) {
       if (db.isTransaction) db.exec('ROLLBACK');
