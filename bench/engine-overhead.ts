@@ -73,10 +73,15 @@ const sdkModel = loopModel(TOOL_STEPS);
 const streamModel = loopModel(TOOL_STEPS);
 const acxStreamModel = loopModel(TOOL_STEPS);
 
+// ACX_BENCH_STORE=postgres://...: the acx rows run on the PostgreSQL journal instead (one fresh
+// database; the same anchor in the same run).
+const STORE = process.env.ACX_BENCH_STORE || undefined;
+
 function newAgent(model: ReturnType<typeof loopModel>, dir: string, checkpoint?: (event: Checkpoint) => void) {
   const harness = createEngineHarness({
     model: fromLanguageModel(model),
     home: dir,
+    ...(STORE ? { store: STORE } : {}),
     maxSteps: STEPS,
     ...(checkpoint ? { checkpoint } : {}),
   });
@@ -200,7 +205,7 @@ console.log(`Engine overhead per step: ${TOOL_STEPS} tool steps + 1 answer = ${S
   `${ROUNDS} rounds (after ${WARMUP} warm-up), in-process model, trivial tool. Median µs per step:`);
 console.log('                                      wall        CPU    (wall spread)');
 for (const [label, name] of [
-  ['acx engine + SQLite journal', 'acx'],
+  [STORE ? 'acx engine + Postgres journal' : 'acx engine + SQLite journal', 'acx'],
   ['anchor: ai generateText loop', 'generateText'],
   ['for reading: ai streamText loop', 'streamText'],
   ['for reading: acx stream()', 'acxStream'],

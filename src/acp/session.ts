@@ -852,7 +852,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
         log.info('acp host tools changed', { tools: gated.length, catalog: catalog.version });
       },
       toolNames: () => catalog?.names() ?? [],
-      hasUnfinishedTurn: () => paused !== undefined,
+      hasUnfinishedTurn: async () => paused !== undefined,
       run: runTurn,
       continue: continueTurn,
       detach: close,

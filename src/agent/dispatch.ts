@@ -57,7 +57,7 @@ export function createDispatchTool(options: DispatchOptions): Tool<z.infer<typeo
         permissionMode: 'allow-all',
       });
       const session = await agent.createSession({ sessionId: `dispatch/${context.sessionId}/${context.toolCallId}` });
-      const result = session.hasUnfinishedTurn()
+      const result = (await session.hasUnfinishedTurn())
         ? await agent.continueGenerate({ session, abortSignal: context.abortSignal })
         : await agent.generate({ session, prompt: task, abortSignal: context.abortSignal });
       const report = result.text || result.unspoken || '(the sub-agent returned no report)';

@@ -3,6 +3,10 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal, type TurnRecord } from '../store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
+import { PostgresJournalStore } from '../store/postgres-journal.ts';
+import { storeKindOf } from '../store/store-url.ts';
+import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import type { TurnContinuation } from './session-state.ts';
@@ -27,12 +31,27 @@ export interface EngineHarnessOptions extends EngineTuning {
   /** Directory for the journal (`journal.db`); or give `journalPath` directly. */
   home?: string;
   journalPath?: string;
+  /**
+   * Where the journal lives instead of the SQLite file: a `postgres://` URL (sessions served from
+   * any host), or a JournalStore of your own. The harness closes it on close().
+   */
+  store?: string | JournalStore;
+  /** On a store shared by replicas (PostgreSQL): how a second call on a busy session waits (see SessionLeaseSettings). */
+  sessionLease?: SessionLeaseSettings;
+}
+
+/** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
+export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): JournalStore {
+  const { store } = options;
+  if (typeof store === 'object') return store;
+  if (store !== undefined && storeKindOf(store) === 'postgres') return new PostgresJournalStore(store);
+  return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
-function continuationOf(journal: Journal, turn: TurnRecord | undefined): TurnContinuation | undefined {
+async function continuationOf(journal: JournalStore, turn: TurnRecord | undefined): Promise<TurnContinuation | undefined> {
   if (!turn) return undefined;
-  const pending = pendingOf(journal.openCalls(turn.id));
+  const pending = pendingOf(await journal.openCalls(turn.id));
   return { turnId: turn.id, suspendedBy: turn.status === 'suspended' ? suspendReasonOf(pending) : 'interrupted', ...pending };
 }
 
@@ -40,16 +59,15 @@ function isResolved(model: EngineHarnessOptions['model']): model is ResolvedMode
   return typeof model === 'object' && 'cacheMode' in model && 'model' in model;
 }
 
-export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: Journal } {
+export function createEngineHarness(options: EngineHarnessOptions): Harness & { readonly journal: JournalStore } {
   let model: Promise<ResolvedModel> | undefined;
   const resolve = () =>
     (model ??=
       typeof options.model === 'string'
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
-  const journalPath = options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
-  let journal: Journal | undefined;
-  const openJournal = () => (journal ??= new Journal(journalPath));
+  let journal: JournalStore | undefined;
+  const openJournal = () => (journal ??= journalStoreFor(options));
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -58,7 +76,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       return openJournal();
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
-      const { model: _model, home: _home, journalPath: _journalPath, warnHeadroom: _warnHeadroom, ...tuning } = options;
+      const { model: _model, home: _home, journalPath: _journalPath, store: _store, sessionLease: _sessionLease, warnHeadroom: _warnHeadroom, ...tuning } = options;
       const engine = new Engine({
         ...tuning,
         warnHeadroom: !headroomChecked,
@@ -73,7 +91,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         logger: options.logger ?? silentLogger,
       });
       headroomChecked = true;
-      engine.journal.ensureSession(sessionId);
+      await engine.journal.ensureSession(sessionId);
       return {
         id: sessionId,
         hasUnfinishedTurn: () => engine.hasUnfinishedTurn(sessionId),
@@ -83,7 +101,8 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         destroy: async () => engine.journal.deleteSession(sessionId),
         canSuspend: true,
         abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
-        continuation: () => continuationOf(engine.journal, engine.journal.unfinishedTurn(sessionId)),
+        ...(engine.journal.leases ? { exclusive: <T>(fn: () => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
+        continuation: async () => continuationOf(engine.journal, await engine.journal.unfinishedTurn(sessionId)),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });
           return 'trigger' in outcome ? { compacted: true, ...outcome } : outcome;
@@ -91,12 +110,13 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       };
     },
     hasSession: (sessionId) => openJournal().hasSession(sessionId),
-    listSuspended() {
+    async listSuspended() {
       const journal = openJournal();
-      return journal.suspendedTurns().map((turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...continuationOf(journal, turn)! }));
+      const turns = await journal.suspendedTurns();
+      return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
     },
     async close() {
-      journal?.close();
+      await journal?.close();
       journal = undefined;
     },
   };

@@ -46,7 +46,7 @@ export interface HarnessAgentSettings {
 
 export interface AgentSession {
   readonly id: string;
-  hasUnfinishedTurn(): boolean;
+  hasUnfinishedTurn(): Promise<boolean>;
   /**
    * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
    * process or another. A turn running here is first paused at its next safe point (on harnesses
@@ -72,7 +72,7 @@ export interface AgentSession {
    * recorded as cancelled, saying why, and no longer holds back the next turn. False when there
    * is no such turn unfinished. Engine only (turn ids are its own).
    */
-  abandonTurn(turnId: string, reason: string): boolean;
+  abandonTurn(turnId: string, reason: string): Promise<boolean>;
 }
 
 export interface CreateSessionOptions {
@@ -159,7 +159,7 @@ class Session implements AgentSession {
     this.#identity = identity;
     this.#claim = claim;
   }
-  hasUnfinishedTurn(): boolean {
+  hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
   }
 
@@ -188,7 +188,7 @@ class Session implements AgentSession {
     }
   }
 
-  abandonTurn(turnId: string, reason: string): boolean {
+  async abandonTurn(turnId: string, reason: string): Promise<boolean> {
     if (!this.inner.abandonTurn) {
       throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no caller-chosen turn ids, so no turn to abandon.`, {
         hint: 'Run the agent on the engine harness.',
@@ -239,7 +239,7 @@ class Session implements AgentSession {
       if (this.inner.canSuspend) await this.suspendTurn();
       else await this.stop();
     }
-    const continuation = this.inner.continuation?.();
+    const continuation = await this.inner.continuation?.();
     this.#detached = true;
     await this.inner.detach();
     return {
@@ -315,7 +315,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * a detach() or listSuspended() described (`resumeFrom` / `continueFrom`, from any process).
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
-    const sessionId = this.sessionIdFrom(options);
+    const sessionId = await this.sessionIdFrom(options);
     const inner = await this.settings.harness.openSession(
       {
         agentId: this.id,
@@ -330,7 +330,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       { sessionId },
     );
     const expected = options.continueFrom?.continuation;
-    if (expected && inner.continuation?.()?.turnId !== expected.turnId) {
+    if (expected && (await inner.continuation?.())?.turnId !== expected.turnId) {
       await inner.detach();
       throw new AcxError('session-state-invalid', `Turn ${expected.turnId} of session ${sessionId} is no longer unfinished: it was continued or ended since this state was taken.`, {
         hint: 'List the paused turns again (agent.listSuspended()), or resumeFrom the session to send a new message.',
@@ -342,7 +342,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
-  private sessionIdFrom(options: CreateSessionOptions): string {
+  private async sessionIdFrom(options: CreateSessionOptions): Promise<string> {
     if (options.resumeFrom && options.continueFrom) {
       throw new AcxError('usage', 'createSession takes resumeFrom or continueFrom, not both.', {
         hint: 'Use continueFrom to answer an unfinished turn, resumeFrom to reopen a session between turns.',
@@ -356,7 +356,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         hint: `Pass only ${which}.`,
       });
     }
-    if (this.settings.harness.hasSession && !this.settings.harness.hasSession(state.sessionId)) {
+    if (this.settings.harness.hasSession && !(await this.settings.harness.hasSession(state.sessionId))) {
       throw new AcxError('session-not-found', `Session ${state.sessionId} no longer exists in ${this.settings.harness.id} (it was destroyed, or this is another home).`, {
         hint: 'Open a new session instead.',
       });
@@ -369,14 +369,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * harness's durable state: another process can list them and continue one with
    * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
    */
-  listSuspended(): SuspendedSession[] {
+  async listSuspended(): Promise<SuspendedSession[]> {
     const harness = this.settings.harness;
     if (!harness.listSuspended) {
       throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
         hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
       });
     }
-    return harness.listSuspended().map((entry) => {
+    return (await harness.listSuspended()).map((entry) => {
       const { sessionId, startedAt: _startedAt, ...continuation } = entry;
       return { ...entry, state: { type: 'acx-session', version: 1, harnessId: harness.id, agentId: this.id, sessionId, continuation } };
     });
@@ -398,8 +398,10 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
    */
   private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
-    if (given instanceof Session) return given.track(abortSignal, (live) => fn(given, live));
-    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => fn(session, live)));
+    // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
+    const exclusive = (session: Session, live: LiveHooks) => (session.inner.exclusive ? session.inner.exclusive(() => fn(session, live)) : fn(session, live));
+    if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
@@ -483,7 +485,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   ): Promise<TurnResult> {
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
     if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
-    if (inner.hasUnfinishedTurn()) {
+    if (await inner.hasUnfinishedTurn()) {
       // A turn interrupted by a crash is finished by evidence before the new message is taken.
       const resumed = await inner.continue(this.hooks(options, parts, live));
       // The message delivered again is the one whose turn was interrupted: that turn is its answer.

@@ -40,7 +40,7 @@ export interface HarnessContinueInput extends TurnHooks {
 
 export interface HarnessSession {
   readonly id: string;
-  hasUnfinishedTurn(): boolean;
+  hasUnfinishedTurn(): Promise<boolean>;
   run(input: HarnessRunInput): Promise<TurnResult>;
   continue(input: HarnessContinueInput): Promise<TurnResult>;
   /** Releases processes and handles; the session's history stays and can be reopened by id. */
@@ -48,11 +48,17 @@ export interface HarnessSession {
   /** Deletes the session's history. */
   destroy(): Promise<void>;
   /** The unfinished turn and what it waits for, for detach()'s continuation state (absent: none survives a detach). */
-  continuation?(): TurnContinuation | undefined;
+  continuation?(): Promise<TurnContinuation | undefined>;
+  /**
+   * Runs one call on the session (its whole generate/continue) as the only one across replicas
+   * sharing the store; fails with `session-busy` when the wait for a busy session runs out.
+   * Absent when the harness's store is not shared across processes.
+   */
+  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
   /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
   readonly canSuspend?: boolean;
   /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */
-  abandonTurn?(turnId: string, reason: string): boolean;
+  abandonTurn?(turnId: string, reason: string): Promise<boolean>;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }
@@ -71,12 +77,12 @@ export interface Harness {
   readonly builtinToolNames?: readonly string[];
   openSession(config: AgentConfig, options: { sessionId: string }): Promise<HarnessSession>;
   /** Whether a session with this id has state to resume (absent: the harness cannot tell). */
-  hasSession?(sessionId: string): boolean;
+  hasSession?(sessionId: string): Promise<boolean>;
   /**
    * Sessions with a turn paused for its caller, read from durable state so any process can list
    * and answer them. Absent when paused turns live only in the process that ran them.
    */
-  listSuspended?(): Array<Omit<SuspendedSession, 'state'>>;
+  listSuspended?(): Promise<Array<Omit<SuspendedSession, 'state'>>>;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { storeKindOf } from '../store/store-url.ts';
 import { join, resolve } from 'node:path';
 import { type MemoryProviderSpec, parseMemoryProviderSpec } from '../memory/choice.ts';
 import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from '../agent/boot-cartridge.ts';
@@ -37,6 +38,8 @@ export interface RunFlags {
   maxSteps?: string | number;
   contextTokens?: string | number;
   retries?: string | number;
+  /** A postgres:// URL for the journal (env ACX_STORE); absent: the SQLite files under the home. */
+  store?: string;
   home?: string;
   configHome?: string;
   session?: string;
@@ -106,6 +109,8 @@ export interface ResolvedSettings {
   configHome: string;
   stateDir: string;
   journalPath: string;
+  /** The journal's store when it is not the SQLite file: a postgres:// URL (--store / ACX_STORE). */
+  store: string | null;
   memoryPath: string;
   /** The memory provider to bind (ACX_MEMORY_PROVIDER, else agent.json memory.provider, else sqlite). */
   memoryProvider: MemoryProviderSpec;
@@ -301,6 +306,7 @@ export function resolveSettings(
     configHome,
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
+    store: storeOf(flags.store ?? env.ACX_STORE),
     memoryPath: join(stateDir, 'memory.db'),
     memoryProvider: memoryProviderSpec(env, manifest?.memory?.provider, { configHome, agentDir: definition?.path ?? configHome }),
     memoryEmbedding: env.ACX_MEMORY_EMBEDDING?.trim() || manifest?.memory?.embedding || null,
@@ -339,4 +345,9 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
 /** Where an agent's fs, execute and media tools work: --workspace, or <stateDir>/workspace. */
 export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 'stateDir'>): string {
   return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+}
+
+/** --store / ACX_STORE, checked now so a wrong value fails before anything runs. */
+function storeOf(url: string | undefined): string | null {
+  return storeKindOf(url) === 'postgres' ? url! : null;
 }

@@ -59,6 +59,7 @@ export type AcxErrorCode =
   // A turn
   | 'aborted'
   | 'turn-claimed'
+  | 'session-busy'
   | 'turn-compacted'
   | 'turn-id-taken'
   | 'turn-id-unsupported'

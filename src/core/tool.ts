@@ -61,7 +61,7 @@ export interface ToolContext {
    * step), from any process that worked on the turn: evidence a tool can derive its own stable
    * keys from (the n-th create of a kind in a turn). Absent outside the engine.
    */
-  earlierCalls?: () => ReadonlyArray<{ toolName: string; input: unknown }>;
+  earlierCalls?: () => Promise<ReadonlyArray<{ toolName: string; input: unknown }>>;
   abortSignal: AbortSignal;
   logger: Logger;
   /** Tells the caller about a file this call changed (the engine streams it as a `file-change` part). */

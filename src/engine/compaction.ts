@@ -1,7 +1,8 @@
 import type { ModelMessage } from 'ai';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
-import type { Journal, StoredMessage } from '../store/journal.ts';
+import type { StoredMessage } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { slugifyKey } from '../memory/keys.ts';
@@ -87,7 +88,7 @@ export function findCut(messages: readonly StoredMessage[], keepChars: number, h
 }
 
 export async function compactSession(options: {
-  journal: Journal;
+  journal: JournalStore;
   sessionId: string;
   model: ResolvedModel;
   params: ModelParams;
@@ -100,7 +101,7 @@ export async function compactSession(options: {
   abortSignal?: AbortSignal | undefined;
 }): Promise<CompactionOutcome> {
   const { journal, sessionId, budget, logger } = options;
-  const messages = journal.messages(sessionId);
+  const messages = await journal.messages(sessionId);
   const keepChars = Math.floor(budget.limit * KEEP_SHARE * CHARS_PER_TOKEN);
   const cutIndex = findCut(messages, keepChars, options.hard);
   const tokensBefore = estimateTokens(messages);
@@ -129,8 +130,8 @@ export async function compactSession(options: {
     return { compacted: false, reason: errorMessage(error), ...base };
   }
   const cutSeq = messages[cutIndex]!.seq;
-  journal.compact(sessionId, cutSeq, { role: 'user', content: `${SUMMARY_PREFIX}\n${summary}` });
-  const after = journal.messages(sessionId);
+  await journal.compact(sessionId, cutSeq, { role: 'user', content: `${SUMMARY_PREFIX}\n${summary}` });
+  const after = await journal.messages(sessionId);
   logger.info('context compact', {
     session: sessionId,
     tokens_in: options.inputTokens,

@@ -4,7 +4,8 @@ import type { ToolResultOutput } from '@ai-sdk/provider-utils';
 import { type MemoryProvider, safeContext, safeObserve } from '../memory/provider.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
-import { Journal, type CallRecord, type StoredMessage, type TurnRecord } from '../store/journal.ts';
+import type { CallRecord, StoredMessage, TurnRecord } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
 import { needsApproval, type PermissionMode } from '../tools/permission.ts';
 import { runTool } from '../tools/run.ts';
 import { type InputSchema, type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
@@ -59,7 +60,7 @@ export type Checkpoint =
 
 export interface EngineOptions {
   model: ResolvedModel;
-  journal: Journal;
+  journal: JournalStore;
   agentId?: string;
   instructions?: string;
   tools?: readonly Tool[];
@@ -243,6 +244,8 @@ interface TurnState {
    * result lives only here until the step's settlement is written.
    */
   outputs: Map<string, ToolResultOutput>;
+  /** The ledger writes of parallel calls (a start mark, a result), one at a time: see inLedgerOrder. */
+  ledger: Promise<void>;
   /** The transcript as the provider reads it, converted once per message for this turn. */
   providerPrompt: ProviderPrompt;
   /**
@@ -251,7 +254,7 @@ interface TurnState {
    * waits here when every unfinished piece of evidence it holds is safe to re-create: results of
    * unsafe calls are always committed as they arrive.
    */
-  pendingSettle: (() => void) | undefined;
+  pendingSettle: (() => Promise<void>) | undefined;
   /** What the provider's built-ins cited and produced in this turn's calls, for the reply's footers. */
   sources: ModelSource[];
   files: string[];
@@ -262,7 +265,7 @@ export class Engine {
     Pick<EngineOptions, 'maxSteps' | 'speech' | 'permissionMode' | 'params' | 'retries' | 'retryBaseMs' | 'agentId' | 'instructions'>
   > &
     EngineOptions;
-  readonly journal: Journal;
+  readonly journal: JournalStore;
   readonly budget: ContextBudget;
   private readonly logger: Logger;
   private readonly tools = new Map<string, { tool: Tool; schema: NormalizedSchema }>();
@@ -327,8 +330,8 @@ export class Engine {
     if (options.warnHeadroom !== false) checkHeadroom(this.budget, maxSteps, this.logger);
   }
 
-  hasUnfinishedTurn(sessionId: string): boolean {
-    return this.journal.unfinishedTurn(sessionId) !== undefined;
+  async hasUnfinishedTurn(sessionId: string): Promise<boolean> {
+    return (await this.journal.unfinishedTurn(sessionId)) !== undefined;
   }
 
   /**
@@ -336,10 +339,10 @@ export class Engine {
    * stays in the journal as cancelled, saying why, and no longer holds back the session's next
    * turn. False when the session has no such turn unfinished.
    */
-  abandonTurn(sessionId: string, turnId: string, reason: string): boolean {
-    const turn = this.journal.turn(turnId);
+  async abandonTurn(sessionId: string, turnId: string, reason: string): Promise<boolean> {
+    const turn = await this.journal.turn(turnId);
     if (!turn || turn.sessionId !== sessionId || (turn.status !== 'running' && turn.status !== 'suspended')) return false;
-    this.journal.updateTurn(turnId, { status: 'cancelled', error: `abandoned: ${reason}` });
+    await this.journal.updateTurn(turnId, { status: 'cancelled', error: `abandoned: ${reason}` });
     this.logger.warn('turn abandoned', { session: sessionId, turn: turnId, reason });
     return true;
   }
@@ -347,10 +350,10 @@ export class Engine {
   /** Runs one turn for a new user message. An unfinished earlier turn must be continued first. */
   async runTurn(input: TurnInput): Promise<TurnResult> {
     const { sessionId } = input;
-    this.journal.ensureSession(sessionId);
-    const existing = input.turnId ? this.journal.turn(input.turnId) : undefined;
+    await this.journal.ensureSession(sessionId);
+    const existing = input.turnId ? await this.journal.turn(input.turnId) : undefined;
     if (existing) return this.rerunTurn(existing, input);
-    const unfinished = this.journal.unfinishedTurn(sessionId);
+    const unfinished = await this.journal.unfinishedTurn(sessionId);
     if (unfinished) {
       throw new AcxError('turn-unfinished', `Session ${sessionId} has an unfinished turn (${unfinished.id}).`, {
         hint: 'Continue it first (continueTurn / acx run resumes it automatically).',
@@ -358,12 +361,12 @@ export class Engine {
     }
     const turnId = input.turnId ?? randomUUID();
     const message: ModelMessage = { role: 'user', content: input.prompt };
-    this.journal.transaction(() => {
-      this.journal.startTurn(turnId, sessionId);
-      this.journal.appendMessage(sessionId, turnId, 'user', message);
+    await this.journal.transaction(async () => {
+      await this.journal.startTurn(turnId, sessionId);
+      await this.journal.appendMessage(sessionId, turnId, 'user', message);
     });
     this.options.checkpoint?.({ at: 'turn-started', turnId });
-    const state = await this.newState(this.journal.turn(turnId)!, input, {
+    const state = await this.newState((await this.journal.turn(turnId))!, input, {
       addressed: input.addressed ?? false,
       resumed: false,
     });
@@ -381,9 +384,9 @@ export class Engine {
     const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit, observe, pauseRequested };
     if (turn.status === 'done') {
       this.logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
-      return this.recordedResult(turn);
+      return await this.recordedResult(turn);
     }
-    const newer = this.journal.unfinishedTurn(turn.sessionId);
+    const newer = await this.journal.unfinishedTurn(turn.sessionId);
     if (newer && newer.id !== turn.id) {
       throw new AcxError('turn-unfinished', `Session ${turn.sessionId} has another unfinished turn (${newer.id}).`, {
         hint: 'Continue it first.',
@@ -392,7 +395,7 @@ export class Engine {
     if (turn.status === 'failed' || turn.status === 'cancelled') {
       // A compaction after it may have summarised its messages away: then there is no evidence
       // left of what it already did, and continuing it could repeat its side effects.
-      const evidence = this.loadTranscript(turn.sessionId).some((entry) => entry.turnId === turn.id && entry.kind === 'user');
+      const evidence = (await this.loadTranscript(turn.sessionId)).some((entry) => entry.turnId === turn.id && entry.kind === 'user');
       if (!evidence) {
         this.logger.error('turn abandoned', { session: turn.sessionId, turn: turn.id, status: turn.status, reason: 'its messages were compacted away' });
         throw new AcxError('turn-compacted', `Turn ${turn.id} ${turn.status === 'failed' ? 'failed' : 'was cancelled'} and its messages have since been compacted into a summary; it cannot be continued safely.`, {
@@ -400,17 +403,17 @@ export class Engine {
         });
       }
       // Its settled steps stand; the turn picks up where it stopped, by evidence.
-      this.journal.updateTurn(turn.id, { status: 'running', error: null });
+      await this.journal.updateTurn(turn.id, { status: 'running', error: null });
     }
     return this.continueTurn(hooks);
   }
 
   /** What a finished turn recorded, for a caller that delivered its message again. */
-  private recordedResult(turn: TurnRecord): TurnResult {
+  private async recordedResult(turn: TurnRecord): Promise<TurnResult> {
     const text = turn.finalText ?? '';
     const unspoken = isUnspoken(this.options.speech);
     const parsed = this.output ? parseStructuredOutput(text, this.output) : undefined;
-    const activity = turnActivity(this.loadTranscript(turn.sessionId), turn.id);
+    const activity = turnActivity(await this.loadTranscript(turn.sessionId), turn.id);
     return {
       sessionId: turn.sessionId,
       turnId: turn.id,
@@ -430,13 +433,13 @@ export class Engine {
 
   /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */
   async continueTurn(input: ContinueInput): Promise<TurnResult> {
-    const turn = this.journal.unfinishedTurn(input.sessionId);
+    const turn = await this.journal.unfinishedTurn(input.sessionId);
     if (!turn) {
       throw new AcxError('no-unfinished-turn', `Session ${input.sessionId} has no unfinished turn to continue.`, {
         hint: 'Send a new message instead.',
       });
     }
-    if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !this.journal.claimSuspended(turn.id))) {
+    if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !(await this.journal.claimSuspended(turn.id)))) {
       throw new AcxError('turn-claimed', `Turn ${input.claimSuspended} of session ${input.sessionId} is already being continued (by another process or call).`, {
         hint: 'List the paused turns again (agent.listSuspended()); answer only those still listed.',
       });
@@ -462,7 +465,7 @@ export class Engine {
     hooks: TurnHooks,
     flags: { addressed: Addressed; resumed: boolean },
   ): Promise<TurnState> {
-    const transcript = this.loadTranscript(turn.sessionId);
+    const transcript = await this.loadTranscript(turn.sessionId);
     const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
     const prompt = userEntry ? textOf(userEntry.message) : '';
     const steps = transcript.filter((entry) => entry.turnId === turn.id && entry.kind === 'assistant').length;
@@ -477,7 +480,7 @@ export class Engine {
       step: steps,
       usage: emptyUsage(),
       lastInputTokens: undefined,
-      toolsRan: toolsRanIn(transcript, turn.id, this.journal.openCalls(turn.id)),
+      toolsRan: toolsRanIn(transcript, turn.id, await this.journal.openCalls(turn.id)),
       visibleActions: 0,
       addressed: flags.addressed,
       nudged: turn.nudged,
@@ -490,6 +493,7 @@ export class Engine {
       started: performance.now(),
       resumed: flags.resumed,
       outputs: new Map(),
+      ledger: Promise.resolve(),
       providerPrompt: new ProviderPrompt(),
       pendingSettle: undefined,
       // A resumed turn's earlier steps: their sources were journaled with their assistant messages.
@@ -530,7 +534,7 @@ export class Engine {
   private async drive(state: TurnState): Promise<TurnResult> {
     const { maxSteps } = this.options;
     for (;;) {
-      this.throwIfAborted(state);
+      await this.throwIfAborted(state);
       if (state.hooks.pauseRequested?.()) return this.suspend(state);
       if (state.step >= maxSteps) return this.reserve(state);
       state.step += 1;
@@ -539,7 +543,7 @@ export class Engine {
       const stepStarted = performance.now();
       const result = await this.callWithRescue(state);
       const calls = result.toolCalls;
-      const records = this.persistAssistant(state, result);
+      const records = await this.persistAssistant(state, result);
       this.options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
       await this.keepHosted(state, result);
       // Like the AI SDK, a step finishes after its tools ran.
@@ -569,7 +573,7 @@ export class Engine {
       });
       if (outcome === 'suspended') return this.suspend(state);
       this.settleStep(state, state.step, records);
-      this.throwIfAborted(state);
+      await this.throwIfAborted(state);
     }
   }
 
@@ -578,9 +582,9 @@ export class Engine {
     const speech = this.options.speech;
     if (speech.mode === 'tool' && state.addressed !== false && state.visibleActions === 0 && !state.nudged) {
       state.nudged = true;
-      this.commit(state, () => {
-        this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech, state.addressed) });
-        this.journal.updateTurn(state.turn.id, { nudged: true });
+      await this.commit(state, async () => {
+        await this.appendEntry(state, 'note', { role: 'user', content: nudgeNote(speech, state.addressed) });
+        await this.journal.updateTurn(state.turn.id, { nudged: true });
       });
       this.logger.info('nudge', { session: state.sessionId, tool: speech.tool, ...(typeof state.addressed === 'string' ? { addressed: state.addressed } : {}) });
       return 'continue';
@@ -589,12 +593,12 @@ export class Engine {
       const parsed = parseStructuredOutput(text, this.output);
       if (!parsed.ok) {
         state.repairedOutput = true;
-        this.commit(state, () =>
-          this.appendEntry(state, 'note', {
+        await this.commit(state, async () => {
+          await this.appendEntry(state, 'note', {
             role: 'user',
             content: `[harness] Your final answer is not valid for the required output schema: ${parsed.error}. Reply again with only the JSON value.`,
-          }),
-        );
+          });
+        });
         return 'continue';
       }
     }
@@ -612,7 +616,7 @@ export class Engine {
     // A structured answer stays bare JSON; any other reply carries what the built-ins cited and made.
     if (!this.output) text = withFooters(text, state.sources, state.files);
     const unspoken = isUnspoken(this.options.speech);
-    this.commit(state, () =>
+    await this.commit(state, () =>
       this.journal.updateTurn(state.turn.id, {
         status: failure ? 'failed' : 'done',
         finalText: text,
@@ -663,9 +667,9 @@ export class Engine {
     };
   }
 
-  private suspend(state: TurnState): TurnResult {
-    this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'suspended' }));
-    const pending = pendingOf(this.journal.openCalls(state.turn.id));
+  private async suspend(state: TurnState): Promise<TurnResult> {
+    await this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'suspended' }));
+    const pending = pendingOf(await this.journal.openCalls(state.turn.id));
     const suspendedBy = suspendReasonOf(pending);
     this.logger.info('turn suspended', {
       session: state.sessionId,
@@ -691,11 +695,13 @@ export class Engine {
       });
       text = result.text.trim() || fallbackReserveNote(maxSteps, 'the report was empty');
     } catch (error) {
-      if (classifyFault(error) === 'aborted') throw this.abortTurn(state);
+      if (classifyFault(error) === 'aborted') throw await this.abortTurn(state);
       this.logger.warn('reserve summary failed', { session: state.sessionId, error: errorMessage(error) });
       text = fallbackReserveNote(maxSteps, errorMessage(error));
     }
-    this.commit(state, () => this.appendEntry(state, 'assistant', { role: 'assistant', content: text }));
+    await this.commit(state, async () => {
+      await this.appendEntry(state, 'assistant', { role: 'assistant', content: text });
+    });
     return this.finish(state, text, 'length');
   }
 
@@ -717,7 +723,7 @@ export class Engine {
       return await this.callWithRetries(state, { brief });
     } catch (error) {
       const fault = classifyFault(error);
-      if (fault === 'aborted') throw this.abortTurn(state);
+      if (fault === 'aborted') throw await this.abortTurn(state);
       if (fault === 'context-overflow' && this.budget.enabled && !state.overflowRescued) {
         state.overflowRescued = true;
         this.logger.warn('context overflow', {
@@ -727,17 +733,17 @@ export class Engine {
         });
         const outcome = await this.compact(state, { hard: true, inputTokens: undefined, trigger: 'overflow' });
         if (state.toolsRan === 0 && outcome.compacted) {
-          state.transcript = this.loadTranscript(state.sessionId);
+          state.transcript = await this.loadTranscript(state.sessionId);
           try {
             return await this.callWithRetries(state, { brief });
           } catch (again) {
-            if (classifyFault(again) === 'aborted') throw this.abortTurn(state);
-            this.failTurn(state, again);
+            if (classifyFault(again) === 'aborted') throw await this.abortTurn(state);
+            await this.failTurn(state, again);
             throw again;
           }
         }
       }
-      this.failTurn(state, error);
+      await this.failTurn(state, error);
       throw error;
     }
   }
@@ -833,8 +839,8 @@ export class Engine {
 
   // ---- journal writes -------------------------------------------------------------------
 
-  private loadTranscript(sessionId: string): Entry[] {
-    return this.journal.messages(sessionId).map((m) => ({ ...m }));
+  private async loadTranscript(sessionId: string): Promise<Entry[]> {
+    return (await this.journal.messages(sessionId)).map((m) => ({ ...m }));
   }
 
   private nextSeq(state: TurnState): number | undefined {
@@ -842,23 +848,25 @@ export class Engine {
     return last ? last.seq + 1 : undefined;
   }
 
-  private appendEntry(state: TurnState, kind: Entry['kind'], message: ModelMessage): number {
-    const seq = this.journal.appendMessage(state.sessionId, state.turn.id, kind, message, this.nextSeq(state));
+  private async appendEntry(state: TurnState, kind: Entry['kind'], message: ModelMessage): Promise<number> {
+    const seq = await this.journal.appendMessage(state.sessionId, state.turn.id, kind, message, this.nextSeq(state));
     state.transcript.push({ seq, turnId: state.turn.id, kind, message });
     return seq;
   }
 
   /** One journal transaction for this turn, carrying any settlement still waiting to be written. */
-  private commit(state: TurnState, write: () => void = () => {}): void {
-    this.journal.transaction(() => {
-      state.pendingSettle?.();
-      state.pendingSettle = undefined;
-      write();
+  private async commit(state: TurnState, write?: () => Promise<void>): Promise<void> {
+    const settle = state.pendingSettle;
+    if (!settle && !write) return;
+    state.pendingSettle = undefined;
+    await this.journal.transaction(async () => {
+      await settle?.();
+      await write?.();
     });
   }
 
   /** The assistant message naming the calls is committed before any of them runs. */
-  private persistAssistant(state: TurnState, result: ModelCallResult): CallRecord[] {
+  private async persistAssistant(state: TurnState, result: ModelCallResult): Promise<CallRecord[]> {
     const assistant = withSourcesRecorded<AssistantModelMessage>(
       (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
       result.sources,
@@ -874,13 +882,13 @@ export class Engine {
       result: null,
       approval: null,
     }));
-    this.commit(state, () => {
-      this.appendEntry(state, 'assistant', assistant);
-      result.toolCalls.forEach((call, ordinal) => {
+    await this.commit(state, async () => {
+      await this.appendEntry(state, 'assistant', assistant);
+      for (const [ordinal, call] of result.toolCalls.entries()) {
         const record = records[ordinal]!;
         if (call.invalidReason) {
           const known = this.tools.has(call.toolName);
-          this.recordResult(
+          await this.recordResult(
             state,
             record,
             errorOutput(
@@ -890,7 +898,7 @@ export class Engine {
             ),
           );
         }
-      });
+      }
     });
     for (const call of result.toolCalls) {
       state.calls.push({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
@@ -903,10 +911,10 @@ export class Engine {
    * Records a call's result: kept in memory for the step's settlement, and written now unless
    * `defer` (a safe lone call, whose result is written with the settlement).
    */
-  private recordResult(state: TurnState, call: CallRecord, output: ToolResultOutput, defer = false): void {
+  private recordResult(state: TurnState, call: CallRecord, output: ToolResultOutput, defer = false): Promise<void> {
     state.outputs.set(call.callId, output);
     call.status = 'done';
-    if (!defer) this.journal.recordCallResult(call, output);
+    return defer ? Promise.resolve() : this.journal.recordCallResult(call, output);
   }
 
   /**
@@ -943,17 +951,17 @@ export class Engine {
     });
     const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
     const seq = this.nextSeq(state) ?? 1;
-    const write = () => {
-      if (argsCapped) this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
-      this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), seq);
-      this.journal.settleStep(state.turn.id, step);
+    const write = async () => {
+      if (argsCapped) await this.journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
+      await this.journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), seq);
+      await this.journal.settleStep(state.turn.id, step);
     };
     // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
     state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });
     const previous = state.pendingSettle;
-    state.pendingSettle = () => {
-      previous?.();
-      write();
+    state.pendingSettle = async () => {
+      await previous?.();
+      await write();
     };
     this.options.checkpoint?.({ at: 'step-settled', turnId: state.turn.id, step });
   }
@@ -972,7 +980,7 @@ export class Engine {
         if (call.status === 'done' || call.status === 'settled') return;
         const entry = this.tools.get(call.toolName);
         if (!entry) {
-          this.recordResult(state, call, errorOutput(`There is no tool named ${call.toolName}.`));
+          await this.recordResult(state, call, errorOutput(`There is no tool named ${call.toolName}.`));
           return;
         }
         const decision = await this.approve(state, call, entry.tool, decisions);
@@ -982,13 +990,13 @@ export class Engine {
         }
         if (decision && !decision.approved) {
           const reason = decision.reason ?? 'The host denied this call.';
-          this.recordResult(state, call, { type: 'execution-denied', reason });
+          await this.recordResult(state, call, { type: 'execution-denied', reason });
           state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason });
           state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
           return;
         }
         if (!entry.tool.execute) {
-          this.journal.setCallStatus(call, 'awaiting-result');
+          await this.journal.setCallStatus(call, 'awaiting-result');
           waiting.push(call.callId);
           return;
         }
@@ -1008,7 +1016,7 @@ export class Engine {
     if (!needsApproval(tool, this.options.permissionMode)) return undefined;
     const given = decisions?.get(call.callId);
     if (given) {
-      this.journal.recordApproval(call, { approved: given.approved, ...(given.reason ? { reason: given.reason } : {}) });
+      await this.journal.recordApproval(call, { approved: given.approved, ...(given.reason ? { reason: given.reason } : {}) });
       return given;
     }
     const request: ApprovalRequest = {
@@ -1019,11 +1027,11 @@ export class Engine {
     };
     state.emit({ type: 'tool-approval-request', ...request });
     if (!state.hooks.onApprovalRequest) {
-      this.journal.setCallStatus(call, 'awaiting-approval');
+      await this.journal.setCallStatus(call, 'awaiting-approval');
       return 'waiting';
     }
     const answer = await state.hooks.onApprovalRequest(request);
-    this.journal.recordApproval(call, answer);
+    await this.journal.recordApproval(call, answer);
     this.logger.info('approval', { tool: call.toolName, approved: answer.approved });
     return { approvalId: call.callId, ...answer };
   }
@@ -1042,21 +1050,20 @@ export class Engine {
   ): Promise<void> {
     const { tool, schema } = entry;
     state.toolsRan += 1;
-    if (tool.effect === 'unsafe') {
-      this.journal.setCallStatus(call, 'started');
-    }
+    await this.inLedgerOrder(state, async () => {
+      if (tool.effect === 'unsafe') await this.journal.setCallStatus(call, 'started');
+      this.options.checkpoint?.({ at: 'tool-started', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
+    });
     // The speaking tool is a visible action by definition, whatever the tool itself declares.
     const speech = this.options.speech;
     if (tool.visible || (speech.mode === 'tool' && tool.name === speech.tool)) state.visibleActions += 1;
-    this.options.checkpoint?.({ at: 'tool-started', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
     const started = performance.now();
     const outcome = await runTool(tool, schema, call.input, {
       toolCallId: call.callId,
       sessionId: state.sessionId,
       idempotencyKey: this.idempotencyKey(state.turn.id, call.step, call.ordinal),
-      earlierCalls: () =>
-        this.journal
-          .turnCalls(state.turn.id)
+      earlierCalls: async () =>
+        (await this.journal.turnCalls(state.turn.id))
           .filter((earlier) => earlier.step < call.step || (earlier.step === call.step && earlier.ordinal < call.ordinal))
           .map(({ toolName, input }) => ({ toolName, input })),
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
@@ -1070,8 +1077,10 @@ export class Engine {
           onImageDescribed: (mediaType) => this.logger.info('image described', { tool: tool.name, media_type: mediaType, reason: 'the model reads text only' }),
         })
       : errorOutput(outcome.error);
-    this.recordResult(state, call, output, alone && tool.effect !== 'unsafe');
-    this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
+    await this.inLedgerOrder(state, async () => {
+      await this.recordResult(state, call, output, alone && tool.effect !== 'unsafe');
+      this.options.checkpoint?.({ at: 'tool-finished', turnId: state.turn.id, step: call.step, toolName: tool.name, callId: call.callId });
+    });
     const duration = logSeconds(performance.now() - started);
     if (outcome.ok) {
       this.logger.info('tool', { name: tool.name, duration, outcome: 'ok' });
@@ -1085,12 +1094,24 @@ export class Engine {
   }
 
   /**
+   * Runs one ledger write of a call (and its checkpoint) after those of the step's calls that got
+   * there first. However long a store takes to write, what the journal holds at any instant is a
+   * prefix of one order (c1 started, c2 started, c1 finished, ...): recovery by evidence, and the
+   * crash suite's numbered checkpoints, then mean the same on every store.
+   */
+  private inLedgerOrder(state: TurnState, write: () => Promise<void>): Promise<void> {
+    const turn = state.ledger.then(write);
+    state.ledger = turn.catch(() => {});
+    return turn;
+  }
+
+  /**
    * Brings the newest unsettled step of a resumed turn to rest, by evidence:
    * a call that never started runs now; a call that started and has no result runs again only
    * when its tool is read-only or idempotent, otherwise the model is told the outcome is unknown.
    */
   private async settleOpenStep(state: TurnState, input: ContinueInput): Promise<'settled' | 'suspended' | 'none'> {
-    const open = this.journal.openCalls(state.turn.id);
+    const open = await this.journal.openCalls(state.turn.id);
     if (open.length === 0) return 'none';
     const step = open[0]!.step;
     const supplied = new Map((input.toolResults ?? []).map((r) => [r.toolCallId, r.output]));
@@ -1100,11 +1121,11 @@ export class Engine {
         const safe = tool && (tool.effect === 'read-only' || tool.effect === 'idempotent');
         if (safe) {
           this.logger.info('recovery re-run', { tool: call.toolName, call: call.callId, effect: tool.effect });
-          this.journal.setCallStatus(call, 'pending');
+          await this.journal.setCallStatus(call, 'pending');
           call.status = 'pending';
         } else {
           this.logger.warn('recovery outcome unknown', { tool: call.toolName, call: call.callId });
-          this.recordResult(
+          await this.recordResult(
             state,
             call,
             errorOutput(
@@ -1114,9 +1135,9 @@ export class Engine {
           );
         }
       } else if (call.status === 'awaiting-result' && supplied.has(call.callId)) {
-        this.recordResult(state, call, toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }));
+        await this.recordResult(state, call, toToolResultOutput(supplied.get(call.callId), { vision: this.options.model.vision }));
       } else if (call.status === 'awaiting-approval' || call.status === 'awaiting-result') {
-        this.journal.setCallStatus(call, 'pending');
+        await this.journal.setCallStatus(call, 'pending');
         call.status = 'pending';
       }
     }
@@ -1129,28 +1150,28 @@ export class Engine {
 
   // ---- endings --------------------------------------------------------------------------
 
-  private throwIfAborted(state: TurnState): void {
-    if (state.hooks.abortSignal?.aborted) throw this.abortTurn(state);
+  private async throwIfAborted(state: TurnState): Promise<void> {
+    if (state.hooks.abortSignal?.aborted) throw await this.abortTurn(state);
   }
 
-  private abortTurn(state: TurnState): TurnAbortedError {
+  private async abortTurn(state: TurnState): Promise<TurnAbortedError> {
     // Calls that never got a result are settled as cancelled so the transcript stays well-formed.
-    this.commit(state);
-    const open = this.journal.openCalls(state.turn.id);
+    await this.commit(state);
+    const open = await this.journal.openCalls(state.turn.id);
     for (const call of open) {
       if (call.status !== 'done' && !state.outputs.has(call.callId)) {
-        this.recordResult(state, call, errorOutput('Cancelled by the user before it ran.'));
+        await this.recordResult(state, call, errorOutput('Cancelled by the user before it ran.'));
       }
     }
     if (open.length > 0) this.settleStep(state, open[0]!.step, open);
-    this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
+    await this.commit(state, () => this.journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
     this.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
     state.emit({ type: 'abort' });
     return new TurnAbortedError();
   }
 
-  private failTurn(state: TurnState, error: unknown): void {
-    this.commit(state, () =>
+  private async failTurn(state: TurnState, error: unknown): Promise<void> {
+    await this.commit(state, () =>
       this.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` }),
     );
     // A bookend like the others (INFO): the error itself reaches the caller, who reports it once.
@@ -1189,7 +1210,7 @@ export class Engine {
     state: TurnState,
     options: { hard: boolean; inputTokens: number | undefined; trigger: CompactionReport['trigger'] },
   ): Promise<CompactionOutcome> {
-    this.commit(state); // compaction reads the journal: write any waiting settlement first
+    await this.commit(state); // compaction reads the journal: write any waiting settlement first
     const outcome = await this.compactJournal(state.sessionId, { ...options, abortSignal: state.hooks.abortSignal });
     const report = compactionReport(outcome, options.trigger);
     if (report) state.emit({ type: 'compaction', ...report });

@@ -369,17 +369,7 @@ export class Journal {
         ? this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? ORDER BY step, ordinal').all(turnId)
         : this.prepare('SELECT * FROM tool_calls WHERE turn_id = ? AND step = ? ORDER BY ordinal').all(turnId, step)
     ) as unknown as CallRow[];
-    return rows.map((row) => ({
-      turnId: row.turn_id,
-      step: row.step,
-      callId: row.call_id,
-      ordinal: row.ordinal,
-      toolName: row.tool_name,
-      input: JSON.parse(row.input) as unknown,
-      status: row.status,
-      result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-      approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
-    }));
+    return rows.map(toCall);
   }
 
   /**
@@ -408,41 +398,49 @@ export class Journal {
     const rows = this
       .prepare("SELECT kind, body FROM messages WHERE session_id = ? AND turn_id = ? AND kind IN ('assistant', 'tool') ORDER BY seq")
       .all(turn.sessionId, turnId) as Array<{ kind: 'assistant' | 'tool'; body: string }>;
-    let step = 0;
-    let open: { step: number; parts: ToolCallPart[] } | undefined;
-    for (const row of rows) {
-      if (row.kind === 'tool') {
-        open = undefined;
-        continue;
-      }
-      step += 1;
-      const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
-      open = parts.length > 0 ? { step, parts } : undefined;
-    }
-    const ledger = this.calls(turnId).filter((call) => call.status !== 'settled');
-    if (!open) return ledger;
-    const { step: openStep, parts } = open;
-    const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
-    return parts.map(
-      (part, ordinal): CallRecord =>
-        recorded.get(part.toolCallId) ?? {
-          turnId,
-          step: openStep,
-          callId: part.toolCallId,
-          ordinal,
-          toolName: part.toolName,
-          input: part.input,
-          status: 'pending',
-          result: null,
-          approval: null,
-        },
-    );
+    return openCallsOf(turnId, rows, this.calls(turnId));
   }
+}
+
+/**
+ * The open step's calls from a turn's assistant and tool messages (in order) and its ledger rows:
+ * shared by every store, so recovery reads the same evidence the same way wherever it is kept.
+ */
+export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: 'assistant' | 'tool'; body: string }>, calls: CallRecord[]): CallRecord[] {
+  let step = 0;
+  let open: { step: number; parts: ToolCallPart[] } | undefined;
+  for (const row of rows) {
+    if (row.kind === 'tool') {
+      open = undefined;
+      continue;
+    }
+    step += 1;
+    const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
+    open = parts.length > 0 ? { step, parts } : undefined;
+  }
+  const ledger = calls.filter((call) => call.status !== 'settled');
+  if (!open) return ledger;
+  const { step: openStep, parts } = open;
+  const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
+  return parts.map(
+    (part, ordinal): CallRecord =>
+      recorded.get(part.toolCallId) ?? {
+        turnId,
+        step: openStep,
+        callId: part.toolCallId,
+        ordinal,
+        toolName: part.toolName,
+        input: part.input,
+        status: 'pending',
+        result: null,
+        approval: null,
+      },
+  );
 }
 
 type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
 
-function toolCallParts(message: ModelMessage): ToolCallPart[] {
+export function toolCallParts(message: ModelMessage): ToolCallPart[] {
   if (message.role !== 'assistant' || typeof message.content === 'string') return [];
   // A provider-executed call (web search, code interpreter) ran inside the model call: it is
   // evidence of what happened, never a call to run again.
@@ -451,20 +449,21 @@ function toolCallParts(message: ModelMessage): ToolCallPart[] {
   );
 }
 
-interface TurnRow {
+/** A turns row as either store returns it (SQLite keeps `nudged` as 0/1, PostgreSQL as a boolean). */
+export interface TurnRow {
   id: string;
   session_id: string;
   status: TurnStatus;
   steps: number;
   tools_ran: number;
-  nudged: number;
+  nudged: number | boolean;
   final_text: string | null;
   error: string | null;
   started_at: string;
   ended_at: string | null;
 }
 
-interface CallRow {
+export interface CallRow {
   turn_id: string;
   step: number;
   call_id: string;
@@ -476,17 +475,31 @@ interface CallRow {
   approval: string | null;
 }
 
-function toTurn(row: TurnRow): TurnRecord {
+export function toTurn(row: TurnRow): TurnRecord {
   return {
     id: row.id,
     sessionId: row.session_id,
     status: row.status,
     steps: row.steps,
     toolsRan: row.tools_ran,
-    nudged: row.nudged === 1,
+    nudged: row.nudged === 1 || row.nudged === true,
     finalText: row.final_text,
     error: row.error,
     startedAt: row.started_at,
     endedAt: row.ended_at,
+  };
+}
+
+export function toCall(row: CallRow): CallRecord {
+  return {
+    turnId: row.turn_id,
+    step: row.step,
+    callId: row.call_id,
+    ordinal: row.ordinal,
+    toolName: row.tool_name,
+    input: JSON.parse(row.input) as unknown,
+    status: row.status,
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
   };
 }

@@ -52,7 +52,7 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     expect(paused.pendingToolCalls).toHaveLength(1);
     const call = paused.pendingToolCalls[0]!;
     expect(call).toMatchObject({ toolName: 'ask_user', input: { question: 'Which colour?' } });
-    expect(session.hasUnfinishedTurn()).toBe(true);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
 
     // A new message is refused until the paused turn is continued.
     await expect(agent.generate({ session, prompt: '[[hello]]' })).rejects.toMatchObject({ code: 'turn-suspended' });
@@ -66,7 +66,7 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     expect(done.pendingToolCalls).toEqual([]);
     expect(done.text).toBe('tools=ask_user result=blue isError=false');
     expect(done.toolResults).toContainEqual(expect.objectContaining({ toolCallId: call.toolCallId, output: 'blue' }));
-    expect(session.hasUnfinishedTurn()).toBe(false);
+    expect(await session.hasUnfinishedTurn()).toBe(false);
 
     const next = await agent.generate({ session, prompt: '[[hello]]' });
     expect(next.text).toBe('Hello from the fake agent.');
@@ -101,7 +101,7 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     expect(error).toBeInstanceOf(AcxError);
     expect((error as AcxError).code).toBe('acp-unknown-tool-call');
     expect((error as AcxError).message).toContain('nope');
-    expect(session.hasUnfinishedTurn()).toBe(true);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
     const done = await agent.continueGenerate({ session, toolResults: [{ toolCallId: paused.pendingToolCalls[0]!.toolCallId, output: 'red' }] });
     expect(done.text).toContain('result=red');
     await session.destroy();
@@ -114,7 +114,7 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(agent.continueGenerate({ session, abortSignal: controller.signal })).rejects.toMatchObject({ code: 'aborted' });
-    expect(session.hasUnfinishedTurn()).toBe(false);
+    expect(await session.hasUnfinishedTurn()).toBe(false);
     const next = await agent.generate({ session, prompt: '[[hello]]' });
     expect(next.text).toBe('Hello from the fake agent.');
     expect(next.finishReason).toBe('stop');
@@ -129,6 +129,6 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     const session = await agent.createSession();
     await agent.generate({ session, prompt: PROMPT });
     await session.destroy();
-    expect(session.hasUnfinishedTurn()).toBe(false);
+    expect(await session.hasUnfinishedTurn()).toBe(false);
   });
 });

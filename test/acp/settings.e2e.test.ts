@@ -94,7 +94,7 @@ describe('createACP settings reach the agent end to end', () => {
     const done = await agent.continueGenerate({ session, toolResults: [{ toolCallId: call.toolCallId, output: { answers: ['blue'] } }] });
     expect(done.turnId).toBe(paused.turnId);
     expect(done.text).toBe('answer={"answers":["blue"]}'); // the supplied result is the ACP response
-    expect(session.hasUnfinishedTurn()).toBe(false);
+    expect(await session.hasUnfinishedTurn()).toBe(false);
     await session.destroy();
   });
 

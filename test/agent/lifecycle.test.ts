@@ -197,13 +197,13 @@ describe('suspendTurn()', () => {
     expect(echo.seen, 'the step in flight ran its tool before pausing').toEqual(['step one']);
     expect(server.requests, 'no model call after the pause').toHaveLength(1);
     expect(r.readJournal((j) => j.turns('pause-me')).map((t) => t.status)).toEqual(['suspended']);
-    expect(r.agent.listSuspended().map((s) => [s.sessionId, s.suspendedBy])).toEqual([['pause-me', 'request']]);
+    expect((await r.agent.listSuspended()).map((s) => [s.sessionId, s.suspendedBy])).toEqual([['pause-me', 'request']]);
 
     const done = await r.agent.continueGenerate({ session });
     expect(done.text).toBe('Finished after the pause.');
     expect(echo.seen).toEqual(['step one']);
     expect(r.readJournal((j) => j.turns('pause-me')).map((t) => t.status)).toEqual(['done']);
-    expect(r.agent.listSuspended()).toEqual([]);
+    expect((await r.agent.listSuspended())).toEqual([]);
   });
 
   it('says so when no turn is running', async () => {
@@ -290,7 +290,7 @@ describe('a paused turn answered from two places', () => {
     const marker = join(tmpHome(), 'marker');
     const opener = rig(await openaiModel(server), { home, agent: { tools: [deployTool(marker)] } });
     await opener.agent.generate({ session: await opener.agent.createSession({ sessionId: 'twice' }), prompt: 'deploy db' });
-    const [entry] = opener.agent.listSuspended();
+    const [entry] = (await opener.agent.listSuspended());
 
     // Two agents with their own journal connections, both opened on the listed state before either answers.
     const a = rig(await openaiModel(server), { home, agent: { tools: [deployTool(marker)] } });
@@ -317,7 +317,7 @@ describe('listSuspended() across processes', () => {
     const session = await r.agent.createSession({ sessionId: 'ship' });
     const paused = await r.agent.generate({ session, prompt: 'ship web' });
 
-    const listed = r.agent.listSuspended();
+    const listed = (await r.agent.listSuspended());
     expect(listed.map(({ state: _state, startedAt: _startedAt, ...rest }) => rest)).toEqual([
       {
         sessionId: 'ship',

@@ -31,6 +31,7 @@ const HARNESS_FILES = new Set([
   'agent/sdk-turn.ts',
   'agent/replay-stream.ts',
   'agent/engine-harness.ts',
+  'agent/session-lease.ts',
   'agent/session-state.ts',
 ]);
 

@@ -2,8 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
+import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -19,8 +22,35 @@ interface AgentRun {
   stderr: string;
 }
 
-function runAgent(home: string, effects: string, crash: string): Promise<AgentRun> {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash]);
+/**
+ * Where a case's journal lives: the SQLite file under its home, or a fresh database on one
+ * throwaway PostgreSQL cluster (the whole suite runs on both stores).
+ */
+interface CaseStore {
+  env: Record<string, string>;
+  open(): Promise<JournalStore>;
+}
+let cluster: PostgresCluster | undefined;
+let databases = 0;
+beforeAll(() => {
+  if (!POSTGRES_SKIP) cluster = startPostgres();
+}, 120_000);
+afterAll(() => cluster?.stop());
+
+const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
+  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
+  [
+    'postgres',
+    POSTGRES_SKIP,
+    () => {
+      const url = cluster!.createDatabase(`crash_${++databases}`);
+      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url) };
+    },
+  ],
+];
+
+function runAgent(home: string, effects: string, crash: string, store: CaseStore): Promise<AgentRun> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash], { env: { ...process.env, ...store.env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -32,10 +62,10 @@ function lines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-function assertWellFormed(home: string) {
-  const journal = new Journal(join(home, 'journal.db'));
+async function assertWellFormed(store: CaseStore) {
+  const journal = await store.open();
   try {
-    const messages = journal.messages('crash-session');
+    const messages = await journal.messages('crash-session');
     const called = new Set<string>();
     const answered = new Set<string>();
     for (const { message } of messages) {
@@ -46,12 +76,12 @@ function assertWellFormed(home: string) {
       }
     }
     expect([...called].sort()).toEqual([...answered].sort());
-    const turns = journal.turns('crash-session');
+    const turns = await journal.turns('crash-session');
     expect(turns).toHaveLength(1);
     expect(turns[0]!.status).toBe('done');
     return messages;
   } finally {
-    journal.close();
+    await journal.close();
   }
 }
 
@@ -116,7 +146,7 @@ function effectsOf(effects: string) {
 }
 
 /** The calls whose recorded result tells the model the outcome is unknown. */
-function unknownOutcomes(messages: ReturnType<typeof assertWellFormed>): string[] {
+function unknownOutcomes(messages: Awaited<ReturnType<typeof assertWellFormed>>): string[] {
   const ids: string[] = [];
   for (const { message } of messages) {
     if (message.role !== 'tool' || !Array.isArray(message.content)) continue;
@@ -128,33 +158,36 @@ function unknownOutcomes(messages: ReturnType<typeof assertWellFormed>): string[
 }
 
 // Each case spawns two real processes; on a loaded 2-core machine that can take a while.
-describe('crash recovery (e2e, real processes)', { timeout: 240_000 }, () => {
-  it.concurrent('a clean run passes every checkpoint in order and calls each tool once', async () => {
+describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 240_000 }, (_name, skip, make) => {
+  const test = skip ? it.skip : it.concurrent;
+  test(`a clean run passes every checkpoint in order and calls each tool once${skip}`, async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
     const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-    const run = await runAgent(home, effects, 'none');
+    const store = make(home);
+    const run = await runAgent(home, effects, 'none', store);
     expect(run.status, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout.trim()) as AgentOutput;
     expect(out.text).toBe('all done');
     expect(out.checkpoints).toEqual(expectations.map((e) => e.checkpoint));
     expect(out.modelCalls).toBe(3);
     expect(effectsOf(effects)).toEqual({ send: ['a', 'b'], lookup: ['q'], save: ['k'], upserts: 1 });
-    expect(unknownOutcomes(assertWellFormed(home))).toEqual([]);
+    expect(unknownOutcomes(await assertWellFormed(store))).toEqual([]);
   });
 
   for (const expected of expectations) {
     const { at, checkpoint } = expected;
-    it.concurrent(`killed at checkpoint ${at} (${checkpoint}): resumes to the same answer, each call run as its evidence allows`, async () => {
+    test(`killed at checkpoint ${at} (${checkpoint}): resumes to the same answer, each call run as its evidence allows${skip}`, async () => {
       const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-      const killed = await runAgent(home, effects, `checkpoint:${at}`);
+      const store = make(home);
+      const killed = await runAgent(home, effects, `checkpoint:${at}`, store);
       expect(killed.signal).toBe('SIGKILL');
-      const resumed = await runAgent(home, effects, 'none');
+      const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       const out = JSON.parse(resumed.stdout.trim()) as AgentOutput;
       expect(out.text).toBe('all done');
       expect(effectsOf(effects)).toEqual({ send: expected.send, lookup: expected.lookup, save: expected.save, upserts: 1 });
-      expect(unknownOutcomes(assertWellFormed(home))).toEqual(expected.unknown);
+      expect(unknownOutcomes(await assertWellFormed(store))).toEqual(expected.unknown);
       expect(out.modelCalls).toBe(expected.modelCalls);
     });
   }
@@ -168,15 +201,16 @@ describe('crash recovery (e2e, real processes)', { timeout: 240_000 }, () => {
     { crash: 'inside:save:after:1', title: 'an idempotent tool: it is re-run under the same idempotency key', ...all, save: ['k', 'k'], unknown: ['c3'] },
   ];
   for (const expected of inside) {
-    it.concurrent(`killed inside ${expected.title}`, async () => {
+    test(`killed inside ${expected.title}${skip}`, async () => {
       const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
-      expect((await runAgent(home, effects, expected.crash)).signal).toBe('SIGKILL');
-      const resumed = await runAgent(home, effects, 'none');
+      const store = make(home);
+      expect((await runAgent(home, effects, expected.crash, store)).signal).toBe('SIGKILL');
+      const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect((JSON.parse(resumed.stdout.trim()) as AgentOutput).text).toBe('all done');
       expect(effectsOf(effects)).toEqual({ send: expected.send, lookup: expected.lookup, save: expected.save, upserts: 1 });
-      expect(unknownOutcomes(assertWellFormed(home))).toEqual(expected.unknown);
+      expect(unknownOutcomes(await assertWellFormed(store))).toEqual(expected.unknown);
     });
   }
 });

@@ -8,6 +8,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { builtinAvailability, providerBuiltins } from '../../src/model/builtins.ts';
 import { resolveModel, type ResolvedModel } from '../../src/model/providers.ts';
 import { Journal } from '../../src/store/journal.ts';
+import { SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { ModelServer } from '../support/model-server.ts';
 import { echoTool, OPENAI_KEY, rig, startModelServer, tmpHome } from './helpers.ts';
@@ -89,16 +90,16 @@ describe('a turn that crashed after its search was journaled', () => {
     const builtins = await builtinsFor(model, ['web_search']);
     const crashing = new Engine({
       model,
-      journal: new Journal(journalPath),
+      journal: new SqliteJournalStore(new Journal(journalPath)),
       builtins,
       checkpoint: (event) => {
         if (event.at === 'assistant-persisted') throw new Error('killed after the assistant message was written');
       },
     });
     await expect(crashing.runTurn({ sessionId: 's1', prompt: 'search it' })).rejects.toThrow(/killed/);
-    crashing.journal.close();
-    const engine = new Engine({ model, journal: new Journal(journalPath), builtins, logger: createMemoryLogger('debug') });
-    expect(engine.hasUnfinishedTurn('s1')).toBe(true);
+    await crashing.journal.close();
+    const engine = new Engine({ model, journal: new SqliteJournalStore(new Journal(journalPath)), builtins, logger: createMemoryLogger('debug') });
+    expect(await engine.hasUnfinishedTurn('s1')).toBe(true);
     const resumed = await engine.continueTurn({ sessionId: 's1' });
     expect(resumed.text, 'the footer survives the crash: the sources were journaled with the assistant message').toBe(
       'Answer from the web.\n\nSources:\n- acx ships: https://example.org/acx',

@@ -23,8 +23,8 @@ describe('ToolContext.earlierCalls', () => {
       capabilityScopes: [],
       kind: 'read',
       effect: 'read-only',
-      execute: ({ text }: { text: string }, context) => {
-        seen[text] = (context.earlierCalls?.() ?? []).map((call) => `${call.toolName}:${(call.input as { text: string }).text}`);
+      execute: async ({ text }: { text: string }, context) => {
+        seen[text] = ((await context.earlierCalls?.()) ?? []).map((call) => `${call.toolName}:${(call.input as { text: string }).text}`);
         return 'ok';
       },
     });

@@ -108,7 +108,7 @@ describe('abortSignal', () => {
     const { called, answered } = r.readJournal((j) => pairing(j.messages('s')));
     expect(called).toHaveLength(1);
     expect(answered, 'every tool call in the journal has its result').toEqual(called);
-    expect(session.hasUnfinishedTurn()).toBe(false);
+    expect(await session.hasUnfinishedTurn()).toBe(false);
 
     const next = await r.agent.generate({ session, prompt: 'try something else' });
     expect(next.text).toBe('Fresh start works.');
@@ -139,7 +139,7 @@ describe('abortSignal', () => {
     expect(r.readJournal((j) => j.turns('s')).map((t) => t.status), 'a cancelled reserve call must mark the turn cancelled').toEqual([
       'cancelled',
     ]);
-    expect(session.hasUnfinishedTurn(), 'no unfinished turn left behind to be re-driven by the next message').toBe(false);
+    expect(await session.hasUnfinishedTurn(), 'no unfinished turn left behind to be re-driven by the next message').toBe(false);
   });
 
   it('cancelling while a tool runs: the tool sees the signal, the journal stays paired, the turn is cancelled', async () => {
@@ -251,7 +251,7 @@ describe('approvals', () => {
       { approvalId: expect.any(String), toolCallId: expect.any(String), toolName: 'deploy', input: { env: 'prod' } },
     ]);
     expect(ran, 'nothing runs before the approval').toEqual([]);
-    expect(session.hasUnfinishedTurn()).toBe(true);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
 
     const done = await agent.continueGenerate({ session, approvals: [{ approvalId: paused.pendingApprovals[0]!.approvalId, approved: true }] });
     expect(ran).toEqual(['prod']);
@@ -297,7 +297,7 @@ describe('approvals', () => {
 
     const second = rig(await openaiModel(server), { home, agent: { tools: [deployTool(ran)] } });
     const session = await second.agent.createSession({ sessionId: 'ops' });
-    expect(session.hasUnfinishedTurn()).toBe(true);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
     const done = await second.agent.continueGenerate({ session, approvals: [{ approvalId: paused.pendingApprovals[0]!.approvalId, approved: true }] });
     expect(ran).toEqual(['staging']);
     expect(done.text).toBe('Staging is live.');

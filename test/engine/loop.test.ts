@@ -59,7 +59,7 @@ describe('the think → act loop', () => {
     const agent = new HarnessAgent({ harness, tools: [big] });
     const session = await agent.createSession({ sessionId: 's' });
     await agent.generate({ session, prompt: 'go' });
-    const stored = harness.journal.messages('s').find((m) => m.kind === 'tool')!;
+    const stored = (await harness.journal.messages('s')).find((m) => m.kind === 'tool')!;
     const kept = JSON.stringify(stored.message);
     expect(kept).toMatch(/chars elided of 5,000/);
     expect(kept.length).toBeLessThan(2000);

@@ -52,7 +52,7 @@ describe('dispatch: a sub-agent for one unit of work', () => {
     // The sub-agent saw only the tools it was given, never dispatch itself.
     expect(seenBySub[0]).toEqual(['lookup']);
     // Its session is journaled under the parent's call.
-    const sessions = subHarness.journal.listSessions().map((s) => s.id);
+    const sessions = (await subHarness.journal.listSessions()).map((s) => s.id);
     expect(sessions.some((id) => id.startsWith('dispatch/'))).toBe(true);
   });
 

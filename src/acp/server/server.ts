@@ -6,7 +6,7 @@ import type { Harness } from '../../agent/harness.ts';
 import type { PreparedAgent } from '../../agent/prepare.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
-import type { Journal } from '../../store/journal.ts';
+import type { JournalStore } from '../../store/journal-store.ts';
 import type { RootedToolOptions } from '../../agent/toolset.ts';
 import { createPlanTool } from '../../tools/builtin/plan.ts';
 import type { PermissionMode } from '../../tools/permission.ts';
@@ -52,8 +52,8 @@ export interface AcpServer {
   close(): Promise<void>;
 }
 
-function journalOf(harness: Harness): Journal | undefined {
-  return (harness as Harness & { journal?: Journal }).journal;
+function journalOf(harness: Harness): JournalStore | undefined {
+  return (harness as Harness & { journal?: JournalStore }).journal;
 }
 
 /** Joins tool lists; a later tool whose name is taken is left out with a warning. */
@@ -129,7 +129,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
     };
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
-    const keptModel = records?.model(params.sessionId);
+    const keptModel = await records?.model(params.sessionId);
     try {
       const session = await AcpSession.open({
         id: params.sessionId,
@@ -138,7 +138,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         edits,
         ...(terminals ? { terminals } : {}),
         choices: {
-          mode: records?.mode(params.sessionId) ?? base.settings.permissionMode ?? 'allow-edits',
+          mode: (await records?.mode(params.sessionId)) ?? base.settings.permissionMode ?? 'allow-edits',
           model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,
         },
         tools,
@@ -164,8 +164,8 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     params: { sessionId: string; cwd: string; additionalDirectories?: string[] | undefined; mcpServers?: readonly acp.McpServer[] | undefined },
   ): Promise<AcpSession> => {
     const roots = sessionRoots(params);
-    if (!records?.exists(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
-    const kept = records.cwd(params.sessionId);
+    if (!records || !(await records.exists(params.sessionId))) throw acp.RequestError.sessionNotFound(params.sessionId);
+    const kept = await records.cwd(params.sessionId);
     if (kept !== undefined && kept !== roots.cwd) {
       throw acp.RequestError.invalidParams(
         { cwd: params.cwd, sessionCwd: kept },
@@ -180,14 +180,14 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     }
     const session = await openSession(client, { sessionId: params.sessionId, roots, mcpServers: params.mcpServers ?? [] });
     // Sessions journaled before cwd was kept take the cwd they are reopened with.
-    if (kept === undefined) records.setCwd(params.sessionId, roots.cwd);
+    if (kept === undefined) await records.setCwd(params.sessionId, roots.cwd);
     return session;
   };
 
   /** A mode switch from either request: kept for a reopen, and told to the client (mode and config option views). */
-  const changeMode = (session: AcpSession, mode: PermissionMode, via: 'set_mode' | 'set_config_option') => {
+  const changeMode = async (session: AcpSession, mode: PermissionMode, via: 'set_mode' | 'set_config_option') => {
     session.setMode(mode);
-    records?.setMode(session.id, mode);
+    await records?.setMode(session.id, mode);
     session.send({ sessionUpdate: 'current_mode_update', currentModeId: mode });
     // set_config_option answers with the options itself; set_mode leaves the selector to this update.
     if (via === 'set_mode') session.send({ sessionUpdate: 'config_option_update', configOptions: optionsOf(session) });
@@ -197,7 +197,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
   const chooseModel = async (session: AcpSession, model: string) => {
     await engines.on(model);
     session.setModel(model);
-    records?.setModel(session.id, model);
+    await records?.setModel(session.id, model);
   };
 
   /** Sent once the session's id is the client's (after the response that names it). */
@@ -216,7 +216,7 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
         return `Model: ${command.args}, from the next turn on.`;
       }
       case 'clear':
-        journal?.clearHistory(session.id);
+        await journal?.clearHistory(session.id);
         return 'Cleared: the conversation is forgotten; the session keeps its mode, model and project.';
       case 'compact': {
         if (!journal) return 'Nothing to compact: this agent keeps no journal.';
@@ -241,11 +241,11 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
 
   /** After a session's first finished turn: a title from its prompt, kept and sent as session_info_update. */
   const nameSession = async (session: AcpSession, prompt: readonly acp.ContentBlock[]) => {
-    if (!records || records.title(session.id) !== undefined) return;
+    if (!records || (await records.title(session.id)) !== undefined) return;
     const title = titleFromPrompt(prompt);
     if (!title) return;
-    records.setTitle(session.id, title);
-    const updatedAt = records.updatedAt(session.id);
+    await records.setTitle(session.id, title);
+    const updatedAt = await records.updatedAt(session.id);
     session.send({ sessionUpdate: 'session_info_update', title, ...(updatedAt ? { updatedAt } : {}) });
     await session.flush();
   };
@@ -275,14 +275,14 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const roots = sessionRoots(params);
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
-      records?.setCwd(session.id, roots.cwd);
-      records?.setMode(session.id, session.mode);
+      await records?.setCwd(session.id, roots.cwd);
+      await records?.setMode(session.id, session.mode);
       announceCommands(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
       const session = await reopen(client, params);
-      const updates = replayUpdates(journal!.messages(session.id), session.tools, session.roots);
+      const updates = replayUpdates(await journal!.messages(session.id), session.tools, session.roots);
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
@@ -294,23 +294,23 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       announceCommands(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     })
-    .onRequest(acp.methods.agent.session.list, ({ params }) => {
+    .onRequest(acp.methods.agent.session.list, async ({ params }) => {
       if (!records) return { sessions: [] };
       // The kept cwds are normalized (sessionRoots), so the filter is too; a cwd that is gone still lists.
       if (params.cwd != null && !path.isAbsolute(params.cwd)) {
         throw acp.RequestError.invalidParams({ cwd: params.cwd }, `cwd must be an absolute path (got "${params.cwd}")`);
       }
-      return { sessions: records.list(params.cwd != null ? path.resolve(params.cwd) : undefined) };
+      return { sessions: await records.list(params.cwd != null ? path.resolve(params.cwd) : undefined) };
     })
     .onRequest(acp.methods.agent.session.delete, async ({ params }) => {
-      if (!records?.exists(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+      if (!records || !(await records.exists(params.sessionId))) throw acp.RequestError.sessionNotFound(params.sessionId);
       const open = sessions.get(params.sessionId);
       if (open?.running) throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn; cancel it first');
       if (open) {
         sessions.delete(params.sessionId);
         await open.close();
       }
-      records.delete(params.sessionId);
+      await records.delete(params.sessionId);
       logger.info('acp session delete', { session: params.sessionId });
       return {};
     })
@@ -327,14 +327,14 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       if (!mode) {
         throw acp.RequestError.invalidParams({ modeId: params.modeId }, 'unknown mode; use allow-reads, allow-edits or allow-all');
       }
-      changeMode(session, mode, 'set_mode');
+      await changeMode(session, mode, 'set_mode');
       await session.flush();
       return {};
     })
     .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
       const session = find(params.sessionId);
       const choice = parseConfigChoice(params, models);
-      if ('mode' in choice) changeMode(session, choice.mode, 'set_config_option');
+      if ('mode' in choice) await changeMode(session, choice.mode, 'set_config_option');
       else await chooseModel(session, choice.model);
       await session.flush();
       return { configOptions: optionsOf(session) };

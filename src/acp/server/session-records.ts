@@ -1,5 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk';
-import type { Journal } from '../../store/journal.ts';
+import type { JournalStore } from '../../store/journal-store.ts';
 import { isPermissionMode, type PermissionMode } from '../../tools/permission.ts';
 
 /**
@@ -11,66 +11,66 @@ import { isPermissionMode, type PermissionMode } from '../../tools/permission.ts
 const ATTRIBUTE = { cwd: 'acp.cwd', mode: 'acp.mode', model: 'acp.model', title: 'acp.title' } as const;
 
 export class SessionRecords {
-  private readonly journal: Journal;
+  private readonly journal: JournalStore;
 
-  constructor(journal: Journal) {
+  constructor(journal: JournalStore) {
     this.journal = journal;
   }
 
-  exists(sessionId: string): boolean {
+  async exists(sessionId: string): Promise<boolean> {
     return this.journal.hasSession(sessionId);
   }
 
-  cwd(sessionId: string): string | undefined {
+  async cwd(sessionId: string): Promise<string | undefined> {
     return this.journal.sessionAttribute(sessionId, ATTRIBUTE.cwd);
   }
 
-  setCwd(sessionId: string, cwd: string): void {
-    this.journal.setSessionAttribute(sessionId, ATTRIBUTE.cwd, cwd);
+  async setCwd(sessionId: string, cwd: string): Promise<void> {
+    await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.cwd, cwd);
   }
 
   /** The kept mode; one the journal holds that acx no longer knows is ignored. */
-  mode(sessionId: string): PermissionMode | undefined {
-    const kept = this.journal.sessionAttribute(sessionId, ATTRIBUTE.mode);
+  async mode(sessionId: string): Promise<PermissionMode | undefined> {
+    const kept = await this.journal.sessionAttribute(sessionId, ATTRIBUTE.mode);
     return kept !== undefined && isPermissionMode(kept) ? kept : undefined;
   }
 
-  setMode(sessionId: string, mode: PermissionMode): void {
-    this.journal.setSessionAttribute(sessionId, ATTRIBUTE.mode, mode);
+  async setMode(sessionId: string, mode: PermissionMode): Promise<void> {
+    await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.mode, mode);
   }
 
-  model(sessionId: string): string | undefined {
+  async model(sessionId: string): Promise<string | undefined> {
     return this.journal.sessionAttribute(sessionId, ATTRIBUTE.model);
   }
 
-  setModel(sessionId: string, model: string): void {
-    this.journal.setSessionAttribute(sessionId, ATTRIBUTE.model, model);
+  async setModel(sessionId: string, model: string): Promise<void> {
+    await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.model, model);
   }
 
-  title(sessionId: string): string | undefined {
+  async title(sessionId: string): Promise<string | undefined> {
     return this.journal.sessionAttribute(sessionId, ATTRIBUTE.title);
   }
 
-  setTitle(sessionId: string, title: string): void {
-    this.journal.setSessionAttribute(sessionId, ATTRIBUTE.title, title);
+  async setTitle(sessionId: string, title: string): Promise<void> {
+    await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.title, title);
   }
 
-  updatedAt(sessionId: string): string | undefined {
-    return this.journal.sessionsWithAttribute(ATTRIBUTE.cwd).find((s) => s.id === sessionId)?.updatedAt;
+  async updatedAt(sessionId: string): Promise<string | undefined> {
+    return (await this.journal.sessionsWithAttribute(ATTRIBUTE.cwd)).find((s) => s.id === sessionId)?.updatedAt;
   }
 
   /** The ACP sessions, most recently used first; only those in `cwd` when it is given. */
-  list(cwd?: string): acp.SessionInfo[] {
-    return this.journal
-      .sessionsWithAttribute(ATTRIBUTE.cwd)
-      .filter((s) => cwd === undefined || s.value === cwd)
-      .map((s) => {
-        const title = this.title(s.id);
+  async list(cwd?: string): Promise<acp.SessionInfo[]> {
+    const sessions = (await this.journal.sessionsWithAttribute(ATTRIBUTE.cwd)).filter((s) => cwd === undefined || s.value === cwd);
+    return Promise.all(
+      sessions.map(async (s) => {
+        const title = await this.title(s.id);
         return { sessionId: s.id, cwd: s.value, updatedAt: s.updatedAt, ...(title ? { title } : {}) };
-      });
+      }),
+    );
   }
 
-  delete(sessionId: string): void {
-    this.journal.deleteSession(sessionId);
+  async delete(sessionId: string): Promise<void> {
+    await this.journal.deleteSession(sessionId);
   }
 }

@@ -70,7 +70,7 @@ export function createAssetTools(options: PlatformToolsOptions): Tool[] {
       visible: true,
       async run(input, context) {
         const target = targetTimeline(options, input.timeline);
-        const key = createKey(options, 'asset', context);
+        const key = await createKey(options, 'asset', context);
         const made = await client.assets.create(
           target,
           { data: bytesOf(input, options.workspace), filename: input.filename, ...(input.content_type ? { contentType: input.content_type } : {}), ...(input.description ? { description: input.description } : {}) },
@@ -104,7 +104,7 @@ function postImageTool(options: PlatformToolsOptions, images: () => readonly Too
         throw new PlatformToolError(all.length === 0 ? 'No tool has returned an image this turn.' : `Only ${all.length} image${all.length === 1 ? '' : 's'} came back from tools this turn; there is no image ${nth}.`, 'Call the tool that makes the image first, or share a file with assets_create.');
       }
       const target = targetTimeline(options, timeline);
-      const key = createKey(options, 'asset', context);
+      const key = await createKey(options, 'asset', context);
       const name = filename ?? `image-${nth}.${EXTENSION[image.mediaType] ?? 'bin'}`;
       const made = await options.client.assets.create(
         target,

@@ -19,7 +19,7 @@ export interface PlatformToolsOptions {
    * crashed turn is resumed, so a re-issued create returns the first record. A wake passes its
    * deterministic keys here; returning undefined sends none.
    */
-  idempotencyKey?: (kind: KeyedKind, context: ToolContext) => string | undefined;
+  idempotencyKey?: (kind: KeyedKind, context: ToolContext) => string | undefined | Promise<string | undefined>;
   /** The clock task offsets are counted from (tests pin it). */
   now?: () => Date;
   /**
@@ -160,6 +160,6 @@ export async function timelinePage<T>(options: PlatformToolsOptions, given: stri
 }
 
 /** The key for a create of `kind` in this call (see PlatformToolsOptions.idempotencyKey). */
-export function createKey(options: PlatformToolsOptions, kind: KeyedKind, context: ToolContext): string | undefined {
+export async function createKey(options: PlatformToolsOptions, kind: KeyedKind, context: ToolContext): Promise<string | undefined> {
   return options.idempotencyKey ? options.idempotencyKey(kind, context) : context.idempotencyKey;
 }

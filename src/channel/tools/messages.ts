@@ -34,7 +34,7 @@ export function createMessageTools(options: PlatformToolsOptions): Tool[] {
       visible: true,
       async run({ body, timeline }, context) {
         const target = targetTimeline(options, timeline);
-        const key = createKey(options, 'message', context);
+        const key = await createKey(options, 'message', context);
         const sent = await client.messages.create(target, body, { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal });
         return `Posted message ${sent.content.uuid} to timeline ${target} at ${sent.created_at}.`;
       },

@@ -27,7 +27,7 @@ export function createTaskTools(options: PlatformToolsOptions): Tool[] {
       async run({ instructions, when, timeline }, context) {
         const target = targetTimeline(options, timeline);
         const activateAt = activationTime(when, options.now?.() ?? new Date());
-        const key = createKey(options, 'task', context);
+        const key = await createKey(options, 'task', context);
         const task = await client.tasks.create(target, { instructions, activateAt }, { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal });
         return `Scheduled task ${task.content.uuid} on timeline ${target}: activates ${task.content.activate_at}.`;
       },

@@ -39,7 +39,7 @@ export function createWebhookTools(options: PlatformToolsOptions): Tool[] {
       description: 'Create a webhook endpoint on a timeline (default: the current one). Its ingest URL is shown once: give it to the sender; anything POSTed there becomes a webhook event.',
       input: z.object({ description: z.string().trim().min(1).max(500).describe('What will deliver to it, e.g. "CI builds".'), timeline: timelineField }),
       async run({ description, timeline }, context) {
-        const key = createKey(options, 'webhook_endpoint', context);
+        const key = await createKey(options, 'webhook_endpoint', context);
         const made = await client.webhookEndpoints.create(targetTimeline(options, timeline), description, { ...(key ? { idempotencyKey: key } : {}), signal: context.abortSignal });
         return `Created ${endpointLine(made, true)}\nThe ingest URL is a secret: whoever has it can post to this timeline.`;
       },

@@ -1,3 +1,4 @@
+import { redactUrl, storeKindOf } from '../../store/store-url.ts';
 import type { Command } from 'commander';
 import { isUuid } from '../../channel/ids.ts';
 import { assembleAgentTools, standingInstructions } from '../../agent/prepare.ts';
@@ -87,6 +88,9 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     memory_provider_refused: memory.binding.refused,
     memory_path: settings.memoryPath,
     journal_path: settings.journalPath,
+    // The kind and where, never the password.
+    store: storeKindOf(settings.store),
+    store_url: settings.store ? redactUrl(settings.store) : null,
     max_steps: settings.maxSteps,
     max_steps_source: settings.loopPolicy?.maxStepsSource ?? null,
     max_context_tokens: settings.contextTokens,

@@ -62,7 +62,7 @@ export interface TimelineWakeOptions {
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
-export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => string | undefined;
+export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise<string | undefined>;
 
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
@@ -129,8 +129,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
 
   // The platform tools are made once; each turn's creates are keyed by its own anchor.
   let anchor = work[0]!.anchor;
-  const keyFor: CreateKeySource = (kind, context) => {
-    const earlier = context.earlierCalls?.() ?? [];
+  const keyFor: CreateKeySource = async (kind, context) => {
+    const earlier = (await context.earlierCalls?.()) ?? [];
     const ordinal = 1 + earlier.filter((call) => CREATING_TOOLS[kind].includes(call.toolName)).length;
     return createIdempotencyKey({ timeline, anchor, kind, ordinal });
   };
@@ -210,7 +210,7 @@ async function setAside(options: TimelineWakeOptions, session: AgentSession, tur
   const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
   logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
   state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
-  session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
   turn.after?.();
   logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
   return 1;

@@ -1,0 +1,384 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ModelMessage } from 'ai';
+import pg from 'pg';
+import { AcxError } from '../core/errors.ts';
+import { scrubSecrets } from '../util/scrub.ts';
+import type { CallIdentity, CallRecord, CallRow, CallStatus, StoredMessage, TurnRecord, TurnRow } from './journal.ts';
+import { openCallsOf, toCall, toolCallParts, toTurn } from './journal.ts';
+import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
+import { redactUrl } from './store-url.ts';
+
+/**
+ * The journal on PostgreSQL: the same tables and the same invariants as the SQLite journal, so
+ * sessions can be served from any host. A transaction holds one pooled connection; every write
+ * made inside it (found through AsyncLocalStorage, so the engine's calls need not change) runs
+ * on that connection, and commits with it or not at all.
+ */
+const MIGRATIONS = [
+  `CREATE TABLE acx_sessions (
+     id TEXT PRIMARY KEY,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE acx_messages (
+     session_id TEXT NOT NULL REFERENCES acx_sessions(id) ON DELETE CASCADE,
+     seq INTEGER NOT NULL,
+     turn_id TEXT,
+     kind TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (session_id, seq)
+   );
+   CREATE TABLE acx_turns (
+     id TEXT PRIMARY KEY,
+     ord BIGSERIAL,
+     session_id TEXT NOT NULL REFERENCES acx_sessions(id) ON DELETE CASCADE,
+     status TEXT NOT NULL,
+     steps INTEGER NOT NULL DEFAULT 0,
+     tools_ran INTEGER NOT NULL DEFAULT 0,
+     nudged BOOLEAN NOT NULL DEFAULT FALSE,
+     final_text TEXT,
+     error TEXT,
+     started_at TEXT NOT NULL,
+     ended_at TEXT
+   );
+   CREATE INDEX acx_turns_by_session ON acx_turns(session_id, started_at);
+   CREATE TABLE acx_tool_calls (
+     turn_id TEXT NOT NULL REFERENCES acx_turns(id) ON DELETE CASCADE,
+     step INTEGER NOT NULL,
+     call_id TEXT NOT NULL,
+     ordinal INTEGER NOT NULL,
+     tool_name TEXT NOT NULL,
+     input TEXT NOT NULL,
+     status TEXT NOT NULL,
+     result TEXT,
+     approval TEXT,
+     PRIMARY KEY (turn_id, step, call_id)
+   );
+   CREATE TABLE acx_session_attributes (
+     session_id TEXT NOT NULL REFERENCES acx_sessions(id) ON DELETE CASCADE,
+     name TEXT NOT NULL,
+     value TEXT NOT NULL,
+     PRIMARY KEY (session_id, name)
+   );`,
+  // Who runs each session's turn now (SessionLeases); expiry by the server's clock.
+  `CREATE TABLE acx_session_leases (
+     session_id TEXT PRIMARY KEY,
+     holder TEXT NOT NULL,
+     expires_at TIMESTAMPTZ NOT NULL
+   );`,
+];
+
+/** A fixed advisory-lock key: two processes migrating one database at once take turns. */
+const MIGRATION_LOCK = 0x61637831;
+
+const now = () => new Date().toISOString();
+
+/** Applies the migrations not yet applied, forward only, each in its own transaction. */
+export async function migratePostgres(pool: pg.Pool, migrations: readonly string[], table: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${table} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`);
+    const { rows } = await client.query<{ v: number | null }>(`SELECT MAX(version) AS v FROM ${table}`);
+    const applied = rows[0]?.v ?? 0;
+    if (applied > migrations.length) {
+      throw new AcxError('store-open', `The PostgreSQL schema (${table}) is at version ${applied}, newer than this acx knows (${migrations.length}).`, {
+        hint: 'Upgrade acx on this host: migrations only go forward.',
+      });
+    }
+    for (let version = applied + 1; version <= migrations.length; version++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(migrations[version - 1]!);
+        await client.query(`INSERT INTO ${table} (version, applied_at) VALUES ($1, $2)`, [version, now()]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    client.release();
+  }
+}
+
+/** Checks a pool can connect, failing with what to check instead of a driver stack. */
+export async function checkPostgres(pool: pg.Pool, url: string): Promise<void> {
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    throw new AcxError('store-open', `Cannot connect to the PostgreSQL store at ${redactUrl(url)}: ${(error as Error).message}`, {
+      hint: 'Check the URL (host, port, database, user) and that the server accepts connections from here.',
+      cause: error,
+    });
+  }
+}
+
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+export class PostgresJournalStore implements JournalStore {
+  readonly kind = 'postgres' as const;
+  readonly pool: pg.Pool;
+  private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
+  private ready: Promise<void> | undefined;
+  private readonly url: string;
+
+  /** Connects lazily: the first call checks the server and applies the migrations. */
+  constructor(url: string, options: { maxConnections?: number } = {}) {
+    this.url = url;
+    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+  }
+
+  static async open(url: string): Promise<PostgresJournalStore> {
+    const store = new PostgresJournalStore(url);
+    await store.migrated();
+    return store;
+  }
+
+  private migrated(): Promise<void> {
+    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, MIGRATIONS, 'acx_journal_migrations'));
+    return this.ready;
+  }
+
+  private async db(): Promise<Queryable> {
+    const client = this.tx.getStore();
+    if (client) return client;
+    await this.migrated();
+    return this.pool;
+  }
+
+  private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
+    return (await (await this.db()).query<R>(sql, values)).rows;
+  }
+
+  private async run(sql: string, values: unknown[] = []): Promise<number> {
+    return (await (await this.db()).query(sql, values)).rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  readonly leases: SessionLeases = {
+    take: async (sessionId, holder, ttlMs) =>
+      (await this.run(
+        "INSERT INTO acx_session_leases (session_id, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond') " +
+          'ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at ' +
+          'WHERE acx_session_leases.expires_at < now() OR acx_session_leases.holder = excluded.holder',
+        [sessionId, holder, ttlMs],
+      )) === 1,
+    renew: async (sessionId, holder, ttlMs) =>
+      (await this.run("UPDATE acx_session_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND holder = $2", [sessionId, holder, ttlMs])) === 1,
+    release: async (sessionId, holder) => {
+      await this.run('DELETE FROM acx_session_leases WHERE session_id = $1 AND holder = $2', [sessionId, holder]);
+    },
+  };
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.tx.getStore()) return fn();
+    await this.migrated();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await this.tx.run(client, fn);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async ensureSession(sessionId: string): Promise<void> {
+    const t = now();
+    await this.run('INSERT INTO acx_sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [sessionId, t]);
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return (await this.rows('SELECT 1 FROM acx_sessions WHERE id = $1', [sessionId])).length > 0;
+  }
+
+  async listSessions(): Promise<SessionListing[]> {
+    const rows = await this.rows<{ id: string; created_at: string; updated_at: string }>('SELECT id, created_at, updated_at FROM acx_sessions ORDER BY updated_at DESC');
+    return rows.map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at }));
+  }
+
+  async sessionsWithAttribute(name: string): Promise<Array<SessionListing & { value: string }>> {
+    const rows = await this.rows<{ id: string; created_at: string; updated_at: string; value: string }>(
+      'SELECT s.id, s.created_at, s.updated_at, a.value FROM acx_sessions s JOIN acx_session_attributes a ON a.session_id = s.id AND a.name = $1 ORDER BY s.updated_at DESC, s.id',
+      [name],
+    );
+    return rows.map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at, value: row.value }));
+  }
+
+  async clearHistory(sessionId: string): Promise<void> {
+    await this.transaction(async () => {
+      await this.run('DELETE FROM acx_tool_calls WHERE turn_id IN (SELECT id FROM acx_turns WHERE session_id = $1)', [sessionId]);
+      await this.run('DELETE FROM acx_turns WHERE session_id = $1', [sessionId]);
+      await this.run('DELETE FROM acx_messages WHERE session_id = $1', [sessionId]);
+    });
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.transaction(async () => {
+      await this.clearHistory(sessionId);
+      await this.run('DELETE FROM acx_session_attributes WHERE session_id = $1', [sessionId]);
+      await this.run('DELETE FROM acx_sessions WHERE id = $1', [sessionId]);
+    });
+  }
+
+  async setSessionAttribute(sessionId: string, name: string, value: string): Promise<void> {
+    await this.transaction(async () => {
+      await this.ensureSession(sessionId);
+      await this.run(
+        'INSERT INTO acx_session_attributes (session_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value',
+        [sessionId, name, value],
+      );
+    });
+  }
+
+  async sessionAttribute(sessionId: string, name: string): Promise<string | undefined> {
+    const rows = await this.rows<{ value: string }>('SELECT value FROM acx_session_attributes WHERE session_id = $1 AND name = $2', [sessionId, name]);
+    return rows[0]?.value;
+  }
+
+  async messages(sessionId: string): Promise<StoredMessage[]> {
+    const rows = await this.rows<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>(
+      'SELECT seq, turn_id, kind, body FROM acx_messages WHERE session_id = $1 ORDER BY seq',
+      [sessionId],
+    );
+    return rows.map((row) => ({ seq: row.seq, turnId: row.turn_id, kind: row.kind, message: JSON.parse(row.body) as ModelMessage }));
+  }
+
+  async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
+    const body = JSON.stringify(message);
+    if (seq !== undefined) {
+      await this.run('INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
+      return seq;
+    }
+    // One statement: the primary key refuses a number two writers picked at once.
+    const rows = await this.rows<{ seq: number }>(
+      'INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE session_id = $1 RETURNING seq',
+      [sessionId, turnId, kind, body, now()],
+    );
+    return rows[0]!.seq;
+  }
+
+  async replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void> {
+    await this.run('UPDATE acx_messages SET body = $1 WHERE session_id = $2 AND seq = $3', [JSON.stringify(message), sessionId, seq]);
+  }
+
+  async compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void> {
+    await this.transaction(async () => {
+      await this.run('DELETE FROM acx_messages WHERE session_id = $1 AND seq < $2', [sessionId, cutSeq]);
+      await this.run("INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
+    });
+  }
+
+  async startTurn(turnId: string, sessionId: string): Promise<void> {
+    const t = now();
+    await this.run("INSERT INTO acx_turns (id, session_id, status, started_at) VALUES ($1, $2, 'running', $3)", [turnId, sessionId, t]);
+    await this.run('UPDATE acx_sessions SET updated_at = $1 WHERE id = $2', [t, sessionId]);
+  }
+
+  async turn(turnId: string): Promise<TurnRecord | undefined> {
+    const rows = await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE id = $1', [turnId]);
+    return rows[0] ? toTurn(rows[0]) : undefined;
+  }
+
+  async unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined> {
+    const rows = await this.rows<TurnRow>(
+      "SELECT * FROM acx_turns WHERE session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1",
+      [sessionId],
+    );
+    return rows[0] ? toTurn(rows[0]) : undefined;
+  }
+
+  async claimSuspended(turnId: string): Promise<boolean> {
+    return (await this.run("UPDATE acx_turns SET status = 'running' WHERE id = $1 AND status = 'suspended'", [turnId])) === 1;
+  }
+
+  async suspendedTurns(): Promise<TurnRecord[]> {
+    return (await this.rows<TurnRow>("SELECT * FROM acx_turns WHERE status = 'suspended' ORDER BY started_at, ord")).map(toTurn);
+  }
+
+  async turns(sessionId: string): Promise<TurnRecord[]> {
+    return (await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE session_id = $1 ORDER BY started_at, ord', [sessionId])).map(toTurn);
+  }
+
+  async updateTurn(turnId: string, patch: TurnPatch): Promise<void> {
+    const column: Record<string, string> = { status: 'status', steps: 'steps', toolsRan: 'tools_ran', nudged: 'nudged', finalText: 'final_text', error: 'error' };
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      values.push(key === 'error' && typeof value === 'string' ? scrubSecrets(value) : value);
+      sets.push(`${column[key]} = $${values.length}`);
+    }
+    if (patch.status && patch.status !== 'running' && patch.status !== 'suspended') {
+      values.push(now());
+      sets.push(`ended_at = $${values.length}`);
+    }
+    if (sets.length === 0) return;
+    values.push(turnId);
+    await this.run(`UPDATE acx_turns SET ${sets.join(', ')} WHERE id = $${values.length}`, values);
+  }
+
+  private async upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): Promise<void> {
+    await this.run(
+      'INSERT INTO acx_tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ' +
+        `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
+      [call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval],
+    );
+  }
+
+  async setCallStatus(call: CallIdentity, status: CallStatus): Promise<void> {
+    await this.upsertCall(call, status, null, null, 'status = excluded.status');
+  }
+
+  async recordCallResult(call: CallIdentity, result: unknown): Promise<void> {
+    await this.upsertCall(call, 'done', JSON.stringify(result), null, "status = 'done', result = excluded.result");
+  }
+
+  async recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void> {
+    await this.upsertCall(call, call.status, null, JSON.stringify(approval), 'approval = excluded.approval');
+  }
+
+  async settleStep(turnId: string, step: number): Promise<void> {
+    await this.run("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE turn_id = $1 AND step = $2", [turnId, step]);
+  }
+
+  async calls(turnId: string, step?: number): Promise<CallRecord[]> {
+    const rows =
+      step === undefined
+        ? await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE turn_id = $1 ORDER BY step, ordinal', [turnId])
+        : await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY ordinal', [turnId, step]);
+    return rows.map(toCall);
+  }
+
+  async turnCalls(turnId: string): Promise<Array<{ step: number; ordinal: number; toolName: string; input: unknown }>> {
+    const rows = await this.rows<{ body: string }>(
+      "SELECT m.body FROM acx_messages m JOIN acx_turns t ON t.id = m.turn_id AND t.session_id = m.session_id WHERE m.turn_id = $1 AND m.kind = 'assistant' ORDER BY m.seq",
+      [turnId],
+    );
+    return rows.flatMap((row, index) =>
+      toolCallParts(JSON.parse(row.body) as ModelMessage).map((part, ordinal) => ({ step: index + 1, ordinal, toolName: part.toolName, input: part.input })),
+    );
+  }
+
+  async openCalls(turnId: string): Promise<CallRecord[]> {
+    const turn = await this.turn(turnId);
+    if (!turn) return [];
+    const rows = await this.rows<{ kind: 'assistant' | 'tool'; body: string }>(
+      "SELECT kind, body FROM acx_messages WHERE session_id = $1 AND turn_id = $2 AND kind IN ('assistant', 'tool') ORDER BY seq",
+      [turn.sessionId, turnId],
+    );
+    return openCallsOf(turnId, rows, await this.calls(turnId));
+  }
+}

@@ -1,0 +1,82 @@
+// One turn per session at a time across replicas, on the PostgreSQL store: two harnesses (two
+// "replicas") share one real throwaway cluster; the second generate() on a busy session waits
+// and then fails with session-busy; a dead holder's expired lease is taken over, a live one never.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createEngineHarness } from '../../src/agent/engine-harness.ts';
+import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { fromLanguageModel } from '../../src/model/providers.ts';
+import type { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { tool } from '../../src/tools/tool.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { scriptedModel, toolResultCount } from '../support/scripted-model.ts';
+
+let cluster: PostgresCluster | undefined;
+let url = '';
+beforeAll(() => {
+  if (POSTGRES_SKIP) return;
+  cluster = startPostgres();
+  url = cluster.createDatabase('leases');
+}, 120_000);
+afterAll(() => cluster?.stop());
+
+/** A replica: its own harness on the shared store; its `hold` tool waits until `gate` opens. */
+function replica(gate: { entered?: () => void; open: Promise<void> }, waitMs: number) {
+  const model = scriptedModel((options) => (toolResultCount(options) === 0 ? { toolCalls: [{ id: 'h', name: 'hold', input: {} }] } : { text: 'done' }));
+  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs, ttlMs: 2_000 } });
+  const hold = tool({
+    name: 'hold',
+    description: 'holds the turn open',
+    inputSchema: z.object({}),
+    capabilityScopes: [],
+    kind: 'read',
+    effect: 'read-only',
+    execute: async () => {
+      gate.entered?.();
+      await gate.open;
+      return 'held';
+    },
+  });
+  return { harness, agent: new HarnessAgent({ harness, permissionMode: 'allow-all', tools: [hold] }) };
+}
+
+describe('session leases on PostgreSQL', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a second replica's generate() on a busy session fails with session-busy, and runs once the first is done${POSTGRES_SKIP}`, async () => {
+    let open!: () => void;
+    let entered!: () => void;
+    const inTool = new Promise<void>((resolve) => (entered = resolve));
+    const a = replica({ entered, open: new Promise<void>((resolve) => (open = resolve)) }, 0);
+    const b = replica({ open: Promise.resolve() }, 0);
+    try {
+      const first = a.agent.generate({ prompt: 'one', options: { sessionId: 'shared' } });
+      await inTool;
+      const refused = await b.agent.generate({ prompt: 'two', options: { sessionId: 'shared' } }).catch((error: unknown) => error);
+      expect((refused as { code?: string }).code).toBe('session-busy');
+      expect(String((refused as Error).message)).toMatch(/running a turn elsewhere/);
+      open();
+      expect((await first).text).toBe('done');
+      expect((await b.agent.generate({ prompt: 'two', options: { sessionId: 'shared' } })).text).toBe('done');
+      expect((await a.harness.journal.turns('shared')).map((t) => t.status)).toEqual(['done', 'done']);
+    } finally {
+      await a.harness.close?.();
+      await b.harness.close?.();
+    }
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a live holder's lease is never taken; once it expires (a dead worker), another replica takes the session${POSTGRES_SKIP}`, async () => {
+    const b = replica({ open: Promise.resolve() }, 0);
+    const pool = (b.harness.journal as PostgresJournalStore).pool;
+    try {
+      await b.harness.journal.ensureSession('orphan');
+      await pool.query("INSERT INTO acx_session_leases (session_id, holder, expires_at) VALUES ('orphan', 'a-live-worker', now() + interval '1 hour')");
+      const refused = await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } }).catch((error: unknown) => error);
+      expect((refused as { code?: string }).code).toBe('session-busy');
+      // The worker died: it stops renewing and its lease runs out.
+      await pool.query("UPDATE acx_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = 'orphan'");
+      expect((await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } })).text).toBe('done');
+      expect((await pool.query("SELECT count(*)::int AS n FROM acx_session_leases WHERE session_id = 'orphan'")).rows[0].n, 'released at the end').toBe(0);
+    } finally {
+      await b.harness.close?.();
+    }
+  });
+});

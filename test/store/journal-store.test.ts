@@ -1,0 +1,134 @@
+// The JournalStore contract, run against both implementations: the SQLite file and a real
+// throwaway PostgreSQL cluster (skipped, saying why, when the binaries are not installed).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ModelMessage } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
+import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+
+const assistant = (...calls: Array<[id: string, tool: string, input: unknown]>): ModelMessage => ({
+  role: 'assistant',
+  content: calls.map(([toolCallId, toolName, input]) => ({ type: 'tool-call' as const, toolCallId, toolName, input })),
+});
+
+let cluster: PostgresCluster | undefined;
+let databases = 0;
+const dirs: string[] = [];
+
+beforeAll(() => {
+  if (!POSTGRES_SKIP) cluster = startPostgres();
+}, 120_000);
+afterAll(() => {
+  cluster?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const stores: Array<[name: string, open: () => Promise<JournalStore>, skip: string]> = [
+  [
+    'sqlite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'acx-journal-store-'));
+      dirs.push(dir);
+      return new SqliteJournalStore(new Journal(join(dir, 'journal.db')));
+    },
+    '',
+  ],
+  ['postgres', async () => PostgresJournalStore.open(cluster!.createDatabase(`journal_${++databases}`)), POSTGRES_SKIP],
+];
+
+describe.each(stores)('JournalStore on %s', (_name, open, skip) => {
+  it.skipIf(skip !== '')(`keeps a turn, its messages and its call ledger as the engine writes them${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      await journal.transaction(async () => {
+        await journal.startTurn('t', 's');
+        await journal.appendMessage('s', 't', 'user', { role: 'user', content: 'go' });
+      });
+      expect(await journal.hasSession('s')).toBe(true);
+      expect((await journal.unfinishedTurn('s'))?.id).toBe('t');
+      const seq = await journal.appendMessage('s', 't', 'assistant', assistant(['a', 'send', { k: 1 }], ['b', 'lookup', {}]));
+      expect(seq).toBe(2);
+      await expect(journal.appendMessage('s', 't', 'note', { role: 'user', content: 'dup' }, 2), 'a taken sequence number is refused').rejects.toThrow();
+      const [a, b] = await journal.openCalls('t');
+      expect([a?.status, b?.status]).toEqual(['pending', 'pending']);
+      await journal.setCallStatus(a!, 'started');
+      await journal.recordCallResult(b!, { type: 'text', value: 'found' });
+      expect((await journal.openCalls('t')).map((c) => [c.callId, c.status, c.result])).toEqual([
+        ['a', 'started', null],
+        ['b', 'done', { type: 'text', value: 'found' }],
+      ]);
+      expect(await journal.turnCalls('t')).toEqual([
+        { step: 1, ordinal: 0, toolName: 'send', input: { k: 1 } },
+        { step: 1, ordinal: 1, toolName: 'lookup', input: {} },
+      ]);
+      await journal.transaction(async () => {
+        await journal.appendMessage('s', 't', 'tool', { role: 'tool', content: [] }, 3);
+        await journal.settleStep('t', 1);
+      });
+      expect(await journal.openCalls('t')).toEqual([]);
+      await journal.updateTurn('t', { status: 'done', finalText: 'ok', steps: 1, nudged: true });
+      const turn = await journal.turn('t');
+      expect([turn?.status, turn?.finalText, turn?.nudged, turn?.endedAt !== null]).toEqual(['done', 'ok', true, true]);
+      expect((await journal.messages('s')).map((m) => [m.seq, m.kind])).toEqual([
+        [1, 'user'],
+        [2, 'assistant'],
+        [3, 'tool'],
+      ]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it.skipIf(skip !== '')(`rolls a failed transaction back whole${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      await expect(
+        journal.transaction(async () => {
+          await journal.startTurn('t', 's');
+          await journal.appendMessage('s', 't', 'user', { role: 'user', content: 'go' }, 1);
+          await journal.appendMessage('s', 't', 'user', { role: 'user', content: 'again' }, 1);
+        }),
+      ).rejects.toThrow();
+      expect(await journal.turns('s')).toEqual([]);
+      expect(await journal.messages('s')).toEqual([]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it.skipIf(skip !== '')(`hands a suspended turn to exactly one of many claimants${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      await journal.startTurn('t', 's');
+      await journal.updateTurn('t', { status: 'suspended' });
+      expect((await journal.suspendedTurns()).map((t) => t.id)).toEqual(['t']);
+      const claims = await Promise.all(Array.from({ length: 8 }, () => journal.claimSuspended('t')));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it.skipIf(skip !== '')(`keeps session attributes and deletes a session whole${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.setSessionAttribute('s', 'acp.cwd', '/w');
+      await journal.setSessionAttribute('s', 'acp.cwd', '/x');
+      expect(await journal.sessionAttribute('s', 'acp.cwd')).toBe('/x');
+      expect((await journal.sessionsWithAttribute('acp.cwd')).map((s) => [s.id, s.value])).toEqual([['s', '/x']]);
+      await journal.startTurn('t', 's');
+      await journal.appendMessage('s', 't', 'user', { role: 'user', content: 'go' });
+      await journal.deleteSession('s');
+      expect([await journal.hasSession('s'), await journal.turns('s'), await journal.listSessions()]).toEqual([false, [], []]);
+    } finally {
+      await journal.close();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A throwaway PostgreSQL cluster for tests: initdb + pg_ctl in a temp dir, listening only on a
+ * unix socket in that dir (no TCP port at all), stopped and removed by stop(). initdb refuses to
+ * run as root, so when the tests run as root the cluster runs as `nobody`.
+ *
+ * `postgresBinaries()` is undefined when Debian's postgresql package is not installed: callers
+ * skip with that reason in the test's name (see `POSTGRES_SKIP`).
+ */
+export interface PostgresCluster {
+  /** A postgres:// URL for the cluster's `postgres` database over its socket. */
+  readonly url: string;
+  /** A fresh, empty database on the cluster (one per test keeps tests apart). */
+  createDatabase(name: string): string;
+  stop(): void;
+}
+
+export function postgresBinaries(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], 'bin') : undefined;
+}
+
+export const POSTGRES_SKIP = postgresBinaries() ? '' : ' (skipped: PostgreSQL binaries not found under /usr/lib/postgresql/*/bin; install Debian\'s postgresql)';
+
+const asRoot = process.getuid?.() === 0;
+
+function run(bin: string, args: string[]): string {
+  const command = asRoot ? 'setpriv' : bin;
+  const argv = asRoot ? ['--reuid=nobody', '--regid=nogroup', '--clear-groups', bin, ...args] : args;
+  return execFileSync(command, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function startPostgres(): PostgresCluster {
+  const bin = postgresBinaries();
+  if (!bin) throw new Error('PostgreSQL binaries not found');
+  const dir = mkdtempSync(join(tmpdir(), 'acx-pg-'));
+  // The unprivileged server must own its dir; the socket dir is the same one.
+  chmodSync(dir, 0o777);
+  if (asRoot) execFileSync('chown', ['nobody:nogroup', dir]);
+  const data = join(dir, 'data');
+  run(join(bin, 'initdb'), ['-D', data, '-U', 'acx', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  run(join(bin, 'pg_ctl'), [
+    '-D', data, '-l', join(dir, 'server.log'), '-w', '-o',
+    `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=off -c max_connections=200`,
+    'start',
+  ]);
+  const psql = join(bin, 'psql');
+  const url = (db: string) => `postgres://acx@/${db}?host=${encodeURIComponent(dir)}`;
+  return {
+    url: url('postgres'),
+    createDatabase(name) {
+      run(psql, ['-h', dir, '-U', 'acx', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE DATABASE "${name}"`]);
+      return url(name);
+    },
+    stop() {
+      spawnSync(asRoot ? 'setpriv' : join(bin, 'pg_ctl'), asRoot ? ['--reuid=nobody', '--regid=nogroup', '--clear-groups', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
