@@ -22,10 +22,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
-import { createACP } from '../src/acp/create.ts';
-import { claudeCodeProfile } from '../src/acp/profiles/claude-code.ts';
-import type { ACPSettings } from '../src/acp/settings.ts';
-import { HarnessAgent } from '../src/agent/harness-agent.ts';
+import { createACP } from '../src/harness/acp/create.ts';
+import { claudeCodeProfile } from '../src/harness/acp/profiles/claude-code.ts';
+import type { ACPSettings } from '../src/harness/acp/settings.ts';
+import { HarnessAgent } from '../src/harness/harness-agent.ts';
 import { fakeProfile } from '../test/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 

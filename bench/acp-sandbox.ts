@@ -11,11 +11,11 @@
  * Ratios are confined / unconfined medians. Information only: it exits 0.
  */
 import { performance } from 'node:perf_hooks';
-import { detectConfinement } from '../src/acp/confinement.ts';
-import { createACP } from '../src/acp/create.ts';
-import { createCredentialRequestTransformation } from '../src/acp/credential-proxy.ts';
-import { createLocalSandbox } from '../src/acp/sandbox.ts';
-import { HarnessAgent } from '../src/agent/harness-agent.ts';
+import { detectConfinement } from '../src/harness/acp/confinement.ts';
+import { createACP } from '../src/harness/acp/create.ts';
+import { createCredentialRequestTransformation } from '../src/harness/acp/credential-proxy.ts';
+import { createLocalSandbox } from '../src/harness/acp/sandbox.ts';
+import { HarnessAgent } from '../src/harness/harness-agent.ts';
 import { fakeProfile, tempCache } from '../test/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 

@@ -14,8 +14,8 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { prepareAgent } from '../src/agent/prepare.ts';
-import { resolveSettings, type RunFlags } from '../src/config/settings.ts';
+import { prepareAgent } from '../src/app/prepare.ts';
+import { resolveSettings, type RunFlags } from '../src/app/settings.ts';
 import { silentLogger } from '../src/util/logger.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateText, isStepCount, streamText, tool as sdkTool } from 'ai';
 import { z } from 'zod';
-import { createEngineHarness } from '../src/agent/engine-harness.ts';
-import { HarnessAgent } from '../src/agent/harness-agent.ts';
+import { createEngineHarness } from '../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../src/harness/harness-agent.ts';
 import type { Checkpoint } from '../src/engine/engine.ts';
 import { fromLanguageModel } from '../src/model/providers.ts';
 import { Journal } from '../src/store/journal.ts';
@@ -320,7 +320,7 @@ if (PROFILE) {
     if (url.includes('/src/tools/')) return 'tool run: src/tools (validate, execute)';
     if (url.includes('/src/engine/brief.ts')) return 'engine: brief (clock, Intl)';
     if (url.includes('/src/engine/')) return 'engine: loop, caps, tool-output';
-    if (url.includes('/src/agent/')) return 'agent + harness';
+    if (url.includes('/src/app/')) return 'agent + harness';
     if (url.includes('/bench/engine-overhead')) return 'bench driver + tool body';
     if (url.includes('/node_modules/zod/')) return 'zod (tool input schema; any caller)';
     return undefined; // zod, ajv, node internals, natives: charged to their caller

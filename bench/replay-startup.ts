@@ -180,8 +180,8 @@ if (IMPORTS) {
     './src/engine/engine.ts',
     './src/mcp/client.ts',
     './src/tools/builtin/web-fetch.ts',
-    './src/agent/prepare.ts',
-    './src/cli/commands/run.ts',
+    './src/app/prepare.ts',
+    './src/frontends/cli/commands/run.ts',
   ];
   const cpuOf = (code: string) => {
     const before = childCpuMs() ?? 0;

@@ -9,7 +9,7 @@ process.emitWarning = function (warning, ...rest) {
 // A checkout runs its TypeScript sources directly; the published package ships them built (Node
 // does not strip types inside node_modules).
 const { existsSync, readFileSync } = await import('node:fs');
-const source = new URL('../src/cli/main.ts', import.meta.url);
+const source = new URL('../src/frontends/cli/main.ts', import.meta.url);
 const checkout = existsSync(source);
 // The Node.js acx needs is package.json's "engines" (node:sqlite with FTS5); say so before anything
 // loads. Only a checkout pins a newer Node of its own (a devDependency), so only there is npx the fix.
@@ -26,4 +26,4 @@ if (major < needMajor || (major === needMajor && minor < needMinor)) {
 // Cache compiled modules between runs (keyed by content): start-up is mostly module loading.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();
-await import(checkout ? source.href : new URL('../dist/cli/main.js', import.meta.url).href);
+await import(checkout ? source.href : new URL('../dist/frontends/cli/main.js', import.meta.url).href);

@@ -3,15 +3,15 @@
  */
 // First: on a Node.js acx cannot run on, importing it says so before anything else runs.
 import './node-guard.ts';
-export { HarnessAgent } from './agent/harness-agent.ts';
-export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './agent/harness-agent.ts';
-export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './agent/harness-results.ts';
-export { createEngineHarness } from './agent/engine-harness.ts';
-export { loadAgent, type LoadAgentOptions } from './agent/load-agent.ts';
-export type { PreparedAgent } from './agent/prepare.ts';
-export type { EngineHarnessOptions } from './agent/engine-harness.ts';
-export type { AgentConfig, CompactionResult, Harness, HarnessSession } from './agent/harness.ts';
-export type { SessionState, SuspendedSession, TurnContinuation } from './agent/session-state.ts';
+export { HarnessAgent } from './harness/harness-agent.ts';
+export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './harness/harness-agent.ts';
+export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './harness/harness-results.ts';
+export { createEngineHarness } from './harness/engine-harness.ts';
+export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
+export type { PreparedAgent } from './app/prepare.ts';
+export type { EngineHarnessOptions } from './harness/engine-harness.ts';
+export type { AgentConfig, CompactionResult, Harness, HarnessSession } from './harness/harness.ts';
+export type { SessionState, SuspendedSession, TurnContinuation } from './harness/session-state.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
 export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
@@ -32,7 +32,7 @@ export { CartridgeBootRefusal } from './contract/boot-refusal.ts';
 export type { BootRefusalKind } from './contract/boot-refusal.ts';
 export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
-export { wake, turnIdFor, DEFAULT_BREAKER } from './agent/wake.ts';
-export type { WakeOptions, WakeOutcome } from './agent/wake.ts';
+export { wake, turnIdFor, DEFAULT_BREAKER } from './frontends/wake/session.ts';
+export type { WakeOptions, WakeOutcome } from './frontends/wake/session.ts';
 export { WakeStore } from './store/wake-store.ts';
 export type { BreakerSettings, InboxItem, WakeEvent } from './store/wake-store.ts';

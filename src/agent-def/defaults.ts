@@ -41,7 +41,7 @@ export function defaultHarnessRequirements(): Record<string, unknown> {
 
 /**
  * The acx built-in that serves each required role: the host binds `execute`, `dispatch`, and the
- * role tools `add_memory` / `search_memory` that come with `memory` (src/agent/prepare.ts).
+ * role tools `add_memory` / `search_memory` that come with `memory` (src/app/prepare.ts).
  */
 export const ROLE_BUILTINS: Readonly<Record<string, BuiltinName>> = {
   'acx:execute': 'execute',

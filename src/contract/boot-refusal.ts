@@ -10,7 +10,7 @@ const BOOT_REFUSAL_MARKER = errorMarker('CartridgeBootRefusal');
  * The boot stopped before the ROM was activated (nothing ran, SAVE untouched). `message` says
  * what happened, `hint` what to do; a refusal by the handshake or the preflight self-check
  * carries the compliance descriptor it was decided on. Its code is `cartridge-<kind>`: the CLI
- * exits 4 for `tampered` and 3 for the others (src/cli/exit-codes.ts).
+ * exits 4 for `tampered` and 3 for the others (src/frontends/cli/exit-codes.ts).
  */
 export class CartridgeBootRefusal extends AcxError {
   declare readonly code: `cartridge-${BootRefusalKind}`;

@@ -16,7 +16,7 @@ import { HARNESS_REQUIREMENTS_PATH, isPlainObject } from './requirements.ts';
  * Where the handshake gets its inputs. The CLI is written against this interface; the sources
  * below are the real ones: the cartridge reader (verify first, then read the manifest's exact
  * bytes), the MCP client for `--mcp`, and the model layer for `--model`. The CLI adds acx's own
- * built-in tools for a cartridge (src/agent/prepare.ts) on top.
+ * built-in tools for a cartridge (src/app/prepare.ts) on top.
  */
 export interface HandshakeSources {
   /** The exact bytes of the cartridge's harness-requirements manifest. */

@@ -37,7 +37,7 @@ export const BASECRADLE_PROBLEM_CODES = [
 export type BaseCradleProblemCode = (typeof BASECRADLE_PROBLEM_CODES)[number];
 
 export type AcxErrorCode =
-  // The CLI's own outcomes (their exit codes: src/cli/exit-codes.ts)
+  // The CLI's own outcomes (their exit codes: src/frontends/cli/exit-codes.ts)
   | 'usage'
   | 'failed'
   | 'refused'

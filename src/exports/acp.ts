@@ -10,5 +10,5 @@
  *   acx agent behind an editor's ACP client from your own process.
  */
 import '../node-guard.ts';
-export * from '../acp/index.ts';
-export { createAcpServer, serveAcp, type AcpServer, type AcpServerOptions, type ServeAcpOptions } from '../acp/server/index.ts';
+export * from '../harness/acp/index.ts';
+export { createAcpServer, serveAcp, type AcpServer, type AcpServerOptions, type ServeAcpOptions } from '../frontends/acp-server/index.ts';

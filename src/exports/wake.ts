@@ -4,7 +4,7 @@
  * safe to deliver twice or to kill at any moment; `WakeStore` is its SQLite inbox.
  */
 import '../node-guard.ts';
-export { wake, turnIdFor, DEFAULT_BREAKER, DEFAULT_PACING, DEFAULT_MAX_ATTEMPTS } from '../agent/wake.ts';
-export type { PacingSettings, WakeOptions, WakeOutcome } from '../agent/wake.ts';
+export { wake, turnIdFor, DEFAULT_BREAKER, DEFAULT_PACING, DEFAULT_MAX_ATTEMPTS } from '../frontends/wake/session.ts';
+export type { PacingSettings, WakeOptions, WakeOutcome } from '../frontends/wake/session.ts';
 export { WakeStore, wakeStorePath } from '../store/wake-store.ts';
 export type { BreakerSettings, InboxItem, WakeEvent } from '../store/wake-store.ts';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { bootstrap } from '../../src/acp/bootstrap.ts';
+import { bootstrap } from '../../src/harness/acp/bootstrap.ts';
 import { cleanEnv, runAcx, tempDir } from '../support/cli.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 

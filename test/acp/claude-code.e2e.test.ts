@@ -1,4 +1,4 @@
-import { createClaudeCodeACP } from '../../src/acp/profiles/factories.ts';
+import { createClaudeCodeACP } from '../../src/harness/acp/profiles/factories.ts';
 import { describeRealAgent, REAL_KEY } from './real-agent-suite.ts';
 
 // Claude Code (@agentclientprotocol/claude-agent-acp), installed by the adapter's npm-simple

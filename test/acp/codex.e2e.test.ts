@@ -1,5 +1,5 @@
 import { afterAll } from 'vitest';
-import { createCodexACP } from '../../src/acp/profiles/factories.ts';
+import { createCodexACP } from '../../src/harness/acp/profiles/factories.ts';
 import { type NamespaceProxy, startResponsesNamespaceProxy } from '../support/model-server/responses-namespace.ts';
 import { describeRealAgent, REAL_KEY } from './real-agent-suite.ts';
 

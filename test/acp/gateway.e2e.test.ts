@@ -4,10 +4,10 @@
 // agent's requests reach the Gateway (here the local model server) with that key and acx's
 // client attribution.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ACPHarness } from '../../src/acp/create.ts';
-import { createClaudeCodeACP } from '../../src/acp/profiles/factories.ts';
-import { createCodexACP } from '../../src/acp/profiles/factories.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import type { ACPHarness } from '../../src/harness/acp/create.ts';
+import { createClaudeCodeACP } from '../../src/harness/acp/profiles/factories.ts';
+import { createCodexACP } from '../../src/harness/acp/profiles/factories.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import type { PermissionMode } from '../../src/tools/permission.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 

@@ -1,13 +1,13 @@
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
-import { createACP } from '../../src/acp/create.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
-import { createLocalSandbox } from '../../src/acp/sandbox.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
+import { createLocalSandbox } from '../../src/harness/acp/sandbox.ts';
 import { collect, echo, fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();

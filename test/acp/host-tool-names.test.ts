@@ -2,7 +2,7 @@
 // gated by acx) depends on how each agent names MCP tools; a misread host call is denied as an
 // unknown agent tool, so each naming is pinned here.
 import { describe, expect, it } from 'vitest';
-import { TurnTranslator } from '../../src/acp/translate.ts';
+import { TurnTranslator } from '../../src/harness/acp/translate.ts';
 
 const translator = new TurnTranslator({ emit: () => {}, hostToolNames: new Set(['memory_write', 'execute']), hostServerName: 'acx' });
 const host = (name: string | null, title: string | null = null) => translator.toolNameOf(name, title);

@@ -5,9 +5,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createACP } from '../../src/acp/create.ts';
-import { createLocalSandbox, sessionDirName } from '../../src/acp/sandbox.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
+import { createLocalSandbox, sessionDirName } from '../../src/harness/acp/sandbox.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 

@@ -5,8 +5,8 @@
 // compaction, paused turns answerable from another process — throws
 // HarnessCapabilityUnsupportedError naming the harness, instead of quietly doing nothing.
 import { afterAll, describe, expect, it } from 'vitest';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
-import { createACP } from '../../src/acp/create.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';

@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrap, bootstrapDir, bootstrapIdentity, pnpmCommand, PINNED_PNPM_VERSION } from '../../src/acp/bootstrap.ts';
-import { createACP } from '../../src/acp/create.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
+import { bootstrap, bootstrapDir, bootstrapIdentity, pnpmCommand, PINNED_PNPM_VERSION } from '../../src/harness/acp/bootstrap.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { tempCache } from './fake-profile.ts';
 

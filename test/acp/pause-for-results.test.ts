@@ -4,9 +4,9 @@
 // and replies with the tool's output).
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HarnessAgent, type AgentSession } from '../../src/agent/harness-agent.ts';
-import type { HarnessSession } from '../../src/agent/harness.ts';
-import { createACP } from '../../src/acp/create.ts';
+import { HarnessAgent, type AgentSession } from '../../src/harness/harness-agent.ts';
+import type { HarnessSession } from '../../src/harness/harness.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';

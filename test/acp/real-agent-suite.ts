@@ -2,8 +2,8 @@
 // ACX_CACHE_DIR, default ~/.cache/acx) and pointed at the local scripted model server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ACPHarness } from '../../src/acp/create.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import type { ACPHarness } from '../../src/harness/acp/create.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import type { PermissionMode } from '../../src/tools/permission.ts';
 import { tool } from '../../src/tools/tool.ts';

@@ -1,6 +1,6 @@
 // A session's title from its first prompt (no model call): one line, cut at a word boundary.
 import { expect, it } from 'vitest';
-import { titleFromPrompt } from '../../src/acp/server/session-title.ts';
+import { titleFromPrompt } from '../../src/frontends/acp-server/session-title.ts';
 
 it('keeps a short prompt as it is, on one line', () => {
   expect(titleFromPrompt([{ type: 'text', text: '  Fix the\nlogin   bug ' }])).toBe('Fix the login bug');

@@ -1,11 +1,11 @@
 // The pure parts of `acx acp`: event translation, journal replay, client MCP server configs and
 // prompt content. The end-to-end behaviour is in server.test.ts; these pin the edge cases.
 import { describe, expect, it } from 'vitest';
-import { clientMcpConfigs } from '../../src/acp/server/mcp-servers.ts';
-import { toUserContent } from '../../src/acp/server/prompt-content.ts';
-import { replayUpdates } from '../../src/acp/server/replay.ts';
-import { acpToolKind, toolLocations, toolTitle } from '../../src/acp/server/tool-calls.ts';
-import { stopReasonOf, toolOutputContent, TurnTranslator } from '../../src/acp/server/updates.ts';
+import { clientMcpConfigs } from '../../src/frontends/acp-server/mcp-servers.ts';
+import { toUserContent } from '../../src/frontends/acp-server/prompt-content.ts';
+import { replayUpdates } from '../../src/frontends/acp-server/replay.ts';
+import { acpToolKind, toolLocations, toolTitle } from '../../src/frontends/acp-server/tool-calls.ts';
+import { stopReasonOf, toolOutputContent, TurnTranslator } from '../../src/frontends/acp-server/updates.ts';
 import { WorkspaceRoots } from '../../src/tools/sandbox/roots.ts';
 import { emptyUsage } from '../../src/engine/events.ts';
 import type { StoredMessage } from '../../src/store/journal.ts';

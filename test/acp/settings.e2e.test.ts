@@ -4,10 +4,10 @@
 // checks their validation; this checks that each one reaches the agent as the seed describes.
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
-import { createACP } from '../../src/acp/create.ts';
-import { createLocalSandbox } from '../../src/acp/sandbox.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
+import { createLocalSandbox } from '../../src/harness/acp/sandbox.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
 import { HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import { collect, echo, fakeProfile, tempCache } from './fake-profile.ts';
 

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveGatewayEnv, selectAuth } from '../../src/acp/auth.ts';
-import { bootstrap, bootstrapDir, bootstrapIdentity } from '../../src/acp/bootstrap.ts';
-import { createACP } from '../../src/acp/create.ts';
-import { claudeCodeProfile, codexProfile, cursorProfile, geminiCliProfile, grokBuildProfile, opencodeProfile } from '../../src/acp/profiles/index.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
+import { resolveGatewayEnv, selectAuth } from '../../src/harness/acp/auth.ts';
+import { bootstrap, bootstrapDir, bootstrapIdentity } from '../../src/harness/acp/bootstrap.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
+import { claudeCodeProfile, codexProfile, cursorProfile, geminiCliProfile, grokBuildProfile, opencodeProfile } from '../../src/harness/acp/profiles/index.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
 import { ConfigError, HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';
 import { fakeInstallCommand, fakeProfile, tempCache } from './fake-profile.ts';
 

@@ -3,10 +3,10 @@
 // error naming the current catalog, and the turn fails with HarnessCapabilityUnsupportedError.
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createACP } from '../../src/acp/create.ts';
-import type { ACPHarnessSession } from '../../src/acp/session.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
-import { type AgentSession, HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createACP } from '../../src/harness/acp/create.ts';
+import type { ACPHarnessSession } from '../../src/harness/acp/session.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
+import { type AgentSession, HarnessAgent } from '../../src/harness/harness-agent.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { HarnessCapabilityUnsupportedError } from '../../src/core/errors.ts';

@@ -1,7 +1,7 @@
 // Usage crosses the ACP seam in both directions; on acx's side it is the AI SDK v7 shape.
 import { describe, expect, it } from 'vitest';
-import { promptUsage } from '../../src/acp/server/updates.ts';
-import { usageOf } from '../../src/acp/translate.ts';
+import { promptUsage } from '../../src/frontends/acp-server/updates.ts';
+import { usageOf } from '../../src/harness/acp/translate.ts';
 
 describe('usage over ACP', () => {
   it("an agent's PromptResponse usage becomes v7 usage, cache reads under inputTokenDetails", () => {

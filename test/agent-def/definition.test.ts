@@ -9,7 +9,7 @@ import { buildCartridge } from '../../src/cartridge/build.ts';
 import { Cartridge } from '../../src/cartridge/container.ts';
 import { cartridgeDefinition } from '../../src/cartridge/definition.ts';
 import { generateSigningKey } from '../../src/cartridge/keys.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
+import { resolveSettings } from '../../src/app/settings.ts';
 
 const EVERY_FIELD = join(import.meta.dirname, '../fixtures/agents/every-field');
 

@@ -10,14 +10,14 @@ import {
   loadCartridge,
   modelFacts,
   negotiatedRevision,
-} from '../../src/agent/boot-cartridge.ts';
+} from '../../src/app/boot-cartridge.ts';
 import { applyLoopPolicy, parseLoopPolicy } from '../../src/agent-def/policy.ts';
-import { createCartridgeMemoryProvider } from '../../src/agent/cartridge-memory.ts';
-import { createDispatchTool } from '../../src/agent/dispatch.ts';
+import { createCartridgeMemoryProvider } from '../../src/app/cartridge-memory.ts';
+import { createDispatchTool } from '../../src/app/dispatch.ts';
 import { withSaveZone } from '../../src/cartridge/save.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
-import { EXIT, exitCodeFor } from '../../src/cli/output.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
+import { EXIT, exitCodeFor } from '../../src/frontends/cli/output.ts';
+import { resolveSettings } from '../../src/app/settings.ts';
 import { negotiate } from '../../src/contract/negotiate.ts';
 import { defaultHarnessRequirements, serializeHarnessRequirements } from '../../src/contract/requirements.ts';
 import { createExecuteTool } from '../../src/tools/builtin/execute.ts';

@@ -6,12 +6,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assembleBuiltins, timelineOutputSink } from '../../src/agent/builtins.ts';
+import { assembleBuiltins, timelineOutputSink } from '../../src/app/builtins.ts';
 import { BaseCradleClient } from '../../src/channel/client.ts';
 import { startTestPlatform } from '../support/platform.ts';
-import { installConfigHome } from '../../src/config/install.ts';
-import type { ResolvedSettings } from '../../src/config/settings.ts';
-import { resolvedConfig } from '../../src/cli/commands/resolved-config.ts';
+import { installConfigHome } from '../../src/app/install.ts';
+import type { ResolvedSettings } from '../../src/app/settings.ts';
+import { resolvedConfig } from '../../src/frontends/cli/commands/resolved-config.ts';
 import { resolveModel } from '../../src/model/providers.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { echoTool, OPENAI_KEY, rig } from '../engine/helpers.ts';

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkSpecOnDefaultHost, defaultHostProblems, defaultHostTools } from '../../src/agent/default-host.ts';
-import { grantedAreaScopes } from '../../src/agent/boot-cartridge.ts';
+import { checkSpecOnDefaultHost, defaultHostProblems, defaultHostTools } from '../../src/app/default-host.ts';
+import { grantedAreaScopes } from '../../src/app/boot-cartridge.ts';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { harnessRequirementsFor } from '../../src/agent-def/defaults.ts';
 import { readAgentDir } from '../../src/cartridge/layout.ts';

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionState } from '../../src/agent/session-state.ts';
+import type { SessionState } from '../../src/harness/session-state.ts';
 import { AcxError, TurnAbortedError } from '../../src/core/errors.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { createExecuteTool } from '../../src/tools/builtin/execute.ts';

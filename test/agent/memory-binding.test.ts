@@ -2,8 +2,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type AgentMemory, openAgentMemory } from '../../src/agent/memory-binding.ts';
-import { resolveSettings } from '../../src/config/settings.ts';
+import { type AgentMemory, openAgentMemory } from '../../src/app/memory-binding.ts';
+import { resolveSettings } from '../../src/app/settings.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { MemoryProviderError } from '../../src/memory/choice.ts';
 import { silentLogger } from '../../src/util/logger.ts';

@@ -3,8 +3,8 @@
 // and then fails with session-busy; a dead holder's expired lease is taken over, a live one never.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createEngineHarness } from '../../src/agent/engine-harness.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import type { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { tool } from '../../src/tools/tool.ts';

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createEngineHarness } from '../../src/agent/engine-harness.ts';
-import { HarnessAgent, type HarnessAgentSettings } from '../../src/agent/harness-agent.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent, type HarnessAgentSettings } from '../../src/harness/harness-agent.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import { lastUserText, scriptedModel, type ScriptFn } from '../support/scripted-model.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalRefusal } from '../../src/agent/tool-host.ts';
+import { approvalRefusal } from '../../src/app/tool-host.ts';
 
 describe('acx mcp refusals of calls that need approval', () => {
   it('names --permission-mode allow-all when the mode is what asks', () => {

@@ -20,9 +20,9 @@ import {
 } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createEngineHarness } from '../../src/agent/engine-harness.ts';
-import { type HarnessCallOptions, HarnessAgent } from '../../src/agent/harness-agent.ts';
-import type { HarnessOutput } from '../../src/agent/harness-results.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { type HarnessCallOptions, HarnessAgent } from '../../src/harness/harness-agent.ts';
+import type { HarnessOutput } from '../../src/harness/harness-results.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { lastUserText, scriptedModel, toolResultCount } from '../support/scripted-model.ts';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../src/agent/wake.ts';
+import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../src/frontends/wake/session.ts';
 import { WakeStore } from '../../src/store/wake-store.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { z } from 'zod';

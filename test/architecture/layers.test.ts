@@ -37,9 +37,9 @@ describe('imports point down the layers of ARCHITECTURE.md', () => {
 
   it('the parser sees static, re-exported, dynamic and type-only imports', () => {
     const from = (file: string) => edges.filter((edge) => edge.from === file);
-    expect(from('index.ts').some((edge) => edge.to === 'agent/harness-agent.ts' && !edge.typeOnly)).toBe(true);
-    expect(from('index.ts').some((edge) => edge.to === 'agent/harness.ts' && edge.typeOnly)).toBe(true);
-    expect(from('cli/main.ts').some((edge) => edge.to === 'cli/commands/run.ts')).toBe(true); // import('./commands/run.ts')
+    expect(from('index.ts').some((edge) => edge.to === 'harness/harness-agent.ts' && !edge.typeOnly)).toBe(true);
+    expect(from('index.ts').some((edge) => edge.to === 'harness/harness.ts' && edge.typeOnly)).toBe(true);
+    expect(from('frontends/cli/main.ts').some((edge) => edge.to === 'frontends/cli/commands/run.ts')).toBe(true); // import('./commands/run.ts')
   });
 
   it('no edge points up or sideways, other than those still listed', () => {

@@ -3,17 +3,17 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { register as registerBuild } from '../../src/cli/commands/build.ts';
-import { register as registerInspect } from '../../src/cli/commands/inspect.ts';
-import { register as registerKeygen } from '../../src/cli/commands/keygen.ts';
-import { register as registerSpec } from '../../src/cli/commands/spec.ts';
-import { register as registerStrip } from '../../src/cli/commands/strip.ts';
-import { register as registerVerify } from '../../src/cli/commands/verify.ts';
-import { CliExit, EXIT, exitCodeFor } from '../../src/cli/output.ts';
+import { register as registerBuild } from '../../src/frontends/cli/commands/build.ts';
+import { register as registerInspect } from '../../src/frontends/cli/commands/inspect.ts';
+import { register as registerKeygen } from '../../src/frontends/cli/commands/keygen.ts';
+import { register as registerSpec } from '../../src/frontends/cli/commands/spec.ts';
+import { register as registerStrip } from '../../src/frontends/cli/commands/strip.ts';
+import { register as registerVerify } from '../../src/frontends/cli/commands/verify.ts';
+import { CliExit, EXIT, exitCodeFor } from '../../src/frontends/cli/output.ts';
 import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { REFERENCE_CARTRIDGES, tempDir, writeAgentDir } from './helpers.ts';
 
-/** Runs the subcommands the way `acx` will once they are wired into src/cli/main.ts. */
+/** Runs the subcommands the way `acx` will once they are wired into src/frontends/cli/main.ts. */
 async function acx(...argv: string[]): Promise<{ code: number; out: string }> {
   const program = new Command('acx').exitOverride();
   for (const register of [registerKeygen, registerBuild, registerVerify, registerInspect, registerStrip, registerSpec]) register(program);

@@ -6,7 +6,7 @@ import { deflateSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Cartridge, MAX_INFLATED_ENTRY_BYTES } from '../../src/cartridge/container.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx } from '../agent/cartridge-fixtures.ts';
 import { tempDir } from './helpers.ts';
 

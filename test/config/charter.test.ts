@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { composeCharter } from '../../src/config/charter.ts';
-import { installConfigHome, packagedDefaults } from '../../src/config/install.ts';
+import { composeCharter } from '../../src/app/charter.ts';
+import { installConfigHome, packagedDefaults } from '../../src/app/install.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { tempHome, write } from './helpers.ts';
 

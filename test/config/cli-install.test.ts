@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatInstallSummary, runInstall } from '../../src/cli/commands/install.ts';
+import { formatInstallSummary, runInstall } from '../../src/frontends/cli/commands/install.ts';
 import { ACX_VERSION } from '../../src/util/version.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { exists, read, tempHome, write } from './helpers.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
-const wired = fs.readFileSync(path.join(repo, 'src/cli/main.ts'), 'utf8').includes('commands/install.ts');
+const wired = fs.readFileSync(path.join(repo, 'src/frontends/cli/main.ts'), 'utf8').includes('commands/install.ts');
 
 describe('acx install (core)', () => {
   it('installs into ACX_CONFIG_HOME, stamped with the running acx version', () => {
@@ -45,7 +45,7 @@ describe('acx install (core)', () => {
   });
 });
 
-describe.skipIf(!wired)('acx install (process; needs the command wired into src/cli/main.ts)', () => {
+describe.skipIf(!wired)('acx install (process; needs the command wired into src/frontends/cli/main.ts)', () => {
   const acx = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     spawnSync('npx', ['node', 'bin/acx.js', ...args], { cwd: repo, encoding: 'utf8', env: { ...process.env, ...env } });
 

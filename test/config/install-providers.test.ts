@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatInstallSummary, runInstall } from '../../src/cli/commands/install.ts';
-import { installConfigHome, reconcileIfUpgraded } from '../../src/config/install.ts';
+import { formatInstallSummary, runInstall } from '../../src/frontends/cli/commands/install.ts';
+import { installConfigHome, reconcileIfUpgraded } from '../../src/app/install.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { exists, read, tempHome, write } from './helpers.ts';
 

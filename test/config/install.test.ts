@@ -7,7 +7,7 @@ import {
   packagedDefaults,
   reconcileIfUpgraded,
   sha256Hex,
-} from '../../src/config/install.ts';
+} from '../../src/app/install.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { exists, read, snapshot, tempHome, V1_DEFAULTS, V2_DEFAULTS, write } from './helpers.ts';

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSelfAuthorshipTools } from '../../src/config/charter.ts';
-import { installConfigHome } from '../../src/config/install.ts';
-import { listOptIns, parseOptInNames, readOptIns } from '../../src/config/opt-in.ts';
-import { formatInstallSummary } from '../../src/cli/commands/install.ts';
+import { createSelfAuthorshipTools } from '../../src/app/charter.ts';
+import { installConfigHome } from '../../src/app/install.ts';
+import { listOptIns, parseOptInNames, readOptIns } from '../../src/app/opt-in.ts';
+import { formatInstallSummary } from '../../src/frontends/cli/commands/install.ts';
 import { createShellTool } from '../../src/tools/builtin/shell.ts';
 import { Policy } from '../../src/tools/policy.ts';
 import { ConfigError } from '../../src/core/errors.ts';

@@ -1,7 +1,7 @@
 // Wake mode's tuning resolves flag > ACX_* variable > default, and a malformed value is a usage
 // error that names the flag or the variable it came from.
 import { describe, expect, it } from 'vitest';
-import { resolveWakeSettings } from '../../src/config/wake-settings.ts';
+import { resolveWakeSettings } from '../../src/frontends/wake/settings.ts';
 import { AcxError } from '../../src/core/errors.ts';
 
 describe('resolveWakeSettings', () => {

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Command } from 'commander';
-import { register, runHandshake } from '../../src/cli/commands/handshake.ts';
-import { EXIT } from '../../src/cli/output.ts';
+import { register, runHandshake } from '../../src/frontends/cli/commands/handshake.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { assertPreflight } from '../../src/contract/preflight.ts';
 import { matchingTools, manifestBytes } from './helpers.ts';
 

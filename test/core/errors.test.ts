@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CommanderError } from 'commander';
 import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { activateCartridge, gateTrust, loadCartridge } from '../../src/agent/boot-cartridge.ts';
-import { errorReport, EXIT, exitCodeFor } from '../../src/cli/output.ts';
+import { activateCartridge, gateTrust, loadCartridge } from '../../src/app/boot-cartridge.ts';
+import { errorReport, EXIT, exitCodeFor } from '../../src/frontends/cli/output.ts';
 import { CartridgeBootRefusal } from '../../src/contract/boot-refusal.ts';
 import {
   AcxError,

@@ -4,7 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withSaveZone } from '../../src/cartridge/save.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { respondByTurn, startModelServer, type ModelServer } from '../support/model-server.ts';
 import {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withSaveZone } from '../../src/cartridge/save.ts';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { respondByTurn, startModelServer, type ModelServer } from '../support/model-server.ts';
 import {
   alteredCopy,

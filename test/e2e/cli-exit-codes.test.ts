@@ -1,10 +1,10 @@
-// Issue 11 item 4: the CLI maps errors to exit codes in one table (src/cli/exit-codes.ts). Real
+// Issue 11 item 4: the CLI maps errors to exit codes in one table (src/frontends/cli/exit-codes.ts). Real
 // runs of the documented codes, in the paths that used to decide their own code: 2 for a usage
 // mistake (the parser's or a command's), 3 for a refusal, 4 for a tampered cartridge — each a
 // clear message and hint with no stack trace.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
 import { ROOT, STACK_FRAME } from '../support/cli.ts';
 

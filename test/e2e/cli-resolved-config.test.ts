@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectConfinement } from '../../src/acp/confinement.ts';
+import { detectConfinement } from '../../src/harness/acp/confinement.ts';
 import { describeExecute } from '../../src/tools/builtin/execute.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/cli/output.ts';
+import { EXIT } from '../../src/frontends/cli/output.ts';
 import { EXAMPLE_AGENT, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
 
 /** A fresh machine whose HOME and acx homes live in `home`. */

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGrokBuildACP } from '../../src/acp/profiles/factories.ts';
+import { createGrokBuildACP } from '../../src/harness/acp/profiles/factories.ts';
 import { createSqliteMemoryProvider } from '../../src/memory/provider.ts';
 import { ROOT, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
 import { type ModelServer, type RecordedRequest, type ResponderResult, startModelServer } from '../support/model-server.ts';

@@ -26,7 +26,7 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/engine/engine.ts')).toHaveLength(1); // the trace works: the engine ran
     expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
     expect(loaded(modules, 'node_modules/@modelcontextprotocol/')).toEqual([]);
-    expect(loaded(modules, '/src/acp/create.ts')).toEqual([]);
+    expect(loaded(modules, '/src/harness/acp/create.ts')).toEqual([]);
     expect(loaded(modules, 'node_modules/hono/')).toEqual([]);
   });
 
@@ -37,8 +37,8 @@ describe('start-up pays only for what a command uses', () => {
     expect(first.stdout).toContain('release freeze');
     const modules = await modulesLoadedBy(args, home);
     expect(loaded(modules, '/src/store/wake-store.ts')).toHaveLength(1);
-    expect(loaded(modules, '/src/agent/prepare.ts')).toEqual([]);
-    expect(loaded(modules, '/src/agent/toolset.ts')).toEqual([]);
+    expect(loaded(modules, '/src/app/prepare.ts')).toEqual([]);
+    expect(loaded(modules, '/src/app/toolset.ts')).toEqual([]);
     expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
   });
 });

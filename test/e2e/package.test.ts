@@ -41,7 +41,7 @@ describe('the published package (e2e)', { timeout: 120_000 }, () => {
   it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('dist/index.d.ts');
-    expect(packed).toContain('dist/config/defaults/prompts/system-prompt.md');
+    expect(packed).toContain('dist/app/defaults/prompts/system-prompt.md');
     expect(packed).toContain('bin/acx.js');
     expect(packed.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
     expect(packed.some((path) => path.startsWith('test/') || path.startsWith('src/'))).toBe(false);

@@ -3,8 +3,8 @@
 // approvals that pause and continue a turn, sessions resumed by id after a restart.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createEngineHarness } from '../../src/agent/engine-harness.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import type { HarnessStreamPart } from '../../src/engine/events.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';

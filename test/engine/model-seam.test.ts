@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveSettings } from '../../src/config/settings.ts';
+import { resolveSettings } from '../../src/app/settings.ts';
 import { parseModelSpec, PROVIDERS, resolveModel } from '../../src/model/providers.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { ModelServer } from '../support/model-server.ts';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Command } from 'commander';
-import { register, startMcpCommand } from '../../src/cli/commands/mcp.ts';
+import { register, startMcpCommand } from '../../src/frontends/cli/commands/mcp.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { sampleHostTools } from '../fixtures/mcp/host-tools.ts';
 

@@ -3,8 +3,8 @@
 // line: what it listed, and the continued turn's result. Its one tool writes a file, so the test
 // can see where the approved call ran.
 //   node test/support/lifecycle-worker.ts '{"home":…,"baseURL":…,"marker":…,"approve":true}'
-import { createEngineHarness } from '../../src/agent/engine-harness.ts';
-import { HarnessAgent } from '../../src/agent/harness-agent.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { resolveModel } from '../../src/model/providers.ts';
 import { deployTool } from './deploy-tool.ts';
 

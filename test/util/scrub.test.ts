@@ -1,9 +1,9 @@
 // Secret scrubbing: the live credential values the process holds, then credential shapes. The
 // environment is read once, on the first scrub, so this file sets its key before any scrub runs.
 import { describe, expect, it } from 'vitest';
-import { buildLaunchEnv } from '../../src/acp/launch-env.ts';
-import { ACP_PROFILES } from '../../src/acp/profiles/by-name.ts';
-import type { ACPSettings } from '../../src/acp/settings.ts';
+import { buildLaunchEnv } from '../../src/harness/acp/launch-env.ts';
+import { ACP_PROFILES } from '../../src/harness/acp/profiles/by-name.ts';
+import type { ACPSettings } from '../../src/harness/acp/settings.ts';
 import { PROVIDERS, resolveModel } from '../../src/model/providers.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { addLiveSecret, isCredentialVariable, MIN_LIVE_SECRET_CHARS, REDACTED, scrubSecrets } from '../../src/util/scrub.ts';

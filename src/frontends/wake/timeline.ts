@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { AgentSession, HarnessAgent } from '../../agent/harness-agent.ts';
+import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
@@ -8,7 +8,7 @@ import type { KeyedKind } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
-import type { HarnessTurnResult } from '../../agent/harness-results.ts';
+import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { Addressed } from '../../engine/brief.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * The built-in tools an agent names in agent.json `tools` (src/agent/toolset.ts offers them).
+ * The built-in tools an agent names in agent.json `tools` (src/app/toolset.ts offers them).
  * Without `tools` an agent gets the defaults; the others are opt-in.
  */
 export const DEFAULT_BUILTINS = ['memory', 'fs', 'execute', 'web_fetch', 'dispatch'] as const;

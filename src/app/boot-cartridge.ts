@@ -1,0 +1,370 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Cartridge } from '../cartridge/container.ts';
+import { cartridgeDefinition } from '../cartridge/definition.ts';
+import { digestsEqual, verifyOpen, type Verdict, type VerifyResult } from '../cartridge/verify.ts';
+import { emptyRegistry, loadTrustRegistry } from '../cartridge/trust.ts';
+import { COMPLIANCE_PATH, withSaveZone } from '../cartridge/save.ts';
+import { CartridgeBootRefusal } from '../contract/boot-refusal.ts';
+import type { AgentDefinition } from '../agent-def/definition.ts';
+import { seedSearchText } from '../agent-def/memory.ts';
+import type { LoopContextIntent } from '../agent-def/policy.ts';
+import type { ComplianceDescriptor, ModelFacts } from '../contract/descriptor.ts';
+import { negotiate, type HostTool } from '../contract/negotiate.ts';
+import { preflightCheck } from '../contract/preflight.ts';
+import { UnsupportedHarnessError } from '../contract/refusal.ts';
+import { parseHarnessRequirements } from '../contract/requirements.ts';
+import { resolveContextBudget } from '../engine/context-budget.ts';
+import type { McpServerStatus } from '../mcp/client.ts';
+import { parseMcpConfigDocument, type McpServerConfig } from '../mcp/config.ts';
+import { normalizeSchema, type JsonSchema } from '../tools/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
+import { sha256Hex } from '../util/jcs.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+
+/**
+ * Booting a cartridge (beyond the reference implementation): the trust gate, reading what the
+ * ROM says about the agent, the loop-context policy, and the activation handshake that runs
+ * right before the first model call. Nothing here writes to the cartridge except
+ * `activateCartridge` after an accepted handshake (the compliance descriptor, in SAVE).
+ *
+ * The order a run follows (src/app/prepare.ts):
+ *   loadCartridge (open → verify → trust gate → read ROM) → assemble host tools →
+ *   activateCartridge (negotiate → refuse? stop → preflight → persist descriptor) → run.
+ */
+
+/** The MCP revision acx itself speaks; used when no MCP server took part (the host's own tools). */
+export const HOST_PROTOCOL_REVISION = '2025-11-25';
+
+// ---------------------------------------------------------------------------------------------
+// Recognising a cartridge
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/** A `.acx` path, or any regular file that starts with the SQLite header. Directories are not. */
+export function isCartridgePath(path: string): boolean {
+  if (path.toLowerCase().endsWith('.acx')) return true;
+  if (!existsSync(path) || !statSync(path).isFile()) return false;
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    readSync(fd, head, 0, 16, 0);
+    return head.toString('latin1') === SQLITE_HEADER;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: each one ends the process with a code, after nothing was activated.
+
+export { CartridgeBootRefusal, type BootRefusalKind } from '../contract/boot-refusal.ts';
+
+// ---------------------------------------------------------------------------------------------
+// The trust gate
+
+export interface TrustGateOptions {
+  /** Run `portable` (and unsigned `legacy`) cartridges: --allow-portable / ACX_ALLOW_PORTABLE=1. */
+  allowPortable?: boolean;
+  /** An acx.trust-registry/1 file: --registry / ACX_TRUST_REGISTRY. */
+  registry?: string;
+  /** Keyids of this installation's own keys (the `local` verdict). */
+  ownKeys?: readonly string[];
+  logger?: Logger;
+  /** Used in messages: "run", "handshake". */
+  purpose?: string;
+}
+
+const RUNNABLE: ReadonlySet<Verdict> = new Set(['trusted', 'local']);
+
+/**
+ * `tampered` never runs. `portable` (valid signature, key not trusted) and `legacy` (no usable
+ * signature) run only when the operator allows it explicitly. The verdict is logged either way.
+ */
+export function gateTrust(result: VerifyResult, path: string, options: TrustGateOptions): void {
+  const logger = options.logger ?? silentLogger;
+  const fields = {
+    file: path,
+    verdict: result.verdict,
+    ...(result.publisherId ? { publisher: result.publisherId } : {}),
+    ...(result.keyid ? { keyid: result.keyid } : {}),
+    why: result.reasons.join('; '),
+  };
+  if (result.verdict === 'tampered') {
+    logger.error('cartridge verdict', fields);
+    throw new CartridgeBootRefusal('tampered', `${path} is tampered and will not ${options.purpose ?? 'run'}:\n${result.reasons.map((r) => `  ${r}`).join('\n')}`, {
+      hint: 'Do not use this file; get a fresh copy from its publisher.',
+    });
+  }
+  if (RUNNABLE.has(result.verdict)) {
+    logger.info('cartridge verdict', fields);
+    return;
+  }
+  if (!options.allowPortable) {
+    logger.warn('cartridge verdict', fields);
+    throw new CartridgeBootRefusal('untrusted', `${path} is ${result.verdict}, not trusted: ${result.reasons.join('; ')}. Nothing was run.`, {
+      hint:
+        'Add the publisher\'s public key to a trust registry and pass --registry FILE (or ACX_TRUST_REGISTRY), ' +
+        'or run it anyway with --allow-portable (or ACX_ALLOW_PORTABLE=1).',
+    });
+  }
+  logger.warn('cartridge verdict', { ...fields, allowed_by: 'allow-portable' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the ROM says
+
+/** A ROM memory record as the booted agent sees it: searchable, never written. */
+export interface RomMemoryRecord {
+  id: string;
+  text: string;
+  tags: string[];
+}
+
+export interface CartridgeRom {
+  path: string;
+  cartridgeId: string;
+  /** The recomputed ROM manifest hash ("sha256:…"). */
+  romHash: string;
+  /** The agent as the ROM defines it (the same reading a directory gets). */
+  definition: AgentDefinition;
+  /** The exact bytes of rom/manifest/harness-requirements.json. */
+  manifestBytes: Uint8Array;
+  policy: LoopContextIntent;
+  memory: RomMemoryRecord[];
+  /** MCP drop-ins declared in ROM (rom/mcp/*.json). */
+  mcp: McpServerConfig[];
+}
+
+export interface LoadedCartridge {
+  rom: CartridgeRom;
+  verify: VerifyResult;
+  /** A stable directory name for this cartridge's local state (journal, memory index, workspace). */
+  stateKey: string;
+}
+
+/**
+ * Opens the cartridge read-only, verifies it, applies the trust gate, and only then reads the
+ * ROM. A tampered or (unless allowed) untrusted cartridge is refused before any ROM content is
+ * parsed.
+ */
+export function loadCartridge(path: string, options: TrustGateOptions = {}): LoadedCartridge {
+  const file = resolve(path);
+  const registry = options.registry ? loadTrustRegistry(options.registry) : emptyRegistry();
+  const cart = Cartridge.open(file, { readonly: true });
+  try {
+    const verify = verifyOpen(cart, { registry, ...(options.ownKeys ? { ownKeys: options.ownKeys } : {}) });
+    gateTrust(verify, file, options);
+    const rom = readRom(cart, file, verify.manifestHash ?? '');
+    const idPart = rom.definition.manifest.id.replace(/[^a-z0-9._-]/g, '-').slice(0, 64) || 'cartridge';
+    return {
+      rom,
+      verify,
+      stateKey: `${idPart}-${sha256Hex(rom.cartridgeId).slice(0, 12)}`,
+    };
+  } finally {
+    cart.close();
+  }
+}
+
+/** Reads the ROM through the one agent-definition reader, then what a boot needs beside it. */
+export function readRom(cart: Cartridge, path: string, romHash: string): CartridgeRom {
+  const definition = cartridgeDefinition(cart, path);
+  return {
+    path,
+    cartridgeId: cart.allMeta()['acx.cartridge_id'] ?? romHash,
+    romHash,
+    definition,
+    manifestBytes: definition.requirements.bytes,
+    policy: definition.policy.intent,
+    memory: definition.memory
+      .map((seed) => ({ id: seed.id, text: seedSearchText(seed), tags: seed.tags }))
+      .filter((record) => record.text.trim() !== ''),
+    // No host variable reaches a ROM drop-in unless the host grants it (prepare.ts adds the grant).
+    mcp: definition.mcp.map((dropIn) => ({ ...parseMcpConfigDocument(dropIn.text, `${path}:${dropIn.file}`, dropIn.name, process.cwd()), envGrant: [] })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host side of the handshake
+
+/**
+ * The host tools as negotiation sees them: each loaded tool with its advertised inputSchema and
+ * the scopes the host lets it exercise (what it declares and the Policy loaded it with).
+ */
+export function hostToolsOf(tools: readonly Tool[], mcpServers: readonly McpServerStatus[] = []): HostTool[] {
+  const fromMcp = new Set(mcpServers.flatMap((server) => server.toolNames));
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    grantedScopes: [...tool.capabilityScopes],
+    source: fromMcp.has(tool.name) ? 'mcp' : 'builtin',
+  }));
+}
+
+/** The oldest revision any connected MCP server agreed to; acx's own when none took part. */
+export function negotiatedRevision(mcpServers: readonly McpServerStatus[]): string {
+  const revisions = mcpServers
+    .filter((server) => server.status === 'ok' && typeof server.protocolVersion === 'string')
+    .map((server) => server.protocolVersion!)
+    .sort();
+  return revisions[0] ?? HOST_PROTOCOL_REVISION;
+}
+
+/**
+ * Model facts: tool use (every model acx drives calls tools), the context window the engine
+ * would resolve for this host (a host ceiling, else the model's statement, else the floor), and
+ * structured output only when known. The cartridge's own compaction intent is not a fact about
+ * the host and does not count here.
+ */
+export function modelFacts(input: { modelContextWindow?: number | undefined; hostContextTokens?: number | null | undefined; structuredOutput?: boolean }): ModelFacts {
+  const host = input.hostContextTokens && input.hostContextTokens > 0 ? input.hostContextTokens : undefined;
+  return {
+    toolUse: true,
+    contextWindowTokens: resolveContextBudget({ configured: host, modelLimit: input.modelContextWindow }).limit,
+    structuredOutput: input.structuredOutput ?? false,
+  };
+}
+
+/** Scopes the host grants as a whole: the fs.* / net.* scopes some loaded tool holds. */
+export function grantedAreaScopes(tools: readonly Tool[]): { filesystem: string[]; network: string[] } {
+  const all = new Set(tools.flatMap((tool) => tool.capabilityScopes));
+  return {
+    filesystem: [...all].filter((s) => s.startsWith('fs.')).sort(),
+    network: [...all].filter((s) => s.startsWith('net.')).sort(),
+  };
+}
+
+/**
+ * A contract-facing copy of a built-in tool. Built-ins bound their string arguments (an empty
+ * command, a 100k-character memory) in their schemas, which the structural-acceptance rules
+ * rightly read as "rejects calls the contract allows". This copy declares the contract's value
+ * space and checks the bounds itself, answering an out-of-range call with a tool error the
+ * model can act on instead of a schema rejection. Tools without such bounds are returned as is.
+ */
+export function contractFacing<T extends Tool>(tool: T): T {
+  const strict = normalizeSchema(tool.inputSchema);
+  const relaxed = structuredClone(strict.jsonSchema) as JsonSchema;
+  let changed = false;
+  const properties = relaxed.properties as Record<string, JsonSchema> | undefined;
+  for (const property of Object.values(properties ?? {})) {
+    if (property && typeof property === 'object' && property.type === 'string') {
+      for (const bound of ['minLength', 'maxLength']) {
+        if (bound in property) {
+          delete property[bound];
+          changed = true;
+        }
+      }
+    }
+  }
+  if (!changed) return tool;
+  const execute = tool.execute;
+  return {
+    ...tool,
+    inputSchema: relaxed,
+    ...(execute
+      ? {
+          execute: (input: unknown, context: Parameters<NonNullable<Tool['execute']>>[1]) => {
+            const checked = strict.validate(input);
+            if (!checked.ok) throw new AcxError('tool-input', `invalid arguments: ${(checked.errors ?? []).join('; ')}`);
+            return execute(checked.value, context);
+          },
+        }
+      : {}),
+  };
+}
+
+/** One line telling the agent which optional tools it runs without (empty when none). */
+export function absentToolsNotice(descriptor: ComplianceDescriptor, manifestBytes: Uint8Array): string {
+  if (descriptor.optionalAbsent.length === 0) return '';
+  const { manifest } = parseHarnessRequirements(manifestBytes);
+  const names = descriptor.optionalAbsent.map((role) => {
+    const contract = manifest.optionalTools?.find((c) => c.role === role);
+    return contract ? `${contract.name} (${role}: ${contract.description})` : role;
+  });
+  return `## Host notes\nThese optional tools are not available in this host, so you run without them: ${names.join('; ')}. Do not call them; work with the tools you have.`;
+}
+
+export interface ActivationInput {
+  rom: CartridgeRom;
+  tools: readonly Tool[];
+  mcpServers: readonly McpServerStatus[];
+  model: ModelFacts;
+  logger?: Logger;
+}
+
+export interface Activation {
+  descriptor: ComplianceDescriptor;
+  /** Whether the descriptor in SAVE was (re)written. */
+  persisted: boolean;
+  /** For the instructions: which optional tools are absent ('' when none). */
+  notice: string;
+}
+
+/**
+ * The activation handshake. Refusal and a failed preflight throw CartridgeBootRefusal before
+ * anything is written; on accept the descriptor is persisted in SAVE (only when it changed).
+ */
+export function activateCartridge(input: ActivationInput): Activation {
+  const logger = input.logger ?? silentLogger;
+  const { rom } = input;
+  const areas = grantedAreaScopes(input.tools);
+  const descriptor = negotiate({
+    manifestBytes: rom.manifestBytes,
+    hostTools: hostToolsOf(input.tools, input.mcpServers),
+    protocolRevision: negotiatedRevision(input.mcpServers),
+    model: input.model,
+    grantedFilesystem: areas.filesystem,
+    grantedNetwork: areas.network,
+  });
+  if (descriptor.verdict === 'refuse') {
+    logger.warn('cartridge refused', { file: rom.path, unmet: descriptor.unmet.join(',') });
+    throw harnessRefusal(rom.path, descriptor);
+  }
+  const persistedBytes = readSaveFile(rom.path, COMPLIANCE_PATH);
+  if (persistedBytes) {
+    const check = preflightCheck(persistedBytes, rom.manifestBytes);
+    if (!check.ok) {
+      logger.warn('cartridge preflight refused', { file: rom.path, reasons: check.reasons.join('; ') });
+      throw new CartridgeBootRefusal('preflight', `activation refused by the preflight self-check of ${rom.path} (${COMPLIANCE_PATH}):\n${check.reasons.map((r) => `  ${r}`).join('\n')}`, {
+        hint: 'Nothing was activated and the SAVE zone was not touched. Run `acx handshake FILE` to negotiate again and persist a new descriptor.',
+        ...(check.descriptor ? { descriptor: check.descriptor } : {}),
+      });
+    }
+  }
+  const text = `${JSON.stringify(descriptor, null, 2)}\n`;
+  const persisted = !persistedBytes || !digestsEqual(sha256Hex(persistedBytes), sha256Hex(text));
+  if (persisted) withSaveZone(rom.path, (save) => save.putComplianceDescriptor(descriptor));
+  logger.info('cartridge accepted', {
+    file: rom.path,
+    bindings: descriptor.bindings.filter((b) => b.satisfied).map((b) => `${b.role}=${b.boundTool}`).join(','),
+    optional_absent: descriptor.optionalAbsent.join(',') || 'none',
+  });
+  return { descriptor, persisted, notice: absentToolsNotice(descriptor, rom.manifestBytes) };
+}
+
+export function harnessRefusal(path: string, descriptor: ComplianceDescriptor): CartridgeBootRefusal {
+  const error = new UnsupportedHarnessError(descriptor);
+  // The JSON-RPC refusal (SPEC §8.5) ends the text, on its own line, for a program to read.
+  return new CartridgeBootRefusal('unsupported-harness', `${path} was not activated: ${error.message}`, {
+    hint: `${error.hint}\n${JSON.stringify(error.toJsonRpc())}`,
+    descriptor,
+  });
+}
+
+/** The bytes of a SAVE file, read without opening the cartridge for writing. */
+export function readSaveFile(path: string, name: string): Buffer | null {
+  const cart = Cartridge.open(path, { readonly: true });
+  try {
+    return cart.getFile(name);
+  } finally {
+    cart.close();
+  }
+}
+
+/** Where a cartridge's local state lives: <state home>/cartridges/<id>-<12 hex of the cartridge id>. */
+export function cartridgeStateDir(stateHome: string, stateKey: string): string {
+  return join(stateHome, 'cartridges', stateKey);
+}

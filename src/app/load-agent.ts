@@ -1,0 +1,30 @@
+import type { RunFlags } from './settings.ts';
+import { resolveSettings } from './settings.ts';
+import { createLogger, type Logger } from '../util/logger.ts';
+import { prepareAgent, type PreparedAgent } from './prepare.ts';
+
+/** What `acx run` takes as flags, as options: model, home, replay, permission mode, harness, trust. */
+export type LoadAgentOptions = Omit<RunFlags, 'agent' | 'param' | 'mcp' | 'allowCartridgeEnv'> & {
+  /** Model parameters as `name=value` (as `--param`). */
+  params?: string[];
+  /** Extra MCP servers (as `--mcp`). */
+  mcp?: string[];
+  /** Cartridges: host variables its MCP drop-ins may expand. */
+  allowCartridgeEnv?: string[];
+  /** Where settings (ACX_*, keys) are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Default: logfmt to stderr at the library's level (ACX_LOG_LEVEL, else warnings and errors). */
+  logger?: Logger;
+};
+
+/**
+ * An agent directory, a `.acx` cartridge or "default" (the config home's own agent), ready to
+ * run from a library exactly as `acx run` runs it: the same settings, trust verdict and contract
+ * negotiation (a refused cartridge throws before anything is written), memory, tools and harness.
+ * `close()` ends the agent's MCP servers and sessions and writes the cartridge's SAVE zone.
+ */
+export async function loadAgent(agent: string, options: LoadAgentOptions = {}): Promise<PreparedAgent> {
+  const { env, logger = createLogger(), params, ...flags } = options;
+  const settings = resolveSettings({ ...flags, agent, ...(params ? { param: params } : {}) }, { logger, ...(env ? { env } : {}) });
+  return prepareAgent(settings, { logger, ...(env ? { env } : {}) });
+}

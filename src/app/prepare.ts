@@ -1,0 +1,402 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../harness/acp/profiles/by-name.ts';
+import { acpSessionsRoot, createLocalSandbox, type Sandbox } from '../harness/acp/sandbox.ts';
+import { composeCharter } from './charter.ts';
+import { reconcileIfUpgraded } from './install.ts';
+import { resolveSettings, type ResolvedSettings, type RunFlags } from './settings.ts';
+import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
+import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import type { Tool } from '../tools/tool.ts';
+import { ACX_VERSION } from '../util/version.ts';
+import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
+import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
+import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
+import { agentWorkspace } from './workspace.ts';
+import { listingHarness } from './default-host.ts';
+import { createDispatchTool } from './dispatch.ts';
+import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
+import { HarnessAgent } from '../harness/harness-agent.ts';
+import type { Harness, HarnessSession } from '../harness/harness.ts';
+import { composeInstructions } from './skills.ts';
+import type { OutputSink } from './builtins.ts';
+import { assembleToolset, type Toolset } from './toolset.ts';
+
+/**
+ * Turns resolved settings into a running agent: the model (real, recorded or replayed), the
+ * memory provider, the tools (policy-checked), the standing instructions, and the harness that
+ * runs the turns — acx's native engine, or an ACP coding agent (`--harness NAME`) that gets the
+ * same instructions, skills and host tools (served to it over MCP).
+ */
+export interface PreparedAgent {
+  agent: HarnessAgent;
+  settings: ResolvedSettings;
+  /** Which harness runs the turns: `engine` or an ACP profile name (`claude-code`, `codex`, …). */
+  harness: HarnessName;
+  /** The engine's model; for an ACP harness, a stand-in naming the agent's model (never called). */
+  model: ResolvedModel;
+  toolset: Toolset;
+  instructions: string;
+  /** For a cartridge: the accepted handshake (descriptor, whether it was persisted). */
+  activation?: Activation;
+  /**
+   * The agent's native engine on another model (`provider:model-id`), for a front end that lets
+   * the user switch models. Absent on an ACP harness and with --replay/--record (a cassette holds
+   * one model). The caller closes each harness it gets.
+   */
+  engineOn?: (spec: string) => Promise<{ harness: Harness; model: ResolvedModel }>;
+  close(): Promise<void>;
+}
+
+export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+  const chosen = settings.model;
+  if (!chosen) throw noModelSelected();
+  if (settings.replay) {
+    return fromLanguageModel(createReplayModel(settings.replay), {
+      provider: chosen.provider.split('.')[0]!,
+      vision: chosen.vision,
+      ...(chosen.cacheMode ? { cacheMode: chosen.cacheMode } : {}),
+    });
+  }
+  const resolved = await resolveModel({
+    spec: chosen.spec!,
+    ...(chosen.surface ? { surface: chosen.surface } : {}),
+    ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
+    vision: chosen.vision,
+    // No configured ceiling: ask the provider (those that say), before the engine's floor.
+    ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
+  });
+  if (!settings.record) return resolved;
+  return { ...resolved, model: createRecordingModel(resolved.model, settings.record) };
+}
+
+/** The standing instructions: the agent directory's prompts, else the config home's charter. */
+export function standingInstructions(settings: ResolvedSettings, logger: Logger, sections: readonly string[] = []): string {
+  const definition = settings.definition;
+  if (definition && sections.length === 0) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
+  // A front end's sections go after initialize.md and before the system prompt (the seed's timeline brief order).
+  if (definition) return composeInstructions({ initialize: definition.initialize, skills: definition.skills, extra: [...sections, definition.systemPrompt ?? ''] });
+  return [...sections, composeCharter(settings.configHome, { logger }).text].filter(Boolean).join('\n\n');
+}
+
+export interface PrepareOptions {
+  logger: Logger;
+  /** The harness to run on; default `settings.harness` when present, else ACX_HARNESS, else `engine`. */
+  harness?: HarnessName;
+  /** Where ACX_HARNESS and the ACP profile's credentials are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** ACP harnesses: where the agent process runs; default a local sandbox working in the agent's workspace. */
+  sandbox?: Sandbox;
+  /** Tools the front end adds on top of what agent.json lists (a timeline wake's platform tools), through the same policy. */
+  extraTools?: readonly Tool[];
+  /** Sections the front end adds to the standing instructions, before the system prompt (a timeline wake's tool manifest and dashboard). */
+  briefSections?: readonly string[];
+  /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
+  keepOutput?: OutputSink;
+}
+
+/** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
+export function chosenHarness(settings: ResolvedSettings, options: Pick<PrepareOptions, 'harness' | 'env'> = {}): HarnessName {
+  if (options.harness) return resolveHarnessName(options.harness, {});
+  const carried = settings.harness;
+  return resolveHarnessName(carried, options.env ?? process.env);
+}
+
+export async function prepareAgent(settings: ResolvedSettings, options: PrepareOptions): Promise<PreparedAgent> {
+  const { logger } = options;
+  const env = options.env ?? process.env;
+  const harnessName = chosenHarness(settings, options);
+  const onACP = harnessName !== 'engine';
+  if (onACP) checkACPRun(settings, harnessName, env);
+  reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
+  const acpModel = onACP ? acpModelId(settings) : undefined;
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
+  const cartridge = settings.cartridge;
+  const memory = await openAgentMemory(settings, logger, { env });
+  let instructions = standingInstructions(settings, logger, options.briefSections);
+  const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
+  // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
+  // further sessions of the same agent. A session named with --session is kept (the agent's own
+  // history lives in its sandbox home) and reopened by the next run; the others end with the run.
+  const acpHarness = onACP
+    ? closingSessions(
+        await createProfileHarness(harnessName as ACPHarnessName, {
+          hostEnv: env,
+          logger,
+          sandbox:
+            options.sandbox ??
+            createLocalSandbox({
+              workdir: agentWorkspace(settings),
+              env, // ACX_ACP_SANDBOX=none turns the bubblewrap sandbox off
+              ...(settings.sessionId ? { sessionsRoot: acpSessionsRoot(settings.stateDir) } : {}),
+            }),
+        }),
+        settings.sessionId ?? undefined,
+      )
+    : undefined;
+  const dispatchHarness = acpHarness ?? createSubAgentEngine(harnessOptions, settings);
+  const toolset = await assembleAgentTools(settings, {
+    memory,
+    logger,
+    connectMcp: true,
+    dispatchHarness,
+    instructions,
+    ...(options.extraTools ? { extraTools: options.extraTools } : {}),
+    ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+  });
+  let activation: Activation | undefined;
+  if (cartridge) {
+    try {
+      activation = activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger);
+    } catch (error) {
+      await toolset.close();
+      await memory.close();
+      throw error;
+    }
+    if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
+  }
+  for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
+  // The provider's server-side built-ins run inside the agent's own model calls (not its sub-agents').
+  const builtins = toolset.builtins.builtins;
+  const harness = acpHarness ?? createEngineHarness({ ...harnessOptions, maxSteps: settings.maxSteps, ...(builtins ? { builtins } : {}) });
+  if (onACP) {
+    logger.info('harness', { harness: harnessName, model: acpModel ?? 'agent default', tools: toolset.tools.length });
+    logger.info('harness settings not applied', { harness: harnessName, note: 'max_steps and context_tokens govern the native engine; the ACP agent runs its own loop' });
+  }
+  const agent = new HarnessAgent({
+    harness,
+    id: settings.agent.id,
+    instructions: [instructions, ...toolset.notices].join('\n\n'),
+    tools: toolset.tools,
+    permissionMode: settings.permissionMode,
+    speech: settings.speech,
+    ...(acpModel ? { model: acpModel } : {}),
+    skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+  });
+  const chosen = settings.model;
+  const engineOn =
+    onACP || !chosen || settings.replay || settings.record
+      ? undefined
+      : async (spec: string): Promise<{ harness: Harness; model: ResolvedModel }> => {
+          const next = parseModelSpec(spec);
+          // The surface and endpoint chosen for the current provider carry over to its other models.
+          const sameProvider = next.provider === chosen.provider;
+          const other = await buildModel({
+            ...settings,
+            model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
+          }, logger);
+          const harness = createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          return { harness, model: other };
+        };
+  return {
+    agent,
+    settings,
+    harness: harnessName,
+    model,
+    toolset,
+    instructions,
+    ...(activation ? { activation } : {}),
+    ...(engineOn ? { engineOn } : {}),
+    async close() {
+      await harness.close?.();
+      if (dispatchHarness !== harness) await dispatchHarness.close?.();
+      await toolset.close();
+      await memory.close();
+    },
+  };
+}
+
+export { agentWorkspace };
+
+/** What every engine harness of this agent shares: model, journal, limits, params, memory. */
+export function engineHarnessOptions(settings: ResolvedSettings, model: ResolvedModel, memory: AgentMemory, logger: Logger): EngineHarnessOptions {
+  return {
+    model,
+    journalPath: settings.journalPath,
+    ...(settings.store ? { store: settings.store } : {}),
+    ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
+    ...(settings.loopPolicy?.stepResultBudget != null ? { stepResultBudget: settings.loopPolicy.stepResultBudget } : {}),
+    params: settings.modelParams,
+    retries: settings.retries,
+    memory,
+    logger,
+  };
+}
+
+/** The engine dispatch's sub-agents run on: the agent's own engine with half its step budget. */
+/** A sub-agent's step budget is half the parent's, so the parent's headroom check covers it. */
+export function createSubAgentEngine(options: EngineHarnessOptions, settings: ResolvedSettings): Harness {
+  return createEngineHarness({ ...options, maxSteps: Math.max(1, Math.floor(settings.maxSteps / 2)), warnHeadroom: false });
+}
+
+export interface AgentToolsOptions {
+  memory: AgentMemory;
+  logger: Logger;
+  /** Connect the MCP drop-ins and offer their tools (false: report their names only). */
+  connectMcp: boolean;
+  /** Create the workspace the fs and execute tools work in; default `connectMcp`. */
+  createWorkspace?: boolean;
+  /** Runs dispatch's sub-agents; default a harness that refuses (the tool is only listed). */
+  dispatchHarness?: Harness;
+  /** The standing instructions dispatch's sub-agents start from. */
+  instructions?: string;
+  /** Tools the front end adds (see PrepareOptions.extraTools). */
+  extraTools?: readonly Tool[];
+  /** See PrepareOptions.keepOutput. */
+  keepOutput?: OutputSink;
+}
+
+/**
+ * The tools an agent gets — its built-ins under the policy, skills, a cartridge's role tools and
+ * ROM drop-ins, MCP drop-ins (when connected), dispatch. The one assembly `acx run`, `chat`,
+ * `wake`, `acp`, `mcp`, `handshake` and `resolved-config` share, so each lists the same tools.
+ */
+export function assembleAgentTools(settings: ResolvedSettings, options: AgentToolsOptions): Promise<Toolset> {
+  const { memory, logger } = options;
+  return assembleToolset({
+    settings,
+    memory,
+    logger,
+    connectMcp: options.connectMcp,
+    createWorkspace: options.createWorkspace ?? options.connectMcp,
+    ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+    dispatch: (tools: () => readonly Tool[]) =>
+      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
+    ...mergeExtraTools(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}, options.extraTools),
+  });
+}
+
+/** The cartridge's role tools and the front end's tools, both offered. */
+function mergeExtraTools<T extends { extraTools?: readonly Tool[] }>(base: T, extra: readonly Tool[] | undefined): T {
+  if (!extra || extra.length === 0) return base;
+  return { ...base, extraTools: [...(base.extraTools ?? []), ...extra] };
+}
+
+/**
+ * A cartridge's handshake over the assembled tools: refusal (or a failed preflight) throws with
+ * nothing activated; on accept the ROM's memory records are loaded into the agent's memory.
+ */
+export function activateCartridgeTools(
+  settings: ResolvedSettings,
+  toolset: Toolset,
+  memory: CartridgeMemoryProvider,
+  modelContextWindow: number | undefined,
+  logger: Logger,
+): Activation {
+  const cartridge = settings.cartridge!;
+  const activation = activateCartridge({
+    rom: cartridge.rom,
+    tools: toolset.tools,
+    mcpServers: toolset.mcpServers,
+    model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    logger,
+  });
+  memory.load(cartridge.rom.memory);
+  return activation;
+}
+
+/** What an ACP run cannot do, refused before anything starts. */
+function checkACPRun(settings: ResolvedSettings, name: HarnessName, env: NodeJS.ProcessEnv): void {
+  if (settings.replay || settings.record) {
+    throw new HarnessCapabilityUnsupportedError(`--${settings.replay ? 'replay' : 'record'} works with the native engine only: the ${name} harness calls its own model.`, {
+      hint: 'Drop --harness (or ACX_HARNESS) to replay a cassette, or point the agent at a local model server through its base-URL variable.',
+    });
+  }
+  checkProfileCredentials(name as ACPHarnessName, env);
+}
+
+/**
+ * The model to ask the ACP agent for: only one the user chose for this run (--model / ACX_MODEL),
+ * as its model id without the provider prefix. agent.json's model is the engine's default and is
+ * not forced on another agent, which then keeps its own default.
+ */
+function acpModelId(settings: ResolvedSettings): string | undefined {
+  return settings.model?.source === 'flag' || settings.model?.source === 'env' ? settings.model.modelId : undefined;
+}
+
+/** A ResolvedModel naming the ACP agent's model for reports; acx never calls it. */
+function harnessModelStandIn(name: HarnessName, modelId: string | undefined): ResolvedModel {
+  const refuse = () => {
+    throw new AcxError('harness-model', `The ${name} harness calls its own model; acx does not call it directly.`);
+  };
+  const id = modelId ?? 'default';
+  const model = { specificationVersion: 'v4', provider: `acp.${name}`, modelId: id, supportedUrls: {}, doGenerate: refuse, doStream: refuse } as unknown as LanguageModelV4;
+  return { model, provider: `acp:${name}`, modelId: id, surface: 'native', cacheMode: 'none', baseURL: undefined, contextWindowTokens: undefined, vision: true };
+}
+
+/**
+ * When a run closes, its ACP sessions end: the agent process stops and, except for the session the
+ * user named (kept to be reopened), the sandbox home goes. The working directory (the agent's
+ * workspace) always stays.
+ */
+function closingSessions(harness: Harness, keptSessionId: string | undefined): Harness {
+  const sessions = new Set<HarnessSession>();
+  return {
+    id: harness.id,
+    async openSession(config, options) {
+      const session = await harness.openSession(config, options);
+      sessions.add(session);
+      return session;
+    },
+    async close() {
+      await Promise.allSettled([...sessions].map((session) => (session.id === keptSessionId ? session.detach() : session.destroy())));
+      sessions.clear();
+      await harness.close?.();
+    },
+  };
+}
+
+/**
+ * What a cartridge adds to the host tool set: the role tools (add_memory, search_memory), built-ins
+ * in their contract-facing shape, and the ROM's MCP drop-ins when the cartridge is trusted.
+ */
+function cartridgeToolsetOptions(settings: ResolvedSettings, memory: AgentMemory, logger: Logger) {
+  const cartridge = settings.cartridge!;
+  const wanted = settings.definition?.manifest.tools;
+  const roles = memory.cartridge!.roleTools();
+  if (cartridge.rom.mcp.length > 0 && !cartridge.romMcpAllowed) {
+    logger.warn('cartridge mcp drop-ins not started', {
+      servers: cartridge.rom.mcp.map((c) => c.name).join(','),
+      reason: `the cartridge is ${cartridge.verify.verdict}; ROM-declared servers start only for trusted cartridges (add its key to the trust registry)`,
+    });
+  }
+  return {
+    extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
+    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...config, envGrant: cartridge.envGrant })) : [],
+    adaptBuiltin: contractFacing,
+  };
+}
+
+
+export interface CartridgeHost {
+  settings: ResolvedSettings;
+  /** What `acx run` would offer the cartridge: built-ins (contract-facing), role tools, MCP drop-ins. */
+  tools: Tool[];
+  mcpServers: Toolset['mcpServers'];
+  close(): Promise<void>;
+}
+
+/**
+ * The host `acx run` would boot a cartridge on, assembled the same way but without a model, a
+ * journal or memory writes: for `acx handshake FILE.acx`. Trust is checked (tampered refused);
+ * portable cartridges may be negotiated since nothing is activated.
+ */
+export async function describeCartridgeHost(flags: RunFlags, options: { logger: Logger; env?: NodeJS.ProcessEnv }): Promise<CartridgeHost> {
+  const env = options.env ?? process.env;
+  // The tool set does not depend on the model, and no model is built: none need be selected.
+  const settings = resolveSettings({ ...flags, allowPortable: true }, { env, logger: options.logger });
+  const cartridge = settings.cartridge;
+  if (!cartridge) throw new ConfigError(`${flags.agent} is not a cartridge.`);
+  const memory = await openAgentMemory(settings, options.logger, { env });
+  const toolset = await assembleAgentTools(settings, { memory, logger: options.logger, connectMcp: true });
+  return {
+    settings,
+    tools: toolset.tools,
+    mcpServers: toolset.mcpServers,
+    async close() {
+      await toolset.close();
+      await memory.close();
+    },
+  };
+}

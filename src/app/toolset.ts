@@ -1,0 +1,224 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createSelfAuthorshipTools } from './charter.ts';
+import { readOptIns } from './opt-in.ts';
+import { agentWorkspace, type ResolvedSettings } from './settings.ts';
+import type { MemoryProvider } from '../memory/provider.ts';
+import type { McpServerStatus } from '../mcp/client.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
+import { mcpAuditNotice } from '../mcp/audit.ts';
+import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
+import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
+import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
+import { createShellTool } from '../tools/builtin/shell.ts';
+import { createViewTool } from '../tools/builtin/view.ts';
+import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
+import { Policy, processIsRoot } from '../tools/policy.ts';
+import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
+import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
+import { detectIsolation, type IsolationInfo } from '../tools/sandbox/isolation.ts';
+import type { Tool } from '../tools/tool.ts';
+import type { Logger } from '../util/logger.ts';
+import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtins.ts';
+import { createSkillTool } from './skills.ts';
+import { mediaTools } from './media-tools.ts';
+import { loadAgentPlugins } from './tool-plugins.ts';
+
+/**
+ * Assembles the tools an agent gets: the built-ins it asks for, its skills, MCP drop-ins and
+ * tools/ code plugins — each offered to the ToolRegistry, which applies the Policy and records
+ * what it refused and why.
+ * `acx resolved-config` reads the same assembly, so it reports what a run would really have.
+ */
+
+export interface ToolsetOptions {
+  settings: ResolvedSettings;
+  memory: Pick<MemoryProvider, 'tools'>;
+  logger: Logger;
+  /** false for resolved-config and `acx mcp`: connect no MCP server (report configured names only). */
+  connectMcp: boolean;
+  /** Create the workspace directory the fs and execute tools work in; false writes nothing (resolved-config). */
+  createWorkspace: boolean;
+  /** Built lazily: the dispatch tool needs the final tool list. */
+  dispatch?: (tools: () => readonly Tool[]) => Tool;
+  /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
+  extraTools?: readonly Tool[];
+  /** Cartridge boot: MCP drop-ins declared in the ROM. */
+  extraMcpConfigs?: readonly McpServerConfig[];
+  /** Where code_execution's outputs go (a timeline agent: assets); default the workspace. */
+  keepOutput?: OutputSink | undefined;
+  /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
+  adaptBuiltin?: (tool: Tool) => Tool;
+}
+
+export interface Toolset {
+  registry: ToolRegistry;
+  tools: Tool[];
+  skipped: SkippedTool[];
+  isolation: IsolationInfo;
+  workspace: string;
+  mcpConfigured: string[];
+  mcpServers: McpServerStatus[];
+  /** The tools/ plugin files whose tools are active (resolved-config's `plugins`). */
+  plugins: PluginReport['active'];
+  /** Standing text for the model (MCP audit notice). */
+  notices: string[];
+  /** The provider's server-side built-ins this agent has (resolved-config's `builtins`), for the engine. */
+  builtins: AgentBuiltins;
+  /**
+   * fs_*, execute and shell built for other roots (an editor's project: ACP's cwd and
+   * additionalDirectories), and dispatch giving its sub-agents those, each only when the policy
+   * registered it here: a caller swaps them in by name, so the set of tools and what the policy
+   * allowed stay as they are.
+   */
+  rootedTools(roots: WorkspaceRootPaths, options?: RootedToolOptions): Tool[];
+  close(): Promise<void>;
+}
+
+/** Where rooted tools reach the editor: its buffers for the file tools, its terminal for execute. */
+export interface RootedToolOptions {
+  contents?: FileContents;
+  commands?: CommandRunner;
+}
+
+export interface WorkspaceRootPaths {
+  /** The primary root: relative paths and commands start here. */
+  cwd: string;
+  additionalDirectories?: readonly string[];
+}
+
+export async function assembleToolset(options: ToolsetOptions): Promise<Toolset> {
+  const { settings, logger } = options;
+  const wanted = new Set<string>(settings.definition?.manifest.tools ?? DEFAULT_BUILTINS);
+  // agent.json's schema (src/agent-def/manifest.ts) already refused names that are no built-in.
+  const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
+  const registry = new ToolRegistry({ policy, logger });
+  const workspace = agentWorkspace(settings);
+  // Probing spawns a sandboxed process; do it only for agents that can execute commands.
+  const isolation: IsolationInfo = wanted.has('execute')
+    ? await detectIsolation()
+    : { kind: 'none', reason: 'not probed: this agent has no execute tool' };
+  const offered: Tool[] = [];
+  const skipped: SkippedTool[] = [];
+
+  if (wanted.has('memory')) offered.push(...options.memory.tools());
+  if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
+  if (options.extraTools) offered.push(...options.extraTools);
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, grants: policy.grants });
+  skipped.push(...media.skipped);
+  // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
+  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name)))) {
+    mkdirSync(workspace, { recursive: true });
+  }
+  let executeAllowed = false;
+  // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
+  const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, { contents, commands }: RootedToolOptions = {}): Tool[] => [
+    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
+    // view shows a workspace image, so it comes with the file tools.
+    ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
+    // The probed kind, so the tool's description says what a command here can and cannot reach.
+    // A runner (the editor's terminal) is used only where the policy allowed execute at all.
+    ...(executeAllowed
+      ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
+      : []),
+  ];
+  if (wanted.has('execute')) {
+    // Without OS isolation, execute is a powerful tool: it needs the `execute-unisolated` grant,
+    // and as root also the unlocked profile.
+    const refusal =
+      isolation.kind !== 'none'
+        ? undefined
+        : !policy.grants.has('execute-unisolated')
+          ? `no OS isolation is available (${isolation.reason}); install bubblewrap, or grant it with acx install --opt-in execute-unisolated`
+          : processIsRoot() && policy.profile === 'locked'
+            ? `this process runs as root without OS isolation (${isolation.reason}); install bubblewrap or select ACX_PROFILE=unlocked`
+            : undefined;
+    if (refusal) skipped.push({ name: 'execute', reason: refusal });
+    else executeAllowed = true;
+  }
+  offered.push(...workspaceTools({ cwd: workspace }));
+  if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
+  // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
+  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput });
+  offered.push(...builtins.tools);
+  skipped.push(...builtins.skipped);
+  // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
+  offered.push(createShellTool({ cwd: workspace }));
+  offered.push(...media.tools);
+  // Self-authorship edits the agent's own system prompt: the agent directory's, or the config
+  // home's for the default agent. A cartridge's prompt is signed ROM and cannot change.
+  if (settings.agent.source === 'cartridge') {
+    skipped.push({ name: 'system_prompt', reason: "a cartridge's system prompt is signed ROM and cannot be edited" });
+  } else {
+    offered.push(...createSelfAuthorshipTools(settings.definition?.path ?? settings.configHome));
+  }
+  const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
+  offered.splice(0, offered.length, ...offered.map(adapt));
+
+  // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
+  // The config home's drop-ins, then a directory agent's own (from its definition); a cartridge's
+  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted.
+  const home = readMcpDropInDir(join(settings.configHome, 'mcp'));
+  const dropIns = parseMcpDropIns([...home.documents, ...agentDropIns(settings)], home.skipped);
+  for (const bad of dropIns.skipped) {
+    logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
+    skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
+  }
+  const mcpConfigs = [...dropIns.configs, ...(options.extraMcpConfigs ?? []), ...loadMcpConfigs({ specs: settings.mcp })];
+  const notices: string[] = [];
+  let mcpServers: McpServerStatus[] = [];
+  let closeMcp = async () => {};
+  if (options.connectMcp && mcpConfigs.length > 0) {
+    // The MCP client is the largest import; load it only when a server is configured.
+    const { connectMcpServers } = await import('../mcp/client.ts');
+    const connection = await connectMcpServers(mcpConfigs, { logger });
+    mcpServers = connection.servers;
+    closeMcp = () => connection.close();
+    offered.push(...connection.tools);
+    const audit = mcpAuditNotice(connection.servers, logger);
+    if (audit) notices.push(audit.modelText);
+  }
+
+  const loaded = registry.load(offered);
+  skipped.push(...loaded.skipped);
+  // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
+  const plugins = registerPluginTools(registry, await loadAgentPlugins(settings, logger), logger);
+  skipped.push(...plugins.skipped);
+  notices.push(...plugins.defects);
+  if (wanted.has('dispatch') && options.dispatch) {
+    registry.load([adapt(options.dispatch(() => registry.list()))]);
+  }
+  return {
+    registry,
+    tools: registry.list(),
+    skipped,
+    isolation,
+    workspace,
+    mcpConfigured: mcpConfigs.map((config) => config.name).sort(),
+    mcpServers,
+    plugins: plugins.active,
+    notices,
+    builtins,
+    rootedTools(roots, rootedOptions = {}) {
+      const rooted = [...workspaceTools(roots, rootedOptions), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+      if (!registry.has('dispatch') || !options.dispatch) return rooted;
+      // Sub-agents work in the same roots as the session that dispatches them.
+      const byName = new Map(rooted.map((tool) => [tool.name, tool]));
+      return [...rooted, adapt(options.dispatch(() => registry.list().map((tool) => byName.get(tool.name) ?? tool)))];
+    },
+    close: closeMcp,
+  };
+}
+
+/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
+export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
+  const definition = settings.definition;
+  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
+}
+
+/** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */
+function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
+  const dir = agentMcpDir(settings);
+  if (!dir) return [];
+  return settings.definition!.mcp.map((dropIn) => ({ name: dropIn.name, source: join(dir, `${dropIn.name}.json`), text: dropIn.text, baseDir: dir }));
+}

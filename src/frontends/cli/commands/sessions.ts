@@ -1,0 +1,196 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { cartridgeStateDir } from '../../../app/boot-cartridge.ts';
+import { agentStateDir, resolveStateHome } from '../../../app/paths.ts';
+import { locateAgent } from '../../../app/settings.ts';
+import { Journal } from '../../../store/journal.ts';
+import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
+import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { AcxError } from '../../../core/errors.ts';
+
+/**
+ * `acx sessions [agent]` lists what agents did — every session in the journal the engine writes
+ * (and wake mode's inbox beside it) with its turns, whether one is unfinished, and the wake
+ * events still pending; `acx sessions show <id>` prints one session's transcript, tool calls
+ * and results marked. Without an agent, every agent under the state home. Nothing is written.
+ */
+interface StoreOptions {
+  home?: string;
+  configHome?: string;
+  allowPortable?: boolean;
+  registry?: string;
+  json?: boolean;
+}
+
+/** One agent's state directory: its journal.db and wake.db, named by the agent id or cartridge key. */
+interface AgentState {
+  name: string;
+  dir: string;
+}
+
+function addStoreOptions(command: Command): Command {
+  return command
+    .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
+    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
+    .option('--allow-portable', 'cartridges: read one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
+    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
+    .option('--json', 'print JSON');
+}
+
+export function register(program: Command): void {
+  const sessions = addStoreOptions(
+    program
+      .command('sessions')
+      .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home'),
+  ).action((agent: string | undefined, options: StoreOptions) => {
+    const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+    const rows = states.flatMap((state) => withStores(state, (journal, wakes) => summarizeSessions(journal, wakes).map((s) => ({ agent: state.name, ...s }))));
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify({ stateHome: resolveStateHome(options.home), sessions: rows }, null, 2)}\n`);
+      return;
+    }
+    if (rows.length === 0) {
+      const where = agent === undefined ? resolveStateHome(options.home) : states[0]!.dir;
+      process.stdout.write(`No sessions in ${where}.\n`);
+      return;
+    }
+    process.stdout.write(sessionTable(rows));
+  });
+
+  addStoreOptions(
+    sessions
+      .command('show')
+      .description("print a session's transcript: what was said, each tool call and its result")
+      .argument('<id>', 'the session id (from acx sessions)')
+      .argument('[agent]', 'the agent it belongs to (default: whichever agent in the state home has it)'),
+  ).action((id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
+    // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
+    const options = command.optsWithGlobals<StoreOptions>();
+    const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+    const found = states.flatMap((state) => withStores(state, (journal, wakes) => {
+      const detail = sessionDetail(id, journal, wakes);
+      return detail ? [{ agent: state.name, detail }] : [];
+    }));
+    if (found.length === 0) {
+      throw new AcxError('session-not-found', `No session "${id}" in ${agent === undefined ? resolveStateHome(options.home) : states[0]!.dir}.`, {
+        hint: 'List the sessions with `acx sessions` (add the agent, and --home if you ran it with one).',
+      });
+    }
+    if (found.length > 1) {
+      throw new AcxError('usage', `Several agents have a session "${id}": ${found.map((f) => f.agent).join(', ')}.`, {
+        hint: `Name the agent: acx sessions show ${id} <agent>.`,
+      });
+    }
+    const { agent: name, detail } = found[0]!;
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify({ agent: name, ...detail }, null, 2)}\n`);
+      return;
+    }
+    process.stdout.write(transcriptText(name, detail));
+  });
+}
+
+function agentState(agent: string, options: StoreOptions): AgentState {
+  const located = locateAgent({ agent, ...options });
+  return { name: basename(located.stateDir), dir: located.stateDir };
+}
+
+/** Every agent and cartridge that has state under the state home. */
+function allAgentStates(options: StoreOptions): AgentState[] {
+  const home = resolveStateHome(options.home);
+  return [dirname(agentStateDir(home, 'x')), dirname(cartridgeStateDir(home, 'x'))].flatMap((root) =>
+    existsSync(root)
+      ? readdirSync(root, { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => ({ name: entry.name, dir: join(root, entry.name) }))
+          .sort((a, b) => a.name.localeCompare(b.name))
+      : [],
+  );
+}
+
+/** Opens the agent's stores that exist (reading never creates one) for the time of `read`. */
+function withStores<T>(state: AgentState, read: (journal: Journal | undefined, wakes: WakeStore | undefined) => T[]): T[] {
+  const journalPath = join(state.dir, 'journal.db');
+  const wakePath = wakeStorePath(state.dir);
+  const journal = existsSync(journalPath) ? new Journal(journalPath) : undefined;
+  const wakes = existsSync(wakePath) ? new WakeStore(wakePath) : undefined;
+  try {
+    return read(journal, wakes);
+  } finally {
+    wakes?.close();
+    journal?.close();
+  }
+}
+
+/** A stored timestamp as a person reads it: to the second, in UTC. */
+function when(iso: string): string {
+  return iso ? iso.replace(/\.\d+Z$/, 'Z') : '-';
+}
+
+function sessionTable(rows: Array<SessionSummary & { agent: string }>): string {
+  const header = ['SESSION', 'AGENT', 'CREATED', 'LAST ACTIVITY', 'TURNS', 'UNFINISHED', 'PENDING EVENTS'];
+  const cells = rows.map((r) => [r.id, r.agent, when(r.createdAt), when(r.lastActivityAt), String(r.turns), r.unfinishedTurn ? 'yes' : 'no', String(r.pendingEvents)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  return `${[line(header), ...cells.map(line)].join('\n')}\n`;
+}
+
+const MAX_CALL_CHARS = 300;
+const MAX_RESULT_CHARS = 500;
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * The transcript as text: a header line per turn, what the user and the agent said, and each
+ * tool call (→) and result (← or ✗ when it failed), long inputs and results clipped.
+ */
+export function transcriptText(agent: string, detail: SessionDetail): string {
+  const out: string[] = [
+    `Session ${detail.id} (agent ${agent})`,
+    `created ${when(detail.createdAt)}, last activity ${when(detail.lastActivityAt)}; ${detail.turns} turn${detail.turns === 1 ? '' : 's'}` +
+      `, ${detail.unfinishedTurn ? 'one unfinished' : 'none unfinished'}; ${detail.pendingEvents} pending wake event${detail.pendingEvents === 1 ? '' : 's'}`,
+  ];
+  const turnNumber = new Map(detail.turnRecords.map((t, i) => [t.id, i + 1]));
+  let currentTurn: string | null | undefined;
+  for (const stored of detail.messages) {
+    if (stored.turnId !== currentTurn && stored.turnId !== null) {
+      const turn = detail.turnRecords.find((t) => t.id === stored.turnId);
+      const status = turn ? (turn.status === 'failed' && turn.error ? `failed: ${turn.error.replace(/^\[turn failed: |\]$/g, '')}` : turn.status) : 'unknown';
+      out.push('', `── turn ${turnNumber.get(stored.turnId) ?? '?'}: ${status}${turn ? `, ${turn.steps} step${turn.steps === 1 ? '' : 's'}, started ${when(turn.startedAt)}` : ''}`);
+    }
+    currentTurn = stored.turnId;
+    for (const line of transcriptLines(stored)) {
+      switch (line.kind) {
+        case 'user':
+          out.push(`user> ${line.text}`);
+          break;
+        case 'agent':
+          out.push(`agent> ${line.text}`);
+          break;
+        case 'summary':
+          out.push(`[summary of earlier turns] ${line.text}`);
+          break;
+        case 'note':
+          out.push(`[note] ${line.text}`);
+          break;
+        case 'tool-call':
+          out.push(`  → ${line.toolName} ${clip(JSON.stringify(line.input ?? null), MAX_CALL_CHARS)}`);
+          break;
+        case 'tool-result':
+          out.push(`  ${line.isError ? '✗' : '←'} ${line.toolName}: ${clip(line.output, MAX_RESULT_CHARS)}`);
+          break;
+      }
+    }
+  }
+  const pending = detail.events.filter((e) => e.state !== 'done');
+  if (pending.length > 0) {
+    out.push('', 'wake events not answered:');
+    for (const e of pending) out.push(`  ${e.eventId} (${e.state}${e.attempts ? `, ${e.attempts} attempts` : ''})${e.sender ? ` from ${e.sender}` : ''}: ${clip(e.text, MAX_RESULT_CHARS)}`);
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { type Command, Option } from 'commander';
+import type { PreparedAgent } from '../../../app/prepare.ts';
+import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../wake/session.ts';
+import { resolveWakeSettings } from '../../wake/settings.ts';
+import { locateAgent, resolveSettings, type ResolvedSettings } from '../../../app/settings.ts';
+import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { createLogger, parseLogLevel } from '../../../util/logger.ts';
+import { CliExit } from '../output.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+import { readStdin } from '../stdin.ts';
+import { isSwitchedOff } from '../../../app/switches.ts';
+
+/**
+ * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
+ * queue worker would. Records the event, answers every pending event of the session in order,
+ * prints each reply, exits. Safe to deliver the same event twice and to kill at any moment.
+ */
+export function register(program: Command): void {
+  addRunOptions(
+    program
+      .command('wake')
+      .description('answer an event (and anything still pending) for one session, then exit: one process per event')
+      .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
+      .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
+      .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
+      .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
+      .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
+      .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
+      .option('--no-pace', 'no read-speed pacing (with --timeline: per timeline) and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
+      .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
+      .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
+      .option(
+        '--pace-max-builds <n>',
+        `most builds of a turn when messages arrive while it generates; 1 answers once (env ACX_PACE_MAX_BUILDS, default ${DEFAULT_PACING.maxBuilds})`,
+      )
+      .option('--json', 'print one JSON line per answered batch of events (one turn)')
+      .option('--breaker-max <n>', `most wakes per session (with --timeline: per timeline) within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
+      .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
+      .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
+      .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')
+      .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
+      .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)')
+      .option('--asset <uuid>', 'with --timeline: the asset the delivery is about (env BASECRADLE_ASSET)')
+      .option('--event <id>', "the event's id: the same id delivered again is answered once (env ACX_EVENT_ID); with --timeline, the webhook event the delivery is about (env BASECRADLE_EVENT)"),
+  ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
+    const env = process.env;
+    const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const timeline = (options.timeline as string | undefined) ?? env.BASECRADLE_TIMELINE;
+    if (timeline) {
+      if (messageWords.length > 0) throw new CliExit('usage', 'acx wake --timeline reads its messages from the platform; give no message words.');
+      const { runTimelineWake } = await import('../timeline-wake.ts');
+      await runTimelineWake(agent, timeline, options, logger);
+      return;
+    }
+    const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
+    if (!sessionId) {
+      throw new CliExit('usage', 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
+    }
+    const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
+    if (harness && harness !== 'engine') {
+      throw new CliExit(
+        'usage',
+        `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); --harness ${harness} cannot resume a turn in a new process.`,
+      );
+    }
+    const text = messageWords.length > 0 ? messageWords.join(' ') : await readStdin();
+    const eventId = (options.event as string | undefined) ?? env.ACX_EVENT_ID;
+    if (eventId !== undefined && !text.trim()) {
+      throw new CliExit('usage', `acx wake: event ${eventId} has no message; give it as an argument or on stdin.`);
+    }
+    const sender = (options.sender as string | undefined) ?? env.ACX_EVENT_SENDER;
+    const senderKind = (options.senderKind as string | undefined) ?? env.ACX_EVENT_SENDER_KIND;
+    if (senderKind !== undefined && senderKind !== 'human' && senderKind !== 'ai') {
+      throw new CliExit('usage', `acx wake: the sender kind must be human or ai, not "${senderKind}".`);
+    }
+    const addressed = options.notAddressed !== true && !isSwitchedOff(env.ACX_EVENT_ADDRESSED);
+    const event = text.trim()
+      ? {
+          id: eventId ?? randomUUID(),
+          text,
+          ...(sender ? { sender } : {}),
+          ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}),
+          ...(addressed ? {} : { addressed: false }),
+        }
+      : undefined;
+    const selfHandle = ((options.self as string | undefined) ?? env.ACX_SELF_HANDLE)?.trim() || undefined;
+    const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
+    if (event && eventId === undefined) {
+      logger.warn('wake event without id', { event: event.id, note: 'a repeated delivery cannot be recognised; pass --event' });
+    }
+    const flags = runFlags(agent, { ...options, session: sessionId });
+    // Only what the agent is and where its state lives comes before the event is recorded; the rest
+    // of the configuration is read now but, if it is broken, fails the wake in its agent's start,
+    // after the event was recorded, so the first wake that can start answers it.
+    const location = locateAgent(flags, { logger });
+    let settings: ResolvedSettings | undefined;
+    let configError: unknown;
+    try {
+      settings = resolveSettings(flags, { logger, location });
+    } catch (error) {
+      configError = error;
+    }
+    const store = new WakeStore(wakeStorePath(location.stateDir));
+    let prepared: PreparedAgent | undefined;
+    try {
+      try {
+        const outcome = await wake({
+          // Prepared only once this wake holds the lease: the event is recorded first, whatever happens.
+          agent: async () => {
+            if (!settings) throw configError;
+            // Imported here: a duplicate, busy or declined wake never loads the engine or a provider.
+            const { prepareAgent } = await import('../../../app/prepare.ts');
+            return (prepared = await prepareAgent(settings, { logger })).agent;
+          },
+          store,
+          sessionId,
+          event,
+          breaker,
+          pacing,
+          maxAttempts,
+          selfHandle,
+          deliveryId: env.ACX_DELIVERY_ID,
+          ...(settings?.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
+          maxSteps: settings?.maxSteps,
+          logger,
+          onReply: (items, result) => {
+            if (options.json) {
+              const eventIds = items.map((item) => item.eventId);
+              process.stdout.write(
+                `${JSON.stringify({ sessionId, eventIds, turnId: result.turnId, text: result.text, unspoken: result.unspoken, resumed: result.resumed })}\n`,
+              );
+            } else if (result.text) {
+              process.stdout.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+            }
+          },
+        });
+        if (outcome.failedEvents.length > 0) {
+          throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
+        }
+      } finally {
+        await prepared?.close();
+      }
+    } finally {
+      store.close();
+    }
+  });
+}
+

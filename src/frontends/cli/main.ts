@@ -1,0 +1,78 @@
+import { Command, CommanderError } from 'commander';
+import { CliExit, EXIT, exitCodeFor, printError } from './output.ts';
+import { ACX_VERSION } from '../../util/version.ts';
+
+/**
+ * The `acx` command. Each subcommand lives in `commands/<name>.ts` and exports `register`.
+ */
+type Register = (program: Command) => void;
+
+/** Subcommand name → its module. Only the invoked one is imported, so start-up stays cheap. */
+const commandModules: Record<string, () => Promise<{ register: Register }>> = {
+  init: () => import('./commands/init.ts'),
+  run: () => import('./commands/run.ts'),
+  chat: () => import('./commands/chat.ts'),
+  sessions: () => import('./commands/sessions.ts'),
+  'resolved-config': () => import('./commands/resolved-config.ts'),
+  install: () => import('./commands/install.ts'),
+  keygen: () => import('./commands/keygen.ts'),
+  trust: () => import('./commands/trust.ts'),
+  build: () => import('./commands/build.ts'),
+  verify: () => import('./commands/verify.ts'),
+  inspect: () => import('./commands/inspect.ts'),
+  strip: () => import('./commands/strip.ts'),
+  spec: () => import('./commands/spec.ts'),
+  handshake: () => import('./commands/handshake.ts'),
+  mcp: () => import('./commands/mcp.ts'),
+  acp: () => import('./commands/acp.ts'),
+  wake: () => import('./commands/wake.ts'),
+  cleanup: () => import('./commands/cleanup.ts'),
+  platform: () => import('./commands/platform.ts'),
+  cache: () => import('./commands/cache.ts'),
+  router: () => import('./commands/router.ts'),
+};
+
+export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {
+  const program = new Command('acx')
+    .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
+    .version(ACX_VERSION, '-V, --version', 'print the acx version')
+    .showHelpAfterError('(run `acx help` for the list of commands)')
+    .exitOverride();
+  // Under --json a usage error is reported as JSON too (by printError), not as commander's text.
+  if (options.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
+  const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
+  for (const load of loaders) (await load()).register(program);
+  return program;
+}
+
+/** Whether the command line asks for machine output: `--json` before any `--`. */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  // The cheap probe a fleet drift-guard runs: answer before loading any command.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${ACX_VERSION}\n`);
+    return EXIT.ok;
+  }
+  const json = wantsJson(argv);
+  try {
+    const program = await buildProgram(argv[0], { json });
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const exitCode = exitCodeFor(error);
+      // Commander has printed its message (text mode); under --json it is reported here.
+      if (json && exitCode !== EXIT.ok) printError(new CliExit('usage', `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`), { json });
+      return exitCode;
+    }
+    return printError(error, { json });
+  }
+}
+
+if (process.argv[1] && /acx(\.js)?$/.test(process.argv[1])) {
+  process.exitCode = await main(process.argv.slice(2));
+}

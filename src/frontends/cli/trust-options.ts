@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { addOwnKey, trustKey, type TrustChange, type TrustKeyInput } from '../../cartridge/trust-store.ts';
+import type { TrustFiles } from '../../app/trust.ts';
+
+/** What `acx trust add` and `acx keygen --trust` share: their flags, the edit, and its report. */
+
+export interface TrustFlags {
+  registry?: string;
+  configHome?: string;
+  json?: boolean;
+}
+
+export interface AddFlags extends TrustFlags {
+  publisher?: string;
+  notBefore?: string;
+  notAfter?: string;
+  oidcSubject?: string;
+  own?: boolean;
+}
+
+/** The options `acx trust add` and `acx keygen --trust` share. */
+export function addTrustOptions(command: Command): Command {
+  return command
+    .option('--publisher <id>', 'reverse-DNS publisher the key signs for, e.g. io.github.alice (env ACX_PUBLISHER)', process.env.ACX_PUBLISHER)
+    .option('--not-before <time>', 'RFC 3339 start of the key\'s validity (default: now; cartridges signed earlier stay portable)')
+    .option('--not-after <time>', 'RFC 3339 end of the key\'s validity (default: two years after --not-before)')
+    .option('--oidc-subject <subject>', 'io.github.* publishers: the GitHub Actions OIDC subject proving the namespace, e.g. repo:alice/agents:ref:refs/heads/main')
+    .option('--registry <file>', 'the trust registry to edit (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
+    .option('--config-home <dir>', 'config home holding the default registry and the own-keys list (env ACX_CONFIG_HOME)')
+    .option('--json', 'print one JSON object');
+}
+
+/** What `acx trust add` and `acx keygen --trust` record, from their shared flags. */
+export function trustInput(key: TrustKeyInput['key'], flags: AddFlags): TrustKeyInput {
+  return {
+    key,
+    ...(flags.publisher ? { publisherId: flags.publisher } : {}),
+    ...(flags.notBefore ? { notBefore: flags.notBefore } : {}),
+    ...(flags.notAfter ? { notAfter: flags.notAfter } : {}),
+    ...(flags.oidcSubject ? { oidcSubject: flags.oidcSubject } : {}),
+  };
+}
+
+/** Adds (or updates) a key and, when `own`, records it as this installation's own. */
+export function addTrust(files: TrustFiles, input: TrustKeyInput, own: boolean): TrustChange & { own: boolean } {
+  const result = trustKey(files.editable, input);
+  if (own) addOwnKey(files.ownKeysPath, result.entry.keyid);
+  return { ...result, own: own || files.ownKeys.includes(result.entry.keyid) };
+}
+
+/** The lines `acx trust add` and `acx keygen --trust` print for a trusted key. */
+export function describeTrusted(registry: string, result: TrustChange & { own: boolean }): string[] {
+  const { entry } = result;
+  const proof = entry.namespaceProof;
+  const namespace =
+    proof?.method === 'dns-txt'
+      ? `dns-txt ${proof.txtRecord}`
+      : proof?.method === 'github-oidc'
+        ? `github-oidc ${proof.oidcSubject}`
+        : 'none';
+  return [
+    `${result.change === 'unchanged' ? 'already trusted' : result.change} ${entry.keyid} in ${registry}`,
+    `  publisher: ${entry.publisherId}`,
+    `  valid:     ${entry.notBefore} → ${entry.notAfter} (cartridges signed before the start stay portable)`,
+    `  namespace: ${namespace}, recorded as verified by you (acx looks nothing up)`,
+    `  own key:   ${result.own ? 'yes: cartridges it signs verify as local' : 'no: cartridges it signs verify as trusted'}`,
+  ];
+}

@@ -1,0 +1,68 @@
+import { AcxError } from '../../core/errors.ts';
+import type { BreakerSettings } from '../../store/wake-store.ts';
+import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS } from './session.ts';
+import { DEFAULT_PACING, type PacingSettings } from './pacing.ts';
+import { isSwitchedOff } from '../../app/switches.ts';
+
+/**
+ * Wake mode's tuning from flags, else ACX_* variables, else defaults: one resolution shared by
+ * `acx wake` and `acx resolved-config`, so the report shows what a wake would actually use.
+ * A malformed value is a usage error naming the flag, its variable and what it must be.
+ */
+export interface WakeSettings {
+  breaker: BreakerSettings;
+  pacing: PacingSettings;
+  maxAttempts: number;
+}
+
+export interface WakeFlags {
+  breakerMax?: unknown;
+  breakerWindow?: unknown;
+  breakerCooldown?: unknown;
+  maxAttempts?: unknown;
+  pace?: unknown;
+  paceCharsPerSec?: unknown;
+  paceFloor?: unknown;
+  paceMaxBuilds?: unknown;
+}
+
+export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = process.env): WakeSettings {
+  const windowS = number(flags.breakerWindow, env, 'ACX_WAKE_BREAKER_WINDOW', '--breaker-window', DEFAULT_BREAKER.windowMs / 1000, 'positive seconds');
+  return {
+    breaker: {
+      max: number(flags.breakerMax, env, 'ACX_WAKE_BREAKER_MAX', '--breaker-max', DEFAULT_BREAKER.max, 'integer'),
+      windowMs: windowS * 1000,
+      cooldownMs: number(flags.breakerCooldown, env, 'ACX_WAKE_BREAKER_COOLDOWN', '--breaker-cooldown', windowS, 'positive seconds') * 1000,
+    },
+    pacing: {
+      enabled: flags.pace !== false && !isSwitchedOff(env.ACX_PACE_ENABLED),
+      charsPerSecond: number(flags.paceCharsPerSec, env, 'ACX_PACE_CHARS_PER_SEC', '--pace-chars-per-sec', DEFAULT_PACING.charsPerSecond, 'positive'),
+      floorMs: number(flags.paceFloor, env, 'ACX_PACE_FLOOR_SECONDS', '--pace-floor', DEFAULT_PACING.floorMs / 1000, 'non-negative seconds') * 1000,
+      maxBuilds: number(flags.paceMaxBuilds, env, 'ACX_PACE_MAX_BUILDS', '--pace-max-builds', DEFAULT_PACING.maxBuilds, 'positive integer'),
+    },
+    maxAttempts: number(flags.maxAttempts, env, 'ACX_WAKE_MAX_ATTEMPTS', '--max-attempts', DEFAULT_MAX_ATTEMPTS, 'positive integer'),
+  };
+}
+
+type Kind = 'integer' | 'positive integer' | 'positive' | 'positive seconds' | 'non-negative seconds';
+
+const RULES: Record<Kind, { ok: (value: number) => boolean; must: string }> = {
+  integer: { ok: Number.isInteger, must: 'a whole number' },
+  'positive integer': { ok: (v) => Number.isInteger(v) && v >= 1, must: 'a whole number of at least 1' },
+  positive: { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number' },
+  'positive seconds': { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number of seconds' },
+  'non-negative seconds': { ok: (v) => Number.isFinite(v) && v >= 0, must: 'zero or more seconds' },
+};
+
+function number(flag: unknown, env: NodeJS.ProcessEnv, variable: string, name: string, fallback: number, kind: Kind): number {
+  const fromFlag = flag !== undefined && flag !== '';
+  const raw = fromFlag ? flag : env[variable]?.trim() || undefined;
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!RULES[kind].ok(value)) {
+    throw new AcxError('usage', `${fromFlag ? name : variable} must be ${RULES[kind].must}, not "${String(raw)}".`, {
+      hint: `Set ${name} (or ${variable}), or leave it out for the default (${fallback}).`,
+    });
+  }
+  return value;
+}
