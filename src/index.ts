@@ -16,6 +16,7 @@ export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
 export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
 export type { SpeechMode } from './engine/brief.ts';
+export type { TelemetrySettings } from './engine/telemetry.ts';
 export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';
 export type { CapabilityScope, Tool, ToolContext, ToolEffect, ToolKind } from './tools/tool.ts';
 export type { PermissionMode } from './tools/permission.ts';

@@ -13,6 +13,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { logSeconds } from '../util/duration.ts';
+import { NO_TELEMETRY, startTurnTelemetry, type TelemetrySettings, type TurnTelemetry } from './telemetry.ts';
 import { type Addressed, composeBrief, fallbackReserveNote, isUnspoken, nudgeNote, reserveBrief, type SpeechMode } from './brief.ts';
 import { callCostUsd } from '../model/call-cost.ts';
 import { capArguments, DEFAULT_MAX_STEPS, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
@@ -88,6 +89,8 @@ export interface EngineOptions {
    * true). A harness opening many sessions on one configuration checks it once, not per session.
    */
   warnHeadroom?: boolean;
+  /** OpenTelemetry spans for turns, steps, model calls and tool runs (telemetry.ts); off when absent. */
+  telemetry?: TelemetrySettings;
 }
 
 export interface ApprovalDecision {
@@ -258,6 +261,7 @@ interface TurnState {
   /** What the provider's built-ins cited and produced in this turn's calls, for the reply's footers. */
   sources: ModelSource[];
   files: string[];
+  telemetry: TurnTelemetry;
 }
 
 export class Engine {
@@ -370,7 +374,7 @@ export class Engine {
       addressed: input.addressed ?? false,
       resumed: false,
     });
-    return this.drive(state);
+    return this.traced(state, () => this.drive(state));
   }
 
   /** The same turn id again: never take its message twice (see TurnInput.turnId). */
@@ -445,6 +449,11 @@ export class Engine {
       });
     }
     const state = await this.newState(turn, input, { addressed: false, resumed: true });
+    return this.traced(state, () => this.resume(state, input));
+  }
+
+  private async resume(state: TurnState, input: ContinueInput): Promise<TurnResult> {
+    const { turn } = state;
     this.logger.info('turn resume', { session: input.sessionId, turn: turn.id, steps: state.step });
     const settled = await this.settleOpenStep(state, input);
     if (settled === 'suspended') return this.suspend(state);
@@ -456,6 +465,18 @@ export class Engine {
       }
     }
     return this.drive(state);
+  }
+
+  /** Runs a turn's body with its telemetry ended however the body ends. */
+  private async traced(state: TurnState, body: () => Promise<TurnResult>): Promise<TurnResult> {
+    try {
+      const result = await body();
+      state.telemetry.end({ text: result.text || result.unspoken || '', finishReason: result.finishReason, usage: result.usage });
+      return result;
+    } catch (error) {
+      state.telemetry.end({ error });
+      throw error;
+    }
   }
 
   // ---- the loop --------------------------------------------------------------------------
@@ -471,11 +492,19 @@ export class Engine {
     const steps = transcript.filter((entry) => entry.turnId === turn.id && entry.kind === 'assistant').length;
     // A resumed turn reports the calls it made before this process took it up, too.
     const earlier = turnActivity(transcript, turn.id);
+    const telemetry = await startTurnTelemetry(this.options.telemetry, {
+      sessionId: turn.sessionId,
+      turnId: turn.id,
+      streaming: hooks.emit !== undefined,
+      model: { provider: this.options.model.provider, modelId: this.options.model.modelId },
+      prompt,
+    });
+    const sink = partSink(hooks);
     const state: TurnState = {
       turn,
       sessionId: turn.sessionId,
       hooks,
-      emit: partSink(hooks),
+      emit: telemetry === NO_TELEMETRY ? sink : (part) => (telemetry.observe(part), sink(part)),
       transcript,
       step: steps,
       usage: emptyUsage(),
@@ -499,6 +528,7 @@ export class Engine {
       // A resumed turn's earlier steps: their sources were journaled with their assistant messages.
       sources: recordedSources(transcript.filter((entry) => entry.turnId === turn.id).map((entry) => entry.message)),
       files: [],
+      telemetry,
     };
     state.turnContext = await this.composeTurnContext(state);
     this.logger.info('turn start', {
@@ -762,7 +792,8 @@ export class Engine {
     const rateLimit = { retried: 0, sleptMs: 0 };
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await callModel({
+        const result = await state.telemetry.modelCall(() =>
+          callModel({
           model,
           system: this.options.instructions,
           messages: state.transcript.map((entry) => entry.message),
@@ -774,7 +805,8 @@ export class Engine {
           sessionId: state.sessionId,
           abortSignal: state.hooks.abortSignal,
           emit: state.hooks.emit,
-        });
+        }),
+        );
         this.logModelCall(result);
         if (!state.hooks.emit) observeWhole(state, result);
         state.usage = addUsage(state.usage, result.usage);
@@ -1058,7 +1090,7 @@ export class Engine {
     const speech = this.options.speech;
     if (tool.visible || (speech.mode === 'tool' && tool.name === speech.tool)) state.visibleActions += 1;
     const started = performance.now();
-    const outcome = await runTool(tool, schema, call.input, {
+    const outcome = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input: call.input }, () => runTool(tool, schema, call.input, {
       toolCallId: call.callId,
       sessionId: state.sessionId,
       idempotencyKey: this.idempotencyKey(state.turn.id, call.step, call.ordinal),
@@ -1069,7 +1101,7 @@ export class Engine {
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger: this.logger,
       onFileChange: (change) => state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, ...change }),
-    });
+    }));
     const output = outcome.ok
       ? toToolResultOutput(outcome.output, {
           vision: this.options.model.vision,

@@ -17,7 +17,7 @@ import type { TurnContinuation } from './session-state.ts';
 /** Engine settings a harness passes through unchanged to every session's engine. */
 type EngineTuning = Pick<
   EngineOptions,
-  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines' | 'stepResultBudget' | 'builtins'
+  'maxSteps' | 'contextTokens' | 'params' | 'retries' | 'retryBaseMs' | 'memory' | 'logger' | 'clock' | 'checkpoint' | 'briefLines' | 'stepResultBudget' | 'builtins' | 'telemetry'
 >;
 
 export interface EngineHarnessOptions extends EngineTuning {

@@ -28,6 +28,7 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, 'node_modules/@modelcontextprotocol/')).toEqual([]);
     expect(loaded(modules, '/src/harness/acp/create.ts')).toEqual([]);
     expect(loaded(modules, 'node_modules/hono/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/@opentelemetry/')).toEqual([]); // loaded on the first traced turn only
   });
 
   it('a repeated delivery of an answered event does not prepare the agent', async () => {
