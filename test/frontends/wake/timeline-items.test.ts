@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelState } from '../../../src/channel/state.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
-import { replyOnce, wakeInProcess } from '../../support/timeline-wake.ts';
+import { answeredThisTurn, deadHolder, replyOnce, wakeInProcess } from '../../support/timeline-wake.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -103,5 +103,46 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     expect(prompts(third.model.calls)).toHaveLength(1);
     expect(prompts(third.model.calls)[0]).toContain('"b.txt"');
     expect(prompts(third.model.calls)[0]).not.toContain('mine.txt');
+  });
+
+  it('an item whose failed turn a compaction summarised away is abandoned with an ERROR naming it; the wake goes on and it is never retried', async () => {
+    const { ana, nova } = setUp();
+    const room = await sharedTimeline(platform, ana, nova);
+    const asset = await upload(ana.token, room, 'report.txt');
+    // A wake (now dead) took the asset and its turn failed: the claim stays in flight.
+    const failing = await wakeInProcess(platform, nova, room, {
+      holder: deadHolder(),
+      harness: { retries: 0 },
+      script: () => ({ error: Object.assign(new Error('the provider rejected the request'), { statusCode: 400, isRetryable: false }) }),
+    });
+    expect(failing.outcome).toMatchObject({ outcome: 'error' });
+
+    // The next wake first answers a new message; that turn's large context compacts the session,
+    // summarising the failed asset turn away before it is taken up again.
+    await postMessage(platform, ana.token, room, '@nova what is new?');
+    const summary = 'SUMMARY: ana shared report.txt.';
+    const next = await wakeInProcess(platform, nova, room, {
+      home: failing.home,
+      harness: { contextTokens: 40_000, retries: 0 },
+      script: (options) => {
+        const text = lastUserText(options);
+        if (/summar/i.test(JSON.stringify(options.prompt[0] ?? '')) && !text.startsWith('A new')) return { text: summary };
+        return answeredThisTurn(options) ? { text: 'answered', inputTokens: 30_000 } : { toolCalls: [{ name: 'messages_create', input: { body: 'Nothing new.' } }], inputTokens: 30_000 };
+      },
+    });
+    const abandoned = next.logger.lines.filter((line) => line.includes('ERROR items abandoned'));
+    expect(abandoned, next.logger.lines.join('\n')).toHaveLength(1);
+    expect(abandoned[0]).toMatch(new RegExp(`kind=asset items=${asset} reason=turn-compacted`));
+    expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    const state = new ChannelState(join(failing.home, 'channel.db'));
+    try {
+      expect(state.phase({ timeline: room, kind: 'asset', item: asset }), 'its claim is given up for good').toBe('abandoned');
+    } finally {
+      state.close();
+    }
+
+    const after = await wakeInProcess(platform, nova, room, { home: failing.home, script: () => ({ text: 'should not run' }) });
+    expect(after.outcome).toMatchObject({ outcome: 'nothing-new' });
+    expect(after.model.calls).toHaveLength(0);
   });
 });
