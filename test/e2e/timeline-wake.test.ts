@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { startCannedServer, startFlakyProxy } from '../support/flaky-proxy.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 
@@ -215,5 +216,51 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const one = await runAcx(['cleanup', AGENT, '--timeline', kept, '--json'], { env, home });
     expect(JSON.parse(one.stdout).removed.map((r: { timeline: string }) => r.timeline)).toEqual([kept]);
   });
-});
+  it('a transient platform failure during bootstrap exits non-zero, and the next wake answers the item', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova are you there?');
+    // The platform behind a proxy that is down for maintenance: every request answers 503.
+    const down = await startCannedServer(() => ({ status: 503, headers: { 'content-type': 'application/problem+json' }, body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503 }) }));
+    const home = tempDir();
+    try {
+      const failed = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token, { BASECRADLE_BASE_URL: down.url }), home });
+      expect(failed.status, failed.stderr).not.toBe(0);
+      expect(failed.stderr).toMatch(/503|unavailable/i);
+      expect(down.requests.length).toBeGreaterThan(0);
+    } finally {
+      await down.close();
+    }
+    expect(model.requests).toHaveLength(0);
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Yes, here.' } }] }, 'answered');
+    const retried = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token), home });
+    expect(retried.status, retried.stderr).toBe(0);
+    expect(retried.stderr).toMatch(/wake end .*outcome=answered posted=1/);
+    expect(await messagesOn(ana.token, timeline)).toEqual([
+      { handle: 'ana', body: '@nova are you there?' },
+      { handle: 'nova', body: 'Yes, here.' },
+    ]);
+  });
 
+  it('dashboard.md failing to fetch degrades gracefully: the wake runs, a WARNING names it, the brief goes without it', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova status?');
+    const proxy = await startFlakyProxy(platform.url);
+    proxy.refuse('/users/dashboard.md', 500);
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'All green.' } }] }, 'answered');
+    try {
+      const run = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token, { BASECRADLE_BASE_URL: proxy.url }), home: tempDir() });
+      expect(run.status, run.stderr).toBe(0);
+      expect(proxy.arrivals).toContain('GET /users/dashboard.md');
+      expect(run.stderr).toMatch(/WARNING dashboard unavailable .*dashboard\.md/);
+      expect(run.stderr).toMatch(/wake end .*outcome=answered posted=1/);
+    } finally {
+      await proxy.close();
+    }
+    const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
+    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).not.toContain('## The platform (its dashboard)');
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+});

@@ -13,6 +13,8 @@ export interface FlakyProxy {
   arrivals: string[];
   /** The next `count` requests fail this way; later ones pass through. */
   fail(count: number, how: Failure): void;
+  /** Every request to this path (no query) is answered with this status instead of forwarded. */
+  refuse(path: string, status: number): void;
   close(): Promise<void>;
 }
 
@@ -20,8 +22,16 @@ export async function startFlakyProxy(upstreamUrl: string): Promise<FlakyProxy> 
   const upstream = new URL(upstreamUrl);
   const arrivals: string[] = [];
   const failures: Failure[] = [];
+  const refused = new Map<string, number>();
   const server = http.createServer((req, res) => {
-    arrivals.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    const path = (req.url ?? '').split('?')[0]!;
+    arrivals.push(`${req.method} ${path}`);
+    const status = refused.get(path);
+    if (status !== undefined) {
+      req.resume();
+      res.writeHead(status, { 'content-type': 'application/problem+json' });
+      return void res.end(JSON.stringify({ type: 'about:blank', title: 'Refused by the test proxy', status, code: 'internal_error' }));
+    }
     const failure = failures.shift();
     if (failure === 'drop-before') return void req.socket.destroy();
     if (failure === 'hang') return void req.resume();
@@ -45,6 +55,7 @@ export async function startFlakyProxy(upstreamUrl: string): Promise<FlakyProxy> 
     url: `http://127.0.0.1:${port}`,
     arrivals,
     fail: (count, how) => failures.push(...Array.from({ length: count }, () => how)),
+    refuse: (path, status) => void refused.set(path, status),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

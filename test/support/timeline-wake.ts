@@ -37,6 +37,8 @@ export interface InProcessWake {
   holder?: ReturnType<typeof deadHolder>;
   pacing?: PacingSettings;
   extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep'>>;
+  /** Engine settings for the wake's harness (a small context window makes a turn compact). */
+  harness?: Pick<Parameters<typeof createEngineHarness>[0], 'contextTokens' | 'retries'>;
 }
 
 export async function wakeInProcess(
@@ -58,7 +60,7 @@ export async function wakeInProcess(
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
       agent: async (platformTools) => {
-        const harness = createEngineHarness({ model: fromLanguageModel(model), home });
+        const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
         const engineAgent = new HarnessAgent({ harness, tools: platformTools, permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
       },

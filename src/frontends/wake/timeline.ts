@@ -156,11 +156,14 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       try {
         result = await prepared.agent.generate({ session, prompt: turn.prompt, turnId: timelineTurnId(timeline, turn.anchor), addressed: turn.addressed });
       } catch (error) {
-        if ((error as { code?: string }).code === 'turn-compacted') {
-          state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
-          logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
-        }
-        throw error;
+        if ((error as { code?: string }).code !== 'turn-compacted') throw error;
+        // Nothing is left to continue it from, and re-running it blind could repeat its effects:
+        // the items are given up for good, and the wake goes on with the rest of its work (failing
+        // it would only make the router retry a wake that skips them anyway).
+        state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
+        turn.after?.();
+        logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
+        continue;
       } finally {
         clearInterval(heartbeat);
       }
