@@ -12,6 +12,7 @@ import { ChannelState } from '../../src/channel/state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
 import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
+import type { Tool } from '../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { TestPlatform } from './platform.ts';
 import { scriptedModel, type ScriptFn, type ScriptedModel } from './scripted-model.ts';
@@ -39,6 +40,8 @@ export interface InProcessWake {
   extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep'>>;
   /** Engine settings for the wake's harness (a small context window makes a turn compact). */
   harness?: Pick<Parameters<typeof createEngineHarness>[0], 'contextTokens' | 'retries'>;
+  /** The agent's own tools, beside the platform tools the wake gives it. */
+  tools?: Tool[];
 }
 
 export async function wakeInProcess(
@@ -61,7 +64,7 @@ export async function wakeInProcess(
       ...options.extra,
       agent: async (platformTools) => {
         const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
-        const engineAgent = new HarnessAgent({ harness, tools: platformTools, permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
+        const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
       },
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));

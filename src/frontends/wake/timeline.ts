@@ -4,7 +4,7 @@ import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
 import type { ChannelState, ItemKind, ItemRef } from '../../channel/state.ts';
-import type { KeyedKind } from '../../channel/tools/kit.ts';
+import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
@@ -135,7 +135,16 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return createIdempotencyKey({ timeline, anchor, kind, ordinal });
   };
   // The whole platform tool set: a timeline agent perceives and speaks through it.
-  const tools = createPlatformTools({ client, timeline, idempotencyKey: keyFor, ...(options.workspace ? { workspace: options.workspace } : {}) });
+  // The images this turn's tool calls returned, for assets_post_image: a step's results are
+  // read when it finishes, so a later step can share what an earlier one made.
+  let turnImages: ToolImage[] = [];
+  const tools = createPlatformTools({
+    client,
+    timeline,
+    idempotencyKey: keyFor,
+    recentToolImages: () => turnImages,
+    ...(options.workspace ? { workspace: options.workspace } : {}),
+  });
   const prepared = await options.agent(tools, await platformBrief(client, tools, logger));
   let posted = 0;
   let steps = 0;
@@ -154,7 +163,16 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       heartbeat.unref();
       let result: HarnessTurnResult;
       try {
-        result = await prepared.agent.generate({ session, prompt: turn.prompt, turnId: timelineTurnId(timeline, turn.anchor), addressed: turn.addressed });
+        turnImages = [];
+        result = await prepared.agent.generate({
+          session,
+          prompt: turn.prompt,
+          turnId: timelineTurnId(timeline, turn.anchor),
+          addressed: turn.addressed,
+          onStepFinish: (step) => {
+            for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
+          },
+        });
       } catch (error) {
         if ((error as { code?: string }).code !== 'turn-compacted') throw error;
         // Nothing is left to continue it from, and re-running it blind could repeat its effects:
@@ -446,3 +464,11 @@ export function timelineTurnId(timeline: string, anchor: string): string {
   return `timeline-${createHash('sha256').update(`${timeline}:${anchor}`).digest('hex').slice(0, 32)}`;
 }
 
+/** The image parts of a tool's output (a content list, or `{ content }`), oldest first. */
+function imagesIn(output: unknown, toolName: string): ToolImage[] {
+  const parts = Array.isArray(output) ? output : Array.isArray((output as { content?: unknown } | null)?.content) ? (output as { content: unknown[] }).content : [];
+  return parts.flatMap((part) => {
+    const image = part as { type?: unknown; data?: unknown; mediaType?: unknown };
+    return image.type === 'image' && typeof image.data === 'string' && typeof image.mediaType === 'string' ? [{ data: image.data, mediaType: image.mediaType, toolName }] : [];
+  });
+}
