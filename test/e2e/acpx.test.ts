@@ -67,15 +67,19 @@ describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)
   });
 
   it('a cancel from another acpx process ends the running prompt', async () => {
+    // A session of its own: the previous test's last acpx call on "demo" may still be shutting
+    // its queue owner down (--ttl 1), and a prompt racing that exit was seen to hang under load.
+    const created = await run(['sessions', 'new', '--name', 'cancel-demo']);
+    expect(created.code, created.out).toBe(0);
     let release: () => void = () => {};
     const seen = model.requests.length;
     model.enqueue({ text: 'too late', pauseUntil: new Promise<void>((resolve) => (release = resolve)) });
-    const prompt = acpx(['prompt', '-s', 'demo', 'Think about it for a long time.']);
+    const prompt = acpx(['prompt', '-s', 'cancel-demo', 'Think about it for a long time.']);
     for (let waited = 0; model.requests.length === seen; waited += 50) {
       if (waited > 60_000) throw new Error('the prompt never reached the model');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const cancel = await run(['cancel', '-s', 'demo']);
+    const cancel = await run(['cancel', '-s', 'cancel-demo']);
     expect(cancel.code, cancel.out).toBe(0);
     const ended = await prompt.done;
     release();
