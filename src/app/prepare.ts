@@ -1,6 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { type ACPHarnessName, checkProfileCredentials, createProfileHarness, type HarnessName, resolveHarnessName } from '../harness/acp/profiles/by-name.ts';
-import { acpSessionsRoot, createLocalSandbox, type Sandbox } from '../harness/acp/sandbox.ts';
+import { type ACPHarnessName, type HarnessName, resolveHarnessName } from '../harness/acp/profiles/names.ts';
+import type { Sandbox } from '../harness/acp/sandbox.ts';
 import { composeCharter } from './charter.ts';
 import { reconcileIfUpgraded } from './install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from './settings.ts';
@@ -108,7 +108,10 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const env = options.env ?? process.env;
   const harnessName = chosenHarness(settings, options);
   const onACP = harnessName !== 'engine';
-  if (onACP) checkACPRun(settings, harnessName, env);
+  // The ACP client (profiles, sandbox, process launch) loads only for a run that uses it: a wake
+  // pays its start-up on every event.
+  const acp = onACP ? await loadACP() : undefined;
+  if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
@@ -119,17 +122,17 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
   // further sessions of the same agent. A session named with --session is kept (the agent's own
   // history lives in its sandbox home) and reopened by the next run; the others end with the run.
-  const acpHarness = onACP
+  const acpHarness = acp
     ? closingSessions(
-        await createProfileHarness(harnessName as ACPHarnessName, {
+        await acp.createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
           sandbox:
             options.sandbox ??
-            createLocalSandbox({
+            acp.createLocalSandbox({
               workdir: agentWorkspace(settings),
               env, // ACX_ACP_SANDBOX=none turns the bubblewrap sandbox off
-              ...(settings.sessionId ? { sessionsRoot: acpSessionsRoot(settings.stateDir) } : {}),
+              ...(settings.sessionId ? { sessionsRoot: acp.acpSessionsRoot(settings.stateDir) } : {}),
             }),
         }),
         settings.sessionId ?? undefined,
@@ -297,7 +300,22 @@ export function activateCartridgeTools(
 }
 
 /** What an ACP run cannot do, refused before anything starts. */
-function checkACPRun(settings: ResolvedSettings, name: HarnessName, env: NodeJS.ProcessEnv): void {
+async function loadACP() {
+  const [profiles, sandbox] = await Promise.all([import('../harness/acp/profiles/by-name.ts'), import('../harness/acp/sandbox.ts')]);
+  return {
+    checkProfileCredentials: profiles.checkProfileCredentials,
+    createProfileHarness: profiles.createProfileHarness,
+    createLocalSandbox: sandbox.createLocalSandbox,
+    acpSessionsRoot: sandbox.acpSessionsRoot,
+  };
+}
+
+function checkACPRun(
+  settings: ResolvedSettings,
+  name: HarnessName,
+  env: NodeJS.ProcessEnv,
+  checkProfileCredentials: (name: ACPHarnessName, env: NodeJS.ProcessEnv) => void,
+): void {
   if (settings.replay || settings.record) {
     throw new HarnessCapabilityUnsupportedError(`--${settings.replay ? 'replay' : 'record'} works with the native engine only: the ${name} harness calls its own model.`, {
       hint: 'Drop --harness (or ACX_HARNESS) to replay a cassette, or point the agent at a local model server through its base-URL variable.',
