@@ -13,6 +13,11 @@ import { redactUrl } from './store-url.ts';
  * sessions can be served from any host. A transaction holds one pooled connection; every write
  * made inside it (found through AsyncLocalStorage, so the engine's calls need not change) runs
  * on that connection, and commits with it or not at all.
+ *
+ * Round trips, not the server, are what a step pays on Postgres: a write whose result nobody
+ * reads is held inside its transaction and sent with the next statement that must go out (a read,
+ * or the COMMIT), as one simple-protocol query — an engine step's commit (the previous step's
+ * settlement + the new assistant message) is one round trip instead of five. See `Batch`.
  */
 const MIGRATIONS = [
   `CREATE TABLE acx_sessions (
@@ -120,10 +125,37 @@ export async function checkPostgres(pool: pg.Pool, url: string): Promise<void> {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/**
+ * An open transaction: its connection, whether BEGIN has reached the server, and the writes held
+ * for the next round trip. A held write's error surfaces from that round trip (at the latest the
+ * COMMIT), so the transaction still fails whole; nothing inside one reads a held write's result.
+ */
+interface Batch {
+  client: pg.PoolClient;
+  begun: boolean;
+  held: string[];
+}
+
+/**
+ * A statement with its $n parameters written in as literals, for a multi-statement simple query
+ * (which takes no parameters). Only the journal's own statements come here, with values of the
+ * few types they bind; strings go through pg's own escapeLiteral, so a value is never SQL.
+ */
+function withLiterals(sql: string, values: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = values[Number(n) - 1];
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+    if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
+    if (typeof value === 'string') return pg.escapeLiteral(value);
+    throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
+  });
+}
+
 export class PostgresJournalStore implements JournalStore {
   readonly kind = 'postgres' as const;
   readonly pool: pg.Pool;
-  private readonly tx = new AsyncLocalStorage<pg.PoolClient>();
+  private readonly tx = new AsyncLocalStorage<Batch>();
   private ready: Promise<void> | undefined;
   private readonly url: string;
 
@@ -145,10 +177,28 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   private async db(): Promise<Queryable> {
-    const client = this.tx.getStore();
-    if (client) return client;
+    const batch = this.tx.getStore();
+    if (batch) {
+      await this.flush(batch);
+      return batch.client;
+    }
     await this.migrated();
     return this.pool;
+  }
+
+  /** Sends BEGIN (once) and the held writes, then `end` if given, in one round trip. */
+  private async flush(batch: Batch, end?: 'COMMIT'): Promise<void> {
+    const statements = [...(batch.begun ? [] : ['BEGIN']), ...batch.held, ...(end ? [end] : [])];
+    batch.begun = true;
+    batch.held = [];
+    if (statements.length > 0) await batch.client.query(statements.join(';\n'));
+  }
+
+  /** A write nobody reads the result of: inside a transaction, held for the next round trip. */
+  private async write(sql: string, values: unknown[] = []): Promise<void> {
+    const batch = this.tx.getStore();
+    if (batch) batch.held.push(withLiterals(sql, values));
+    else await this.run(sql, values);
   }
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
@@ -182,13 +232,13 @@ export class PostgresJournalStore implements JournalStore {
     if (this.tx.getStore()) return fn();
     await this.migrated();
     const client = await this.pool.connect();
+    const batch: Batch = { client, begun: false, held: [] };
     try {
-      await client.query('BEGIN');
-      const result = await this.tx.run(client, fn);
-      await client.query('COMMIT');
+      const result = await this.tx.run(batch, fn);
+      if (batch.begun || batch.held.length > 0) await this.flush(batch, 'COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      if (batch.begun) await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
       client.release();
@@ -197,7 +247,7 @@ export class PostgresJournalStore implements JournalStore {
 
   async ensureSession(sessionId: string): Promise<void> {
     const t = now();
-    await this.run('INSERT INTO acx_sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [sessionId, t]);
+    await this.write('INSERT INTO acx_sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [sessionId, t]);
   }
 
   async hasSession(sessionId: string): Promise<boolean> {
@@ -219,24 +269,24 @@ export class PostgresJournalStore implements JournalStore {
 
   async clearHistory(sessionId: string): Promise<void> {
     await this.transaction(async () => {
-      await this.run('DELETE FROM acx_tool_calls WHERE turn_id IN (SELECT id FROM acx_turns WHERE session_id = $1)', [sessionId]);
-      await this.run('DELETE FROM acx_turns WHERE session_id = $1', [sessionId]);
-      await this.run('DELETE FROM acx_messages WHERE session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_tool_calls WHERE turn_id IN (SELECT id FROM acx_turns WHERE session_id = $1)', [sessionId]);
+      await this.write('DELETE FROM acx_turns WHERE session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_messages WHERE session_id = $1', [sessionId]);
     });
   }
 
   async deleteSession(sessionId: string): Promise<void> {
     await this.transaction(async () => {
       await this.clearHistory(sessionId);
-      await this.run('DELETE FROM acx_session_attributes WHERE session_id = $1', [sessionId]);
-      await this.run('DELETE FROM acx_sessions WHERE id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_session_attributes WHERE session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_sessions WHERE id = $1', [sessionId]);
     });
   }
 
   async setSessionAttribute(sessionId: string, name: string, value: string): Promise<void> {
     await this.transaction(async () => {
       await this.ensureSession(sessionId);
-      await this.run(
+      await this.write(
         'INSERT INTO acx_session_attributes (session_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value',
         [sessionId, name, value],
       );
@@ -259,7 +309,7 @@ export class PostgresJournalStore implements JournalStore {
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
     const body = JSON.stringify(message);
     if (seq !== undefined) {
-      await this.run('INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
+      await this.write('INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
       return seq;
     }
     // One statement: the primary key refuses a number two writers picked at once.
@@ -271,20 +321,20 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void> {
-    await this.run('UPDATE acx_messages SET body = $1 WHERE session_id = $2 AND seq = $3', [JSON.stringify(message), sessionId, seq]);
+    await this.write('UPDATE acx_messages SET body = $1 WHERE session_id = $2 AND seq = $3', [JSON.stringify(message), sessionId, seq]);
   }
 
   async compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void> {
     await this.transaction(async () => {
-      await this.run('DELETE FROM acx_messages WHERE session_id = $1 AND seq < $2', [sessionId, cutSeq]);
-      await this.run("INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
+      await this.write('DELETE FROM acx_messages WHERE session_id = $1 AND seq < $2', [sessionId, cutSeq]);
+      await this.write("INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
     });
   }
 
   async startTurn(turnId: string, sessionId: string): Promise<void> {
     const t = now();
-    await this.run("INSERT INTO acx_turns (id, session_id, status, started_at) VALUES ($1, $2, 'running', $3)", [turnId, sessionId, t]);
-    await this.run('UPDATE acx_sessions SET updated_at = $1 WHERE id = $2', [t, sessionId]);
+    await this.write("INSERT INTO acx_turns (id, session_id, status, started_at) VALUES ($1, $2, 'running', $3)", [turnId, sessionId, t]);
+    await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE id = $2', [t, sessionId]);
   }
 
   async turn(turnId: string): Promise<TurnRecord | undefined> {
@@ -327,11 +377,11 @@ export class PostgresJournalStore implements JournalStore {
     }
     if (sets.length === 0) return;
     values.push(turnId);
-    await this.run(`UPDATE acx_turns SET ${sets.join(', ')} WHERE id = $${values.length}`, values);
+    await this.write(`UPDATE acx_turns SET ${sets.join(', ')} WHERE id = $${values.length}`, values);
   }
 
   private async upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): Promise<void> {
-    await this.run(
+    await this.write(
       'INSERT INTO acx_tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ' +
         `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
       [call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval],
@@ -351,7 +401,7 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async settleStep(turnId: string, step: number): Promise<void> {
-    await this.run("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE turn_id = $1 AND step = $2", [turnId, step]);
+    await this.write("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE turn_id = $1 AND step = $2", [turnId, step]);
   }
 
   async calls(turnId: string, step?: number): Promise<CallRecord[]> {

@@ -102,6 +102,47 @@ describe.each(stores)('JournalStore on %s', (_name, open, skip) => {
     }
   });
 
+  it.skipIf(skip !== '')(`keeps any text exactly, quotes, backslashes and SQL included, in a transaction or not${skip}`, async () => {
+    const journal = await open();
+    const nasty = "it's \\ a \\' quote'); DROP TABLE acx_messages; -- $1 $$ \u00e9\u4e2d\ud83d\ude00 \n\t end";
+    try {
+      await journal.ensureSession("s'; --");
+      await journal.transaction(async () => {
+        await journal.startTurn('t', "s'; --");
+        await journal.appendMessage("s'; --", 't', 'user', { role: 'user', content: nasty }, 1);
+        await journal.updateTurn('t', { finalText: nasty, error: null, steps: -1, nudged: false });
+      });
+      await journal.appendMessage("s'; --", 't', 'user', { role: 'user', content: nasty }, 2);
+      const messages = await journal.messages("s'; --");
+      expect(messages.map((m) => m.message)).toEqual([
+        { role: 'user', content: nasty },
+        { role: 'user', content: nasty },
+      ]);
+      const turn = await journal.turn('t');
+      expect([turn?.finalText, turn?.steps, turn?.nudged]).toEqual([nasty, -1, false]);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it.skipIf(skip !== '')(`reads, inside a transaction, what that transaction wrote before${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      const seen = await journal.transaction(async () => {
+        await journal.startTurn('t', 's');
+        await journal.appendMessage('s', 't', 'user', { role: 'user', content: 'go' }, 1);
+        const read = [(await journal.turn('t'))?.status, (await journal.messages('s')).length];
+        await journal.updateTurn('t', { status: 'done' });
+        return read;
+      });
+      expect(seen).toEqual(['running', 1]);
+      expect((await journal.turn('t'))?.status).toBe('done');
+    } finally {
+      await journal.close();
+    }
+  });
+
   it.skipIf(skip !== '')(`hands a suspended turn to exactly one of many claimants${skip}`, async () => {
     const journal = await open();
     try {
