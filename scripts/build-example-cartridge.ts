@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { buildCartridge } from '../src/cartridge/build.ts';
 import { generateSigningKey } from '../src/cartridge/keys.ts';
 import { verifyCartridge } from '../src/cartridge/verify.ts';
-import { PUBLISHER, trustRegistryFor } from '../test/agent/cartridge-fixtures.ts';
+import { PUBLISHER, trustRegistryFor } from '../test/support/cartridge-fixtures.ts';
 import { respondByTurn, startModelServer } from '../test/support/model-server.ts';
 
 export const CARTRIDGE_PROMPT = 'Remember that the release freeze starts on 12 December. When can we still deploy before it?';

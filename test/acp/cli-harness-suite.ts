@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ACPHarness } from '../../src/harness/acp/create.ts';
 import { createSqliteMemoryProvider } from '../../src/memory/provider.ts';
-import { ROOT, runAcx, saveRows, tempDir } from '../agent/cartridge-fixtures.ts';
+import { ROOT, runAcx, saveRows, tempDir } from '../support/cartridge-fixtures.ts';
 import { startModelServer, type ModelServer, type RecordedRequest, type ResponderResult } from '../support/model-server.ts';
 import { toolNamesOf } from './real-agent-suite.ts';
 

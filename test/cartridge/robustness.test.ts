@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Cartridge, MAX_INFLATED_ENTRY_BYTES } from '../../src/cartridge/container.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
 import { EXIT } from '../../src/frontends/cli/output.ts';
-import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx } from '../agent/cartridge-fixtures.ts';
+import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx } from '../support/cartridge-fixtures.ts';
 import { tempDir } from './helpers.ts';
 
 /** Issue 10, item 4: files that are not files, and archives that inflate without end. */

@@ -8,7 +8,7 @@ import { stripCartridge } from '../../src/cartridge/strip.ts';
 import { schemaProblems } from '../../src/cartridge/schema.ts';
 import { verifyCartridge } from '../../src/cartridge/verify.ts';
 import { AcxError } from '../../src/core/errors.ts';
-import { alteredCopy, buildTestCartridge, type BuiltCartridge, signatureRows } from '../agent/cartridge-fixtures.ts';
+import { alteredCopy, buildTestCartridge, type BuiltCartridge, signatureRows } from '../support/cartridge-fixtures.ts';
 import { REFERENCE_CARTRIDGES, tempDir } from './helpers.ts';
 
 /**

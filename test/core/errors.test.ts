@@ -20,7 +20,7 @@ import {
   TurnAbortedError,
 } from '../../src/core/errors.ts';
 import * as publicApi from '../../src/index.ts';
-import { buildTestCartridge, saveDigest, tempDir } from '../agent/cartridge-fixtures.ts';
+import { buildTestCartridge, saveDigest, tempDir } from '../support/cartridge-fixtures.ts';
 
 type ErrorsModule = typeof import('../../src/core/errors.ts');
 

@@ -16,7 +16,7 @@ import {
   saveDigest,
   saveRows,
   tempDir,
-} from '../agent/cartridge-fixtures.ts';
+} from '../support/cartridge-fixtures.ts';
 
 /**
  * `acx run FILE.acx` end to end, as a user runs it: real processes, real cartridges on disk, the

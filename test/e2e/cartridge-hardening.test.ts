@@ -15,7 +15,7 @@ import {
   saveDigest,
   signatureRows,
   tempDir,
-} from '../agent/cartridge-fixtures.ts';
+} from '../support/cartridge-fixtures.ts';
 
 /**
  * Issue 10's attacks on cartridges, replayed against `acx run` as a user starts it: a real

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/frontends/cli/output.ts';
-import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
+import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { ROOT, STACK_FRAME } from '../support/cli.ts';
 
 let root: string;

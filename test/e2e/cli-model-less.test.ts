@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
-import { buildTestCartridge, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
+import { buildTestCartridge, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { matchingTools } from '../contract/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '../..');

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestCartridge } from '../agent/cartridge-fixtures.ts';
+import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
 import { cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 

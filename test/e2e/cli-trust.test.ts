@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/frontends/cli/output.ts';
-import { EXAMPLE_AGENT, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
+import { EXAMPLE_AGENT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 
 /** A fresh machine whose HOME and acx homes live in `home`. */
 function acx(args: string[], home: string) {

@@ -7,7 +7,7 @@ import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
-import { freshMachineEnv, ROOT, tempDir } from '../agent/cartridge-fixtures.ts';
+import { freshMachineEnv, ROOT, tempDir } from '../support/cartridge-fixtures.ts';
 
 /** The commands of the first code block after `heading` in a Markdown file, continuation lines joined. */
 function commandsUnder(file: string, heading: string): string[] {

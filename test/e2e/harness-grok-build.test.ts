@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrokBuildACP } from '../../src/harness/acp/profiles/factories.ts';
 import { createSqliteMemoryProvider } from '../../src/memory/provider.ts';
-import { ROOT, runAcx, tempDir } from '../agent/cartridge-fixtures.ts';
+import { ROOT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { type ModelServer, type RecordedRequest, type ResponderResult, startModelServer } from '../support/model-server.ts';
 
 const KEY = 'sk-e2e-grok-real-0123456789';

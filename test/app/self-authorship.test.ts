@@ -10,7 +10,7 @@ import { Policy } from '../../src/tools/policy.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { normalizeSchema } from '../../src/tools/schema.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { read, tempHome, toolContext, V1_DEFAULTS, write } from './helpers.ts';
+import { read, tempHome, toolContext, V1_DEFAULTS, write } from '../support/config-home.ts';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 

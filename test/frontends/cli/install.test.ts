@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatInstallSummary, runInstall } from '../../src/frontends/cli/commands/install.ts';
-import { ACX_VERSION } from '../../src/util/version.ts';
-import { ConfigError } from '../../src/core/errors.ts';
-import { silentLogger } from '../../src/util/logger.ts';
-import { exists, read, tempHome, write } from './helpers.ts';
+import { formatInstallSummary, runInstall } from '../../../src/frontends/cli/commands/install.ts';
+import { ACX_VERSION } from '../../../src/util/version.ts';
+import { ConfigError } from '../../../src/core/errors.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+import { exists, read, tempHome, write } from '../../support/config-home.ts';
 
-const repo = path.resolve(import.meta.dirname, '../..');
+const repo = path.resolve(import.meta.dirname, '../../..');
 const wired = fs.readFileSync(path.join(repo, 'src/frontends/cli/main.ts'), 'utf8').includes('commands/install.ts');
 
 describe('acx install (core)', () => {

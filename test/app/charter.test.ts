@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { composeCharter } from '../../src/app/charter.ts';
 import { installConfigHome, packagedDefaults } from '../../src/app/install.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
-import { tempHome, write } from './helpers.ts';
+import { tempHome, write } from '../support/config-home.ts';
 
 describe('composeCharter', () => {
   it('falls back to the packaged defaults, comments stripped, when the home was never installed', () => {

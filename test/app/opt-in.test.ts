@@ -9,7 +9,7 @@ import { createShellTool } from '../../src/tools/builtin/shell.ts';
 import { Policy } from '../../src/tools/policy.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
-import { exists, tempHome, V1_DEFAULTS, write } from './helpers.ts';
+import { exists, tempHome, V1_DEFAULTS, write } from '../support/config-home.ts';
 
 const notRoot = () => false;
 

@@ -25,7 +25,7 @@ import { openMemoryStore } from '../../src/memory/store.ts';
 import { createAddMemoryTool, createSearchMemoryTool } from '../../src/memory/tools.ts';
 import type { Tool, ToolContext } from '../../src/tools/tool.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { buildTestCartridge, saveDigest, saveRows, tempDir } from './cartridge-fixtures.ts';
+import { buildTestCartridge, saveDigest, saveRows, tempDir } from '../support/cartridge-fixtures.ts';
 
 const manifestBytes = serializeHarnessRequirements(defaultHarnessRequirements());
 const facts = { toolUse: true, contextWindowTokens: 128_000, structuredOutput: false };

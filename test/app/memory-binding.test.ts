@@ -7,7 +7,7 @@ import { resolveSettings } from '../../src/app/settings.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { MemoryProviderError } from '../../src/memory/choice.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { buildTestCartridge, EXAMPLE_AGENT, saveRows } from './cartridge-fixtures.ts';
+import { buildTestCartridge, EXAMPLE_AGENT, saveRows } from '../support/cartridge-fixtures.ts';
 
 /**
  * Choosing memory: ACX_MEMORY_PROVIDER, else agent.json memory.provider, else sqlite. Each kind

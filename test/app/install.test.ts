@@ -10,7 +10,7 @@ import {
 } from '../../src/app/install.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
-import { exists, read, snapshot, tempHome, V1_DEFAULTS, V2_DEFAULTS, write } from './helpers.ts';
+import { exists, read, snapshot, tempHome, V1_DEFAULTS, V2_DEFAULTS, write } from '../support/config-home.ts';
 
 const THREE_V1 = { 'prompts/a.md': 'A one\n', 'prompts/b.md': 'B one\n', 'prompts/c.md': 'C one\n' };
 const THREE_V2 = { 'prompts/a.md': 'A two\n', 'prompts/b.md': 'B two\n', 'prompts/c.md': 'C two\n' };

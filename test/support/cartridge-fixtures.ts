@@ -1,4 +1,4 @@
-// Shared fixtures for the cartridge boot tests (test/agent, test/e2e/cartridge-*) and the example
+// Shared fixtures for the cartridge boot tests (test/app, test/e2e/cartridge-*) and the example
 // build script: an agent directory to pack, a signing key that never touches disk, a trust
 // registry holding only its public key, a digest of a cartridge's SAVE zone, and the CLI.
 import { spawn } from 'node:child_process';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { formatInstallSummary, runInstall } from '../../src/frontends/cli/commands/install.ts';
 import { installConfigHome, reconcileIfUpgraded } from '../../src/app/install.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { exists, read, tempHome, write } from './helpers.ts';
+import { exists, read, tempHome, write } from '../support/config-home.ts';
 
 const DEFAULTS = {
   'prompts/system-prompt.md': 'You are an agent.\n',
