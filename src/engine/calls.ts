@@ -59,11 +59,11 @@ export async function runStepCalls(
 }
 
 /**
- * Runs one call. Only an unsafe tool needs the `started` mark committed before it runs (the
+ * Runs one call. Durability: an unsafe tool's `started` mark is committed before it runs (the
  * evidence that it may have had an effect, which recovery.ts reads); a read-only or idempotent
- * call found without a result is simply run again. A lone call's result is written with the
- * step's settlement; parallel calls record theirs as they finish, so one slow call cannot hold
- * the others hostage.
+ * call found without a result is simply run again, so it needs none. Parallel calls record their
+ * results as they finish, so one slow call cannot hold the others hostage (when a result may
+ * wait instead: persistence.ts, recordResult).
  */
 async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, entry: RegisteredTool, alone: boolean): Promise<void> {
   const { options, journal, logger } = ctx;

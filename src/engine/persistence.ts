@@ -9,19 +9,8 @@ import { capStepOutputs, errorOutput } from './tool-output.ts';
 import { type Entry, hasToolCalls } from './transcript.ts';
 import type { TurnState } from './turn-state.ts';
 
-/**
- * The journal writes of a turn. Durability rests on three rules, each held here:
- * 1. A step's assistant message, naming its calls, is committed before any call runs
- *    (persistAssistant): a crash after it leaves the calls as evidence, never unrecorded effects.
- * 2. A step's results are durable before the next step is: a step settles (settleStep) only when
- *    every call has a result, and its settlement is committed in the same transaction as the
- *    turn's next write (commit: the next assistant message, or the turn's end, suspension,
- *    cancellation or compaction). So a step costs one commit, and the journal never holds a step
- *    without the results of the one before it.
- * 3. Only safe evidence waits in memory: an unsafe call's result is written the moment it arrives
- *    (recordResult without `defer`); only a safe lone call's result waits for the settlement,
- *    because a crash that loses it only re-runs a call that is safe to re-run.
- */
+// The journal writes of a turn. Each durability rule they keep is stated once, at the function
+// that keeps it: persistAssistant, settleStep (with commit) and recordResult.
 
 function nextSeq(state: TurnState): number | undefined {
   const last = state.transcript.at(-1);
@@ -34,7 +23,7 @@ export async function appendEntry(ctx: EngineContext, state: TurnState, kind: En
   return seq;
 }
 
-/** One journal transaction for this turn, carrying any settlement still waiting to be written. */
+/** One journal transaction for this turn, carrying any settlement still waiting to be written (see settleStep). */
 export async function commit(ctx: EngineContext, state: TurnState, write?: () => Promise<void>): Promise<void> {
   const settle = state.pendingSettle;
   if (!settle && !write) return;
@@ -45,7 +34,11 @@ export async function commit(ctx: EngineContext, state: TurnState, write?: () =>
   });
 }
 
-/** Commits a step's assistant message (rule 1), with results for calls that cannot run at all. */
+/**
+ * Commits a step's assistant message, with results for the calls that cannot run at all.
+ * Durability: the message naming a step's calls is committed before any of them runs, so a crash
+ * leaves every call on record as evidence, never an effect the journal does not know of.
+ */
 export async function persistAssistant(ctx: EngineContext, state: TurnState, result: ModelCallResult): Promise<CallRecord[]> {
   const assistant = withSourcesRecorded<AssistantModelMessage>(
     (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
@@ -90,7 +83,9 @@ export async function persistAssistant(ctx: EngineContext, state: TurnState, res
 
 /**
  * Records a call's result: kept in memory for the step's settlement, and written now unless
- * `defer` (a safe lone call, whose result is written with the settlement: rule 3).
+ * `defer`. Durability: only safe evidence may wait in memory. An unsafe call's result is written
+ * the moment it arrives; only a lone read-only or idempotent call defers its result to the
+ * settlement, because a crash that loses it only re-runs a call that is safe to re-run.
  */
 export function recordResult(ctx: EngineContext, state: TurnState, call: CallRecord, output: ToolResultOutput, defer = false): Promise<void> {
   state.outputs.set(call.callId, output);
@@ -100,8 +95,11 @@ export function recordResult(ctx: EngineContext, state: TurnState, call: CallRec
 
 /**
  * A step settles when every call has a result: the capped results and capped arguments are
- * written in one transaction (queued for the next commit, rule 2), and the full results leave
- * the ledger.
+ * written in one transaction, and the full results leave the ledger.
+ * Durability: a step's results are durable before the next step is. The settlement waits in
+ * `pendingSettle` and is committed in the same transaction as the turn's next write (commit: the
+ * next assistant message, or the turn's end, suspension, cancellation or compaction), so a step
+ * costs one commit and the journal never holds a step without the results of the one before it.
  */
 export function settleStep(ctx: EngineContext, state: TurnState, step: number, calls: readonly CallRecord[]): void {
   const { journal, options } = ctx;
