@@ -21,7 +21,7 @@ import {
   prepareTools,
   resolveLanguageModel,
   toResponseMessages,
-} from 'ai/internal';
+} from '../model/ai-internals.ts';
 import aiPackage from 'ai/package.json' with { type: 'json' };
 import type { ResolvedModel } from '../model/providers.ts';
 import { cacheAffinity, NO_AFFINITY, withCacheAffinity } from '../model/cache-affinity.ts';

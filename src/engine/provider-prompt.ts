@@ -1,6 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4Message, LanguageModelV4Prompt, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
-import { convertToLanguageModelPrompt } from 'ai/internal';
+import { convertToLanguageModelPrompt } from '../model/ai-internals.ts';
 
 /**
  * The transcript in the provider's own prompt format (LanguageModelV4), converted by the AI SDK's

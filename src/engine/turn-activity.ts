@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ToolResultOutput } from '@ai-sdk/provider-utils';
-import type { TurnResult, TurnToolCall } from './engine.ts';
+import type { TurnResult, TurnToolCall } from './turn-types.ts';
 import { resultOf } from './tool-output.ts';
 
 /**

@@ -3,7 +3,7 @@
 // anything that is not pure growth.
 import type { LanguageModelV4, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
-import { convertToLanguageModelPrompt } from 'ai/internal';
+import { convertToLanguageModelPrompt } from '../../src/model/ai-internals.ts';
 import { describe, expect, it } from 'vitest';
 import { ProviderPrompt } from '../../src/engine/provider-prompt.ts';
 import { scriptedModel } from '../support/scripted-model.ts';

@@ -1,0 +1,113 @@
+import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
+import { safeObserve } from '../memory/provider.ts';
+import { logSeconds } from '../util/duration.ts';
+import { isUnspoken } from './brief.ts';
+import { maybeCompact } from './compaction-triggers.ts';
+import type { EngineContext } from './engine-context.ts';
+import type { FinishReason } from './events.ts';
+import { withFooters } from './hosted.ts';
+import { commit, recordResult, settleStep } from './persistence.ts';
+import { parseStructuredOutput } from './structured-output.ts';
+import { errorOutput } from './tool-output.ts';
+import { type TurnState, turnResult } from './turn-state.ts';
+import type { TurnResult } from './turn-types.ts';
+
+// How a turn ends: done (finish), cancelled (abortTurn) or failed (failTurn). Suspending is not
+// an ending: see approvals.ts.
+
+/** Ends the turn with its final text: committed, told to memory, then compacted if it grew past the threshold. */
+export async function finish(ctx: EngineContext, state: TurnState, text: string, finishReason: FinishReason): Promise<TurnResult> {
+  const { options, journal, logger } = ctx;
+  let output: unknown;
+  let failure: string | undefined;
+  if (ctx.output) {
+    const parsed = parseStructuredOutput(text, ctx.output);
+    if (parsed.ok) output = parsed.value;
+    else failure = parsed.error;
+  }
+  // A structured answer stays bare JSON; any other reply carries what the built-ins cited and made.
+  if (!ctx.output) text = withFooters(text, state.sources, state.files);
+  const unspoken = isUnspoken(options.speech);
+  await commit(ctx, state, () =>
+    journal.updateTurn(state.turn.id, {
+      status: failure ? 'failed' : 'done',
+      finalText: text,
+      steps: state.step,
+      ...(failure ? { error: `output invalid: ${failure}` } : {}),
+    }),
+  );
+  options.checkpoint?.({ at: 'turn-ended', turnId: state.turn.id });
+  if (unspoken && text) {
+    logger.info('unspoken', { session: state.sessionId, kind: 'narration', chars: text.length, text });
+    state.emit({ type: 'unspoken', text });
+  }
+  logger.info('turn end', {
+    session: state.sessionId,
+    turn: state.turn.id,
+    outcome: failure ? 'error' : 'ok',
+    steps: `${state.step}/${options.maxSteps}`,
+    tools: state.toolsRan,
+    duration: logSeconds(performance.now() - state.started),
+  });
+  await observe(ctx, state, text, unspoken);
+  await maybeCompact(ctx, state);
+  if (failure) {
+    throw new AcxError('output-invalid', `The model's final answer does not match the output schema: ${failure}`, {
+      hint: 'The answer is kept in the journal; refine the instructions or the schema and ask again.',
+    });
+  }
+  state.emit({ type: 'finish', finishReason, totalUsage: state.usage });
+  return turnResult(state, { text: unspoken ? '' : text, unspoken: unspoken ? text : undefined, output, finishReason });
+}
+
+export async function throwIfAborted(ctx: EngineContext, state: TurnState): Promise<void> {
+  if (state.hooks.abortSignal?.aborted) throw await abortTurn(ctx, state);
+}
+
+/** Ends the turn as cancelled; returns the error for the caller to throw. */
+export async function abortTurn(ctx: EngineContext, state: TurnState): Promise<TurnAbortedError> {
+  const { journal } = ctx;
+  // Calls that never got a result are settled as cancelled so the transcript stays well-formed.
+  await commit(ctx, state);
+  const open = await journal.openCalls(state.turn.id);
+  for (const call of open) {
+    if (call.status !== 'done' && !state.outputs.has(call.callId)) {
+      await recordResult(ctx, state, call, errorOutput('Cancelled by the user before it ran.'));
+    }
+  }
+  if (open.length > 0) settleStep(ctx, state, open[0]!.step, open);
+  await commit(ctx, state, () => journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
+  ctx.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
+  state.emit({ type: 'abort' });
+  return new TurnAbortedError();
+}
+
+/** Ends the turn as failed (the caller throws the error). */
+export async function failTurn(ctx: EngineContext, state: TurnState, error: unknown): Promise<void> {
+  await commit(ctx, state, () => ctx.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` }));
+  // A bookend like the others (INFO): the error itself reaches the caller, who reports it once.
+  ctx.logger.info('turn end', {
+    session: state.sessionId,
+    turn: state.turn.id,
+    outcome: 'error',
+    steps: `${state.step}/${ctx.options.maxSteps}`,
+    error: errorMessage(error),
+  });
+}
+
+async function observe(ctx: EngineContext, state: TurnState, text: string, unspoken: boolean): Promise<void> {
+  const { memory, agentId } = ctx.options;
+  if (!memory) return;
+  await safeObserve(
+    memory,
+    {
+      agentId,
+      sessionId: state.sessionId,
+      prompt: state.prompt,
+      text,
+      unspoken,
+      toolCalls: state.calls.map((call) => ({ name: call.toolName, input: call.input })),
+    },
+    ctx.logger,
+  );
+}

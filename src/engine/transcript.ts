@@ -1,0 +1,47 @@
+import type { ModelMessage } from 'ai';
+import type { CallRecord, StoredMessage } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
+
+/** One journaled message of a session's transcript, as a turn holds it. */
+export interface Entry {
+  seq: number;
+  turnId: string | null;
+  kind: StoredMessage['kind'];
+  message: ModelMessage;
+}
+
+export async function loadTranscript(journal: JournalStore, sessionId: string): Promise<Entry[]> {
+  return (await journal.messages(sessionId)).map((m) => ({ ...m }));
+}
+
+export function textOf(message: ModelMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  return (message.content as Array<{ type: string; text?: string }>)
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text ?? '')
+    .join('');
+}
+
+/** Whether an assistant message names calls acx runs (a provider-executed call already ran on the provider's side). */
+export function hasToolCalls(message: ModelMessage): boolean {
+  return (
+    message.role === 'assistant' &&
+    Array.isArray(message.content) &&
+    message.content.some((part) => part.type === 'tool-call' && !part.providerExecuted)
+  );
+}
+
+/**
+ * How many calls of the turn ran, derived from evidence rather than a counter: every call of a
+ * settled step (its result is in a tool message), and the open step's calls that started or
+ * finished.
+ */
+export function toolsRanIn(transcript: readonly Entry[], turnId: string, open: readonly CallRecord[]): number {
+  let ran = open.filter((call) => call.status === 'started' || call.status === 'done').length;
+  for (const entry of transcript) {
+    if (entry.turnId === turnId && entry.kind === 'tool' && Array.isArray(entry.message.content)) {
+      ran += entry.message.content.filter((part) => part.type === 'tool-result').length;
+    }
+  }
+  return ran;
+}

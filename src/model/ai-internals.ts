@@ -1,0 +1,50 @@
+/**
+ * The ONE module that touches the AI SDK's internals (`ai/internal`, not covered by its semver
+ * promise). acx's model call reuses the SDK's own parts — option preparation, tool-call parsing,
+ * content conversion, response messages, prompt conversion — so that a step is exactly what the
+ * SDK's loop would make of it. Everything else imports them from here, so an `ai` upgrade that
+ * renames or drops one fails in one place, with a message naming what is missing
+ * (test/model/ai-internals.test.ts checks the installed `ai` provides every one).
+ */
+import * as internal from 'ai/internal';
+import aiPackage from 'ai/package.json' with { type: 'json' };
+
+/** Every `ai/internal` export acx uses. */
+export const AI_INTERNALS_USED = [
+  'asLanguageModelUsage',
+  'convertLanguageModelContent',
+  'convertToLanguageModelPrompt',
+  'logWarnings',
+  'parseToolCall',
+  'prepareLanguageModelCallOptions',
+  'prepareToolChoice',
+  'prepareTools',
+  'resolveLanguageModel',
+  'toResponseMessages',
+] as const satisfies ReadonlyArray<keyof typeof internal>;
+
+/** The names of AI_INTERNALS_USED that `module` (an `ai/internal` namespace) does not provide as functions. */
+export function missingAiInternals(module: Readonly<Record<string, unknown>>): string[] {
+  return AI_INTERNALS_USED.filter((name) => typeof module[name] !== 'function');
+}
+
+const missing = missingAiInternals(internal);
+if (missing.length > 0) {
+  throw new Error(
+    `The installed "ai" package (${aiPackage.version}) no longer exports ${missing.join(', ')} from "ai/internal", which acx's model call needs. ` +
+      'Install the "ai" version acx pins in its package.json.',
+  );
+}
+
+export const {
+  asLanguageModelUsage,
+  convertLanguageModelContent,
+  convertToLanguageModelPrompt,
+  logWarnings,
+  parseToolCall,
+  prepareLanguageModelCallOptions,
+  prepareToolChoice,
+  prepareTools,
+  resolveLanguageModel,
+  toResponseMessages,
+} = internal;
