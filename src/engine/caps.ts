@@ -8,6 +8,8 @@
  */
 /** Most model steps per turn when nothing sets a budget (agent.json stepBudget, a policy, a flag). */
 export const DEFAULT_MAX_STEPS = 24;
+/** Retries of a failed model call (a transient fault) before the turn fails; ACX_RESPONSE_RETRIES overrides. */
+export const DEFAULT_RETRIES = 2;
 export const STEP_RESULT_BUDGET = 4096;
 export const STEP_ARGS_BUDGET = 2048;
 const HEAD_SHARE = 0.8;

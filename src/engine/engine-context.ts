@@ -4,13 +4,12 @@ import type { JournalStore } from '../store/journal-store.ts';
 import { type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
-import { DEFAULT_MAX_STEPS } from './caps.ts';
+import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from './caps.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
 import { callToolSet } from './hosted.ts';
 import { type ModelTool, toolSet } from './model-call.ts';
 import type { EngineOptions } from './turn-types.ts';
 
-export const DEFAULT_RETRIES = 2;
 
 /** The engine's options with their defaults filled in. */
 export type ResolvedEngineOptions = Required<

@@ -27,7 +27,7 @@ import type { ContinueInput, EngineOptions, TurnInput, TurnResult } from './turn
  *   turn-state.ts           one turn's state in this process; engine-context.ts: the engine's
  */
 export { DEFAULT_MAX_STEPS } from './caps.ts';
-export { DEFAULT_RETRIES } from './engine-context.ts';
+export { DEFAULT_RETRIES } from './caps.ts';
 export { pendingOf, suspendReasonOf } from './approvals.ts';
 export { hasToolCalls, textOf } from './transcript.ts';
 export type {
