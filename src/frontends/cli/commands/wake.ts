@@ -3,8 +3,8 @@ import { type Command, Option } from 'commander';
 import type { PreparedAgent } from '../../../app/prepare.ts';
 import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
-import { locateAgent, resolveSettings, type ResolvedSettings } from '../../../app/settings.ts';
-import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
+import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -101,7 +101,12 @@ export function register(program: Command): void {
     } catch (error) {
       configError = error;
     }
-    const store = new WakeStore(wakeStorePath(location.stateDir));
+    // With ACX_STORE / --store on PostgreSQL, the inbox and leases live there beside the journal.
+    const store = await openWakeStore({
+      stateDir: location.stateDir,
+      storeUrl: resolveStoreUrl(flags, env),
+      onLeaseLost: (lost) => logger.error('wake lease lost', { session: lost, reason: 'not renewed in time; another wake may answer this session' }),
+    });
     let prepared: PreparedAgent | undefined;
     try {
       try {
@@ -142,7 +147,7 @@ export function register(program: Command): void {
         await prepared?.close();
       }
     } finally {
-      store.close();
+      await store.close();
     }
   });
 }
