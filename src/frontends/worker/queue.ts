@@ -30,7 +30,26 @@ export interface SessionWakeJob {
   deliveryId?: string | undefined;
 }
 
-export type WakeJob = SessionWakeJob;
+/**
+ * A platform delivery (`acx router --queue`): answered as `acx wake --timeline` would. The agent's
+ * platform token never travels in the job; the worker has it (BASECRADLE_TOKEN_<HANDLE>).
+ */
+export interface TimelineWakeJob {
+  kind: 'timeline';
+  agent: string;
+  /** `timeline:<uuid>`, the session a timeline wake runs its turns in. */
+  sessionId: string;
+  timeline: string;
+  /** What the delivery is about, as `acx wake --timeline` takes it. */
+  message?: string | undefined;
+  asset?: string | undefined;
+  event?: string | undefined;
+  deliveryId: string;
+  /** The platform the router received the delivery from (a worker's own --platform wins). */
+  platformUrl: string;
+}
+
+export type WakeJob = SessionWakeJob | TimelineWakeJob;
 
 /** Whom pg-boss serializes on: one active job per agent session. */
 export const sessionKey = (job: Pick<WakeJob, 'agent' | 'sessionId'>): string => `${job.agent}\n${job.sessionId}`;

@@ -5,7 +5,7 @@ import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { PacingSettings } from '../wake/pacing.ts';
 import { wake } from '../wake/session.ts';
-import { WAKE_QUEUE, type WakeJob, type WakeQueue } from './queue.ts';
+import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, type WakeQueue } from './queue.ts';
 
 /**
  * `acx worker`: takes wake jobs off the queue and answers each with the same session wake as
@@ -29,6 +29,8 @@ export interface WorkerAgent {
   store: WakeStore;
   model?: { provider: string; modelId: string } | undefined;
   maxSteps?: number | undefined;
+  /** Runs a platform delivery's timeline wake; absent: this worker takes no timeline jobs for the agent. */
+  wakeTimeline?: (job: TimelineWakeJob) => Promise<{ outcome: string }>;
 }
 
 export interface WorkerOptions {
@@ -74,6 +76,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       logger.error('worker job refused', { job: job.id, agent: data.agent, reason: `this worker serves no agent named ${data.agent}` });
       return 'deadletter';
     }
+    if (data.kind === 'timeline') {
+      if (!agent.wakeTimeline) throw new Error(`this worker cannot wake @${agent.name} on a timeline`);
+      const { outcome } = await agent.wakeTimeline(data);
+      if (outcome === 'busy' || outcome === 'declined') throw new WakeDeferred(`timeline ${data.timeline} was ${outcome}; the job is retried`);
+      return 'completed';
+    }
+    return answerSession(agent, job as Job<SessionWakeJob>);
+  };
+
+  const answerSession = async (agent: WorkerAgent, job: Job<SessionWakeJob>): Promise<'completed' | 'deadletter'> => {
+    const data = job.data;
     const outcome = await wake({
       agent: agentFor(agent),
       store: agent.store,

@@ -3,7 +3,7 @@ import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
-import { parseAgentList } from '../../router/agents.ts';
+import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
 import { startWorker, type WorkerAgent } from '../../worker/worker.ts';
@@ -23,6 +23,7 @@ export function register(program: Command): void {
         .command('worker')
         .description("answer wake jobs from the store's PostgreSQL queue (pg-boss), one session at a time across every worker")
         .requiredOption('--agents <list>', 'name=DIR pairs, comma-separated: the agents this worker answers for (a job names its agent)')
+        .option('--platform <url>', "for a router's timeline jobs: the platform to answer on (env BASECRADLE_BASE_URL; default the router's); each agent's token from BASECRADLE_TOKEN_<NAME>")
         .option('--concurrency <n>', 'jobs this worker answers at once, each for a different session (env ACX_WORKER_CONCURRENCY, default 1)')
         .option('--retry-limit <n>', `retries a job gets before it is dead-lettered, set when the queue is created (default ${DEFAULT_QUEUE_SETTINGS.retryLimit})`)
         .option('--heartbeat <seconds>', `a worker silent this long is taken for dead and its job retried, at least 10 (default ${DEFAULT_QUEUE_SETTINGS.heartbeatSeconds})`)
@@ -66,6 +67,15 @@ export function register(program: Command): void {
         store: new WakeStore(wakeStorePath(location.stateDir)),
         ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
         maxSteps: settings.maxSteps,
+        wakeTimeline: async (job) => {
+          const variable = `BASECRADLE_TOKEN_${envSlug(name)}`;
+          const token = env[variable];
+          if (!token) throw new Error(`set ${variable} to @${name}'s platform token to answer its timeline deliveries`);
+          const { wakeTimelineDelivery } = await import('../timeline-wake.ts');
+          const baseUrl = (options.platform as string | undefined) ?? env.BASECRADLE_BASE_URL ?? job.platformUrl;
+          const delivery = { timeline: job.timeline, message: job.message, asset: job.asset, event: job.event, deliveryId: job.deliveryId, baseUrl, token };
+          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger);
+        },
         prepare: async () => {
           const { prepareAgent } = await import('../../../app/prepare.ts');
           const prepared = await prepareAgent(settings, { logger });
