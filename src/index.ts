@@ -35,5 +35,5 @@ export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER } from './frontends/wake/session.ts';
 export type { WakeOptions, WakeOutcome } from './frontends/wake/session.ts';
-export { WakeStore } from './store/wake-store.ts';
-export type { BreakerSettings, InboxItem, WakeEvent } from './store/wake-store.ts';
+export { openWakeStore, SqliteWakeStore } from './store/wake-store.ts';
+export type { BreakerSettings, InboxItem, WakeEvent, WakeStore } from './store/wake-store.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { admitToBreaker, type BreakerChange, type BreakerSettings, type BreakerTables } from '../store/breaker.ts';
 import { openDatabase, transaction, type Database } from '../store/database.ts';
-import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/wake-store.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/lease-holder.ts';
 
 /**
  * What a timeline agent remembers about each timeline between wakes, in `<state dir>/channel.db`:

@@ -25,25 +25,26 @@ export interface SessionDetail extends SessionSummary {
 }
 
 /** Every session either store knows, the most recently active first. */
-export function summarizeSessions(journal: Journal | undefined, wakes: WakeStore | undefined): SessionSummary[] {
-  const ids = new Set([...(journal?.listSessions() ?? []).map((s) => s.id), ...(wakes?.sessions() ?? []).map((s) => s.sessionId)]);
-  return [...ids].map((id) => summarize(id, journal, wakes)).sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt) || a.id.localeCompare(b.id));
+export async function summarizeSessions(journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionSummary[]> {
+  const ids = new Set([...(journal?.listSessions() ?? []).map((s) => s.id), ...((await wakes?.sessions()) ?? []).map((s) => s.sessionId)]);
+  const summaries = await Promise.all([...ids].map((id) => summarize(id, journal, wakes)));
+  return summaries.sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt) || a.id.localeCompare(b.id));
 }
 
-export function sessionDetail(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): SessionDetail | undefined {
-  const known = journal?.hasSession(id) || (wakes?.items(id).length ?? 0) > 0;
-  if (!known) return undefined;
+export async function sessionDetail(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionDetail | undefined> {
+  const events = (await wakes?.items(id)) ?? [];
+  if (!journal?.hasSession(id) && events.length === 0) return undefined;
   return {
-    ...summarize(id, journal, wakes),
+    ...(await summarize(id, journal, wakes)),
     turnRecords: journal?.turns(id) ?? [],
     messages: journal?.messages(id) ?? [],
-    events: wakes?.items(id) ?? [],
+    events,
   };
 }
 
-function summarize(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): SessionSummary {
+async function summarize(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionSummary> {
   const session = journal?.listSessions().find((s) => s.id === id);
-  const events = wakes?.items(id) ?? [];
+  const events = (await wakes?.items(id)) ?? [];
   const turns = journal?.turns(id) ?? [];
   const times = [session?.updatedAt, ...events.map((e) => e.receivedAt)].filter((t): t is string => t !== undefined).sort();
   return {

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../src/frontends/wake/session.ts';
-import { WakeStore } from '../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/wake-store.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { z } from 'zod';
 import { echoTool, openaiModel, rig, startModelServer } from '../engine/helpers.ts';
@@ -30,7 +30,7 @@ const userTexts = (request: RecordedRequest) =>
 
 async function setup(agent: Parameters<typeof rig>[1] = {}) {
   const r = rig(await openaiModel(server), agent);
-  const store = new WakeStore(join(r.home, 'wake.db'));
+  const store = new SqliteWakeStore(join(r.home, 'wake.db'));
   return { r, store };
 }
 
@@ -55,8 +55,8 @@ describe('wake()', () => {
   it('answers the events that piled up in one turn, each with its sender and arrival time', async () => {
     const { r, store } = await setup();
     const dead = gone();
-    store.admit('room', { id: 'e1', text: 'Is the deploy done?', sender: 'alice' }, OFF, dead);
-    store.admit('room', { id: 'e2', text: 'Also, who is on call?', sender: 'bob' }, OFF, dead);
+    await store.admit('room', { id: 'e1', text: 'Is the deploy done?', sender: 'alice' }, OFF, dead);
+    await store.admit('room', { id: 'e2', text: 'Also, who is on call?', sender: 'bob' }, OFF, dead);
     server.enqueue('Deploy is done; Carol is on call.');
     const replies: string[][] = [];
     const outcome = await wake({
@@ -73,11 +73,11 @@ describe('wake()', () => {
     expect(server.requests).toHaveLength(1);
     const asked = userTexts(server.requests[0]!).at(-1)!;
     expect(asked).toMatch(/^2 messages arrived since your last reply:\n\n\[\S+Z\] alice: Is the deploy done\?\n\n\[\S+Z\] bob: Also, who is on call\?$/);
-    expect(store.items('room').map((item) => [item.eventId, item.state, item.reply])).toEqual([
+    expect((await store.items('room')).map((item) => [item.eventId, item.state, item.reply])).toEqual([
       ['e1', 'done', 'Deploy is done; Carol is on call.'],
       ['e2', 'done', 'Deploy is done; Carol is on call.'],
     ]);
-    store.close();
+    await store.close();
   });
 
   it("reads a peer AI's message at human speed, folds in what arrives meanwhile, and answers people at once", async () => {
@@ -86,7 +86,7 @@ describe('wake()', () => {
     const sleeps: number[] = [];
     const pacing: PacingSettings = { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 };
     const longText = 'x'.repeat(17 * 30); // 30 s to read at 17 chars/s
-    store.admit('ai-room', { id: 'a1', text: 'Hello from the other bot.', sender: 'bot-b', senderKind: 'ai' }, OFF, gone(), clock);
+    await store.admit('ai-room', { id: 'a1', text: 'Hello from the other bot.', sender: 'bot-b', senderKind: 'ai' }, OFF, gone(), clock);
     clock += 5_000; // it waited 5 s already: only the rest of the 20 s floor is owed
     server.enqueue('Hi, bot-b.');
     await wake({
@@ -101,7 +101,7 @@ describe('wake()', () => {
         sleeps.push(ms);
         clock += ms;
         // While it reads, the other bot writes again: the read restarts on the newer message.
-        if (sleeps.length === 1) store.admit('ai-room', { id: 'a2', text: longText, sender: 'bot-b', senderKind: 'ai' }, OFF, gone(), clock);
+        if (sleeps.length === 1) await store.admit('ai-room', { id: 'a2', text: longText, sender: 'bot-b', senderKind: 'ai' }, OFF, gone(), clock);
       },
     });
     expect(sleeps).toEqual([15_000, 30_000]);
@@ -111,17 +111,17 @@ describe('wake()', () => {
 
     // A person's message is answered at once.
     sleeps.length = 0;
-    store.admit('ai-room', { id: 'h1', text: 'Stop, both of you.', sender: 'dana', senderKind: 'human' }, OFF, gone(), clock);
+    await store.admit('ai-room', { id: 'h1', text: 'Stop, both of you.', sender: 'dana', senderKind: 'human' }, OFF, gone(), clock);
     server.enqueue('Stopping.');
     await wake({ agent: r.agent, store, sessionId: 'ai-room', breaker: OFF, pacing, logger: r.logger, now: () => clock, sleep: async (ms) => void sleeps.push(ms) });
     expect(sleeps).toEqual([]);
-    expect(batchPrompt(store.items('ai-room').slice(-1))).toMatch(/\] dana: Stop, both of you\.$/);
-    store.close();
+    expect(batchPrompt((await store.items('ai-room')).slice(-1))).toMatch(/\] dana: Stop, both of you\.$/);
+    await store.close();
   });
 
   it('builds the turn again when a message lands while it generates: one reply, for both', async () => {
     const { r, store } = await setup();
-    store.admit('ops', { id: 'e1', text: 'Deploy the release now.', sender: 'alice' }, OFF, gone());
+    await store.admit('ops', { id: 'e1', text: 'Deploy the release now.', sender: 'alice' }, OFF, gone());
     const draft = heldResponse();
     server.enqueue({ text: 'Deploying now.', pauseUntil: draft.released }, 'Not deploying: Bob asked to stop.');
     const replies: Array<{ events: string[]; text: string }> = [];
@@ -134,7 +134,7 @@ describe('wake()', () => {
       onReply: (items, result) => void replies.push({ events: items.map((item) => item.eventId), text: result.text }),
     });
     await requestsReach(1);
-    store.admit('ops', { id: 'e2', text: 'STOP! Do not deploy.', sender: 'bob', senderKind: 'human' }, OFF, otherWake);
+    await store.admit('ops', { id: 'e2', text: 'STOP! Do not deploy.', sender: 'bob', senderKind: 'human' }, OFF, otherWake);
     draft.release();
     expect(await woken).toEqual({ outcome: 'answered', answered: 2, failedEvents: [] });
 
@@ -145,13 +145,13 @@ describe('wake()', () => {
       /^While you were answering, another message arrived, so nothing from that answer has been delivered\. Answer again, taking it into account:\n\n\[\S+Z\] bob: STOP! Do not deploy\.$/,
     );
     expect(rebuilt.view.messages.filter((m) => m.role === 'assistant').map((m) => m.text)).toEqual(['Deploying now.']);
-    expect(store.items('ops').map((item) => [item.eventId, item.state, item.build, item.reply])).toEqual([
+    expect((await store.items('ops')).map((item) => [item.eventId, item.state, item.build, item.reply])).toEqual([
       ['e1', 'done', 1, 'Not deploying: Bob asked to stop.'],
       ['e2', 'done', 2, 'Not deploying: Bob asked to stop.'],
     ]);
     expect(r.logger.lines.join('\n')).toMatch(/INFO wake rebuild session=ops batch=e1 build=2 late=e2/);
     expect(r.logger.lines.join('\n')).toMatch(/INFO wake end session=ops outcome=answered events=2 turns=2 steps=2/);
-    store.close();
+    await store.close();
   });
 
   it('never rebuilds a turn that called a tool, and the last allowed build stands', async () => {
@@ -162,12 +162,12 @@ describe('wake()', () => {
       wake({ agent: r.agent, store, sessionId: 's', breaker: OFF, pacing, logger: r.logger, onReply: (items) => void replies.push(items.map((item) => item.eventId)) });
 
     // The turn echoed (a real effect): the message that landed meanwhile gets its own turn.
-    store.admit('s', { id: 't1', text: 'echo hi' }, OFF, gone());
+    await store.admit('s', { id: 't1', text: 'echo hi' }, OFF, gone());
     const held = heldResponse();
     server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'hi' } }] }, { text: 'Echoed hi.', pauseUntil: held.released }, 'Answer to t2.');
     const first = run({ ...NO_PACING, enabled: true, floorMs: 0 });
     await requestsReach(2);
-    store.admit('s', { id: 't2', text: 'and another thing' }, OFF, otherWake);
+    await store.admit('s', { id: 't2', text: 'and another thing' }, OFF, otherWake);
     held.release();
     await first;
     expect(replies).toEqual([['t1'], ['t2']]);
@@ -176,34 +176,34 @@ describe('wake()', () => {
     // Two builds allowed: the second stands although another message landed during it.
     replies.length = 0;
     const before = server.requests.length;
-    store.admit('s', { id: 'u1', text: 'one' }, OFF, gone());
+    await store.admit('s', { id: 'u1', text: 'one' }, OFF, gone());
     const build1 = heldResponse();
     const build2 = heldResponse();
     server.enqueue({ text: 'draft 1', pauseUntil: build1.released }, { text: 'Answer to one and two.', pauseUntil: build2.released }, 'Answer to three.');
     const second = run({ ...NO_PACING, enabled: true, maxBuilds: 2 });
     await requestsReach(before + 1);
-    store.admit('s', { id: 'u2', text: 'two' }, OFF, otherWake);
+    await store.admit('s', { id: 'u2', text: 'two' }, OFF, otherWake);
     build1.release();
     await requestsReach(before + 2);
-    store.admit('s', { id: 'u3', text: 'three' }, OFF, otherWake);
+    await store.admit('s', { id: 'u3', text: 'three' }, OFF, otherWake);
     build2.release();
     await second;
     expect(replies).toEqual([['u1', 'u2'], ['u3']]);
-    expect(store.item('s', 'u3')?.reply).toBe('Answer to three.');
-    store.close();
+    expect((await store.item('s', 'u3'))?.reply).toBe('Answer to three.');
+    await store.close();
   });
 
   it('takes a rebuild that failed up again at the same build, in the same turn', async () => {
     const { r, store } = await setup();
-    store.admit('f', { id: 'f1', text: 'first' }, OFF, gone());
+    await store.admit('f', { id: 'f1', text: 'first' }, OFF, gone());
     const draft = heldResponse();
     server.enqueue({ text: 'draft', pauseUntil: draft.released }, { fail: { status: 400 } });
     const failing = wake({ agent: r.agent, store, sessionId: 'f', breaker: OFF, logger: r.logger });
     await requestsReach(1);
-    store.admit('f', { id: 'f2', text: 'second' }, OFF, otherWake);
+    await store.admit('f', { id: 'f2', text: 'second' }, OFF, otherWake);
     draft.release();
     await expect(failing).rejects.toThrow();
-    expect(store.items('f').map((item) => [item.eventId, item.state, item.batchId, item.build, item.attempts])).toEqual([
+    expect((await store.items('f')).map((item) => [item.eventId, item.state, item.batchId, item.build, item.attempts])).toEqual([
       ['f1', 'pending', 'f1', 1, 1],
       ['f2', 'pending', 'f1', 2, 0],
     ]);
@@ -215,8 +215,8 @@ describe('wake()', () => {
     const prompts = r.readJournal((journal) => journal.messages('f').filter((m) => m.kind === 'user').map((m) => String(m.message.content)));
     expect(prompts, 'one prompt per build, the failed rebuild not taken a second time').toHaveLength(2);
     expect(prompts[1]).toMatch(/^While you were answering/);
-    expect(store.items('f').map((item) => item.state)).toEqual(['done', 'done']);
-    store.close();
+    expect((await store.items('f')).map((item) => item.state)).toEqual(['done', 'done']);
+    await store.close();
   });
 
   it('in tool speech mode, only a message that calls for a reply gets the reply nudge', async () => {
@@ -232,33 +232,33 @@ describe('wake()', () => {
     });
     const { r, store } = await setup({ agent: { tools: [say], speech: { mode: 'tool', tool: 'say' } } });
     server.setFallback('Nothing to add.');
-    store.admit('room', { id: 'n1', text: 'heartbeat', addressed: false }, OFF, gone());
+    await store.admit('room', { id: 'n1', text: 'heartbeat', addressed: false }, OFF, gone());
     await wake({ agent: r.agent, store, sessionId: 'room', breaker: OFF, pacing: NO_PACING, logger: r.logger });
     expect(server.requests, 'an ambient message: no nudge').toHaveLength(1);
 
-    store.admit('room', { id: 'n2', text: '@agent are you there?' }, OFF, gone());
+    await store.admit('room', { id: 'n2', text: '@agent are you there?' }, OFF, gone());
     await wake({ agent: r.agent, store, sessionId: 'room', breaker: OFF, pacing: NO_PACING, logger: r.logger });
     expect(server.requests, 'addressed: one nudge').toHaveLength(3);
-    expect(store.items('room').map((item) => [item.eventId, item.addressed, item.state])).toEqual([
+    expect((await store.items('room')).map((item) => [item.eventId, item.addressed, item.state])).toEqual([
       ['n1', false, 'done'],
       ['n2', true, 'done'],
     ]);
-    store.close();
+    await store.close();
   });
 
   it('answers a batch whose turn failed again as it was, in the same turn, before newer events', async () => {
     const { r, store } = await setup();
     const dead = gone();
-    store.admit('q', { id: 'b1', text: 'first' }, OFF, dead);
-    store.admit('q', { id: 'b2', text: 'second' }, OFF, dead);
+    await store.admit('q', { id: 'b1', text: 'first' }, OFF, dead);
+    await store.admit('q', { id: 'b2', text: 'second' }, OFF, dead);
     server.enqueue({ fail: { status: 400 } });
     await expect(wake({ agent: r.agent, store, sessionId: 'q', breaker: OFF, pacing: NO_PACING, logger: r.logger })).rejects.toThrow();
-    expect(store.items('q').map((item) => [item.eventId, item.state, item.batchId, item.attempts])).toEqual([
+    expect((await store.items('q')).map((item) => [item.eventId, item.state, item.batchId, item.attempts])).toEqual([
       ['b1', 'pending', 'b1', 1],
       ['b2', 'pending', 'b1', 1],
     ]);
 
-    store.admit('q', { id: 'b3', text: 'third' }, OFF, gone());
+    await store.admit('q', { id: 'b3', text: 'third' }, OFF, gone());
     server.enqueue('Answer to first and second.', 'Answer to third.');
     const batches: string[][] = [];
     await wake({
@@ -273,6 +273,6 @@ describe('wake()', () => {
     expect(batches).toEqual([['b1', 'b2'], ['b3']]);
     const turns = r.readJournal((journal) => journal.messages('q').filter((m) => m.kind === 'user').map((m) => m.message.content));
     expect(turns, 'the failed batch was not taken a second time').toHaveLength(2);
-    store.close();
+    await store.close();
   });
 });

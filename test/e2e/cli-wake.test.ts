@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
-import { WakeStore } from '../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/wake-store.ts';
 import { filesHolding } from '../support/files.ts';
 import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';
 
@@ -316,23 +316,23 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
     const plainKey = 'OrgKey-Wk3bN5xWc3Vt9LdQ';
     const env = { OPENAI_API_KEY: plainKey, ACX_LOG_LEVEL: 'debug' };
-    const inbox = () => {
-      const store = new WakeStore(join(home, readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'))!));
+    const inbox = async () => {
+      const store = new SqliteWakeStore(join(home, readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'))!));
       try {
-        const item = store.item('room-11', 'a1')!;
+        const item = (await store.item('room-11', 'a1'))!;
         return [item.state, item.error];
       } finally {
-        store.close();
+        await store.close();
       }
     };
     const first = await wake(home, ['--session', 'room-11', '--event', 'a1', '--max-attempts', '2', 'auth-echo are you there'], env).done;
     expect(first.status).toBe(1);
     expect(first.stderr).toMatch(/ERROR wake end session=room-11 outcome=error answered=0 error="OpenAI rejected the API key \(HTTP 401\): Incorrect API key provided: \[REDACTED\]\."/);
-    expect(inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
+    expect(await inbox(), 'pending, with the error of its attempt').toEqual(['pending', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
     const second = await wake(home, ['--session', 'room-11', '--max-attempts', '2'], env).done;
     expect(second.status).toBe(1);
     expect(second.stderr).toMatch(/ERROR wake event failed session=room-11 event=a1 attempts=2 error="OpenAI rejected the API key \(HTTP 401\): Incorrect API key provided: \[REDACTED\]\."/);
-    expect(inbox(), 'set aside').toEqual(['failed', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
+    expect(await inbox(), 'set aside').toEqual(['failed', 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided: [REDACTED].']);
     expect(first.stderr + second.stderr).not.toContain(plainKey);
     expect(filesHolding(home, plainKey)).toEqual([]);
   });
@@ -373,12 +373,12 @@ describe('acx wake on a fresh home (e2e)', { timeout: 180_000 }, () => {
     const results = await Promise.all(wakes.map((w) => w.done));
     expect(results.filter((r) => r.status !== 0).map((r) => r.stderr)).toEqual([]);
     const path = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((p) => p.endsWith('wake.db'));
-    const store = new WakeStore(join(home, path!));
+    const store = new SqliteWakeStore(join(home, path!));
     try {
-      const recorded = deliveries.map((d) => [d.event, store.item(d.session, d.event)?.state]);
+      const recorded = await Promise.all(deliveries.map(async (d) => [d.event, (await store.item(d.session, d.event))?.state]));
       expect(recorded).toEqual(deliveries.map((d) => [d.event, 'done']));
     } finally {
-      store.close();
+      await store.close();
     }
     // Each event's text reached the model and came back in the reply of the turn that answered it.
     const replyLines = results.flatMap((r) => r.stdout.split('\n'));

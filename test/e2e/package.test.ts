@@ -188,7 +188,7 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
       'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
-      'acx/wake': ['wake', 'WakeStore', 'turnIdFor'],
+      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor'],
     };
     expect(Object.keys(named).map((name) => (name === 'acx' ? '.' : `./${name.slice(4)}`))).toEqual(subpaths);
     const probe = `const named = ${JSON.stringify(named)};

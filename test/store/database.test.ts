@@ -8,7 +8,7 @@ import type { ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion, type Database, type Migration } from '../../src/store/database.ts';
 import { Journal } from '../../src/store/journal.ts';
-import { WakeStore } from '../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/wake-store.ts';
 import { AcxError } from '../../src/core/errors.ts';
 
 let dir: string;
@@ -178,18 +178,18 @@ describe('a file from a newer acx', () => {
     }
   });
 
-  it('the wake store opens a wake store a newer acx added to, and keeps working', () => {
+  it('the wake store opens a wake store a newer acx added to, and keeps working', async () => {
     const path = join(dir, 'wake.db');
-    new WakeStore(path).close();
+    await new SqliteWakeStore(path).close();
     growAsNewerAcx(path, `ALTER TABLE inbox ADD COLUMN priority INTEGER NOT NULL DEFAULT 0; CREATE TABLE wake_notes (note TEXT);`);
-    const store = new WakeStore(path, { isAlive: () => false });
+    const store = new SqliteWakeStore(path, { isAlive: () => false });
     try {
       const holder = { pid: 1, host: 'h', started: 1 };
-      const admission = store.admit('s', { id: 'e1', text: 'ping' }, { max: 0, windowMs: 60_000, cooldownMs: 60_000 }, holder);
+      const admission = await store.admit('s', { id: 'e1', text: 'ping' }, { max: 0, windowMs: 60_000, cooldownMs: 60_000 }, holder);
       expect(admission.kind).toBe('leader');
-      expect(store.pending('s').map((item) => item.text)).toEqual(['ping']);
+      expect((await store.pending('s')).map((item) => item.text)).toEqual(['ping']);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

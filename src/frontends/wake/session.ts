@@ -107,7 +107,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   const started = performance.now();
   const delivery = options.deliveryId ? { delivery: options.deliveryId } : {};
   const own = event !== undefined && options.selfHandle !== undefined && event.sender === options.selfHandle;
-  const admission = store.admit(sessionId, event && own ? { ...event, own } : event, options.breaker);
+  const admission = await store.admit(sessionId, event && own ? { ...event, own } : event, options.breaker);
   logger.info('wake start', {
     session: sessionId,
     event: event?.id,
@@ -169,19 +169,19 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   try {
     for (;;) {
       // A batch an earlier wake fixed and did not finish is answered again as it was.
-      let batch = store.openBatch(sessionId);
+      let batch = await store.openBatch(sessionId);
       if (!batch) {
-        const pending = store.pending(sessionId);
+        const pending = await store.pending(sessionId);
         if (pending.length === 0) {
-          if (store.release(sessionId, holder)) break;
+          if (await store.release(sessionId, holder)) break;
           continue; // an event arrived while we were answering: its wake saw our lease
         }
         const settled = await pace(pending, options);
-        store.fixBatch(
+        await store.fixBatch(
           sessionId,
           settled.map((item) => item.eventId),
         );
-        batch = store.openBatch(sessionId)!;
+        batch = (await store.openBatch(sessionId))!;
       }
       const batchId = batch[0]!.batchId!;
       const build = Math.max(...batch.map((item) => item.build));
@@ -191,7 +191,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       const { agent, session } = await open();
       // One attempt per wake that takes the batch up, however many builds it takes.
       if (attemptedBatch !== batchId) {
-        attempt = store.markAttempt(sessionId, ids);
+        attempt = await store.markAttempt(sessionId, ids);
         attemptedBatch = batchId;
       }
       let result: HarnessTurnResult;
@@ -205,10 +205,10 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
           onApprovalRequest,
         });
       } catch (error) {
-        store.recordError(sessionId, ids, errorMessage(error));
+        await store.recordError(sessionId, ids, errorMessage(error));
         if (attempt < maxAttempts) throw error;
         logger.error('wake event failed', { session: sessionId, event: ids.join(','), attempts: attempt, error: errorMessage(error) });
-        store.markFailed(sessionId, ids, errorMessage(error));
+        await store.markFailed(sessionId, ids, errorMessage(error));
         failedEvents.push(...ids);
         continue;
       }
@@ -216,9 +216,9 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       steps += result.stepCount;
       // Loop 2: messages that arrived while this build generated are folded in and the turn is
       // built again, unless it already called a tool (its effects are real) or this build stands.
-      const late = pacing.enabled && build < pacing.maxBuilds && !acted(result) ? store.pending(sessionId).filter((item) => item.batchId === null) : [];
+      const late = pacing.enabled && build < pacing.maxBuilds && !acted(result) ? (await store.pending(sessionId)).filter((item) => item.batchId === null) : [];
       if (late.length > 0) {
-        const next = store.growBatch(
+        const next = await store.growBatch(
           sessionId,
           batchId,
           late.map((item) => item.eventId),
@@ -227,11 +227,11 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
         continue;
       }
       await options.onReply?.(batch, result);
-      store.markDone(sessionId, ids, result.text);
+      await store.markDone(sessionId, ids, result.text);
       answered += ids.length;
     }
   } catch (error) {
-    store.abandon(sessionId, holder);
+    await store.abandon(sessionId, holder);
     logger.error('wake end', {
       session: sessionId,
       outcome: 'error',

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { acpSessionsRoot, sessionDirName } from '../../../harness/acp/sandbox.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';
-import { holderIsAlive, WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 
@@ -67,10 +67,10 @@ export function register(program: Command): void {
       }
       // Opened only if they exist: cleaning up never creates a store.
       const journal = existsSync(settings.journalPath) ? new Journal(settings.journalPath) : undefined;
-      const wakes = existsSync(wakePath) ? new WakeStore(wakePath) : undefined;
+      const wakes = existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined;
       try {
         const known = new Map((journal?.listSessions() ?? []).map((s) => [s.id, Date.parse(s.updatedAt)]));
-        for (const s of wakes?.sessions() ?? []) {
+        for (const s of (await wakes?.sessions()) ?? []) {
           const last = s.lastEventAt ? Date.parse(s.lastEventAt) : 0;
           known.set(s.sessionId, Math.max(known.get(s.sessionId) ?? 0, last));
         }
@@ -86,7 +86,7 @@ export function register(program: Command): void {
           targets = [...known].filter(([, last]) => last < cutoff).map(([id]) => id);
         }
         for (const id of targets) {
-          const busy = busyReason(journal, wakes, id, sessionId === undefined);
+          const busy = await busyReason(journal, wakes, id, sessionId === undefined);
           if (busy) {
             if (sessionId !== undefined) throw new CliExit('failed', `acx cleanup: session "${id}" ${busy}; nothing was removed.`);
             report.kept.push({ id, reason: busy });
@@ -94,11 +94,11 @@ export function register(program: Command): void {
             continue;
           }
           const messages = journal?.messages(id).length ?? 0;
-          const events = wakes?.items(id).length ?? 0;
+          const events = (await wakes?.items(id))?.length ?? 0;
           const acpDirs = acpSessionDirs(settings.stateDir, id);
           if (!dryRun) {
             journal?.deleteSession(id);
-            wakes?.deleteSession(id);
+            await wakes?.deleteSession(id);
             for (const dir of acpDirs) rmSync(dir, { recursive: true, force: true });
           }
           report.removed.push({ id, messages, wakeEvents: events, acpSessions: acpDirs.length });
@@ -109,7 +109,7 @@ export function register(program: Command): void {
         else if (report.removed.length > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed: report.removed.length });
         if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       } finally {
-        wakes?.close();
+        await wakes?.close();
         journal?.close();
       }
     });
@@ -145,11 +145,11 @@ function acpSessionDirs(stateDir: string, sessionId: string): string[] {
 }
 
 /** Why a session must stay, or undefined when it may go. */
-function busyReason(journal: Journal | undefined, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): string | undefined {
-  const holder = wakes?.leaseHolder(sessionId);
-  if (holder && holderIsAlive(holder)) return `is being answered by a live wake (pid ${holder.pid})`;
+async function busyReason(journal: Journal | undefined, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): Promise<string | undefined> {
+  const holder = await wakes?.liveLeaseHolder(sessionId);
+  if (holder) return `is being answered by a live wake (pid ${holder.pid})`;
   if (!sweeping) return undefined;
   if (journal?.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
-  if (wakes?.nextPending(sessionId)) return 'has pending wake events';
+  if (await wakes?.nextPending(sessionId)) return 'has pending wake events';
   return undefined;
 }

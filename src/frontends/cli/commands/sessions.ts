@@ -6,7 +6,7 @@ import { agentStateDir, resolveStateHome } from '../../../app/paths.ts';
 import { locateAgent } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
-import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { AcxError } from '../../../core/errors.ts';
 
 /**
@@ -44,9 +44,12 @@ export function register(program: Command): void {
       .command('sessions')
       .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
       .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home'),
-  ).action((agent: string | undefined, options: StoreOptions) => {
+  ).action(async (agent: string | undefined, options: StoreOptions) => {
     const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
-    const rows = states.flatMap((state) => withStores(state, (journal, wakes) => summarizeSessions(journal, wakes).map((s) => ({ agent: state.name, ...s }))));
+    const rows: Array<SessionSummary & { agent: string }> = [];
+    for (const state of states) {
+      rows.push(...(await withStores(state, async (journal, wakes) => (await summarizeSessions(journal, wakes)).map((s) => ({ agent: state.name, ...s })))));
+    }
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ stateHome: resolveStateHome(options.home), sessions: rows }, null, 2)}\n`);
       return;
@@ -65,14 +68,15 @@ export function register(program: Command): void {
       .description("print a session's transcript: what was said, each tool call and its result")
       .argument('<id>', 'the session id (from acx sessions)')
       .argument('[agent]', 'the agent it belongs to (default: whichever agent in the state home has it)'),
-  ).action((id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
+  ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
     // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
     const options = command.optsWithGlobals<StoreOptions>();
     const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
-    const found = states.flatMap((state) => withStores(state, (journal, wakes) => {
-      const detail = sessionDetail(id, journal, wakes);
-      return detail ? [{ agent: state.name, detail }] : [];
-    }));
+    const found: Array<{ agent: string; detail: SessionDetail }> = [];
+    for (const state of states) {
+      const detail = await withStores(state, (journal, wakes) => sessionDetail(id, journal, wakes));
+      if (detail) found.push({ agent: state.name, detail });
+    }
     if (found.length === 0) {
       throw new AcxError('session-not-found', `No session "${id}" in ${agent === undefined ? resolveStateHome(options.home) : states[0]!.dir}.`, {
         hint: 'List the sessions with `acx sessions` (add the agent, and --home if you ran it with one).',
@@ -111,15 +115,15 @@ function allAgentStates(options: StoreOptions): AgentState[] {
 }
 
 /** Opens the agent's stores that exist (reading never creates one) for the time of `read`. */
-function withStores<T>(state: AgentState, read: (journal: Journal | undefined, wakes: WakeStore | undefined) => T[]): T[] {
+async function withStores<T>(state: AgentState, read: (journal: Journal | undefined, wakes: WakeStore | undefined) => Promise<T>): Promise<T> {
   const journalPath = join(state.dir, 'journal.db');
   const wakePath = wakeStorePath(state.dir);
   const journal = existsSync(journalPath) ? new Journal(journalPath) : undefined;
-  const wakes = existsSync(wakePath) ? new WakeStore(wakePath) : undefined;
+  const wakes = existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined;
   try {
-    return read(journal, wakes);
+    return await read(journal, wakes);
   } finally {
-    wakes?.close();
+    await wakes?.close();
     journal?.close();
   }
 }

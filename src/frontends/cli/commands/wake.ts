@@ -4,7 +4,7 @@ import type { PreparedAgent } from '../../../app/prepare.ts';
 import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings } from '../../../app/settings.ts';
-import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -93,7 +93,7 @@ export function register(program: Command): void {
     } catch (error) {
       configError = error;
     }
-    const store = new WakeStore(wakeStorePath(location.stateDir));
+    const store = await openWakeStore({ stateDir: location.stateDir });
     let prepared: PreparedAgent | undefined;
     try {
       try {
@@ -134,7 +134,7 @@ export function register(program: Command): void {
         await prepared?.close();
       }
     } finally {
-      store.close();
+      await store.close();
     }
   });
 }
