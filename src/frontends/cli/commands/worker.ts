@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
-import { WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
@@ -56,15 +56,18 @@ export function register(program: Command): void {
     if (queueSettings.heartbeatSeconds! < 10) throw new CliExit('usage', 'acx worker: --heartbeat must be at least 10 seconds (pg-boss checks no faster).');
     const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
 
-    const agents: WorkerAgent[] = listed.map(({ name, dir }) => {
+    const agents: WorkerAgent[] = [];
+    for (const { name, dir } of listed) {
       const flags = runFlags(dir, { ...options, store: storeUrl });
       const location = locateAgent(flags, { logger });
       // A broken configuration fails at start-up, before any job is taken: a worker that cannot
       // answer for an agent should not take that agent's jobs.
       const settings = resolveSettings(flags, { logger, location });
-      return {
+      agents.push({
         name,
-        store: new WakeStore(wakeStorePath(location.stateDir)),
+        // Until the wake store has its PostgreSQL implementation this is the agent's SQLite wake.db:
+        // the workers sharing it must share a host (its lease holder is a pid).
+        store: await openWakeStore({ stateDir: location.stateDir }),
         ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
         maxSteps: settings.maxSteps,
         wakeTimeline: async (job) => {
@@ -81,8 +84,8 @@ export function register(program: Command): void {
           const prepared = await prepareAgent(settings, { logger });
           return { agent: prepared.agent, close: () => prepared.close() };
         },
-      };
-    });
+      });
+    }
     const queue = await openWakeQueue(storeUrl!, logger, queueSettings);
     const worker = await startWorker({ queue, agents, concurrency, breaker, pacing, maxAttempts, logger });
     await new Promise<void>((resolve) => {
@@ -92,7 +95,7 @@ export function register(program: Command): void {
     logger.info('worker stopping', { note: 'finishing the jobs it holds' });
     await worker.stop();
     await queue.close();
-    for (const agent of agents) agent.store.close();
+    for (const agent of agents) await agent.store.close();
   });
 }
 
