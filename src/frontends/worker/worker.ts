@@ -106,37 +106,38 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     return outcome.failedEvents.includes(data.event.id) ? 'deadletter' : 'completed';
   };
 
-  const workerId = await queue.boss.work<WakeJob>(
-    WAKE_QUEUE,
-    {
-      localConcurrency: options.concurrency ?? 1,
-      batchSize: 1,
-      perJobResults: true,
-      // A session's next job becomes fetchable when its previous one settles, which notifies no
-      // one: so the poll stays short even while notifications are on.
-      pollingIntervalSeconds: options.pollSeconds ?? 1,
-      notifyPollingIntervalSeconds: options.pollSeconds ?? 1,
-    },
-    async (jobs) => {
-      const results = [];
-      for (const job of jobs) {
-        try {
-          results.push({ id: job.id, status: await answer(job) });
-        } catch (error) {
-          logger.warn('worker job retried', { job: job.id, session: job.data.sessionId, attempt: job.retryCount + 1, error: errorMessage(error) });
-          throw error;
+  // One pg-boss worker per slot, each with its own id: a slot that has just answered a job asks
+  // its own worker to fetch again at once (notifyWorker), instead of sleeping out the poll. The
+  // poll stays short for the rest: a session's next job becomes fetchable when its previous one
+  // settles, which notifies no one.
+  const concurrency = options.concurrency ?? 1;
+  const workIds: string[] = [];
+  for (let slot = 0; slot < concurrency; slot++) {
+    let workId = '';
+    workId = await queue.boss.work<WakeJob>(
+      WAKE_QUEUE,
+      { batchSize: 1, perJobResults: true, pollingIntervalSeconds: options.pollSeconds ?? 1, notifyPollingIntervalSeconds: options.pollSeconds ?? 1 },
+      async (jobs) => {
+        const results = [];
+        for (const job of jobs) {
+          try {
+            results.push({ id: job.id, status: await answer(job) });
+          } catch (error) {
+            logger.warn('worker job retried', { job: job.id, session: job.data.sessionId, attempt: job.retryCount + 1, error: errorMessage(error) });
+            throw error;
+          }
         }
-      }
-      return results;
-    },
-  );
-  logger.info('worker started', { agents: options.agents.map((agent) => agent.name).join(','), concurrency: options.concurrency ?? 1, queue: WAKE_QUEUE });
+        queue.boss.notifyWorker(workId);
+        return results;
+      },
+    );
+    workIds.push(workId);
+  }
+  logger.info('worker started', { agents: options.agents.map((agent) => agent.name).join(','), concurrency, queue: WAKE_QUEUE });
   return {
     async stop() {
-      await queue.boss.offWork(WAKE_QUEUE, { id: workerId, wait: true });
-      await Promise.allSettled(
-        [...prepared.values()].map(async (ready) => (await ready).close()),
-      );
+      await Promise.all(workIds.map((id) => queue.boss.offWork(WAKE_QUEUE, { id, wait: true })));
+      await Promise.allSettled([...prepared.values()].map(async (ready) => (await ready).close()));
     },
   };
 }
