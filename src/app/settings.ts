@@ -306,7 +306,7 @@ export function resolveSettings(
     configHome,
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
-    store: storeOf(flags.store ?? env.ACX_STORE),
+    store: resolveStoreUrl(flags, env),
     memoryPath: join(stateDir, 'memory.db'),
     memoryProvider: memoryProviderSpec(env, manifest?.memory?.provider, { configHome, agentDir: definition?.path ?? configHome }),
     memoryEmbedding: env.ACX_MEMORY_EMBEDDING?.trim() || manifest?.memory?.embedding || null,
@@ -347,7 +347,12 @@ export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 's
   return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
 }
 
-/** --store / ACX_STORE, checked now so a wrong value fails before anything runs. */
-function storeOf(url: string | undefined): string | null {
+/**
+ * --store / ACX_STORE: a postgres:// URL, or null for the SQLite files under the home. Checked
+ * now so a wrong value fails before anything runs; a wake reads it before the rest of the
+ * settings, since its event is recorded in that store first.
+ */
+export function resolveStoreUrl(flags: Pick<RunFlags, 'store'>, env: NodeJS.ProcessEnv = process.env): string | null {
+  const url = flags.store ?? env.ACX_STORE;
   return storeKindOf(url) === 'postgres' ? url! : null;
 }

@@ -117,6 +117,21 @@ export async function checkPostgres(pool: pg.Pool, url: string): Promise<void> {
   }
 }
 
+/** Runs `fn` on one pooled connection between BEGIN and COMMIT; rolled back if it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -181,18 +196,7 @@ export class PostgresJournalStore implements JournalStore {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.tx.getStore()) return fn();
     await this.migrated();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await this.tx.run(client, fn);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    return inTransaction(this.pool, (client) => this.tx.run(client, fn));
   }
 
   async ensureSession(sessionId: string): Promise<void> {

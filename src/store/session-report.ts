@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
-import type { Journal, StoredMessage, TurnRecord } from './journal.ts';
+import type { StoredMessage, TurnRecord } from './journal.ts';
+import type { JournalStore, SessionListing } from './journal-store.ts';
 import type { InboxItem, WakeStore } from './wake-store.ts';
 
 /**
@@ -25,34 +26,35 @@ export interface SessionDetail extends SessionSummary {
 }
 
 /** Every session either store knows, the most recently active first. */
-export async function summarizeSessions(journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionSummary[]> {
-  const ids = new Set([...(journal?.listSessions() ?? []).map((s) => s.id), ...((await wakes?.sessions()) ?? []).map((s) => s.sessionId)]);
-  const summaries = await Promise.all([...ids].map((id) => summarize(id, journal, wakes)));
+export async function summarizeSessions(journal: JournalStore | undefined, wakes: WakeStore | undefined): Promise<SessionSummary[]> {
+  const listed = (await journal?.listSessions()) ?? [];
+  const ids = new Set([...listed.map((s) => s.id), ...((await wakes?.sessions()) ?? []).map((s) => s.sessionId)]);
+  const summaries = await Promise.all([...ids].map((id) => summarize(id, journal, wakes, listed)));
   return summaries.sort((a, b) => b.lastActivityAt.localeCompare(a.lastActivityAt) || a.id.localeCompare(b.id));
 }
 
-export async function sessionDetail(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionDetail | undefined> {
+export async function sessionDetail(id: string, journal: JournalStore | undefined, wakes: WakeStore | undefined): Promise<SessionDetail | undefined> {
   const events = (await wakes?.items(id)) ?? [];
-  if (!journal?.hasSession(id) && events.length === 0) return undefined;
+  if (!(await journal?.hasSession(id)) && events.length === 0) return undefined;
   return {
-    ...(await summarize(id, journal, wakes)),
-    turnRecords: journal?.turns(id) ?? [],
-    messages: journal?.messages(id) ?? [],
+    ...(await summarize(id, journal, wakes, (await journal?.listSessions()) ?? [])),
+    turnRecords: (await journal?.turns(id)) ?? [],
+    messages: (await journal?.messages(id)) ?? [],
     events,
   };
 }
 
-async function summarize(id: string, journal: Journal | undefined, wakes: WakeStore | undefined): Promise<SessionSummary> {
-  const session = journal?.listSessions().find((s) => s.id === id);
+async function summarize(id: string, journal: JournalStore | undefined, wakes: WakeStore | undefined, listed: readonly SessionListing[]): Promise<SessionSummary> {
+  const session = listed.find((s) => s.id === id);
   const events = (await wakes?.items(id)) ?? [];
-  const turns = journal?.turns(id) ?? [];
+  const turns = (await journal?.turns(id)) ?? [];
   const times = [session?.updatedAt, ...events.map((e) => e.receivedAt)].filter((t): t is string => t !== undefined).sort();
   return {
     id,
     createdAt: session?.createdAt ?? events[0]?.receivedAt ?? times[0] ?? '',
     lastActivityAt: times.at(-1) ?? '',
     turns: turns.length,
-    unfinishedTurn: journal?.unfinishedTurn(id) !== undefined,
+    unfinishedTurn: (await journal?.unfinishedTurn(id)) !== undefined,
     pendingEvents: events.filter((e) => e.state === 'pending').length,
   };
 }

@@ -12,11 +12,19 @@ export function storeKindOf(url: string | null | undefined): StoreKind {
 
 /** The URL with any password replaced, for logs and resolved-config: a password is never shown. */
 export function redactUrl(url: string): string {
+  // libpq also takes the password as a query parameter.
+  const masked = url.replace(/([?&]password=)[^&#]*/gi, '$1***');
   try {
-    const parsed = new URL(url);
+    const parsed = new URL(masked);
     if (parsed.password) parsed.password = '***';
     return parsed.toString();
   } catch {
-    return '(an unparsable URL)';
+    // A unix-socket URL (postgres://user:pw@/db?host=/run/postgresql) has an empty host, which
+    // URL refuses: mask the password in its userinfo by shape; any other shape is not shown at all.
+    const socket = /^(postgres(?:ql)?:\/\/)([^/?#@]*)@(\/.*)?$/i.exec(masked);
+    if (!socket) return '(an unparsable URL)';
+    const [, scheme, userinfo, rest] = socket as unknown as [string, string, string, string | undefined];
+    const user = userinfo.split(':')[0];
+    return `${scheme}${user}${userinfo.includes(':') ? ':***' : ''}@${rest ?? ''}`;
   }
 }

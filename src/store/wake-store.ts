@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { AcxError } from '../core/errors.ts';
 import type { BreakerSettings } from './breaker.ts';
 import type { StoreKind } from './journal-store.ts';
 import type { LeaseHolder } from './lease-holder.ts';
@@ -123,6 +122,10 @@ export interface OpenWakeStoreOptions {
   stateDir: string;
   /** ACX_STORE / --store: a postgres:// URL keeps the wake store there; absent (or null), the SQLite file. */
   storeUrl?: string | null | undefined;
+  /** PostgreSQL: how long a lease lasts unrenewed, so how soon a dead wake's session is free (default 15 s). */
+  leaseTtlMs?: number;
+  /** PostgreSQL: called when a held lease lapsed and another wake took it (a stalled process); SQLite leases cannot lapse. */
+  onLeaseLost?: (sessionId: string) => void;
 }
 
 /**
@@ -131,7 +134,11 @@ export interface OpenWakeStoreOptions {
  */
 export async function openWakeStore(options: OpenWakeStoreOptions): Promise<WakeStore> {
   if (storeKindOf(options.storeUrl) === 'postgres') {
-    throw new AcxError('config', 'The wake store on PostgreSQL is not available yet.', { hint: 'Leave ACX_STORE / --store unset for acx wake.' });
+    const { PostgresWakeStore } = await import('./postgres-wake-store.ts');
+    return PostgresWakeStore.open(options.storeUrl!, {
+      ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
+      ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
+    });
   }
   return new SqliteWakeStore(wakeStorePath(options.stateDir));
 }

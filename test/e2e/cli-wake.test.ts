@@ -9,9 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
+import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
 import { SqliteWakeStore } from '../../src/store/wake-store.ts';
 import { filesHolding } from '../support/files.ts';
 import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const AGENT = join(ROOT, 'examples/notes-keeper');
@@ -383,5 +386,131 @@ describe('acx wake on a fresh home (e2e)', { timeout: 180_000 }, () => {
     // Each event's text reached the model and came back in the reply of the turn that answered it.
     const replyLines = results.flatMap((r) => r.stdout.split('\n'));
     for (const d of deliveries) expect(replyLines.some((line) => line.endsWith(d.text)), d.text).toBe(true);
+  });
+});
+
+// The same wake, with ACX_STORE on a real PostgreSQL cluster: the inbox, the leases and the
+// journal all live there (nothing in wake.db or journal.db), and a killed wake's session is taken
+// over once its lease expires — by whichever process (on whichever host) wakes next.
+describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
+  const postgres = postgresForSuite();
+  const storeFiles = (home: string) => readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((p) => p.endsWith('wake.db') || p.endsWith('journal.db'));
+
+  it('a store that cannot be reached fails the wake clearly, and neither it nor resolved-config shows the password', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const password = 'pw-Qx81nZ7secret';
+    const unreachable = `postgres://acx:${password}@/acx?host=${encodeURIComponent(join(home, 'no-server-here'))}`;
+    const failed = await wake(home, ['--session', 'pg-room-0', '--event', 'u1', 'chat: anyone?'], { ACX_STORE: unreachable }).done;
+    expect(failed.status).not.toBe(0);
+    // The URL is shown masked (and the CLI's scrubber may mask the userinfo once more).
+    expect(failed.stderr).toMatch(/Cannot connect to the PostgreSQL store at postgres:\/\/acx:(\*\*\*|\[REDACTED\])@\/acx\?host=/);
+    const config = await acx(home, ['resolved-config', AGENT, '--store', unreachable]).done;
+    expect(config.status, config.stderr).toBe(0);
+    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/) });
+    expect(failed.stdout + failed.stderr + config.stdout + config.stderr).not.toContain(password);
+    expect(storeFiles(home), 'nothing fell back to SQLite').toEqual([]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`answers once however often delivered, leaves a second wake's event to the live one, and writes no SQLite store${POSTGRES_SKIP}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const url = postgres.database('wake_e2e');
+    const env = { ACX_STORE: url };
+    const held = hold('pg one');
+    const live = wake(home, ['--session', 'pg-room-1', '--event', 'pg-1', 'pg one'], env);
+    await held.reachedP;
+    const second = await wake(home, ['--session', 'pg-room-1', '--event', 'pg-2', 'chat: pg two'], env).done;
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(new RegExp(`wake end session=pg-room-1 outcome=busy holder_pid=${live.child.pid}`));
+    held.release();
+    const first = await live.done;
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toBe('Answered: pg one\nAnswered: chat: pg two\n');
+    const again = await wake(home, ['--session', 'pg-room-1', '--event', 'pg-1', 'pg one'], env).done;
+    expect(again.stdout, 'a redelivered event gets no second reply').toBe('');
+    expect(again.stderr).toMatch(/new_event=false/);
+    expect(storeFiles(home), 'inbox and journal are on PostgreSQL').toEqual([]);
+    const store = await PostgresWakeStore.open(url);
+    const journal = await PostgresJournalStore.open(url);
+    try {
+      expect((await store.items('pg-room-1')).map((item) => [item.eventId, item.state])).toEqual([
+        ['pg-1', 'done'],
+        ['pg-2', 'done'],
+      ]);
+      expect((await journal.turns('pg-room-1')).map((turn) => turn.status)).toEqual(['done', 'done']);
+    } finally {
+      await store.close();
+      await journal.close();
+    }
+    expect(first.stderr + second.stderr + again.stderr).not.toContain(KEY);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`acx sessions and acx cleanup read and remove sessions kept on PostgreSQL, never one a live wake answers${POSTGRES_SKIP}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const url = postgres.database('wake_e2e');
+    const env = { ACX_STORE: url };
+    const done = await wake(home, ['--session', 'pg-room-3', '--event', 'pc-1', 'chat: pg cleanup one'], env).done;
+    expect(done.status, done.stderr).toBe(0);
+    const held = hold('chat: pg cleanup two');
+    const live = wake(home, ['--session', 'pg-room-4', '--event', 'pc-2', 'chat: pg cleanup two'], env);
+    await held.reachedP;
+    const listed = await acx(home, ['sessions', AGENT, '--json'], env).done;
+    expect(listed.status, listed.stderr).toBe(0);
+    const rows = (JSON.parse(listed.stdout) as { sessions: Array<{ id: string; turns: number; unfinishedTurn: boolean; pendingEvents: number }> }).sessions;
+    expect(rows.map((r) => [r.id, r.turns, r.unfinishedTurn, r.pendingEvents]).sort()).toEqual([
+      ['pg-room-3', 1, false, 0],
+      ['pg-room-4', 1, true, 1],
+    ]);
+    const shown = await acx(home, ['sessions', 'show', 'pg-room-3', '--store', url]).done;
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('chat: pg cleanup one');
+    const refused = await acx(home, ['cleanup', AGENT, '--session', 'pg-room-4'], env).done;
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`session "pg-room-4" is being answered by a live wake \\(pid ${live.child.pid}\\); nothing was removed`));
+    held.release();
+    expect((await live.done).status).toBe(0);
+    const removed = await acx(home, ['cleanup', AGENT, '--session', 'pg-room-3'], env).done;
+    expect(removed.status, removed.stderr).toBe(0);
+    expect(removed.stdout).toBe('removed pg-room-3 (2 messages, 1 wake events)\n');
+    const after = await acx(home, ['sessions', AGENT, '--json'], env).done;
+    expect((JSON.parse(after.stdout) as { sessions: Array<{ id: string }> }).sessions.map((r) => r.id)).toEqual(['pg-room-4']);
+    expect(storeFiles(home)).toEqual([]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a wake SIGKILLed mid-turn: once its lease expires the next wake finishes the same turn, and no tool runs twice${POSTGRES_SKIP}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const url = postgres.database('wake_e2e');
+    const env = { ACX_STORE: url };
+    const held = hold('pg kill');
+    const killed = wake(home, ['--session', 'pg-room-2', '--event', 'pk-1', 'pg kill'], env);
+    await held.reachedP; // step 1 ran memory_write; the model is answering step 2
+    killed.child.kill('SIGKILL');
+    expect((await killed.done).signal).toBe('SIGKILL');
+    holds.delete('pg kill');
+    held.release();
+    // Until the dead wake's lease lapses (15 s unrenewed), a wake finds the session busy and exits.
+    let next: Awaited<Wake['done']>;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      // The breaker off: these retries are the test's, not a burst to be declined.
+      next = await wake(home, ['--session', 'pg-room-2', '--breaker-max', '0'], env).done;
+      expect(next.status, next.stderr).toBe(0);
+      if (!/outcome=busy/.test(next.stderr)) break;
+      expect(next.stderr).toMatch(new RegExp(`holder_pid=${killed.child.pid}`));
+      if (Date.now() > deadline) throw new Error('the dead wake\'s lease was never taken over');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(next.stdout, next.stderr).toBe('Answered: pg kill\n');
+    expect(next.stderr).toMatch(/INFO turn resume session=pg-room-2/);
+    expect(requestsFor('pg kill').filter(isFirstStep), 'step 1 (the memory_write call) was not asked for again').toHaveLength(1);
+    const journal = await PostgresJournalStore.open(url);
+    try {
+      const messages = await journal.messages('pg-room-2');
+      expect(messages.filter((m) => m.kind === 'user'), 'the message was taken once').toHaveLength(1);
+      const writes = messages.flatMap((m) => (m.kind === 'assistant' && Array.isArray(m.message.content) ? m.message.content.filter((p) => p.type === 'tool-call') : []));
+      expect(writes, 'memory_write ran once').toHaveLength(1);
+    } finally {
+      await journal.close();
+    }
+    expect(storeFiles(home)).toEqual([]);
   });
 });

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -30,12 +30,7 @@ interface CaseStore {
   env: Record<string, string>;
   open(): Promise<JournalStore>;
 }
-let cluster: PostgresCluster | undefined;
-let databases = 0;
-beforeAll(() => {
-  if (!POSTGRES_SKIP) cluster = startPostgres();
-}, 120_000);
-afterAll(() => cluster?.stop());
+const postgres = postgresForSuite();
 
 const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
   ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
@@ -43,7 +38,7 @@ const STORES: Array<[name: string, skip: string, make: (home: string) => CaseSto
     'postgres',
     POSTGRES_SKIP,
     () => {
-      const url = cluster!.createDatabase(`crash_${++databases}`);
+      const url = postgres.database('crash');
       return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url) };
     },
   ],

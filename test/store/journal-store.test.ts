@@ -4,26 +4,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 const assistant = (...calls: Array<[id: string, tool: string, input: unknown]>): ModelMessage => ({
   role: 'assistant',
   content: calls.map(([toolCallId, toolName, input]) => ({ type: 'tool-call' as const, toolCallId, toolName, input })),
 });
 
-let cluster: PostgresCluster | undefined;
-let databases = 0;
+const postgres = postgresForSuite();
 const dirs: string[] = [];
 
-beforeAll(() => {
-  if (!POSTGRES_SKIP) cluster = startPostgres();
-}, 120_000);
 afterAll(() => {
-  cluster?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -37,7 +32,7 @@ const stores: Array<[name: string, open: () => Promise<JournalStore>, skip: stri
     },
     '',
   ],
-  ['postgres', async () => PostgresJournalStore.open(cluster!.createDatabase(`journal_${++databases}`)), POSTGRES_SKIP],
+  ['postgres', async () => PostgresJournalStore.open(postgres.database('journal')), POSTGRES_SKIP],
 ];
 
 describe.each(stores)('JournalStore on %s', (_name, open, skip) => {

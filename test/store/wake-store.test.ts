@@ -1,60 +1,82 @@
-// Wake mode's state: events recorded once by id, one live wake per session (a dead one's lease is
-// taken over, a live one's never), a lease given back only when nothing is pending, and a
-// circuit breaker that trips over its cap and resets after its cooldown once the burst cleared.
-import { spawnSync } from 'node:child_process';
+// Wake mode's state, on both stores (the SQLite wake.db and a real throwaway PostgreSQL cluster,
+// skipped saying why when the binaries are missing): events recorded once by id, one live wake
+// per session (a dead one's lease is taken over, a live one's never), a lease given back only
+// when nothing is pending, and a circuit breaker that trips over its cap and resets after its
+// cooldown once the burst cleared. Liveness differs by store: a pid on one host (SQLite), a
+// lease expiry its holder keeps renewing (PostgreSQL, tested with real processes killed).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { currentHolder, holderIsAlive, type LeaseHolder, SqliteWakeStore, type WakeStore } from '../../src/store/wake-store.ts';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder, openWakeStore, SqliteWakeStore, type WakeStore } from '../../src/store/wake-store.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
-let dir: string;
-let alive: Set<number>;
-let store: WakeStore;
+const ROOT = join(import.meta.dirname, '../..');
 const other = (pid: number): LeaseHolder => ({ pid, host: 'this-host', started: 1 });
 const OFF = { max: 0, windowMs: 60_000, cooldownMs: 60_000 };
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'acx-wake-store-'));
-  alive = new Set();
-  store = new SqliteWakeStore(join(dir, 'wake.db'), { isAlive: (holder) => alive.has(holder.pid) });
+const postgres = postgresForSuite();
+const dirs: string[] = [];
+let opened: WakeStore[] = [];
+/** SQLite: which pids count as alive. */
+let alive = new Set<number>();
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  for (const store of opened) await store.close();
+  opened = [];
+  alive = new Set();
 });
 
-describe('WakeStore', () => {
-  it('records an event once by its id and hands out pending events in arrival order', async () => {
+const track = <S extends WakeStore>(store: S): S => (opened.push(store), store);
+const freshDatabase = () => postgres.database('wake');
+
+const stores: Array<[name: string, open: () => Promise<WakeStore>, skip: string]> = [
+  [
+    'sqlite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'acx-wake-store-'));
+      dirs.push(dir);
+      return track(new SqliteWakeStore(join(dir, 'wake.db'), { isAlive: (holder) => alive.has(holder.pid) }));
+    },
+    '',
+  ],
+  ['postgres', async () => track(await PostgresWakeStore.open(freshDatabase())), POSTGRES_SKIP],
+];
+
+describe.each(stores)('WakeStore on %s', (_name, open, skip) => {
+  it.skipIf(skip !== '')(`records an event once by its id and hands out pending events in arrival order${skip}`, async () => {
+    const store = await open();
     expect(await store.admit('s', { id: 'b', text: 'second?' }, OFF, other(1))).toEqual({ kind: 'leader', eventIsNew: true, breaker: 'none' });
     expect((await store.admit('s', { id: 'a', text: 'first?' }, OFF, other(1))).eventIsNew).toBe(true);
     expect((await store.admit('s', { id: 'b', text: 'again' }, OFF, other(1))).eventIsNew).toBe(false);
-    expect(await store.nextPending('s')).toMatchObject({ eventId: 'b', text: 'second?', seq: 1 });
+    expect(await store.nextPending('s')).toMatchObject({ eventId: 'b', text: 'second?', seq: 1, addressed: true });
     await store.markDone('s', ['b'], 'ok');
     expect(await store.nextPending('s')).toMatchObject({ eventId: 'a', seq: 2 });
     expect(await store.item('s', 'b')).toMatchObject({ state: 'done', reply: 'ok' });
   });
 
-  it("never takes a live wake's lease, and takes over a dead one's", async () => {
-    alive.add(1);
-    expect((await store.admit('s', { id: 'x', text: 'x' }, OFF, other(1))).kind).toBe('leader');
-    expect(await store.admit('s', { id: 'y', text: 'y' }, OFF, other(2))).toMatchObject({ kind: 'busy', holder: { pid: 1 } });
-    alive.delete(1);
-    expect((await store.admit('s', undefined, OFF, other(3))).kind).toBe('leader');
-  });
-
-  it('gives the lease back only when nothing is pending, so a late event is never stranded', async () => {
+  it.skipIf(skip !== '')(`gives the lease back only when nothing is pending, so a late event is never stranded${skip}`, async () => {
+    const store = await open();
     alive.add(1);
     await store.admit('s', { id: 'x', text: 'x' }, OFF, other(1));
     await store.markDone('s', ['x'], 'done');
-    await store.admit('s', { id: 'late', text: 'late' }, OFF, other(2)); // busy: recorded for the leader
+    expect((await store.admit('s', { id: 'late', text: 'late' }, OFF, other(2))).kind, 'recorded for the leader').toBe('busy');
+    expect(await store.liveLeaseHolder('s')).toMatchObject({ pid: 1 });
     expect(await store.release('s', other(1)), 'the leader must answer the late event first').toBe(false);
     await store.markDone('s', ['late'], 'done');
     expect(await store.release('s', other(1))).toBe(true);
+    expect(await store.liveLeaseHolder('s')).toBeUndefined();
     expect((await store.admit('s', undefined, OFF, other(2))).kind).toBe('leader');
   });
 
-  it('trips the breaker over its cap and resets it after the cooldown once the burst cleared', async () => {
+  it.skipIf(skip !== '')(`trips the breaker over its cap and resets it after the cooldown once the burst cleared${skip}`, async () => {
+    const store = await open();
     const breaker = { max: 2, windowMs: 10_000, cooldownMs: 5_000 };
     const at = (seconds: number) => store.admit('s', undefined, breaker, other(1), seconds * 1000);
     expect((await at(0)).kind).toBe('leader');
@@ -67,7 +89,8 @@ describe('WakeStore', () => {
     expect(await store.isTripped('s')).toBe(false);
   });
 
-  it('keeps the event of a declined wake', async () => {
+  it.skipIf(skip !== '')(`keeps the event of a declined wake${skip}`, async () => {
+    const store = await open();
     const breaker = { max: 1, windowMs: 60_000, cooldownMs: 60_000 };
     await store.admit('s', { id: 'a', text: 'a' }, breaker, other(1), 0);
     expect((await store.admit('s', { id: 'b', text: 'b' }, breaker, other(1), 1)).kind).toBe('declined');
@@ -76,17 +99,186 @@ describe('WakeStore', () => {
       ['b', 'pending'],
     ]);
   });
+
+  it.skipIf(skip !== '')(`fixes a batch, grows it by build, counts attempts, stores errors scrubbed, and forgets a session${skip}`, async () => {
+    const store = await open();
+    for (const id of ['e1', 'e2', 'e3']) await store.admit('s', { id, text: id, sender: 'ann', senderKind: 'ai', addressed: id !== 'e2' }, OFF, other(1));
+    await store.admit('s', { id: 'mine', text: 'routed back', own: true }, OFF, other(1));
+    expect(await store.openBatch('s')).toBeUndefined();
+    expect(await store.fixBatch('s', ['e1', 'e2'])).toBe('e1');
+    expect((await store.openBatch('s'))?.map((item) => [item.eventId, item.batchId, item.build])).toEqual([
+      ['e1', 'e1', 1],
+      ['e2', 'e1', 1],
+    ]);
+    expect(await store.growBatch('s', 'e1', ['e3', 'e1'])).toBe(2);
+    expect((await store.openBatch('s'))?.map((item) => [item.eventId, item.build, item.addressed, item.senderKind])).toEqual([
+      ['e1', 1, true, 'ai'],
+      ['e2', 1, false, 'ai'],
+      ['e3', 2, true, 'ai'],
+    ]);
+    expect(await store.markAttempt('s', ['e1', 'e2', 'e3'])).toBe(1);
+    await store.markAttempt('s', ['e1']);
+    expect(await store.markAttempt('s', ['e2', 'e1'])).toBe(3);
+    const key = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';
+    await store.recordError('s', ['e1'], `HTTP 401 for ${key}`);
+    expect((await store.item('s', 'e1'))?.error).not.toContain(key);
+    await store.markFailed('s', ['e1', 'e2'], `still ${key}`);
+    await store.markDone('s', ['e3'], 'answered');
+    expect((await store.items('s')).map((item) => [item.eventId, item.state, item.error?.includes(key) ?? null, item.doneAt !== null])).toEqual([
+      ['e1', 'failed', false, true],
+      ['e2', 'failed', false, true],
+      ['e3', 'done', null, true],
+      ['mine', 'done', null, true],
+    ]);
+    expect(await store.pending('s')).toEqual([]);
+    await store.admit('only-woken', undefined, OFF, other(1));
+    expect((await store.sessions()).map((s) => [s.sessionId, s.lastEventAt !== null]).sort()).toEqual([
+      ['only-woken', false],
+      ['s', true],
+    ]);
+    await store.deleteSession('s');
+    expect(await store.items('s')).toEqual([]);
+    expect((await store.sessions()).map((s) => s.sessionId)).toEqual(['only-woken']);
+  });
+});
+
+describe('WakeStore on sqlite: a lease holder is a process on this host', () => {
+  it("never takes a live wake's lease, and takes over a dead one's", async () => {
+    const [, open] = stores[0]!;
+    const store = await open();
+    alive.add(1);
+    expect((await store.admit('s', { id: 'x', text: 'x' }, OFF, other(1))).kind).toBe('leader');
+    expect(await store.admit('s', { id: 'y', text: 'y' }, OFF, other(2))).toMatchObject({ kind: 'busy', holder: { pid: 1 } });
+    alive.delete(1);
+    expect(await store.liveLeaseHolder('s')).toBeUndefined();
+    expect((await store.admit('s', undefined, OFF, other(3))).kind).toBe('leader');
+  });
+});
+
+/** A wake in another process that takes the session's lease on `url`, says so, and runs until killed. */
+function holderProcess(url: string, ttlMs: number): Promise<{ pid: number; kill: () => Promise<void> }> {
+  const source = `
+const { PostgresWakeStore } = await import(${JSON.stringify(join(ROOT, 'src/store/postgres-wake-store.ts'))});
+const store = await PostgresWakeStore.open(process.argv[1], { leaseTtlMs: Number(process.argv[2]) });
+const admission = await store.admit('s', { id: 'held', text: 'mine' }, { max: 0, windowMs: 1, cooldownMs: 1 });
+console.log(admission.kind);
+setInterval(() => {}, 60_000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source, url, String(ttlMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').once('data', (line: string) => {
+      if (line.trim() !== 'leader') reject(new Error(`the holder process did not lead: ${line} ${stderr}`));
+      resolve({ pid: child.pid!, kill: () => (child.kill('SIGKILL'), exited) });
+    });
+    child.on('exit', (code) => reject(new Error(`the holder process exited (${code}): ${stderr}`)));
+  });
+}
+
+/** Admits as `holder` until it leads, up to `boundMs`; how many busy answers it got first. */
+async function admitUntilLeader(store: WakeStore, holder: LeaseHolder, boundMs: number): Promise<number> {
+  const deadline = Date.now() + boundMs;
+  for (let busy = 0; ; busy++) {
+    const admission = await store.admit('s', undefined, OFF, holder);
+    if (admission.kind === 'leader') return busy;
+    if (Date.now() > deadline) throw new Error(`still ${admission.kind} after ${boundMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('WakeStore on postgres: a lease is a row with an expiry its holder renews', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's lease is taken over once it expires, not before${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const ttlMs = 1500;
+    const holder = await holderProcess(url, ttlMs);
+    const store = track(await PostgresWakeStore.open(url));
+    const busy = await store.admit('s', undefined, OFF, other(2));
+    expect(busy, 'the holder is alive: its lease stands').toMatchObject({ kind: 'busy', holder: { pid: holder.pid } });
+    await holder.kill();
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      // The dead holder renews no more: this is when its lease ends, by the server's clock.
+      const { rows } = await check.query<{ expires_at: Date }>("SELECT expires_at FROM acx_wake_leases WHERE session_id = 's'");
+      const expiry = rows[0]!.expires_at;
+      await admitUntilLeader(store, other(2), ttlMs + 20_000);
+      const { rows: at } = await check.query<{ now: Date }>('SELECT now()');
+      expect(at[0]!.now.getTime(), 'taken over only after the expiry').toBeGreaterThanOrEqual(expiry.getTime());
+      expect(await store.liveLeaseHolder('s')).toMatchObject({ pid: 2 });
+      expect((await store.pending('s')).map((item) => item.eventId), "the dead wake's event waits for the new leader").toEqual(['held']);
+    } finally {
+      await check.end();
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a live holder's lease is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const ttlMs = 1000;
+    const holder = await holderProcess(url, ttlMs);
+    const store = track(await PostgresWakeStore.open(url));
+    try {
+      // Five lease lifetimes: only renewals keep it, and every admission in between is refused.
+      const until = Date.now() + 5 * ttlMs;
+      let tries = 0;
+      while (Date.now() < until) {
+        expect(await store.admit('s', undefined, OFF, other(2)), `try ${++tries}`).toMatchObject({ kind: 'busy', holder: { pid: holder.pid } });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(tries).toBeGreaterThan(5);
+    } finally {
+      await holder.kill();
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`wakes racing on one session from separate connections: one leader, every event numbered apart${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const racers = await Promise.all(Array.from({ length: 8 }, () => PostgresWakeStore.open(url).then(track)));
+    const admissions = await Promise.all(racers.map((store, i) => store.admit('s', { id: `e${i}`, text: `event ${i}` }, OFF, other(100 + i))));
+    expect(admissions.filter((a) => a.kind === 'leader')).toHaveLength(1);
+    const seqs = (await racers[0]!.items('s')).map((item) => item.seq);
+    expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a release racing an arriving event never strands it: either the leader sees it or the event's wake leads${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const [leader, arriving] = [track(await PostgresWakeStore.open(url)), track(await PostgresWakeStore.open(url))];
+    for (let round = 0; round < 40; round++) {
+      expect((await leader.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
+      const [released, admission] = await Promise.all([leader.release('s', other(1)), arriving.admit('s', { id: `late-${round}`, text: 'late' }, OFF, other(2))]);
+      if (released) expect(admission.kind, `round ${round}: the lease was given back, so the late event's wake must lead`).toBe('leader');
+      else expect(admission.kind, `round ${round}`).toBe('busy');
+      // Whoever leads answers it, and gives the lease back.
+      await arriving.markDone('s', [`late-${round}`], 'ok');
+      const owner = released ? other(2) : other(1);
+      expect(await (released ? arriving : leader).release('s', owner)).toBe(true);
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`openWakeStore picks the store by URL, and a wrong one fails clearly without the password${POSTGRES_SKIP}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acx-wake-open-'));
+    dirs.push(dir);
+    expect(track(await openWakeStore({ stateDir: dir })).kind).toBe('sqlite');
+    expect(track(await openWakeStore({ stateDir: dir, storeUrl: freshDatabase() })).kind).toBe('postgres');
+    const wrong = `postgres://acx:hunter2secret@/nodb_here?host=${encodeURIComponent(join(dir, 'no-socket'))}`;
+    const error = await openWakeStore({ stateDir: dir, storeUrl: wrong }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/Cannot connect to the PostgreSQL store/);
+    expect(error?.message).not.toContain('hunter2secret');
+  });
 });
 
 describe('holderIsAlive', () => {
-  it('this process is alive; an exited process is not; a holder on another host counts as alive', async () => {
+  it('this process is alive; an exited process is not; a holder on another host counts as alive', () => {
     expect(holderIsAlive(currentHolder())).toBe(true);
     const exited = spawnSync(process.execPath, ['-e', '0']);
     expect(holderIsAlive({ pid: exited.pid!, host: currentHolder().host, started: null })).toBe(false);
     expect(holderIsAlive({ pid: 1, host: 'elsewhere.example', started: null })).toBe(true);
   });
 
-  it('a reused pid with another start time is not the holder', async () => {
+  it('a reused pid with another start time is not the holder', () => {
     expect(holderIsAlive({ ...currentHolder(), started: (currentHolder().started ?? 0) + 12345 })).toBe(currentHolder().started === null);
   });
 });

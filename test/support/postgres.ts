@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A throwaway PostgreSQL cluster for tests: initdb + pg_ctl in a temp dir, listening only on a
@@ -65,4 +66,19 @@ export function startPostgres(): PostgresCluster {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One throwaway cluster for the enclosing test file or describe block, started before its tests
+ * when the binaries are there (nothing otherwise: the tests skip with POSTGRES_SKIP) and stopped
+ * after them. `database(prefix)` gives each test a fresh, empty database's URL.
+ */
+export function postgresForSuite(): { database(prefix: string): string } {
+  let cluster: PostgresCluster | undefined;
+  let databases = 0;
+  beforeAll(() => {
+    if (!POSTGRES_SKIP) cluster = startPostgres();
+  }, 120_000);
+  afterAll(() => cluster?.stop());
+  return { database: (prefix) => cluster!.createDatabase(`${prefix}_${++databases}`) };
 }

@@ -15,7 +15,7 @@ export function addRunOptions(command: Command): Command {
     .option('--max-steps <n>', 'step budget per turn, default 24 (env ACX_MAX_STEPS)')
     .option('--context-tokens <n>', 'context ceiling in tokens; 0 disables compaction (env ACX_MAX_CONTEXT_TOKENS)')
     .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
-    .option('--store <url>', 'keep the journal on PostgreSQL: a postgres:// URL (env ACX_STORE; default the SQLite file under the home)')
+    .option('--store <url>', 'keep the journal (and acx wake\'s inbox and leases) on PostgreSQL: a postgres:// URL (env ACX_STORE; default the SQLite files under the home)')
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .option('--session <id>', 'session id to open or resume (env ACX_SESSION; default: a new session)')
     .option('--record <file>', 'record every model request and response to a cassette')

@@ -5,6 +5,8 @@ import type { Command } from 'commander';
 import { acpSessionsRoot, sessionDirName } from '../../../harness/acp/sandbox.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
+import { redactUrl } from '../../../store/store-url.ts';
 import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
@@ -29,6 +31,7 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON object: {agent, stateDir, dryRun, removed: [{id, messages, wakeEvents, acpSessions}], kept: [{id, reason}]}')
     .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
+    .option('--store <url>', 'the sessions are kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
     .action(async (agent: string, options: Record<string, unknown>) => {
       const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
       if (options.sweep || options.timeline !== undefined) {
@@ -60,16 +63,21 @@ export function register(program: Command): void {
         if (!options.json) process.stdout.write(`${line}\n`);
       };
       const wakePath = wakeStorePath(settings.stateDir);
-      if (!existsSync(settings.journalPath) && !existsSync(wakePath) && !existsSync(acpSessionsRoot(settings.stateDir))) {
+      if (!settings.store && !existsSync(settings.journalPath) && !existsSync(wakePath) && !existsSync(acpSessionsRoot(settings.stateDir))) {
         say(`Nothing to clean: ${settings.agent.name} has no sessions in ${settings.stateDir}.`);
         if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
         return;
       }
-      // Opened only if they exist: cleaning up never creates a store.
-      const journal = existsSync(settings.journalPath) ? new Journal(settings.journalPath) : undefined;
-      const wakes = existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined;
+      const where = settings.store ? redactUrl(settings.store) : settings.stateDir;
+      // On SQLite, opened only if they exist: cleaning up never creates a store.
+      const { journal, wakes }: { journal: JournalStore | undefined; wakes: WakeStore | undefined } = settings.store
+        ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(settings.store)
+        : {
+            journal: existsSync(settings.journalPath) ? new SqliteJournalStore(new Journal(settings.journalPath)) : undefined,
+            wakes: existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined,
+          };
       try {
-        const known = new Map((journal?.listSessions() ?? []).map((s) => [s.id, Date.parse(s.updatedAt)]));
+        const known = new Map(((await journal?.listSessions()) ?? []).map((s) => [s.id, Date.parse(s.updatedAt)]));
         for (const s of (await wakes?.sessions()) ?? []) {
           const last = s.lastEventAt ? Date.parse(s.lastEventAt) : 0;
           known.set(s.sessionId, Math.max(known.get(s.sessionId) ?? 0, last));
@@ -79,7 +87,7 @@ export function register(program: Command): void {
         }
         let targets: string[];
         if (sessionId !== undefined) {
-          if (!known.has(sessionId)) throw new CliExit('failed', `acx cleanup: ${settings.agent.name} has no session "${sessionId}" in ${settings.stateDir}.`);
+          if (!known.has(sessionId)) throw new CliExit('failed', `acx cleanup: ${settings.agent.name} has no session "${sessionId}" in ${where}.`);
           targets = [sessionId];
         } else {
           const cutoff = Date.now() - idleDays! * 86_400_000;
@@ -93,11 +101,11 @@ export function register(program: Command): void {
             say(`kept ${id}: ${busy}`);
             continue;
           }
-          const messages = journal?.messages(id).length ?? 0;
+          const messages = (await journal?.messages(id))?.length ?? 0;
           const events = (await wakes?.items(id))?.length ?? 0;
           const acpDirs = acpSessionDirs(settings.stateDir, id);
           if (!dryRun) {
-            journal?.deleteSession(id);
+            await journal?.deleteSession(id);
             await wakes?.deleteSession(id);
             for (const dir of acpDirs) rmSync(dir, { recursive: true, force: true });
           }
@@ -110,7 +118,7 @@ export function register(program: Command): void {
         if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       } finally {
         await wakes?.close();
-        journal?.close();
+        await journal?.close();
       }
     });
 }
@@ -145,11 +153,11 @@ function acpSessionDirs(stateDir: string, sessionId: string): string[] {
 }
 
 /** Why a session must stay, or undefined when it may go. */
-async function busyReason(journal: Journal | undefined, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): Promise<string | undefined> {
+async function busyReason(journal: JournalStore | undefined, wakes: WakeStore | undefined, sessionId: string, sweeping: boolean): Promise<string | undefined> {
   const holder = await wakes?.liveLeaseHolder(sessionId);
   if (holder) return `is being answered by a live wake (pid ${holder.pid})`;
   if (!sweeping) return undefined;
-  if (journal?.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
+  if (await journal?.unfinishedTurn(sessionId)) return 'has an unfinished turn a later wake would finish';
   if (await wakes?.nextPending(sessionId)) return 'has pending wake events';
   return undefined;
 }

@@ -3,8 +3,10 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { cartridgeStateDir } from '../../../app/boot-cartridge.ts';
 import { agentStateDir, resolveStateHome } from '../../../app/paths.ts';
-import { locateAgent } from '../../../app/settings.ts';
+import { locateAgent, resolveStoreUrl } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
+import { redactUrl } from '../../../store/store-url.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
 import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { AcxError } from '../../../core/errors.ts';
@@ -20,13 +22,19 @@ interface StoreOptions {
   configHome?: string;
   allowPortable?: boolean;
   registry?: string;
+  store?: string;
   json?: boolean;
 }
 
-/** One agent's state directory: its journal.db and wake.db, named by the agent id or cartridge key. */
+/**
+ * Where sessions are read: one agent's state directory (its journal.db and wake.db, named by the
+ * agent id or cartridge key), or the PostgreSQL store every wake given that --store shares.
+ */
 interface AgentState {
   name: string;
+  /** Shown to the user: the directory, or the store's URL without its password. */
   dir: string;
+  storeUrl?: string;
 }
 
 function addStoreOptions(command: Command): Command {
@@ -35,6 +43,7 @@ function addStoreOptions(command: Command): Command {
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .option('--allow-portable', 'cartridges: read one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
     .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
+    .option('--store <url>', 'read the sessions kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
     .option('--json', 'print JSON');
 }
 
@@ -45,7 +54,7 @@ export function register(program: Command): void {
       .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
       .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home'),
   ).action(async (agent: string | undefined, options: StoreOptions) => {
-    const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+    const states = statesOf(agent, options);
     const rows: Array<SessionSummary & { agent: string }> = [];
     for (const state of states) {
       rows.push(...(await withStores(state, async (journal, wakes) => (await summarizeSessions(journal, wakes)).map((s) => ({ agent: state.name, ...s })))));
@@ -71,7 +80,7 @@ export function register(program: Command): void {
   ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
     // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
     const options = command.optsWithGlobals<StoreOptions>();
-    const states = agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+    const states = statesOf(agent, options);
     const found: Array<{ agent: string; detail: SessionDetail }> = [];
     for (const state of states) {
       const detail = await withStores(state, (journal, wakes) => sessionDetail(id, journal, wakes));
@@ -96,6 +105,13 @@ export function register(program: Command): void {
   });
 }
 
+/** What to read: the PostgreSQL store when --store / ACX_STORE names one, else the agent (or every agent) under the state home. */
+function statesOf(agent: string | undefined, options: StoreOptions): AgentState[] {
+  const storeUrl = resolveStoreUrl(options);
+  if (storeUrl) return [{ name: agent === undefined ? 'postgres' : agentState(agent, options).name, dir: redactUrl(storeUrl), storeUrl }];
+  return agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+}
+
 function agentState(agent: string, options: StoreOptions): AgentState {
   const located = locateAgent({ agent, ...options });
   return { name: basename(located.stateDir), dir: located.stateDir };
@@ -115,17 +131,23 @@ function allAgentStates(options: StoreOptions): AgentState[] {
 }
 
 /** Opens the agent's stores that exist (reading never creates one) for the time of `read`. */
-async function withStores<T>(state: AgentState, read: (journal: Journal | undefined, wakes: WakeStore | undefined) => Promise<T>): Promise<T> {
-  const journalPath = join(state.dir, 'journal.db');
-  const wakePath = wakeStorePath(state.dir);
-  const journal = existsSync(journalPath) ? new Journal(journalPath) : undefined;
-  const wakes = existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined;
+async function withStores<T>(state: AgentState, read: (journal: JournalStore | undefined, wakes: WakeStore | undefined) => Promise<T>): Promise<T> {
+  const { journal, wakes } = state.storeUrl ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(state.storeUrl) : openSqliteStores(state.dir);
   try {
     return await read(journal, wakes);
   } finally {
     await wakes?.close();
-    journal?.close();
+    await journal?.close();
   }
+}
+
+function openSqliteStores(dir: string): { journal: JournalStore | undefined; wakes: WakeStore | undefined } {
+  const journalPath = join(dir, 'journal.db');
+  const wakePath = wakeStorePath(dir);
+  return {
+    journal: existsSync(journalPath) ? new SqliteJournalStore(new Journal(journalPath)) : undefined,
+    wakes: existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined,
+  };
 }
 
 /** A stored timestamp as a person reads it: to the second, in UTC. */

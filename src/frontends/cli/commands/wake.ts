@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import type { PreparedAgent } from '../../../app/prepare.ts';
 import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
-import { locateAgent, resolveSettings, type ResolvedSettings } from '../../../app/settings.ts';
+import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
@@ -93,7 +93,12 @@ export function register(program: Command): void {
     } catch (error) {
       configError = error;
     }
-    const store = await openWakeStore({ stateDir: location.stateDir });
+    // With ACX_STORE / --store on PostgreSQL, the inbox and leases live there beside the journal.
+    const store = await openWakeStore({
+      stateDir: location.stateDir,
+      storeUrl: resolveStoreUrl(flags, env),
+      onLeaseLost: (lost) => logger.error('wake lease lost', { session: lost, reason: 'not renewed in time; another wake may answer this session' }),
+    });
     let prepared: PreparedAgent | undefined;
     try {
       try {
