@@ -2,12 +2,12 @@
 // 50 sessions from the pg-boss queue on a real PostgreSQL store, while workers are SIGKILLed at
 // random (at least 30 times, each restarted at once). Every event must be answered exactly once,
 // the agent's one tool (an unsafe append to a ledger file) must never have run twice for an event,
-// no job may be left in the queue or dead-lettered, and the journal and wake store must be whole.
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+// no job may be left in the queue or dead-lettered, and the journal and wake store (both on
+// PostgreSQL) must be whole and hold no lease.
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { openWakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { type Fleet, type FleetWorker, startFleet } from '../support/worker-fleet.ts';
 
@@ -76,18 +76,19 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
     expect(states, 'every job completed').toEqual({ completed: events.length });
     expect(deadLettered).toBe(0);
 
-    // The wake store: each event recorded once and answered (done, with its reply); the file whole.
-    const wakeDb = readdirSync(f.home, { recursive: true, encoding: 'utf8' }).find((path) => path.endsWith('wake.db'));
-    const wake = new DatabaseSync(join(f.home, wakeDb!));
+    // The wake store (on PostgreSQL with the journal): each event recorded once and answered (done,
+    // with its reply), and no wake lease or session lease left behind by a killed worker.
+    const wake = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl });
     try {
-      expect(wake.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
-      const rows = wake.prepare('SELECT event_id, state, reply FROM inbox ORDER BY event_id').all() as Array<{ event_id: string; state: string; reply: string | null }>;
-      expect(rows.map((row) => row.event_id)).toEqual([...events].sort());
-      expect(rows.filter((row) => row.state !== 'done')).toEqual([]);
-      for (const row of rows) expect(row.reply, row.event_id).toContain(row.event_id);
+      const items = (await Promise.all((await wake.sessions()).map(({ sessionId }) => wake.items(sessionId)))).flat();
+      expect(items.map((item) => item.eventId).sort()).toEqual([...events].sort());
+      expect(items.filter((item) => item.state !== 'done').map((item) => item.eventId)).toEqual([]);
+      for (const item of items) expect(item.reply, item.eventId).toContain(item.eventId);
     } finally {
-      wake.close();
+      await wake.close();
     }
+    const leases = await f.db.query<{ n: string }>('SELECT (SELECT count(*) FROM acx_wake_leases WHERE expires_at > now()) + (SELECT count(*) FROM acx_session_leases WHERE expires_at > now()) AS n');
+    expect(Number(leases.rows[0]!.n), 'no lease held once every job is done').toBe(0);
 
     // The journal on PostgreSQL: each event prompted exactly once, every turn done, every tool call
     // answered, and a call with no ledger line only where recovery said its outcome is unknown.

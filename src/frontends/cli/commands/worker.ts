@@ -65,9 +65,12 @@ export function register(program: Command): void {
       const settings = resolveSettings(flags, { logger, location });
       agents.push({
         name,
-        // Until the wake store has its PostgreSQL implementation this is the agent's SQLite wake.db:
-        // the workers sharing it must share a host (its lease holder is a pid).
-        store: await openWakeStore({ stateDir: location.stateDir }),
+        // On the same database as the journal and the queue: its leases expire, so any host may serve.
+        store: await openWakeStore({
+          stateDir: location.stateDir,
+          storeUrl,
+          onLeaseLost: (sessionId) => logger.error('wake lease lost', { agent: name, session: sessionId, reason: 'not renewed in time; another worker may be answering this session' }),
+        }),
         ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
         maxSteps: settings.maxSteps,
         wakeTimeline: async (job) => {
