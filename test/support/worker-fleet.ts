@@ -41,7 +41,7 @@ export interface Fleet {
   queue: WakeQueue;
   db: pg.Pool;
   /** Starts one `acx worker`; its stderr (the wake bookends) is kept on the returned handle. */
-  startWorker(concurrency: number): FleetWorker;
+  startWorker(concurrency: number, extraArgs?: readonly string[]): FleetWorker;
   /** Enqueues `perSession` events for each of `sessions` sessions, interleaved; returns the event ids. */
   enqueue(sessions: number, perSession: number): Promise<string[]>;
   /** The wake queue's jobs by state, and how many sit in the dead-letter queue. */
@@ -70,6 +70,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     fallback: respondByTurn(async ({ request }) => {
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       const prompt = promptOf(request);
+      // A "poison" event is one the provider refuses every time (a 400 is not retried in a turn).
+      if (prompt.includes('poison')) return { fail: { status: 400 } };
       const events = [...new Set(prompt.match(EVENT_ID) ?? [])];
       const messages = request.view.messages;
       const toolRan = messages.findLastIndex((m) => m.role === 'tool') > messages.findLastIndex((m) => m.role === 'user' && m.text === prompt);
@@ -93,10 +95,10 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     storeUrl,
     queue,
     db,
-    startWorker(concurrency) {
+    startWorker(concurrency, extraArgs = []) {
       const args = [ACX_BIN, 'worker', '--agents', `${FLEET_AGENT}=${agentDir}`, '--store', storeUrl, '--concurrency', String(concurrency)];
       // Pacing waits out human reading time and the breaker caps wakes per minute: neither is what is measured here.
-      args.push('--no-pace', '--breaker-max', '0', '--supervise', '1', '--home', home, '--config-home', home);
+      args.push('--no-pace', '--breaker-max', '0', '--supervise', '1', '--home', home, '--config-home', home, ...extraArgs);
       const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
