@@ -4,7 +4,6 @@ import { BaseCradleClient } from '../../../channel/client.ts';
 import { resolveStateHome } from '../../../app/paths.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { startRouter } from '../../router/router.ts';
-import { openWakeQueue } from '../../worker/queue.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
@@ -52,7 +51,8 @@ export function register(program: Command): void {
       }
       const queueUrl = options.queue ?? env.ACX_ROUTER_QUEUE;
       if (queueUrl !== undefined && storeKindOf(queueUrl) !== 'postgres') throw new CliExit('usage', 'acx router: --queue takes a postgres:// URL (the database acx worker reads).');
-      const queue = queueUrl ? await openWakeQueue(queueUrl, logger) : undefined;
+      // pg-boss is loaded only by a router that enqueues.
+      const queue = queueUrl ? await (await import('../../worker/queue.ts')).openWakeQueue(queueUrl, logger) : undefined;
       const home = options.home ?? join(resolveStateHome(undefined), 'router');
       const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, ...(queue ? { queue } : {}) });
       process.stdout.write(`${router.url}\n`);
