@@ -46,10 +46,11 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
     const events = await f.enqueue(SESSIONS, PER_SESSION);
     const completed = async () => (await f.jobStates()).states.completed ?? 0;
 
-    // Kill a random worker every 0.4–1.2 s while jobs remain, and start a new one in its place.
+    // Kill a random worker every 0.2–0.7 s while jobs remain, and start a new one in its place (fast
+    // enough that all the kills land before a quick machine has answered every event).
     let kills = 0;
     while (kills < KILLS) {
-      await sleep(400 + Math.random() * 800);
+      await sleep(200 + Math.random() * 500);
       const done = await completed();
       if (done >= events.length) break;
       const index = Math.floor(Math.random() * workers.length);
