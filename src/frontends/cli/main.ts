@@ -30,6 +30,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   platform: () => import('./commands/platform.ts'),
   cache: () => import('./commands/cache.ts'),
   router: () => import('./commands/router.ts'),
+  worker: () => import('./commands/worker.ts'),
 };
 
 export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {

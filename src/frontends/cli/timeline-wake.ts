@@ -3,11 +3,10 @@ import { isUuid } from '../../channel/ids.ts';
 import { ChannelState, channelStatePath } from '../../channel/state.ts';
 import { agentWorkspace, locateAgent, resolveSettings } from '../../app/settings.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
-import { wakeOnTimeline } from '../wake/timeline.ts';
+import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
 import type { Logger } from '../../util/logger.ts';
 import { CliExit } from './output.ts';
 import { runFlags } from './run-options.ts';
-
 
 /**
  * `acx wake <agent> --timeline <uuid> [--message <uuid>]`, as a router runs it per platform event
@@ -23,27 +22,55 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
     if (value !== undefined && !isUuid(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
     return value;
   };
-  const trigger = uuidOption('message', 'BASECRADLE_MESSAGE');
-  const asset = uuidOption('asset', 'BASECRADLE_ASSET');
-  const event = uuidOption('event', 'BASECRADLE_EVENT');
+  await wakeTimelineDelivery(
+    agent,
+    {
+      timeline,
+      message: uuidOption('message', 'BASECRADLE_MESSAGE'),
+      asset: uuidOption('asset', 'BASECRADLE_ASSET'),
+      event: uuidOption('event', 'BASECRADLE_EVENT'),
+      deliveryId: env.BASECRADLE_DELIVERY_ID,
+      baseUrl: env.BASECRADLE_BASE_URL,
+    },
+    options,
+    logger,
+  );
+}
+
+/** One platform delivery for an agent: the timeline and what it is about. */
+export interface TimelineDelivery {
+  timeline: string;
+  message?: string | undefined;
+  asset?: string | undefined;
+  event?: string | undefined;
+  deliveryId?: string | undefined;
+  /** The platform; absent: the client's default. */
+  baseUrl?: string | undefined;
+  /** The agent's platform token; absent: BASECRADLE_TOKEN. */
+  token?: string | undefined;
+}
+
+/** A timeline wake for one delivery, in this process: what `acx wake --timeline` and `acx worker` run. */
+export async function wakeTimelineDelivery(agent: string, delivery: TimelineDelivery, options: Record<string, unknown>, logger: Logger): Promise<TimelineWakeOutcome> {
+  const { timeline } = delivery;
   const sessionId = `timeline:${timeline}`;
   const flags = runFlags(agent, { ...options, session: sessionId });
   const location = locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
-  const { breaker, pacing } = resolveWakeSettings(options, env);
-  const client = new BaseCradleClient(env.BASECRADLE_BASE_URL ? { baseUrl: env.BASECRADLE_BASE_URL } : {});
+  const { breaker, pacing } = resolveWakeSettings(options, process.env);
+  const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   const state = new ChannelState(channelStatePath(location.stateDir));
   try {
-    await wakeOnTimeline({
+    return await wakeOnTimeline({
       client,
       state,
       timeline,
       breaker,
       pacing,
-      ...(trigger ? { trigger } : {}),
-      triggers: { ...(asset ? { asset } : {}), ...(event ? { webhook_event: event } : {}) },
-      ...(env.BASECRADLE_DELIVERY_ID ? { deliveryId: env.BASECRADLE_DELIVERY_ID } : {}),
+      ...(delivery.message ? { trigger: delivery.message } : {}),
+      triggers: { ...(delivery.asset ? { asset: delivery.asset } : {}), ...(delivery.event ? { webhook_event: delivery.event } : {}) },
+      ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),
       logger,
       workspace: agentWorkspace(settings),
       agent: async (platformTools, brief) => {

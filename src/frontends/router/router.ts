@@ -5,6 +5,7 @@ import { checkWebhookSignature, headerValue } from '../../channel/webhook-signat
 import { openDatabase, type Database } from '../../store/database.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { WakeQueue } from '../worker/queue.ts';
 
 /**
  * `acx router`: receives the platform's signed webhook deliveries and wakes the agent each is
@@ -42,6 +43,12 @@ export interface RouterOptions {
   env?: NodeJS.ProcessEnv;
   /** Waits between attempts; default 500 ms then 1000 ms (three attempts). */
   retryDelaysMs?: readonly number[];
+  /**
+   * Enqueue each accepted delivery on this pg-boss queue for `acx worker` instead of running a
+   * wake here: the signature check and the dedupe stay the router's, the wake, its retries and
+   * its per-timeline serialization become the queue's.
+   */
+  queue?: WakeQueue;
 }
 
 export interface RunningRouter {
@@ -90,6 +97,10 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   // records a message before it sends its delivery), so it joins it instead of costing a process.
   const waiting = new Map<string, Delivery>();
   const enqueue = (delivery: Delivery) => {
+    if (options.queue) {
+      queues.set(delivery.id, toQueue(options.queue, delivery));
+      return;
+    }
     const key = `${delivery.agent.name}\n${delivery.timeline}`;
     const covering = delivery.event === 'message.created' ? waiting.get(key) : undefined;
     if (covering) {
@@ -105,6 +116,30 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     const previous = queues.get(delivery.agent.name) ?? Promise.resolve();
     const next = previous.then(start).catch((error) => logger.error('router wake failed', { delivery: delivery.id, error: errorMessage(error) }));
     queues.set(delivery.agent.name, next);
+  };
+
+  // Settled here once pg-boss holds the job: a worker anywhere answers it, as often as it takes.
+  const toQueue = async (queue: WakeQueue, delivery: Delivery) => {
+    const flag = WAKING_EVENTS[delivery.event];
+    const about = flag && flag !== '--task' && delivery.resource ? { [flag.slice(2)]: delivery.resource } : {};
+    try {
+      const job = await queue.send({
+        kind: 'timeline',
+        agent: delivery.agent.name,
+        sessionId: `timeline:${delivery.timeline}`,
+        timeline: delivery.timeline,
+        ...about,
+        deliveryId: delivery.id,
+        platformUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
+      });
+      db.prepare("UPDATE deliveries SET state = 'enqueued', finished_at = datetime('now') WHERE delivery = ?").run(delivery.id);
+      logger.info('router delivery enqueued', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, job });
+    } catch (error) {
+      db.prepare("UPDATE deliveries SET state = 'failed', finished_at = datetime('now') WHERE delivery = ?").run(delivery.id);
+      logger.error('router enqueue failed', { agent: delivery.agent.name, delivery: delivery.id, error: errorMessage(error) });
+    } finally {
+      queues.delete(delivery.id);
+    }
   };
 
   const runWake = async (delivery: Delivery) => {

@@ -4,12 +4,14 @@ import { BaseCradleClient } from '../../../channel/client.ts';
 import { resolveStateHome } from '../../../app/paths.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { startRouter } from '../../router/router.ts';
+import { storeKindOf } from '../../../store/store-url.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 
 /**
- * `acx router --agents nova=DIR [--platform URL] [--port N]`: receives a BaseCradle platform's
- * signed webhooks and runs `acx wake --timeline` for the agent each is addressed to. Each agent's
+ * `acx router --agents nova=DIR [--platform URL] [--port N] [--queue postgres://…]`: receives a
+ * BaseCradle platform's signed webhooks and runs `acx wake --timeline` for the agent each is
+ * addressed to, or with --queue enqueues it for `acx worker`. Each agent's
  * token comes from BASECRADLE_TOKEN_<HANDLE>, its signing secret from
  * BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_<HANDLE> or the shared ACX_ROUTER_WEBHOOK_SECRET.
  */
@@ -21,7 +23,8 @@ export function register(program: Command): void {
     .option('--platform <url>', 'the platform (env BASECRADLE_BASE_URL, default http://127.0.0.1:4700)')
     .option('--port <n>', 'port to receive deliveries on (env ACX_ROUTER_PORT; 0 picks a free one)', process.env.ACX_ROUTER_PORT ?? '4710')
     .option('--home <dir>', "the router's state: router.db, the deliveries and their outcomes (default <state home>/router)")
-    .action(async (options: { agents: string; platform?: string; port: string; home?: string }) => {
+    .option('--queue <url>', 'enqueue each delivery on the pg-boss queue in this PostgreSQL database for `acx worker` instead of running wakes here (env ACX_ROUTER_QUEUE)')
+    .action(async (options: { agents: string; platform?: string; port: string; home?: string; queue?: string }) => {
       const env = process.env;
       const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
       const port = Number(options.port);
@@ -46,11 +49,15 @@ export function register(program: Command): void {
         if (me.handle.toLowerCase() !== name.toLowerCase()) throw new CliExit('usage', `acx router: BASECRADLE_TOKEN_${envSlug(name)} is @${me.handle}'s token, not @${name}'s.`);
         agents.push({ name, dir, token, secret, uuid: me.uuid });
       }
+      const queueUrl = options.queue ?? env.ACX_ROUTER_QUEUE;
+      if (queueUrl !== undefined && storeKindOf(queueUrl) !== 'postgres') throw new CliExit('usage', 'acx router: --queue takes a postgres:// URL (the database acx worker reads).');
+      // pg-boss is loaded only by a router that enqueues.
+      const queue = queueUrl ? await (await import('../../worker/queue.ts')).openWakeQueue(queueUrl, logger) : undefined;
       const home = options.home ?? join(resolveStateHome(undefined), 'router');
-      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port });
+      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, ...(queue ? { queue } : {}) });
       process.stdout.write(`${router.url}\n`);
       await new Promise<void>((resolve) => {
-        const stop = () => void router.close().then(resolve);
+        const stop = () => void router.close().then(() => queue?.close()).then(resolve);
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });

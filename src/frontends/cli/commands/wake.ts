@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import type { PreparedAgent } from '../../../app/prepare.ts';
-import { DEFAULT_BREAKER, DEFAULT_PACING, wake } from '../../wake/session.ts';
+import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
+import { addWakeTuningOptions } from '../wake-options.ts';
 import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../../app/switches.ts';
 
@@ -17,32 +18,23 @@ import { isSwitchedOff } from '../../../app/switches.ts';
  * prints each reply, exits. Safe to deliver the same event twice and to kill at any moment.
  */
 export function register(program: Command): void {
-  addRunOptions(
-    program
-      .command('wake')
-      .description('answer an event (and anything still pending) for one session, then exit: one process per event')
-      .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
-      .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
-      .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
-      .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
-      .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
-      .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
-      .option('--no-pace', 'no read-speed pacing (with --timeline: per timeline) and no rebuild for messages that arrive mid-turn (env ACX_PACE_ENABLED=0)')
-      .option('--pace-chars-per-sec <n>', `simulated reading speed (env ACX_PACE_CHARS_PER_SEC, default ${DEFAULT_PACING.charsPerSecond})`)
-      .option('--pace-floor <seconds>', `shortest read of a peer AI's message (env ACX_PACE_FLOOR_SECONDS, default ${DEFAULT_PACING.floorMs / 1000})`)
-      .option(
-        '--pace-max-builds <n>',
-        `most builds of a turn when messages arrive while it generates; 1 answers once (env ACX_PACE_MAX_BUILDS, default ${DEFAULT_PACING.maxBuilds})`,
-      )
-      .option('--json', 'print one JSON line per answered batch of events (one turn)')
-      .option('--breaker-max <n>', `most wakes per session (with --timeline: per timeline) within the window; 0 disables (env ACX_WAKE_BREAKER_MAX, default ${DEFAULT_BREAKER.max})`)
-      .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
-      .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
-      .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')
-      .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
-      .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)')
-      .option('--asset <uuid>', 'with --timeline: the asset the delivery is about (env BASECRADLE_ASSET)')
-      .option('--event <id>', "the event's id: the same id delivered again is answered once (env ACX_EVENT_ID); with --timeline, the webhook event the delivery is about (env BASECRADLE_EVENT)"),
+  addWakeTuningOptions(
+    addRunOptions(
+      program
+        .command('wake')
+        .description('answer an event (and anything still pending) for one session, then exit: one process per event')
+        .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
+        .argument('[message...]', 'the event\'s message; read from stdin when piped; omit both to answer only what is pending')
+        .option('--sender <name>', "who wrote the message, shown to the model with it (env ACX_EVENT_SENDER)")
+        .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
+        .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
+        .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
+        .option('--json', 'print one JSON line per answered batch of events (one turn)')
+        .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
+        .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)')
+        .option('--asset <uuid>', 'with --timeline: the asset the delivery is about (env BASECRADLE_ASSET)')
+        .option('--event <id>', "the event's id: the same id delivered again is answered once (env ACX_EVENT_ID); with --timeline, the webhook event the delivery is about (env BASECRADLE_EVENT)"),
+    ),
   ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
     const env = process.env;
     const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });

@@ -1,0 +1,110 @@
+import type { Command } from 'commander';
+import { locateAgent, resolveSettings } from '../../../app/settings.ts';
+import { storeKindOf } from '../../../store/store-url.ts';
+import { openWakeStore } from '../../../store/wake-store.ts';
+import { createLogger, parseLogLevel } from '../../../util/logger.ts';
+import { envSlug, parseAgentList } from '../../router/agents.ts';
+import { resolveWakeSettings } from '../../wake/settings.ts';
+import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
+import { startWorker, type WorkerAgent } from '../../worker/worker.ts';
+import { CliExit } from '../output.ts';
+import { addRunOptions, runFlags } from '../run-options.ts';
+import { addWakeTuningOptions } from '../wake-options.ts';
+
+/**
+ * `acx worker --agents a=DIR,b=DIR --store postgres://… [--concurrency N]`: answers the wake jobs
+ * `acx router --queue` (or any producer) puts on the store's pg-boss queue, as `acx wake` would,
+ * until SIGINT/SIGTERM. Run as many as you like, on any host that reaches the database.
+ */
+export function register(program: Command): void {
+  addWakeTuningOptions(
+    addRunOptions(
+      program
+        .command('worker')
+        .description("answer wake jobs from the store's PostgreSQL queue (pg-boss), one session at a time across every worker")
+        .requiredOption('--agents <list>', 'name=DIR pairs, comma-separated: the agents this worker answers for (a job names its agent)')
+        .option('--platform <url>', "for a router's timeline jobs: the platform to answer on (env BASECRADLE_BASE_URL; default the router's); each agent's token from BASECRADLE_TOKEN_<NAME>")
+        .option('--concurrency <n>', 'jobs this worker answers at once, each for a different session (env ACX_WORKER_CONCURRENCY, default 1)')
+        .option('--retry-limit <n>', `retries a job gets before it is dead-lettered, set when the queue is created (default ${DEFAULT_QUEUE_SETTINGS.retryLimit})`)
+        .option('--heartbeat <seconds>', `a worker silent this long is taken for dead and its job retried, at least 10 (default ${DEFAULT_QUEUE_SETTINGS.heartbeatSeconds})`)
+        .option('--supervise <seconds>', `how often this worker looks for dead workers' jobs (default ${DEFAULT_QUEUE_SETTINGS.superviseSeconds})`),
+    ),
+  ).action(async (options: Record<string, unknown>) => {
+    const env = process.env;
+    const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const storeUrl = (options.store as string | undefined) ?? env.ACX_STORE;
+    if (storeKindOf(storeUrl) !== 'postgres') {
+      throw new CliExit('usage', 'acx worker: give the PostgreSQL store the queue lives in with --store postgres://… (or ACX_STORE).');
+    }
+    if (options.session !== undefined) throw new CliExit('usage', 'acx worker: each job names its session; give no --session.');
+    const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
+    if (harness && harness !== 'engine') {
+      throw new CliExit('usage', `acx worker: workers need acx's native engine (its journal is what lets another worker finish a killed turn); not --harness ${harness}.`);
+    }
+    let listed: Array<{ name: string; dir: string }>;
+    try {
+      listed = parseAgentList(options.agents as string);
+    } catch (error) {
+      throw new CliExit('usage', `acx worker: ${(error as Error).message}`);
+    }
+    const concurrency = positiveInteger(options.concurrency ?? env.ACX_WORKER_CONCURRENCY, '--concurrency', 1);
+    const queueSettings: Partial<WakeQueueSettings> = {
+      retryLimit: positiveInteger(options.retryLimit, '--retry-limit', DEFAULT_QUEUE_SETTINGS.retryLimit),
+      heartbeatSeconds: positiveInteger(options.heartbeat, '--heartbeat', DEFAULT_QUEUE_SETTINGS.heartbeatSeconds),
+      superviseSeconds: positiveInteger(options.supervise, '--supervise', DEFAULT_QUEUE_SETTINGS.superviseSeconds),
+    };
+    if (queueSettings.heartbeatSeconds! < 10) throw new CliExit('usage', 'acx worker: --heartbeat must be at least 10 seconds (pg-boss checks no faster).');
+    const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
+
+    const agents: WorkerAgent[] = [];
+    for (const { name, dir } of listed) {
+      const flags = runFlags(dir, { ...options, store: storeUrl });
+      const location = locateAgent(flags, { logger });
+      // A broken configuration fails at start-up, before any job is taken: a worker that cannot
+      // answer for an agent should not take that agent's jobs.
+      const settings = resolveSettings(flags, { logger, location });
+      agents.push({
+        name,
+        // On the same database as the journal and the queue: its leases expire, so any host may serve.
+        store: await openWakeStore({
+          stateDir: location.stateDir,
+          storeUrl,
+          onLeaseLost: (sessionId) => logger.error('wake lease lost', { agent: name, session: sessionId, reason: 'not renewed in time; another worker may be answering this session' }),
+        }),
+        ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
+        maxSteps: settings.maxSteps,
+        wakeTimeline: async (job) => {
+          const variable = `BASECRADLE_TOKEN_${envSlug(name)}`;
+          const token = env[variable];
+          if (!token) throw new Error(`set ${variable} to @${name}'s platform token to answer its timeline deliveries`);
+          const { wakeTimelineDelivery } = await import('../timeline-wake.ts');
+          const baseUrl = (options.platform as string | undefined) ?? env.BASECRADLE_BASE_URL ?? job.platformUrl;
+          const delivery = { timeline: job.timeline, message: job.message, asset: job.asset, event: job.event, deliveryId: job.deliveryId, baseUrl, token };
+          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger);
+        },
+        prepare: async () => {
+          const { prepareAgent } = await import('../../../app/prepare.ts');
+          const prepared = await prepareAgent(settings, { logger });
+          return { agent: prepared.agent, close: () => prepared.close() };
+        },
+      });
+    }
+    const queue = await openWakeQueue(storeUrl!, logger, queueSettings);
+    const worker = await startWorker({ queue, agents, concurrency, breaker, pacing, maxAttempts, logger });
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    logger.info('worker stopping', { note: 'finishing the jobs it holds' });
+    await worker.stop();
+    await queue.close();
+    for (const agent of agents) await agent.store.close();
+  });
+}
+
+function positiveInteger(raw: unknown, name: string, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new CliExit('usage', `acx worker: ${name} must be a whole number of at least 1, not "${String(raw)}".`);
+  return value;
+}

@@ -1,0 +1,115 @@
+import { PgBoss, type Queue } from 'pg-boss';
+import type { WakeEvent } from '../../store/wake-store.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+
+/**
+ * The work queue between `acx router` (or any producer) and `acx worker`: one pg-boss queue on the
+ * store's PostgreSQL database, one job per event, the session in the job. What each setting buys:
+ *
+ * - `singleton` policy with the session as `singletonKey`: pg-boss hands out at most one active job
+ *   per session across every worker, so a session's events are answered one turn at a time without
+ *   workers spinning on each other's wake leases (the wake-store lease still guards the session).
+ * - `heartbeatSeconds`: a worker touches its active jobs while their turns run; a SIGKILLed worker
+ *   stops, and its job is failed into a retry by the next supervise pass of any pg-boss instance,
+ *   then taken by another worker, which finishes the turn from the journal.
+ * - `retryLimit` with backoff, then the dead-letter queue: a job that keeps failing (an agent that
+ *   cannot start, a session busy past its lease) is set aside for an operator, never dropped.
+ */
+export const WAKE_QUEUE = 'acx-wakes';
+export const WAKE_DEAD_LETTER_QUEUE = 'acx-wakes-dead';
+
+/** An event for a session of one of the worker's agents, answered as `acx wake --session` would. */
+export interface SessionWakeJob {
+  kind: 'session';
+  /** The agent's name in the worker's --agents. */
+  agent: string;
+  sessionId: string;
+  event: WakeEvent;
+  /** The producer's correlation id (a router's delivery); rides the wake's bookend log lines. */
+  deliveryId?: string | undefined;
+}
+
+/**
+ * A platform delivery (`acx router --queue`): answered as `acx wake --timeline` would. The agent's
+ * platform token never travels in the job; the worker has it (BASECRADLE_TOKEN_<HANDLE>).
+ */
+export interface TimelineWakeJob {
+  kind: 'timeline';
+  agent: string;
+  /** `timeline:<uuid>`, the session a timeline wake runs its turns in. */
+  sessionId: string;
+  timeline: string;
+  /** What the delivery is about, as `acx wake --timeline` takes it. */
+  message?: string | undefined;
+  asset?: string | undefined;
+  event?: string | undefined;
+  deliveryId: string;
+  /** The platform the router received the delivery from (a worker's own --platform wins). */
+  platformUrl: string;
+}
+
+export type WakeJob = SessionWakeJob | TimelineWakeJob;
+
+/** Whom pg-boss serializes on: one active job per agent session. */
+export const sessionKey = (job: Pick<WakeJob, 'agent' | 'sessionId'>): string => `${job.agent}\n${job.sessionId}`;
+
+export interface WakeQueueSettings {
+  /** Retries a job gets after its first attempt before it is dead-lettered (default 10: a kill costs one). */
+  retryLimit: number;
+  /** First wait before a retry, seconds; doubled each retry (with jitter) up to `retryDelayMax`. */
+  retryDelay: number;
+  retryDelayMax: number;
+  /** A worker that has not touched its job for this long is taken for dead (pg-boss's minimum is 10). */
+  heartbeatSeconds: number;
+  /** How often this instance's supervisor looks for dead workers' jobs (pg-boss default 60 s). */
+  superviseSeconds: number;
+}
+
+export const DEFAULT_QUEUE_SETTINGS: WakeQueueSettings = { retryLimit: 10, retryDelay: 1, retryDelayMax: 30, heartbeatSeconds: 10, superviseSeconds: 5 };
+
+export interface WakeQueue {
+  readonly boss: PgBoss;
+  /** Enqueues one event; resolves to the job id. */
+  send(job: WakeJob): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts pg-boss on the store's database (its own `pgboss` schema, created and migrated on first
+ * use) and makes sure the queue and its dead-letter queue exist (creating them is idempotent, so
+ * routers and workers may start in any order; the first to create a queue fixes its settings).
+ */
+export async function openWakeQueue(url: string, logger: Logger, settings: Partial<WakeQueueSettings> = {}): Promise<WakeQueue> {
+  const tuned = { ...DEFAULT_QUEUE_SETTINGS, ...settings };
+  const boss = new PgBoss({
+    connectionString: url,
+    application_name: 'acx',
+    superviseIntervalSeconds: tuned.superviseSeconds,
+    monitorIntervalSeconds: tuned.superviseSeconds,
+    // New jobs wake idle workers at once instead of at their next poll.
+    useListenNotify: true,
+  });
+  // pg-boss reports background faults (a dropped connection, a failed supervise pass) as events.
+  boss.on('error', (error) => logger.warn('queue error', { error: errorMessage(error) }));
+  await boss.start();
+  const options: Omit<Queue, 'name'> = {
+    retryLimit: tuned.retryLimit,
+    retryDelay: tuned.retryDelay,
+    retryBackoff: true,
+    retryDelayMax: tuned.retryDelayMax,
+    heartbeatSeconds: tuned.heartbeatSeconds,
+    notify: true,
+  };
+  await boss.createQueue(WAKE_DEAD_LETTER_QUEUE, options);
+  await boss.createQueue(WAKE_QUEUE, { ...options, policy: 'singleton', deadLetter: WAKE_DEAD_LETTER_QUEUE });
+  return {
+    boss,
+    async send(job) {
+      const id = await boss.send(WAKE_QUEUE, job, { singletonKey: sessionKey(job) });
+      if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
+      return id;
+    },
+    close: () => boss.stop({ graceful: true, timeout: 10_000 }),
+  };
+}

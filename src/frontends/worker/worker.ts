@@ -1,0 +1,143 @@
+import type { Job } from 'pg-boss';
+import type { HarnessAgent } from '../../harness/harness-agent.ts';
+import type { BreakerSettings, WakeStore } from '../../store/wake-store.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { PacingSettings } from '../wake/pacing.ts';
+import { wake } from '../wake/session.ts';
+import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, type WakeQueue } from './queue.ts';
+
+/**
+ * `acx worker`: takes wake jobs off the queue and answers each with the same session wake as
+ * `acx wake` (src/frontends/wake/session.ts), in this process. The wake records the job's event
+ * (once per id), takes the session's lease, answers everything pending in order and logs its
+ * bookend lines; so a job delivered twice, or retried after its event was answered, answers
+ * nothing twice. Each outcome maps to what pg-boss does with the job:
+ *
+ * - answered / nothing-new: completed.
+ * - busy (another holder's lease, e.g. a dead worker's not yet lapsed) or declined (the breaker):
+ *   the event is recorded, so the job fails and pg-boss retries it later with backoff; the retry
+ *   answers it, or finds it answered.
+ * - the job's event set aside after the wake's own attempts: dead-lettered at once.
+ * - a throw (agent cannot start, a model fault the wake retries): failed, retried, and
+ *   dead-lettered once its retries are spent.
+ */
+export interface WorkerAgent {
+  name: string;
+  /** Prepares the agent; called at most once per worker, when its first job is answered. */
+  prepare: () => Promise<{ agent: HarnessAgent; close(): Promise<void> }>;
+  store: WakeStore;
+  model?: { provider: string; modelId: string } | undefined;
+  maxSteps?: number | undefined;
+  /** Runs a platform delivery's timeline wake; absent: this worker takes no timeline jobs for the agent. */
+  wakeTimeline?: (job: TimelineWakeJob) => Promise<{ outcome: string }>;
+}
+
+export interface WorkerOptions {
+  queue: WakeQueue;
+  agents: readonly WorkerAgent[];
+  /** Jobs this worker runs at once (default 1); pg-boss never gives it two of one session. */
+  concurrency?: number;
+  breaker: BreakerSettings;
+  pacing: PacingSettings;
+  maxAttempts: number;
+  logger: Logger;
+  /** How long an idle worker waits between polls when no notification woke it (seconds, default 1). */
+  pollSeconds?: number;
+}
+
+export interface RunningWorker {
+  /** Stops taking jobs, waits for the running ones to finish, and stops. */
+  stop(): Promise<void>;
+}
+
+/** The failure a busy or declined wake reports to pg-boss: the job is retried, its event kept. */
+export class WakeDeferred extends Error {}
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const { queue, logger } = options;
+  const byName = new Map(options.agents.map((agent) => [agent.name, agent]));
+  const prepared = new Map<string, Promise<{ agent: HarnessAgent; close(): Promise<void> }>>();
+  // One preparation per agent, shared by every job; a failed one is forgotten so a later job tries again.
+  const agentFor = (agent: WorkerAgent) => async () => {
+    let ready = prepared.get(agent.name);
+    if (!ready) {
+      ready = agent.prepare();
+      prepared.set(agent.name, ready);
+      ready.catch(() => prepared.delete(agent.name));
+    }
+    return (await ready).agent;
+  };
+
+  const answer = async (job: Job<WakeJob>): Promise<'completed' | 'deadletter'> => {
+    const data = job.data;
+    const agent = byName.get(data.agent);
+    if (!agent) {
+      logger.error('worker job refused', { job: job.id, agent: data.agent, reason: `this worker serves no agent named ${data.agent}` });
+      return 'deadletter';
+    }
+    if (data.kind === 'timeline') {
+      if (!agent.wakeTimeline) throw new Error(`this worker cannot wake @${agent.name} on a timeline`);
+      const { outcome } = await agent.wakeTimeline(data);
+      if (outcome === 'busy' || outcome === 'declined') throw new WakeDeferred(`timeline ${data.timeline} was ${outcome}; the job is retried`);
+      return 'completed';
+    }
+    return answerSession(agent, job as Job<SessionWakeJob>);
+  };
+
+  const answerSession = async (agent: WorkerAgent, job: Job<SessionWakeJob>): Promise<'completed' | 'deadletter'> => {
+    const data = job.data;
+    const outcome = await wake({
+      agent: agentFor(agent),
+      store: agent.store,
+      sessionId: data.sessionId,
+      event: data.event,
+      breaker: options.breaker,
+      pacing: options.pacing,
+      maxAttempts: options.maxAttempts,
+      deliveryId: data.deliveryId ?? job.id,
+      model: agent.model,
+      maxSteps: agent.maxSteps,
+      logger,
+    });
+    if (outcome.outcome === 'busy' || outcome.outcome === 'declined') {
+      throw new WakeDeferred(`session ${data.sessionId} was ${outcome.outcome === 'busy' ? 'busy' : 'declined by its circuit breaker'}; its event is recorded and the job retried`);
+    }
+    return outcome.failedEvents.includes(data.event.id) ? 'deadletter' : 'completed';
+  };
+
+  // One pg-boss worker per slot, each with its own id: a slot that has just answered a job asks
+  // its own worker to fetch again at once (notifyWorker), instead of sleeping out the poll. The
+  // poll stays short for the rest: a session's next job becomes fetchable when its previous one
+  // settles, which notifies no one.
+  const concurrency = options.concurrency ?? 1;
+  const workIds: string[] = [];
+  for (let slot = 0; slot < concurrency; slot++) {
+    let workId = '';
+    workId = await queue.boss.work<WakeJob>(
+      WAKE_QUEUE,
+      { batchSize: 1, perJobResults: true, pollingIntervalSeconds: options.pollSeconds ?? 1, notifyPollingIntervalSeconds: options.pollSeconds ?? 1 },
+      async (jobs) => {
+        const results = [];
+        for (const job of jobs) {
+          try {
+            results.push({ id: job.id, status: await answer(job) });
+          } catch (error) {
+            logger.warn('worker job retried', { job: job.id, session: job.data.sessionId, attempt: job.retryCount + 1, error: errorMessage(error) });
+            throw error;
+          }
+        }
+        queue.boss.notifyWorker(workId);
+        return results;
+      },
+    );
+    workIds.push(workId);
+  }
+  logger.info('worker started', { agents: options.agents.map((agent) => agent.name).join(','), concurrency, queue: WAKE_QUEUE });
+  return {
+    async stop() {
+      await Promise.all(workIds.map((id) => queue.boss.offWork(WAKE_QUEUE, { id, wait: true })));
+      await Promise.allSettled([...prepared.values()].map(async (ready) => (await ready).close()));
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// What `acx worker` does with each kind of job, on real PostgreSQL and pg-boss with a real worker
+// process: the same event delivered twice is answered once and both jobs complete; an event the
+// model always refuses is retried by pg-boss, set aside by the wake after --max-attempts and
+// dead-lettered; a job for an agent the worker does not serve is dead-lettered at once.
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWakeStore } from '../../src/store/wake-store.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { type Fleet, FLEET_AGENT, startFleet } from '../support/worker-fleet.ts';
+
+let cluster: PostgresCluster | undefined;
+let fleet: Fleet | undefined;
+beforeAll(async () => {
+  if (POSTGRES_SKIP) return;
+  cluster = startPostgres();
+  fleet = await startFleet(cluster.createDatabase('worker_jobs'));
+}, 120_000);
+afterAll(async () => {
+  await fleet?.close();
+  cluster?.stop();
+});
+
+describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
+  const test = POSTGRES_SKIP ? it.skip : it;
+  test(`a duplicate is answered once, a poison event and an unknown agent end in the dead-letter queue${POSTGRES_SKIP}`, { timeout: 120_000 }, async () => {
+    const f = fleet!;
+    const worker = f.startWorker(2, ['--max-attempts', '2']);
+    const repeat = { id: 'evt-s01-e1', text: 'Please log evt-s01-e1.' };
+    await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-01', event: repeat });
+    await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-01', event: repeat });
+    await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-02', event: { id: 'evt-s02-e1', text: 'poison evt-s02-e1' } });
+    await f.queue.send({ kind: 'session', agent: 'ghost', sessionId: 'room-03', event: { id: 'evt-s03-e1', text: 'Please log evt-s03-e1.' } });
+    for (let waited = 0; ; waited += 200) {
+      const { states } = await f.jobStates();
+      if ((states.completed ?? 0) + (states.failed ?? 0) === 4) break;
+      if (waited > 90_000) throw new Error(`jobs not settled: ${JSON.stringify(states)}\n${worker.stderr().slice(-3000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    worker.child.kill('SIGTERM');
+    expect((await worker.exited).status).toBe(0);
+    const log = worker.stderr();
+
+    expect(await f.jobStates()).toEqual({ states: { completed: 2, failed: 2 }, deadLettered: 2 });
+    // The duplicate: one ledger line, one turn's first step, the second job a nothing-new wake.
+    const ledger = existsSync(f.ledger) ? readFileSync(f.ledger, 'utf8') : '';
+    expect(ledger).toBe('evt-s01-e1\n');
+    expect(log).toMatch(/INFO wake start session=room-01 event=evt-s01-e1 new_event=false/);
+    expect(log).toMatch(/INFO wake end session=room-01 outcome=nothing-new turns=0/);
+    // The poison event: a retry by pg-boss, then set aside by the wake and dead-lettered.
+    expect(log).toMatch(/WARNING worker job retried job=\S+ session=room-02 attempt=1/);
+    expect(log).toMatch(/ERROR wake event failed session=room-02 event=evt-s02-e1 attempts=2/);
+    const store = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl });
+    try {
+      expect((await store.item('room-02', 'evt-s02-e1'))?.state).toBe('failed');
+      expect((await store.item('room-01', 'evt-s01-e1'))?.state).toBe('done');
+      expect(await store.items('room-03'), "the unknown agent's event was never recorded").toEqual([]);
+    } finally {
+      await store.close();
+    }
+    expect(log).toMatch(/ERROR worker job refused job=\S+ agent=ghost reason="this worker serves no agent named ghost"/);
+  });
+});
