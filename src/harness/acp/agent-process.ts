@@ -25,7 +25,24 @@ export interface AgentProcess {
   readonly hasExited: boolean;
   readonly noiseLines: number;
   stderrTail(): string;
+  /**
+   * A request to the agent that fails with the process's exit report when it dies first (a
+   * dropped connection usually means the process is exiting), and with an `acp-startup-timeout`
+   * error naming `what` when `timeoutMs` is given and passes without an answer.
+   */
+  call<T>(request: Promise<T>, what: string, timeoutMs?: number): Promise<T>;
   stop(): Promise<void>;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: () => AcxError): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(message()), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function jsonLinesOnly(child: ChildProcess, onNoise: () => void): ReadableStream<Uint8Array> {
@@ -122,6 +139,16 @@ export function connectAgentProcess(child: ChildProcess, handlers: ClientHandler
       return noise;
     },
     stderrTail: () => stderr,
+    call(request, what, timeoutMs) {
+      const settled = request.catch(async (error: unknown) => {
+        const exit = await Promise.race([exitedPromise, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref())]);
+        throw exit ?? error;
+      });
+      const raced = Promise.race([settled, exitedPromise.then((e) => Promise.reject(e))]);
+      return timeoutMs === undefined
+        ? raced
+        : withTimeout(raced, timeoutMs, () => new AcxError('acp-startup-timeout', `${options.label} did not answer ${what} within ${timeoutMs} ms.`, { hint: 'Raise startupTimeoutMs, or check the agent\'s stderr and configuration.' }));
+    },
     async stop() {
       connection.close();
       const pid = child.pid;
