@@ -110,8 +110,12 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
     // The slash commands each agent session advertised (available_commands_update), kept even when
     // they arrive outside a turn (right after session/new, before its answer): compact() needs /compact.
     const commandsBySession = new Map<string, readonly string[]>();
-    /** When the agent last sent a session/update (a replay after session/load is waited out). */
+    /**
+     * When the agent last sent a session/update, while the session opens: a replay after
+     * session/load is waited out. Not kept once it is open (a clock read per event is not free).
+     */
     let lastUpdateAt = 0;
+    let opening = true;
 
     const { proc, launch, model, instructions } = await launchAgent({
       settings,
@@ -135,7 +139,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       },
       handlers: {
         onUpdate: (params) => {
-          lastUpdateAt = performance.now();
+          if (opening) lastUpdateAt = performance.now();
           if (params.update.sessionUpdate === 'available_commands_update') {
             commandsBySession.set(params.sessionId, params.update.availableCommands.map((c) => c.name));
           }
@@ -159,6 +163,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       modeTarget,
       lastUpdateAt: () => lastUpdateAt,
     });
+    opening = false;
     log.info('acp session ready', { agent: init.agentInfo?.name ?? 'unknown', acpSession: agentSessionId, auth: launch.authMode });
     runner.attach({
       proc,
