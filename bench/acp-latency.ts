@@ -10,7 +10,9 @@
  *   (sandbox, launch env, line filter, translation, stream parts — everything a user gets).
  * Measured per round, in rotated order: session start (spawn + initialize + session/new), the
  * latency of a small text turn (`[[hello]]`: a thought, two chunks, usage), and events per
- * second over a `[[burst:N]]` turn of N message chunks.
+ * second over a `[[burst:N]]` turn of N message chunks, with this process's CPU time per event
+ * over that burst (the host's cost of an event; steadier than wall time when the machine is busy,
+ * since the agent process and other load do not count).
  * `--claude` adds the real Claude Code (cached bootstrap) against the local model server: text
  * turn latency through the adapter vs a direct client launching the same binary.
  * Ratios are acx / direct (latency) and direct / acx (throughput); PASS/FAIL is information only.
@@ -113,6 +115,14 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - start, value];
 }
 
+/** This process's CPU time (user + system, µs) over `fn`: the host's share of a burst, steadier than wall time on a busy machine. */
+async function cpuTimed<T>(fn: () => Promise<T>): Promise<[number, number, T]> {
+  const cpu = process.cpuUsage();
+  const [wall, value] = await timed(fn);
+  const used = process.cpuUsage(cpu);
+  return [wall, used.user + used.system, value];
+}
+
 // ---- fake agent --------------------------------------------------------------------------------
 const cacheDir = mkdtempSync(join(tmpdir(), 'acx-bench-acp-'));
 const fakeSettings: ACPSettings = fakeProfile(cacheDir, { harnessId: 'bench-fake-acp' });
@@ -122,7 +132,7 @@ const agent = new HarnessAgent({ harness, permissionMode: 'allow-all' });
 const workdir = mkdtempSync(join(tmpdir(), 'acx-bench-direct-'));
 const directEnv = { PATH: process.env.PATH ?? '', HOME: workdir };
 
-const results = { setup: { acx: [] as number[], direct: [] as number[] }, turn: { acx: [] as number[], direct: [] as number[] }, eps: { acx: [] as number[], direct: [] as number[] } };
+const results = { setup: { acx: [] as number[], direct: [] as number[] }, turn: { acx: [] as number[], direct: [] as number[] }, eps: { acx: [] as number[], direct: [] as number[] }, cpu: { acx: [] as number[], direct: [] as number[] } };
 
 async function roundAcx() {
   const [setup, session] = await timed(() => agent.createSession());
@@ -130,12 +140,13 @@ async function roundAcx() {
   const [turns] = await timed(async () => {
     for (let i = 0; i < TURNS; i++) await acxTurn(agent, session, '[[hello]]');
   });
-  const [burst, deltas] = await timed(() => acxTurn(agent, session, `[[burst:${BURST}]]`));
+  const [burst, cpu, deltas] = await cpuTimed(() => acxTurn(agent, session, `[[burst:${BURST}]]`));
   if (deltas !== BURST) throw new Error(`acx saw ${deltas} text deltas, expected ${BURST}`);
   await session.destroy();
   results.setup.acx.push(setup);
   results.turn.acx.push(turns / TURNS);
   results.eps.acx.push(BURST / (burst / 1000));
+  results.cpu.acx.push(cpu / BURST);
 }
 
 async function roundDirect() {
@@ -144,12 +155,13 @@ async function roundDirect() {
   const [turns] = await timed(async () => {
     for (let i = 0; i < TURNS; i++) await session.prompt('[[hello]]');
   });
-  const [burst, updates] = await timed(() => session.prompt(`[[burst:${BURST}]]`));
+  const [burst, cpu, updates] = await cpuTimed(() => session.prompt(`[[burst:${BURST}]]`));
   if (updates !== BURST) throw new Error(`direct client saw ${updates} updates, expected ${BURST}`);
   await session.close();
   results.setup.direct.push(setup);
   results.turn.direct.push(turns / TURNS);
   results.eps.direct.push(BURST / (burst / 1000));
+  results.cpu.direct.push(cpu / BURST);
 }
 
 await roundDirect(); // warm-up (JIT, page cache)
@@ -169,10 +181,12 @@ await harness.close?.();
 const setupRatio = median(results.setup.acx) / median(results.setup.direct);
 const turnRatio = median(results.turn.acx) / median(results.turn.direct);
 const epsRatio = median(results.eps.direct) / median(results.eps.acx);
+const cpuRatio = median(results.cpu.acx) / median(results.cpu.direct);
 console.log(`ACP adapter vs direct ACP SDK client — fake agent (${ROUNDS} rounds, medians)`);
 console.log(`  session start (spawn+initialize+session/new): acx ${ms(median(results.setup.acx))}, direct ${ms(median(results.setup.direct))}, ratio ${setupRatio.toFixed(2)}x`);
 console.log(`  text turn latency ([[hello]], ${TURNS} turns):     acx ${ms(median(results.turn.acx))}, direct ${ms(median(results.turn.direct))}, ratio ${turnRatio.toFixed(2)}x  (added ${ms(median(results.turn.acx) - median(results.turn.direct))})  ${turnRatio <= LATENCY_GOAL ? 'PASS' : 'FAIL'} (goal ≤ ${LATENCY_GOAL}x)`);
 console.log(`  events per second ([[burst:${BURST}]]):        acx ${Math.round(median(results.eps.acx))}/s, direct ${Math.round(median(results.eps.direct))}/s, direct/acx ${epsRatio.toFixed(2)}x  ${epsRatio <= THROUGHPUT_GOAL ? 'PASS' : 'FAIL'} (goal ≤ ${THROUGHPUT_GOAL}x)`);
+console.log(`  host CPU per event (same burst):              acx ${median(results.cpu.acx).toFixed(1)} µs, direct ${median(results.cpu.direct).toFixed(1)} µs, acx/direct ${cpuRatio.toFixed(2)}x`);
 rmSync(cacheDir, { recursive: true, force: true });
 rmSync(workdir, { recursive: true, force: true });
 

@@ -118,6 +118,7 @@ export type AcxErrorCode =
   | 'acp-bootstrap-failed'
   | 'acp-bootstrap-locked'
   | 'acp-env'
+  | 'acp-message-too-large'
   | 'acp-no-paused-turn'
   | 'acp-no-turn'
   | 'acp-output-invalid'

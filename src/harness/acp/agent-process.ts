@@ -25,52 +25,111 @@ export interface AgentProcess {
   readonly hasExited: boolean;
   readonly noiseLines: number;
   stderrTail(): string;
+  /**
+   * A request to the agent that fails with the process's exit report when it dies first (a
+   * dropped connection usually means the process is exiting), and with an `acp-startup-timeout`
+   * error naming `what` when `timeoutMs` is given and passes without an answer.
+   */
+  call<T>(request: Promise<T>, what: string, timeoutMs?: number): Promise<T>;
   stop(): Promise<void>;
 }
 
-function jsonLinesOnly(child: ChildProcess, onNoise: () => void): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let buffered = '';
-  return new ReadableStream<Uint8Array>({
+function withTimeout<T>(promise: Promise<T>, ms: number, message: () => AcxError): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(message()), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** The longest line accepted from the agent, as the SDK's ndJsonStream has it (its default). */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The agent's stdout as JSON-RPC messages: each line that is a JSON object is parsed once and
+ * handed to the connection as it is (the connection checks its JSON-RPC shape and the SDK's
+ * schemas validate its params, as they do for ndJsonStream); any other line is noise. A line
+ * longer than `maxBytes` ends the stream with an error, so a runaway agent cannot make
+ * the host buffer without bound.
+ */
+function jsonMessages(child: ChildProcess, maxBytes: number, onNoise: () => void): ReadableStream<acp.AnyMessage> {
+  const stdout = child.stdout!;
+  let buffered = ''; // the line the last chunk left unfinished
+  let bufferedBytes = 0;
+  let done = false;
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: the exact count is needed only near the limit.
+  const exceeds = (carried: number, text: string) => carried + text.length * 3 > maxBytes && carried + Buffer.byteLength(text) > maxBytes;
+  return new ReadableStream<acp.AnyMessage>({
     start(controller) {
+      const finish = (error?: Error) => {
+        if (done) return;
+        done = true;
+        buffered = '';
+        stdout.off('data', onData);
+        try {
+          if (error) controller.error(error);
+          else controller.close();
+        } catch {}
+      };
       const pass = (line: string) => {
         const trimmed = line.trim();
         if (trimmed === '') return;
-        if (trimmed.startsWith('{')) {
+        if (trimmed.charCodeAt(0) === 0x7b /* { */) {
+          let message: acp.AnyMessage | undefined;
           try {
-            JSON.parse(trimmed);
-            controller.enqueue(encoder.encode(trimmed + '\n'));
-            return;
+            message = JSON.parse(trimmed) as acp.AnyMessage;
           } catch {}
+          if (message !== undefined) return controller.enqueue(message);
         }
         onNoise();
       };
-      child.stdout!.setEncoding('utf8');
-      child.stdout!.on('data', (chunk: string) => {
-        buffered += chunk;
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          pass(buffered.slice(0, nl));
-          buffered = buffered.slice(nl + 1);
+      const tooLarge = () => finish(new AcxError('acp-message-too-large', `The ACP agent sent a line longer than ${maxBytes} bytes; the connection is closed.`));
+      const onData = (chunk: string) => {
+        let start = 0;
+        let nl = chunk.indexOf('\n');
+        while (nl >= 0 && !done) {
+          const part = chunk.slice(start, nl);
+          if (exceeds(bufferedBytes, part)) return tooLarge();
+          pass(buffered === '' ? part : buffered + part);
+          buffered = '';
+          bufferedBytes = 0;
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
         }
+        if (done || start === chunk.length) return;
+        const rest = start === 0 ? chunk : chunk.slice(start);
+        if (exceeds(bufferedBytes, rest)) return tooLarge();
+        buffered += rest;
+        bufferedBytes += Buffer.byteLength(rest);
+      };
+      stdout.setEncoding('utf8');
+      stdout.on('data', onData);
+      stdout.on('end', () => {
+        if (!done) pass(buffered);
+        finish();
       });
-      child.stdout!.on('end', () => {
-        pass(buffered);
-        buffered = '';
-        try {
-          controller.close();
-        } catch {}
-      });
-      child.stdout!.on('error', () => {
-        try {
-          controller.close();
-        } catch {}
-      });
+      stdout.on('error', () => finish());
+    },
+    cancel() {
+      done = true;
+      buffered = '';
     },
   });
 }
 
-export function connectAgentProcess(child: ChildProcess, handlers: ClientHandlers, options: { label: string; logger: Logger }): AgentProcess {
+/** Messages to the agent, one JSON line each (what the SDK's ndJsonStream writes). */
+function jsonLinesTo(child: ChildProcess): WritableStream<acp.AnyMessage> {
+  const encoder = new TextEncoder();
+  const writer = (Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>).getWriter();
+  return new WritableStream<acp.AnyMessage>({
+    write: (message) => writer.write(encoder.encode(JSON.stringify(message) + '\n')),
+  });
+}
+
+export function connectAgentProcess(child: ChildProcess, handlers: ClientHandlers, options: { label: string; logger: Logger; maxMessageBytes?: number }): AgentProcess {
   let stderr = '';
   let noise = 0;
   let exited = false;
@@ -105,11 +164,11 @@ export function connectAgentProcess(child: ChildProcess, handlers: ClientHandler
       if (answer) return answer;
       throw acp.RequestError.methodNotFound(method);
     });
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, jsonLinesOnly(child, () => {
+  const readable = jsonMessages(child, options.maxMessageBytes ?? MAX_MESSAGE_BYTES, () => {
     noise += 1;
     if (noise === 1) options.logger.debug('acp agent stdout noise dropped', { agent: options.label });
-  }));
-  const connection = app.connect(stream);
+  });
+  const connection = app.connect({ readable, writable: jsonLinesTo(child) });
 
   return {
     child,
@@ -122,6 +181,16 @@ export function connectAgentProcess(child: ChildProcess, handlers: ClientHandler
       return noise;
     },
     stderrTail: () => stderr,
+    call(request, what, timeoutMs) {
+      const settled = request.catch(async (error: unknown) => {
+        const exit = await Promise.race([exitedPromise, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref())]);
+        throw exit ?? error;
+      });
+      const raced = Promise.race([settled, exitedPromise.then((e) => Promise.reject(e))]);
+      return timeoutMs === undefined
+        ? raced
+        : withTimeout(raced, timeoutMs, () => new AcxError('acp-startup-timeout', `${options.label} did not answer ${what} within ${timeoutMs} ms.`, { hint: 'Raise startupTimeoutMs, or check the agent\'s stderr and configuration.' }));
+    },
     async stop() {
       connection.close();
       const pid = child.pid;

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type * as acp from '@agentclientprotocol/sdk';
+import type { ApprovalRequest } from '../../engine/events.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { modeAllows, type PermissionMode } from '../../tools/permission.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { ActiveTurn } from './active-turn.ts';
+import { answer, CANCELLED } from './permissions.ts';
+import { permissionKindOf } from './translate.ts';
+
+/**
+ * The agent's `session/request_permission`: answered by the permission mode where it allows the
+ * tool's kind, otherwise asked of the turn's onApprovalRequest (and denied without one). A
+ * request outside the current turn, or of a cancelled one, is answered `cancelled`.
+ */
+
+export interface PermissionPolicy {
+  permissionMode: PermissionMode;
+  /**
+   * The profile maps the permission mode onto the agent's own (permissionModeMapping): the agent
+   * already applies it, so whatever it still asks goes to the approval handler.
+   */
+  mapped: boolean;
+  log: Logger;
+}
+
+export function answerPermission(
+  policy: PermissionPolicy,
+  active: ActiveTurn | undefined,
+  params: acp.RequestPermissionRequest,
+  signal: AbortSignal,
+): Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse {
+  if (!active || active.cancelled) return CANCELLED;
+  const info = active.translator.toolFromPermission(params.toolCall);
+  // Host tools are gated by acx itself (the host MCP server asks onApprovalRequest when the
+  // permission mode requires it), so the agent's own prompt for them is answered here.
+  if (!info.providerExecuted) return answer(params.options, true);
+  const kind = permissionKindOf(params.toolCall.kind ?? info.kind);
+  if (!policy.mapped && modeAllows(policy.permissionMode, kind) && params.options.some((o) => o.kind === 'allow_once')) return answer(params.options, true);
+  const ask = active.hooks.onApprovalRequest;
+  if (!ask) {
+    active.translator.denied(info.toolCallId, 'No approval handler: pass onApprovalRequest to answer ACP permission requests.');
+    return answer(params.options, false);
+  }
+  const request: ApprovalRequest = { approvalId: `approval-${randomUUID()}`, toolCallId: info.toolCallId, toolName: info.toolName, input: params.toolCall.rawInput ?? info.input };
+  active.emit({ type: 'tool-approval-request', ...request });
+  return new Promise<acp.RequestPermissionResponse>((resolve) => {
+    const settle = (r: acp.RequestPermissionResponse) => {
+      active.pendingPermissions.delete(settle);
+      resolve(r);
+    };
+    active.pendingPermissions.add(settle);
+    signal.addEventListener('abort', () => settle(CANCELLED), { once: true });
+    ask(request).then(
+      (decision) => {
+        if (active.cancelled) return settle(CANCELLED);
+        if (!decision.approved) active.translator.denied(info.toolCallId, decision.reason);
+        settle(answer(params.options, decision.approved));
+      },
+      (error: unknown) => {
+        policy.log.warn('acp approval handler failed', { reason: errorMessage(error) });
+        active.translator.denied(info.toolCallId, errorMessage(error));
+        settle(answer(params.options, false));
+      },
+    );
+  });
+}
