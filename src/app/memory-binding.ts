@@ -89,7 +89,7 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
   // A directory's own memory takes every seed, field-learned (portable:false) ones too: it is this installation's.
   if (!cartridge) {
     for (const record of seed ? (settings.definition?.memory ?? []) : []) {
-      if (!base.store.get(record.id)) base.store.write(record.id, record.text, { source: 'agent-seed' });
+      if (!(await base.store.get(record.id))) await base.store.write(record.id, record.text, { source: 'agent-seed' });
     }
   }
   const builtin = { spec: asked.text, source: asked.source, module: null, package: null, version: null, refused };

@@ -10,6 +10,7 @@ export type { MemoryExchange, MemoryProvider, MemoryScope, SqliteMemoryProvider,
 export { createSqliteMemoryProvider } from '../memory/provider.ts';
 export type { ListOptions, MemoryRecord, MemorySearchHit, MemoryStoreOptions, SearchOptions, WriteOptions, WriteResult } from '../memory/store.ts';
 export { MemoryNotFoundError, MemoryStore, openMemoryStore } from '../memory/store.ts';
+export { type MemoryRecords, type MemoryVectorIndex, openSqliteMemory, SqliteMemoryRecords } from '../memory/records.ts';
 export {
   createAddMemoryTool,
   createMemoryDeleteTool,
