@@ -1,16 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalHashEmbedder, LOCAL_HASH_ENGINE, localHashEmbedding } from '../../src/memory/local-hash.ts';
 import { createSqliteMemoryProvider, type MemoryExchange, type SqliteMemoryProvider } from '../../src/memory/provider.ts';
+import { PostgresMemoryRecords } from '../../src/memory/postgres-store.ts';
 import { createSemanticMemoryProvider, type SemanticMemoryProvider } from '../../src/memory/semantic.ts';
 import { createSdkEmbedder, type Embedder, providerEmbeddingModel } from '../../src/model/embedding.ts';
 import { Policy } from '../../src/tools/policy.ts';
 import { needsApproval } from '../../src/tools/permission.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { REFERENCE_DIR, referenceMissing } from '../support/reference-acx.ts';
 
 /**
@@ -239,5 +241,34 @@ describe('semantic memory: its tool', () => {
     expect(text).toMatch(/^Memories relevant to "garage":\n- \[\d{4}-\d\d-\d\d\] notes\/parking: the automobile is in the garage$/);
     await expect(async () => search!.execute!({ query: '' }, {} as never)).rejects.toThrow(/Invalid input for memory_search/);
     expect(await base.store.count()).toBe(1);
+  });
+});
+
+describe('semantic memory on PostgreSQL', () => {
+  let cluster: PostgresCluster | undefined;
+  let url = '';
+  beforeAll(() => {
+    if (POSTGRES_SKIP) return;
+    cluster = startPostgres();
+    url = cluster.createDatabase('semantic');
+  }, 120_000);
+  afterAll(() => cluster?.stop());
+
+  it.skipIf(POSTGRES_SKIP !== '')(`ranks FTS and vectors together, re-embeds a changed record, recalls another session${POSTGRES_SKIP}`, async () => {
+    const base = createSqliteMemoryProvider({ path: join(dir, 'unused.db'), records: () => new PostgresMemoryRecords(url, 'ada') });
+    const memory = createSemanticMemoryProvider({ base, embedder: await openaiEmbedder() });
+    open.push(memory);
+    await base.store.write('notes/parking', 'I left the automobile in the garage on level 3');
+    await base.store.write('notes/pet', 'The puppy is called Miso');
+    expect((await memory.search('where is my car')).map((hit) => [hit.key, hit.via])).toEqual([['notes/parking', ['vector']]]);
+    expect(await base.store.vectors.count('openai:text-embedding-3-small')).toBe(2);
+    await base.store.write('notes/parking', 'the sedan is in the garage now');
+    expect(await base.store.vectors.count('openai:text-embedding-3-small')).toBe(1);
+    expect((await memory.search('car garage'))[0]).toMatchObject({ key: 'notes/parking', via: ['fts', 'vector'] });
+    expect(await base.store.vectors.count('openai:text-embedding-3-small')).toBe(2);
+    await memory.observe(exchange('s1', 'My puppy Miso has a vet visit on Tuesday', 'I will remember Miso.'));
+    expect(await memory.context({ agentId: 'ada', sessionId: 's2', query: 'When is the hound at the vet?' })).toContain('observed/s1/');
+    expect(await memory.context({ agentId: 'ada', sessionId: 's1', query: 'When is the hound at the vet?' })).not.toContain('observed/s1/');
+    expect(existsSync(join(dir, 'unused.db'))).toBe(false);
   });
 });
