@@ -4,7 +4,8 @@ import { codebaseFingerprint, hasHostSeal, loadOrCreateSalt, repoIdentityOf, sav
 import { withSaveZone } from '../cartridge/save.ts';
 import { createSqliteMemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
 import { MemoryInputError } from '../memory/keys.ts';
-import type { MemoryStore, WriteOptions } from '../memory/store.ts';
+import type { WriteOptions } from '../memory/store.ts';
+import type { MemoryRecords } from '../memory/records.ts';
 import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../memory/tools.ts';
 import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -69,9 +70,9 @@ export interface CartridgeMemoryProvider extends SqliteMemoryProvider {
    * The local index itself, whose writes stay out of SAVE: for what is local like the journal
    * (observed exchanges). Tools write through `store`, which also keeps what they write in SAVE.
    */
-  readonly index: MemoryStore;
+  readonly index: MemoryRecords;
   /** Loads ROM records (read-only) and rebuilds the SAVE part of the index. Call after activation. */
-  load(rom: readonly RomMemoryRecord[]): SaveLoad;
+  load(rom: readonly RomMemoryRecord[]): Promise<SaveLoad>;
 }
 
 export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): CartridgeMemoryProvider {
@@ -121,43 +122,43 @@ export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): 
   });
 
   // The store the model's tools see: writes go to the index and to SAVE; ROM keys are read-only.
-  let guarded: MemoryStore | undefined;
-  const store = (): MemoryStore => {
+  let guarded: MemoryRecords | undefined;
+  const store = (): MemoryRecords => {
     if (guarded) return guarded;
     const target = inner.store;
-    guarded = new Proxy(target, {
-      get(t, prop) {
-        if (prop === 'write') {
-          return (key: string, value: string, opts: WriteOptions = {}) => {
-            assertWritable(key);
-            const { value: shown, ...rest } = ownEntry(key, value, opts.tags);
-            const result = t.write(key, shown, rest);
-            toSave([{ key, value, tags: opts.tags }]);
-            return result;
-          };
-        }
-        if (prop === 'writeMany') {
-          return (entries: Iterable<{ key: string; value: string } & WriteOptions>) => {
-            const list = [...entries];
-            list.forEach((e) => assertWritable(e.key));
-            const count = t.writeMany(list.map((e) => ownEntry(e.key, e.value, e.tags)));
-            toSave(list);
-            return count;
-          };
-        }
-        if (prop === 'delete') {
-          return (key: string) => {
-            assertWritable(key);
-            throw new MemoryInputError(
-              `"${key}" cannot be deleted: a cartridge's memory is append-only (its SAVE zone merges records, never drops them).`,
-              'Write a corrected value under the same key instead.',
-            );
-          };
-        }
-        const value = Reflect.get(t, prop, t) as unknown;
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(t) : value;
+    guarded = {
+      kind: target.kind,
+      vectors: target.vectors,
+      async write(key: string, value: string, opts: WriteOptions = {}) {
+        assertWritable(key);
+        const { value: shown, ...rest } = ownEntry(key, value, opts.tags);
+        const result = await target.write(key, shown, rest);
+        toSave([{ key, value, tags: opts.tags }]);
+        return result;
       },
-    });
+      async writeMany(entries: Iterable<{ key: string; value: string } & WriteOptions>) {
+        const list = [...entries];
+        list.forEach((e) => assertWritable(e.key));
+        const count = await target.writeMany(list.map((e) => ownEntry(e.key, e.value, e.tags)));
+        toSave(list);
+        return count;
+      },
+      async delete(key: string): Promise<boolean> {
+        assertWritable(key);
+        throw new MemoryInputError(
+          `"${key}" cannot be deleted: a cartridge's memory is append-only (its SAVE zone merges records, never drops them).`,
+          'Write a corrected value under the same key instead.',
+        );
+      },
+      deleteBySource: (sources) => target.deleteBySource(sources),
+      get: (key) => target.get(key),
+      read: (key) => target.read(key),
+      suggestKeys: (wanted, limit) => target.suggestKeys(wanted, limit),
+      list: (listOptions) => target.list(listOptions),
+      count: (prefix) => target.count(prefix),
+      search: (query, searchOptions) => target.search(query, searchOptions),
+      close: () => target.close(),
+    };
     return guarded;
   };
 
@@ -176,12 +177,12 @@ export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): 
     context: (scope) => inner.context(scope),
     remember: (key, value) => inner.remember(key, value),
     close: () => inner.close(),
-    load(rom) {
+    async load(rom) {
       const index = inner.store;
-      index.writeMany(rom.map((record) => ({ key: `${ROM_KEY_PREFIX}${record.id}`, value: record.text, tags: record.tags, source: ROM_SOURCE })));
+      await index.writeMany(rom.map((record) => ({ key: `${ROM_KEY_PREFIX}${record.id}`, value: record.text, tags: record.tags, source: ROM_SOURCE })));
       // SAVE entries are rebuilt from the file on every boot, so what is quarantined now is gone
       // from the index even if an earlier boot loaded it.
-      index.deleteBySource([SAVE_SOURCE, FOREIGN_SOURCE, UNLABELLED_SOURCE]);
+      await index.deleteBySource([SAVE_SOURCE, FOREIGN_SOURCE, UNLABELLED_SOURCE]);
       const records = readSaveRecords(options.cartridgePath);
       const own: SaveEntry[] = [];
       const foreign: SaveEntry[] = [];
@@ -195,10 +196,10 @@ export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): 
       const ownKeys = newestByKey(own);
       const foreignKeys = newestByKey(foreign.filter((r) => !ownKeys.has(r.key)));
       const loaded = { save: 0, foreign: 0 };
-      const put = (record: SaveEntry, origin: 'own' | 'foreign') => {
+      const put = async (record: SaveEntry, origin: 'own' | 'foreign') => {
         const label = saveLabel(record, origin === 'own');
         try {
-          index.write(record.key, `${label} ${record.summary}`, {
+          await index.write(record.key, `${label} ${record.summary}`, {
             source: origin === 'own' ? SAVE_SOURCE : FOREIGN_SOURCE,
             ...(record.tags.length ? { tags: record.tags } : {}),
           });
@@ -207,8 +208,8 @@ export function createCartridgeMemoryProvider(options: CartridgeMemoryOptions): 
           logger.warn('cartridge memory skipped', { key: record.key, reason: errorMessage(error) });
         }
       };
-      for (const record of ownKeys.values()) put(record, 'own');
-      if (options.includeForeignSave) for (const record of foreignKeys.values()) put(record, 'foreign');
+      for (const record of ownKeys.values()) await put(record, 'own');
+      if (options.includeForeignSave) for (const record of foreignKeys.values()) await put(record, 'foreign');
       if (foreign.length > 0) {
         logger.warn(options.includeForeignSave ? 'cartridge memory from elsewhere shown' : 'cartridge memory quarantined', {
           records: foreign.length,

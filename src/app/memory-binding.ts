@@ -2,7 +2,9 @@ import type { ResolvedSettings } from './settings.ts';
 import { loadMemoryProviderModule, MemoryProviderError, type MemoryProviderSource } from '../memory/choice.ts';
 import { createLocalHashEmbedder, LOCAL_HASH_ENGINE } from '../memory/local-hash.ts';
 import { createSqliteMemoryProvider, type MemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
+import { PostgresMemoryRecords } from '../memory/postgres-store.ts';
 import { createSemanticMemoryProvider } from '../memory/semantic.ts';
+import type { StoreKind } from '../store/journal-store.ts';
 import { createSdkEmbedder, DEFAULT_EMBEDDING_MODELS, type Embedder, providerEmbeddingModel, providerKeyPresent } from '../model/embedding.ts';
 import type { Logger } from '../util/logger.ts';
 import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
@@ -11,8 +13,9 @@ import { agentWorkspace } from './workspace.ts';
 
 /**
  * Binds the memory provider an agent's settings choose (src/memory/choice.ts): the store under
- * it — a cartridge's SAVE-aware one, else the agent's own SQLite file — and, for `semantic`, the
- * embedder. What was bound is reported by `acx resolved-config` (MemoryBinding).
+ * it — a cartridge's SAVE-aware one, else the agent's own records (its SQLite file, or with
+ * --store / ACX_STORE a postgres:// URL, rows keyed by its agent id in a database many agents
+ * share) — and, for `semantic`, the embedder. What was bound is reported by `acx resolved-config` (MemoryBinding).
  */
 export interface MemoryBinding {
   /** The bound provider's own name (`sqlite`, `semantic`, or what a module provider calls itself). */
@@ -26,6 +29,8 @@ export interface MemoryBinding {
   version: string | null;
   /** The semantic provider's embedding engine; null for the others. */
   embedding: string | null;
+  /** Where a built-in provider's records live; null for a module provider (its own business). */
+  store: StoreKind | null;
   /** Why the provider asked for was not bound (a cartridge's module provider), or null. */
   refused: string | null;
 }
@@ -70,6 +75,7 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
       package: loaded.package?.name ?? null,
       version: loaded.package?.version ?? null,
       embedding: null,
+      store: null,
       refused: null,
     });
     // A module provider is told the seeds through remember() (an upsert by key) on each open.
@@ -85,20 +91,28 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
         includeForeignSave: cartridge.includeForeignSave,
         logger,
       })
-    : createSqliteMemoryProvider({ path: settings.memoryPath, logger });
+    : createSqliteMemoryProvider({ path: settings.memoryPath, logger, ...agentRecords(settings) });
   // A directory's own memory takes every seed, field-learned (portable:false) ones too: it is this installation's.
   if (!cartridge) {
     for (const record of seed ? (settings.definition?.memory ?? []) : []) {
-      if (!base.store.get(record.id)) base.store.write(record.id, record.text, { source: 'agent-seed' });
+      if (!(await base.store.get(record.id))) await base.store.write(record.id, record.text, { source: 'agent-seed' });
     }
   }
-  const builtin = { spec: asked.text, source: asked.source, module: null, package: null, version: null, refused };
+  // A cartridge's index stays a local SQLite file: derived data, rebuilt from ROM and SAVE on each boot.
+  const store: StoreKind = !cartridge && settings.store ? 'postgres' : 'sqlite';
+  const builtin = { spec: asked.text, source: asked.source, module: null, package: null, version: null, store, refused };
   const extras = { sqlite: base, ...(cartridge ? { cartridge: base as CartridgeMemoryProvider } : {}) };
   if (spec.kind === 'sqlite') return bind(base, { ...builtin, provider: 'sqlite', embedding: null }, extras);
   const embedder = await chooseEmbedder(settings, env);
   const index = cartridge ? (base as CartridgeMemoryProvider).index : undefined;
   const semantic = createSemanticMemoryProvider({ base, embedder, logger, ...(index ? { observedStore: () => index } : {}) });
   return bind(semantic, { ...builtin, provider: 'semantic', embedding: embedder.id }, extras);
+}
+
+/** The agent's own records on the PostgreSQL store, when one is set; connected on first use. */
+function agentRecords(settings: ResolvedSettings): { records?: () => PostgresMemoryRecords } {
+  const url = settings.store;
+  return url ? { records: () => new PostgresMemoryRecords(url, settings.agent.id) } : {};
 }
 
 /**

@@ -151,7 +151,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   let activation: Activation | undefined;
   if (cartridge) {
     try {
-      activation = activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger);
+      activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger);
     } catch (error) {
       await toolset.close();
       await memory.close();
@@ -280,13 +280,13 @@ function mergeExtraTools<T extends { extraTools?: readonly Tool[] }>(base: T, ex
  * A cartridge's handshake over the assembled tools: refusal (or a failed preflight) throws with
  * nothing activated; on accept the ROM's memory records are loaded into the agent's memory.
  */
-export function activateCartridgeTools(
+export async function activateCartridgeTools(
   settings: ResolvedSettings,
   toolset: Toolset,
   memory: CartridgeMemoryProvider,
   modelContextWindow: number | undefined,
   logger: Logger,
-): Activation {
+): Promise<Activation> {
   const cartridge = settings.cartridge!;
   const activation = activateCartridge({
     rom: cartridge.rom,
@@ -295,7 +295,7 @@ export function activateCartridgeTools(
     model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
     logger,
   });
-  memory.load(cartridge.rom.memory);
+  await memory.load(cartridge.rom.memory);
   return activation;
 }
 

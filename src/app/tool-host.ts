@@ -55,7 +55,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
       instructions: standingInstructions(settings, logger),
     });
     if (toolset.mcpConfigured.length > 0) logger.info('mcp drop-ins not served', { servers: toolset.mcpConfigured.join(','), reason: 'a client connects to those servers itself' });
-    if (settings.cartridge) activateCartridgeTools(settings, toolset, memory.cartridge!, undefined, logger);
+    if (settings.cartridge) await activateCartridgeTools(settings, toolset, memory.cartridge!, undefined, logger);
     const tools = gateByPermissionMode(toolset.tools, settings.permissionMode);
     const refused = tools.filter((tool) => tool.needsApproval).map((tool) => tool.name);
     if (refused.length > 0) logger.info('mcp calls refused under this permission mode', { mode: settings.permissionMode, tools: refused.join(',') });

@@ -1,7 +1,8 @@
 /**
  * `acx/memory` — an agent's long-term memory: the `MemoryProvider` seam the engine calls
  * (observe after a turn, context before one), the SQLite FTS5 store (`openMemoryStore`,
- * `createSqliteMemoryProvider`), the model-facing memory tools (`createMemoryTools`), and the
+ * `createSqliteMemoryProvider`), the same records on PostgreSQL (`PostgresMemoryRecords`, passed
+ * as `createSqliteMemoryProvider({ records })`), the model-facing memory tools (`createMemoryTools`), and the
  * semantic provider (`createSemanticMemoryProvider`) with its embedders (`createLocalHashEmbedder`,
  * `createSdkEmbedder`). Choosing one for an agent: docs/memory.md.
  */
@@ -10,6 +11,8 @@ export type { MemoryExchange, MemoryProvider, MemoryScope, SqliteMemoryProvider,
 export { createSqliteMemoryProvider } from '../memory/provider.ts';
 export type { ListOptions, MemoryRecord, MemorySearchHit, MemoryStoreOptions, SearchOptions, WriteOptions, WriteResult } from '../memory/store.ts';
 export { MemoryNotFoundError, MemoryStore, openMemoryStore } from '../memory/store.ts';
+export { type MemoryRecords, type MemoryVectorIndex, openSqliteMemory, SqliteMemoryRecords } from '../memory/records.ts';
+export { PostgresMemoryRecords, type PostgresMemoryOptions } from '../memory/postgres-store.ts';
 export {
   createAddMemoryTool,
   createMemoryDeleteTool,

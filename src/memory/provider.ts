@@ -5,7 +5,7 @@ import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { slugifyKey, validateMemoryKey } from './keys.ts';
-import { openMemoryStore, type MemoryStore } from './store.ts';
+import { type MemoryRecords, openSqliteMemory } from './records.ts';
 
 /**
  * The MemoryProvider seam: the whole memory backend swaps without touching the engine.
@@ -50,6 +50,11 @@ export interface MemoryProvider {
 export interface SqliteMemoryProviderOptions {
   /** The SQLite file, e.g. `<home>/memory.db`. Opened (and migrated) on first use. */
   path: string;
+  /**
+   * Where the records live instead of that file (a PostgreSQL memory: see
+   * src/memory/postgres-store.ts); called once, on first use.
+   */
+  records?: () => MemoryRecords;
   logger?: Logger;
   /** Clock, for tests. */
   now?: () => Date;
@@ -62,7 +67,7 @@ export interface SqliteMemoryProviderOptions {
 export interface SqliteMemoryProvider extends MemoryProvider {
   readonly name: 'sqlite';
   /** The store, opened on first access; for binding contract roles (add_memory, search_memory). */
-  readonly store: MemoryStore;
+  readonly store: MemoryRecords;
   /** The tools for the cartridge roles `acx:memory.write` and `acx:search`. */
   roleTools(): { 'acx:memory.write': Tool; 'acx:search': Tool };
 }
@@ -80,16 +85,16 @@ export function createSqliteMemoryProvider(options: SqliteMemoryProviderOptions)
   const now = options.now ?? (() => new Date());
   const contextLimit = Math.max(1, options.contextLimit ?? 5);
   const observeEnabled = options.observe ?? true;
-  let store: MemoryStore | undefined;
+  let store: MemoryRecords | undefined;
   let closed = false;
 
-  const open = (): MemoryStore => {
+  const open = (): MemoryRecords => {
     if (closed) {
       throw new AcxError('memory-closed', 'The memory provider was closed.', { hint: 'Create a new provider for the same path.' });
     }
     if (!store) {
-      store = openMemoryStore(options.path, { now });
-      logger.debug('memory.open', { provider: 'sqlite', path: options.path });
+      store = options.records ? options.records() : openSqliteMemory(options.path, { now });
+      logger.debug('memory.open', { provider: 'sqlite', store: store.kind, ...(store.kind === 'sqlite' ? { path: options.path } : {}) });
     }
     return store;
   };
@@ -107,12 +112,12 @@ export function createSqliteMemoryProvider(options: SqliteMemoryProviderOptions)
       const value = formatExchange(exchange);
       if (value === undefined) return;
       const key = observedKey(exchange.sessionId, now());
-      open().write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
+      await open().write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
     },
 
     async context(scope) {
       // The current session's own exchanges are already in its transcript: recall the others.
-      const hits = open().search(scope.query, {
+      const hits = await open().search(scope.query, {
         limit: contextLimit,
         stopwords: 'strict',
         excludeSource: observedSource(scope.sessionId),
@@ -123,13 +128,14 @@ export function createSqliteMemoryProvider(options: SqliteMemoryProviderOptions)
     },
 
     async remember(key, value) {
-      open().write(validateMemoryKey(key), value, { source: 'engine' });
+      await open().write(validateMemoryKey(key), value, { source: 'engine' });
     },
 
-    close() {
+    async close() {
       closed = true;
-      store?.close();
+      const open = store;
       store = undefined;
+      await open?.close();
     },
   };
 }

@@ -6,9 +6,10 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { MemoryInputError } from './keys.ts';
 import { formatExchange, type MemoryProvider, observedKey, observedSource, type SqliteMemoryProvider } from './provider.ts';
 import { queryTerms } from './query.ts';
-import type { MemoryRecord, MemoryStore } from './store.ts';
+import type { MemoryRecord } from './store.ts';
+import type { MemoryRecords, MemoryVectorIndex } from './records.ts';
 import { preview } from './tools.ts';
-import { embeddingText, MemoryVectors } from './vectors.ts';
+import { embeddingText } from './vectors.ts';
 
 /**
  * The semantic memory provider, in the middleware style of the seed's MemPalace: it watches the
@@ -23,8 +24,9 @@ import { embeddingText, MemoryVectors } from './vectors.ts';
  * Ranking is hybrid: the FTS index (bm25, src/memory/search.ts) and the nearest vectors each
  * rank candidates, merged by reciprocal rank fusion, so a record either finds is a candidate and
  * one both find comes first. Records with no vector yet (seeds, tool writes, another engine's
- * vectors) are embedded a batch at a time as searches run. The records live in the same SQLite
- * store the sqlite provider uses (a cartridge's SAVE-aware one too), the vectors beside them.
+ * vectors) are embedded a batch at a time as searches run. The records live in the same store
+ * the sqlite provider uses (its SQLite file or PostgreSQL; a cartridge's SAVE-aware one too), the
+ * vectors beside them.
  */
 export interface SemanticMemoryOptions {
   /** The store the records live in; its remember() and close() are the semantic provider's. */
@@ -34,7 +36,7 @@ export interface SemanticMemoryOptions {
    * Where observed exchanges are written; default `base.store`. A cartridge's local index, so
    * exchanges stay local like the journal and out of its SAVE zone.
    */
-  observedStore?: () => MemoryStore;
+  observedStore?: () => MemoryRecords;
   logger?: Logger;
   now?: () => Date;
   /** Records `context` injects at most. Default 5. */
@@ -87,23 +89,17 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
   const now = options.now ?? (() => new Date());
   const contextLimit = Math.max(1, options.contextLimit ?? 5);
   const minSimilarity = options.minSimilarity ?? 0.25;
-  let vectors: MemoryVectors | undefined;
-  let vectorStore: MemoryStore | undefined;
-  const open = (): { store: MemoryStore; vectors: MemoryVectors } => {
+  const open = (): { store: MemoryRecords; vectors: MemoryVectorIndex } => {
     const store = base.store;
-    if (!vectors || vectorStore !== store) {
-      vectors = new MemoryVectors(store);
-      vectorStore = store;
-    }
-    return { store, vectors };
+    return { store, vectors: store.vectors };
   };
 
   const backfill = async (): Promise<void> => {
     const { vectors: index } = open();
-    const pending = index.unindexed(embedder.id, BACKFILL_BATCH);
+    const pending = await index.unindexed(embedder.id, BACKFILL_BATCH);
     if (pending.length === 0) return;
     const embedded = await embedder.embed(pending.map((record) => embeddingText(record.key, record.value)));
-    index.save(embedder.id, pending.map((record, i) => ({ id: record.id, vector: embedded[i]! })));
+    await index.save(embedder.id, pending.map((record, i) => ({ id: record.id, vector: embedded[i]! })));
   };
 
   const search = async (query: string, searchOptions: SemanticSearchOptions = {}): Promise<SemanticHit[]> => {
@@ -112,7 +108,7 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
     const limit = Math.max(1, Math.min(50, searchOptions.limit ?? 8));
     const stopwords = searchOptions.stopwords ?? 'fallback';
     const excludeSource = searchOptions.excludeSource;
-    const lexical = store.search(query, { limit: CANDIDATES, stopwords, ...(excludeSource !== undefined ? { excludeSource } : {}) });
+    const lexical = await store.search(query, { limit: CANDIDATES, stopwords, ...(excludeSource !== undefined ? { excludeSource } : {}) });
     // Automatic recall embeds the content words only, so "what did you do?" recalls nothing.
     const vectorQuery = stopwords === 'strict' ? queryTerms(query, { stopwords: 'strict' }).map((t) => t.text).join(' ') : query;
     let near: { key: string; similarity: number }[] = [];
@@ -120,7 +116,7 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
       try {
         await backfill();
         const [vector] = await embedder.embed([vectorQuery]);
-        near = index.nearest(embedder.id, vector!, { limit: CANDIDATES, minSimilarity, ...(excludeSource !== undefined ? { excludeSource } : {}) });
+        near = await index.nearest(embedder.id, vector!, { limit: CANDIDATES, minSimilarity, ...(excludeSource !== undefined ? { excludeSource } : {}) });
       } catch (error) {
         // The embedding service being down leaves keyword recall working.
         logger.warn('memory.embedding_failed', { provider: 'semantic', embedding: embedder.id, error: errorMessage(error) });
@@ -138,7 +134,7 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
     const ranked = [...fused.entries()].sort((a, b) => b[1].score - a[1].score);
     const hits: SemanticHit[] = [];
     for (const [key, entry] of ranked) {
-      const record = entry.record ?? store.get(key);
+      const record = entry.record ?? (await store.get(key));
       if (!record) continue;
       const { score: _lexicalScore, ...plain } = record as MemoryRecord & { score?: number };
       hits.push({ ...plain, score: entry.score, via: entry.via, ...(entry.similarity !== undefined ? { similarity: entry.similarity } : {}) });
@@ -179,10 +175,10 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
       if (value === undefined) return;
       const { vectors: index } = open();
       const key = observedKey(exchange.sessionId, now());
-      (options.observedStore?.() ?? base.store).write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
+      await (options.observedStore?.() ?? base.store).write(key, value, { source: observedSource(exchange.sessionId), tags: ['observed', `agent:${exchange.agentId}`] });
       const [vector] = await embedder.embed([embeddingText(key, value)]);
-      const id = index.idOf(key);
-      if (id !== undefined && vector) index.save(embedder.id, [{ id, vector }]);
+      const id = await index.idOf(key);
+      if (id !== undefined && vector) await index.save(embedder.id, [{ id, vector }]);
     },
 
     async context(scope) {

@@ -24,8 +24,9 @@ export interface MemoryRecord {
 
 export interface MemorySearchHit extends MemoryRecord {
   /**
-   * Lower is better: the bm25 rank (negative) when the query has a term rare enough to rank by,
-   * else minus the number of query terms the record holds (see src/memory/search.ts).
+   * Lower is better. SQLite: the bm25 rank (negative) when the query has a term rare enough to
+   * rank by, else minus the number of query terms the record holds (see src/memory/search.ts).
+   * PostgreSQL: minus ts_rank (see src/memory/postgres-store.ts).
    */
   score: number;
 }
@@ -68,7 +69,7 @@ export const MAX_SEARCH_LIMIT = 100;
 /** How many keys a read miss names. */
 export const SUGGESTION_LIMIT = 10;
 /** Below this many records a miss compares against every key; above, against candidates. */
-const FULL_SCAN_KEYS = 5000;
+export const FULL_SCAN_KEYS = 5000;
 /**
  * The memory schema's history (PRAGMA user_version): entry i upgrades version i -> i+1. Additive
  * only, never edited once shipped, so an older acx still opens a memory a newer one migrated
@@ -153,7 +154,7 @@ export function describeMiss(key: string, suggestions: readonly string[], total:
   return `No memory under ${JSON.stringify(key)}. Nearest existing keys: ${suggestions.join(', ')}${more}.`;
 }
 
-interface Row {
+export interface Row {
   key: string;
   value: string;
   created_at: string;
@@ -355,14 +356,14 @@ export function openMemoryStore(path: string, options: MemoryStoreOptions = {}):
   return new MemoryStore(path, options);
 }
 
-interface CheckedEntry {
+export interface CheckedEntry {
   key: string;
   value: string;
   tags: string | null;
   source: string | null;
 }
 
-function checkEntry(key: string, value: string, options: WriteOptions): CheckedEntry {
+export function checkEntry(key: string, value: string, options: WriteOptions): CheckedEntry {
   validateMemoryKey(key);
   if (typeof value !== 'string' || value.trim().length === 0) {
     throw new MemoryInputError(`The value for ${JSON.stringify(key)} is empty.`, 'Write the fact to remember as the value.');
@@ -384,7 +385,7 @@ function checkEntry(key: string, value: string, options: WriteOptions): CheckedE
   return { key, value, tags, source };
 }
 
-function toRecord(row: Row): MemoryRecord {
+export function toRecord(row: Row): MemoryRecord {
   const record: MemoryRecord = { key: row.key, value: row.value, createdAt: row.created_at, updatedAt: row.updated_at };
   if (row.tags) {
     try {
@@ -399,11 +400,11 @@ function toRecord(row: Row): MemoryRecord {
 }
 
 /** The smallest string greater than every string starting with `prefix` (keys are ASCII). */
-function upperBound(prefix: string): string {
+export function upperBound(prefix: string): string {
   return `${prefix}\u{10FFFF}`;
 }
 
-function clampLimit(value: number | undefined, fallback: number, max: number): number {
+export function clampLimit(value: number | undefined, fallback: number, max: number): number {
   if (value === undefined || !Number.isFinite(value)) return fallback;
   return Math.min(max, Math.max(1, Math.floor(value)));
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { MemoryInputError, slugifyKey } from './keys.ts';
-import { describeMiss, MAX_VALUE_CHARS, type MemoryRecord, type MemoryStore } from './store.ts';
+import { describeMiss, MAX_VALUE_CHARS, MemoryStore, type MemoryRecord } from './store.ts';
+import { type MemoryRecords, SqliteMemoryRecords } from './records.ts';
 import type { Tool } from '../core/tool.ts';
 
 /**
@@ -57,12 +58,19 @@ type Schema = z.ZodType;
 
 /**
  * A store, or a function that opens it on first use (so listing a provider's tools, e.g. for
- * `acx resolved-config`, creates no file).
+ * `acx resolved-config`, creates no file or connection). A synchronous SQLite MemoryStore is
+ * taken as it is, behind the async interface.
  */
-export type MemoryStoreSource = MemoryStore | (() => MemoryStore);
+export type MemoryStoreSource = MemoryRecords | MemoryStore | (() => MemoryRecords | MemoryStore);
 
-function resolve(source: MemoryStoreSource): MemoryStore {
-  return typeof source === 'function' ? source() : source;
+const wrapped = new WeakMap<MemoryStore, MemoryRecords>();
+
+function resolve(source: MemoryStoreSource): MemoryRecords {
+  const store = typeof source === 'function' ? source() : source;
+  if (!(store instanceof MemoryStore)) return store;
+  let records = wrapped.get(store);
+  if (!records) wrapped.set(store, (records = new SqliteMemoryRecords(store)));
+  return records;
 }
 
 /** Validates inside `execute` too: MCP clients and direct callers bypass the engine's check. */
@@ -82,10 +90,10 @@ export function createMemoryWriteTool(source: MemoryStoreSource): Tool<z.input<t
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { key, value, tags } = parse(memoryWriteInput, input, 'memory_write');
-      const { record, created } = store.write(key, value, { source: 'tool', ...(tags ? { tags } : {}) });
+      const { record, created } = await store.write(key, value, { source: 'tool', ...(tags ? { tags } : {}) });
       return created ? `Saved ${JSON.stringify(key)}.` : `Updated ${JSON.stringify(key)} (first saved ${record.createdAt}).`;
     },
   };
@@ -99,11 +107,11 @@ export function createMemoryReadTool(source: MemoryStoreSource): Tool<z.input<ty
     capabilityScopes: ['memory.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { key } = parse(memoryKeyInput, input, 'memory_read');
-      const record = store.get(key);
-      if (!record) return describeMiss(key, store.suggestKeys(key), store.count());
+      const record = await store.get(key);
+      if (!record) return describeMiss(key, await store.suggestKeys(key), await store.count());
       return `${record.key} (saved ${record.createdAt}, updated ${record.updatedAt}):\n${record.value}`;
     },
   };
@@ -117,13 +125,13 @@ export function createMemoryListTool(source: MemoryStoreSource): Tool<z.input<ty
     capabilityScopes: ['memory.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { prefix, limit } = parse(memoryListInput, input, 'memory_list');
-      const total = store.count(prefix);
+      const total = await store.count(prefix);
       const where = prefix ? ` under ${JSON.stringify(prefix)}` : '';
       if (total === 0) return prefix ? `No memories${where}.` : 'No memories yet.';
-      const records = store.list({ ...(prefix ? { prefix } : {}), limit: limit ?? 100 });
+      const records = await store.list({ ...(prefix ? { prefix } : {}), limit: limit ?? 100 });
       const head = records.length < total ? `${total} memories${where}; the first ${records.length}:` : `${total} memories${where}:`;
       return [head, ...records.map((r) => `${r.key}: ${preview(r.value, PREVIEW_CHARS)}`)].join('\n');
     },
@@ -138,10 +146,10 @@ export function createMemoryDeleteTool(source: MemoryStoreSource): Tool<z.input<
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { key } = parse(memoryKeyInput, input, 'memory_delete');
-      return store.delete(key) ? `Deleted ${JSON.stringify(key)}.` : `Nothing to delete: no memory under ${JSON.stringify(key)}.`;
+      return (await store.delete(key)) ? `Deleted ${JSON.stringify(key)}.` : `Nothing to delete: no memory under ${JSON.stringify(key)}.`;
     },
   };
 }
@@ -155,10 +163,10 @@ export function createMemorySearchTool(source: MemoryStoreSource): Tool<z.input<
     capabilityScopes: ['search', 'memory.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { query, limit } = parse(memorySearchInput, input, 'memory_search');
-      return formatSearch(store, query, limit);
+      return await formatSearch(store, query, limit);
     },
   };
 }
@@ -187,11 +195,11 @@ export function createAddMemoryTool(source: MemoryStoreSource): Tool<z.input<typ
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { summary, key } = parse(addMemoryInput, input, 'add_memory');
       const finalKey = key ?? summaryKey(summary);
-      const { created } = store.write(finalKey, summary, { source: 'tool' });
+      const { created } = await store.write(finalKey, summary, { source: 'tool' });
       return created ? `Saved as ${JSON.stringify(finalKey)}.` : `Already remembered; updated ${JSON.stringify(finalKey)}.`;
     },
   };
@@ -206,10 +214,10 @@ export function createSearchMemoryTool(source: MemoryStoreSource): Tool<z.input<
     capabilityScopes: ['search', 'memory.read'],
     kind: 'read',
     effect: 'read-only',
-    execute(input) {
+    async execute(input) {
       const store = resolve(source);
       const { query, limit } = parse(searchMemoryInput, input, 'search_memory');
-      return formatSearch(store, query, limit);
+      return await formatSearch(store, query, limit);
     },
   };
 }
@@ -222,10 +230,10 @@ export function summaryKey(summary: string): string {
   return words ? `notes/${words}-${digest}` : `notes/${digest}`;
 }
 
-function formatSearch(store: MemoryStore, query: string, limit: number | undefined): string {
-  const hits = store.search(query, { limit: limit ?? 10 });
+async function formatSearch(store: MemoryRecords, query: string, limit: number | undefined): Promise<string> {
+  const hits = await store.search(query, { limit: limit ?? 10 });
   if (hits.length === 0) {
-    const total = store.count();
+    const total = await store.count();
     return total === 0
       ? `No memories match ${JSON.stringify(query)}: the memory is empty.`
       : `No memories match ${JSON.stringify(query)}. Try other words, or memory_list to see the keys.`;

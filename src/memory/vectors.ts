@@ -64,7 +64,7 @@ export class MemoryVectors {
        ON CONFLICT(memory_id) DO UPDATE SET engine = excluded.engine, vector = excluded.vector`,
     );
     transaction(this.store.database, () => {
-      for (const entry of entries) put.run(engine, encode(normalise(entry.vector)), entry.id);
+      for (const entry of entries) put.run(engine, encodeVector(entry.vector), entry.id);
     });
   }
 
@@ -76,23 +76,12 @@ export class MemoryVectors {
 
   /** The records nearest to `query` by cosine similarity, best first. */
   nearest(engine: string, query: readonly number[], options: NearestOptions): VectorHit[] {
-    const q = normalise(query);
     const rows = this.prepare(
       `SELECT m.key AS key, v.vector AS vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
        WHERE v.engine = ? AND (? IS NULL OR m.source IS NULL OR m.source <> ?)
        ORDER BY v.memory_id DESC LIMIT ?`,
     ).all(engine, options.excludeSource ?? null, options.excludeSource ?? null, options.window ?? VECTOR_WINDOW) as { key: string; vector: Uint8Array }[];
-    const floor = options.minSimilarity ?? -1;
-    const hits: VectorHit[] = [];
-    for (const row of rows) {
-      const vector = decode(row.vector);
-      if (vector.length !== q.length) continue;
-      let dot = 0;
-      for (let i = 0; i < q.length; i++) dot += q[i]! * vector[i]!;
-      if (dot >= floor) hits.push({ key: row.key, similarity: dot });
-    }
-    hits.sort((a, b) => b.similarity - a.similarity);
-    return hits.slice(0, options.limit);
+    return rankNearest(rows, query, options);
   }
 
   /** How many vectors `engine` has (tests, reports). */
@@ -105,6 +94,27 @@ export class MemoryVectors {
     if (!statement) this.statements.set(sql, (statement = this.store.database.prepare(sql)));
     return statement;
   }
+}
+
+/** The `rows` nearest to `query` (exact cosine similarity, brute force), best first. */
+export function rankNearest(rows: Iterable<{ key: string; vector: Uint8Array }>, query: readonly number[], options: Pick<NearestOptions, 'limit' | 'minSimilarity'>): VectorHit[] {
+  const q = normalise(query);
+  const floor = options.minSimilarity ?? -1;
+  const hits: VectorHit[] = [];
+  for (const row of rows) {
+    const vector = decode(row.vector);
+    if (vector.length !== q.length) continue;
+    let dot = 0;
+    for (let i = 0; i < q.length; i++) dot += q[i]! * vector[i]!;
+    if (dot >= floor) hits.push({ key: row.key, similarity: dot });
+  }
+  hits.sort((a, b) => b.similarity - a.similarity);
+  return hits.slice(0, options.limit);
+}
+
+/** A vector as stored: normalised, as the bytes of a Float32Array. */
+export function encodeVector(vector: readonly number[]): Uint8Array {
+  return encode(normalise(vector));
 }
 
 function normalise(vector: readonly number[]): Float32Array {

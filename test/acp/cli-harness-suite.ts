@@ -149,7 +149,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       // memory_write ran in acx and wrote acx's memory.
       const memory = createSqliteMemoryProvider({ path: join(root, 'dir/state/agents/notes-keeper/memory.db') });
       try {
-        expect(memory.store.get('release-freeze')?.value).toBe(FREEZE);
+        expect((await memory.store.get('release-freeze'))?.value).toBe(FREEZE);
       } finally {
         await memory.close();
       }

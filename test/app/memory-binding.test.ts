@@ -70,7 +70,7 @@ export const notAProvider = { name: 'half', tools: () => [] };
 describe('choosing the memory provider', () => {
   it('defaults to sqlite: the five tools, no package version', async () => {
     const memory = await bind();
-    expect(memory.binding).toEqual({ provider: 'sqlite', spec: 'sqlite', source: 'default', module: null, package: null, version: null, embedding: null, refused: null });
+    expect(memory.binding).toEqual({ provider: 'sqlite', spec: 'sqlite', source: 'default', module: null, package: null, version: null, embedding: null, store: 'sqlite', refused: null });
     expect(memory.tools().map((tool) => tool.name)).toEqual(['memory_write', 'memory_read', 'memory_list', 'memory_search', 'memory_delete']);
   });
 

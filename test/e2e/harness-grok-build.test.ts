@@ -73,7 +73,7 @@ describe('acx run --harness grok-build (real agent, local model server)', { time
     expect(server.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEY}`); // brokered: the agent had a placeholder
     const memory = createSqliteMemoryProvider({ path: join(root, 'dir/state/agents/notes-keeper/memory.db') });
     try {
-      expect(memory.store.get('release-freeze')?.value).toBe(FREEZE);
+      expect((await memory.store.get('release-freeze'))?.value).toBe(FREEZE);
     } finally {
       await memory.close();
     }

@@ -67,7 +67,7 @@ describe('compaction after a turn', () => {
     expect(stored[1]!.message.content, 'the cut lands immediately before a user turn').toBe('What about ticket ALPHA-17?');
     expect(JSON.stringify(stored)).not.toContain('How is the Alpha project?');
 
-    const saved = r.memory.store.list({ prefix: 'compaction/' });
+    const saved = await r.memory.store.list({ prefix: 'compaction/' });
     expect(saved).toHaveLength(1);
     expect(saved[0]!.value).toBe(SUMMARY);
     const line = linesOf(r.logger.lines, 'INFO', 'context compact');
@@ -174,7 +174,7 @@ describe('compaction, continued', () => {
     await r.agent.generate({ session, prompt: 'q2' });
     expect(server.requests.filter(isSummaryRequest)).toHaveLength(1);
     expect(linesOf(r.logger.lines, 'WARNING', 'memory remember failed'), 'the summary must reach memory').toEqual([]);
-    expect(r.memory.store.list({ prefix: 'compaction/' }).map((m) => m.value)).toEqual([SUMMARY]);
+    expect((await r.memory.store.list({ prefix: 'compaction/' })).map((m) => m.value)).toEqual([SUMMARY]);
   });
 });
 

@@ -69,7 +69,7 @@ describe('sqlite memory provider', () => {
           toolCalls: [{ name: 'tasks', input: { title: 'nightly build check' } }],
         }),
       );
-      const [record] = provider.store.list({ prefix: 'observed/s1/' });
+      const [record] = await provider.store.list({ prefix: 'observed/s1/' });
       expect(record).toBeDefined();
       expect(record!.value).toContain('Agent (unspoken): I decided to wait for the nightly build.');
       expect(record!.value).toContain('tasks({"title":"nightly build check"})');
@@ -91,7 +91,7 @@ describe('sqlite memory provider', () => {
       expect(await provider.context({ agentId: 'ada', sessionId: 's2', query: 'pineapple' })).toContain('pineapple');
       // An empty exchange records nothing.
       await provider.observe(exchange({ sessionId: 's3' }));
-      expect(provider.store.count('observed/s3/')).toBe(0);
+      expect(await provider.store.count('observed/s3/')).toBe(0);
     } finally {
       await provider.close();
     }
@@ -102,7 +102,7 @@ describe('sqlite memory provider', () => {
     try {
       await provider.remember('compaction/s1/1', 'Summary: we agreed to migrate the billing service to Postgres.');
       await expect(provider.remember('bad key', 'x')).rejects.toThrow(/not valid/);
-      expect(provider.store.read('compaction/s1/1').source).toBe('engine');
+      expect((await provider.store.read('compaction/s1/1')).source).toBe('engine');
       expect(await provider.context({ agentId: 'ada', sessionId: 's2', query: 'billing database?' })).toContain('Postgres');
       const search = provider.tools().find((t) => t.name === 'memory_search')!;
       expect(await search.execute!({ query: 'postgres' }, {} as never)).toContain('compaction/s1/1');
@@ -122,7 +122,7 @@ describe('sqlite memory provider', () => {
   it('observe can be turned off', async () => {
     const provider = createSqliteMemoryProvider({ path, observe: false });
     await provider.observe(exchange({ prompt: 'remember this' }));
-    expect(provider.store.count()).toBe(0);
+    expect(await provider.store.count()).toBe(0);
     await provider.close();
   });
 

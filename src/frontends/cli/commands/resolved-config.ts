@@ -86,6 +86,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     memory_provider_version: memory.binding.version,
     memory_embedding: memory.binding.embedding,
     memory_provider_refused: memory.binding.refused,
+    // Where the agent's memory records live: the SQLite file at memory_path, or the store at store_url.
+    memory_store: memory.binding.store,
     memory_path: settings.memoryPath,
     journal_path: settings.journalPath,
     // The kind and where, never the password.
