@@ -24,7 +24,7 @@ import { createACP } from '../src/harness/acp/create.ts';
 import { claudeCodeProfile } from '../src/harness/acp/profiles/claude-code.ts';
 import type { ACPSettings } from '../src/harness/acp/settings.ts';
 import { HarnessAgent } from '../src/harness/harness-agent.ts';
-import { fakeProfile } from '../test/acp/fake-profile.ts';
+import { fakeProfile } from '../test/harness/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 
 const npmFlag = process.argv.find((a) => a.startsWith('--npm'));

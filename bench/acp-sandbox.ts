@@ -16,7 +16,7 @@ import { createACP } from '../src/harness/acp/create.ts';
 import { createCredentialRequestTransformation } from '../src/harness/acp/credential-proxy.ts';
 import { createLocalSandbox } from '../src/harness/acp/sandbox.ts';
 import { HarnessAgent } from '../src/harness/harness-agent.ts';
-import { fakeProfile, tempCache } from '../test/acp/fake-profile.ts';
+import { fakeProfile, tempCache } from '../test/harness/acp/fake-profile.ts';
 import { startModelServer } from '../test/support/model-server.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 7);

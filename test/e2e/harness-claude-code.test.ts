@@ -1,8 +1,8 @@
 // `acx run examples/notes-keeper "…" --harness claude-code` and the same for the example
 // cartridge, with the real Claude Code ACP agent against the local model server (Anthropic
-// Messages). See test/acp/cli-harness-suite.ts for what is asserted.
+// Messages). See test/harness/acp/cli-harness-suite.ts for what is asserted.
 import { createClaudeCodeACP } from '../../src/harness/acp/profiles/factories.ts';
-import { CLI_HARNESS_KEY, describeCliHarness } from '../acp/cli-harness-suite.ts';
+import { CLI_HARNESS_KEY, describeCliHarness } from '../harness/acp/cli-harness-suite.ts';
 
 describeCliHarness({
   harness: 'claude-code',

@@ -1,10 +1,10 @@
 // `acx run examples/notes-keeper "…" --harness codex` and the same for the example cartridge,
 // with the real Codex ACP agent against the local model server (OpenAI Responses, behind the
 // namespace proxy Codex's MCP tools need). Codex supports only --permission-mode allow-all.
-// See test/acp/cli-harness-suite.ts for what is asserted.
+// See test/harness/acp/cli-harness-suite.ts for what is asserted.
 import { createCodexACP } from '../../src/harness/acp/profiles/factories.ts';
 import { startResponsesNamespaceProxy } from '../support/model-server/responses-namespace.ts';
-import { CLI_HARNESS_KEY, describeCliHarness } from '../acp/cli-harness-suite.ts';
+import { CLI_HARNESS_KEY, describeCliHarness } from '../harness/acp/cli-harness-suite.ts';
 
 describeCliHarness({
   harness: 'codex',

@@ -1,8 +1,8 @@
 // `acx run examples/notes-keeper "…" --harness gemini-cli` and the same for the example cartridge,
 // with the real Gemini CLI ACP agent against the local model server (Gemini generateContent).
-// See test/acp/cli-harness-suite.ts for what is asserted.
+// See test/harness/acp/cli-harness-suite.ts for what is asserted.
 import { createGeminiCliACP } from '../../src/harness/acp/profiles/factories.ts';
-import { CLI_HARNESS_KEY, describeCliHarness } from '../acp/cli-harness-suite.ts';
+import { CLI_HARNESS_KEY, describeCliHarness } from '../harness/acp/cli-harness-suite.ts';
 
 describeCliHarness({
   harness: 'gemini-cli',

@@ -1,8 +1,8 @@
 // `acx run examples/notes-keeper "…" --harness opencode` and the same for the example cartridge,
 // with the real OpenCode ACP agent against the local model server (OpenAI Chat Completions, the
-// OpenAI-compatible provider acx configures for it). See test/acp/cli-harness-suite.ts.
+// OpenAI-compatible provider acx configures for it). See test/harness/acp/cli-harness-suite.ts.
 import { createOpenCodeACP } from '../../src/harness/acp/profiles/factories.ts';
-import { CLI_HARNESS_KEY, describeCliHarness } from '../acp/cli-harness-suite.ts';
+import { CLI_HARNESS_KEY, describeCliHarness } from '../harness/acp/cli-harness-suite.ts';
 
 describeCliHarness({
   harness: 'opencode',

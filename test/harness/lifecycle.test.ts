@@ -2,7 +2,7 @@
 // the real OpenAI Responses wire: destroy, detach (resume and continuation state), stop,
 // suspendTurn, compact; createSession({ resumeFrom | continueFrom }); the `file-change` and
 // `compaction` stream parts; listSuspended answered from a second process. Each is checked from
-// the journal as a user would open it. The ACP harness's side is test/acp/lifecycle.test.ts.
+// the journal as a user would open it. The ACP harness's side is test/harness/acp/lifecycle.test.ts.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalHashEmbedder, LOCAL_HASH_ENGINE, localHashEmbedding } from '../../src/memory/local-hash.ts';
 import { createSqliteMemoryProvider, type MemoryExchange, type SqliteMemoryProvider } from '../../src/memory/provider.ts';
 import { PostgresMemoryRecords } from '../../src/memory/postgres-store.ts';
@@ -12,7 +12,7 @@ import { Policy } from '../../src/tools/policy.ts';
 import { needsApproval } from '../../src/tools/permission.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
-import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 import { REFERENCE_DIR, referenceMissing } from '../support/reference-acx.ts';
 
 /**
@@ -245,16 +245,10 @@ describe('semantic memory: its tool', () => {
 });
 
 describe('semantic memory on PostgreSQL', () => {
-  let cluster: PostgresCluster | undefined;
-  let url = '';
-  beforeAll(() => {
-    if (POSTGRES_SKIP) return;
-    cluster = startPostgres();
-    url = cluster.createDatabase('semantic');
-  }, 120_000);
-  afterAll(() => cluster?.stop());
+  const postgres = postgresForSuite();
 
   it.skipIf(POSTGRES_SKIP !== '')(`ranks FTS and vectors together, re-embeds a changed record, recalls another session${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('semantic');
     const base = createSqliteMemoryProvider({ path: join(dir, 'unused.db'), records: () => new PostgresMemoryRecords(url, 'ada') });
     const memory = createSemanticMemoryProvider({ base, embedder: await openaiEmbedder() });
     open.push(memory);

@@ -5,28 +5,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion } from '../../src/store/database.ts';
 import { MemoryInputError } from '../../src/memory/keys.ts';
 import { PostgresMemoryRecords } from '../../src/memory/postgres-store.ts';
 import { type MemoryRecords, openSqliteMemory, SqliteMemoryRecords } from '../../src/memory/records.ts';
 import { RANK_WINDOW } from '../../src/memory/search.ts';
 import { MEMORY_MIGRATIONS, MemoryNotFoundError, openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
-import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 let dir: string;
 let store: MemoryRecords;
 let clock: number;
-let cluster: PostgresCluster | undefined;
+const postgres = postgresForSuite();
 let pgUrl = '';
 let agents = 0;
 
+// Runs after postgresForSuite's own beforeAll has started the cluster.
 beforeAll(() => {
-  if (POSTGRES_SKIP) return;
-  cluster = startPostgres();
-  pgUrl = cluster.createDatabase('memory');
-}, 120_000);
-afterAll(() => cluster?.stop());
+  if (!POSTGRES_SKIP) pgUrl = postgres.database('memory');
+});
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'acx-memory-store-'));
@@ -293,7 +291,7 @@ describe('MemoryRecords on postgres: agents, schema, vectors', () => {
     } finally {
       await records.close();
     }
-    const db = cluster!.createDatabase('memory_future');
+    const db = postgres.database('memory_future');
     const client = new pg.Client({ connectionString: db });
     await client.connect();
     await client.query('CREATE TABLE acx_memory_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
