@@ -99,7 +99,7 @@ describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)
       for (const [method, n] of per.checked) checker.checked.set(method, (checker.checked.get(method) ?? 0) + n);
     }
     expect(checker.problems).toEqual([]);
-    for (const method of ['initialize', 'session/new', 'session/prompt', 'session/update']) expect(checker.checked.get(method), method).toBeGreaterThan(0);
+    for (const method of ['initialize', 'session/new', 'session/prompt', 'session/set_mode', 'session/update']) expect(checker.checked.get(method), method).toBeGreaterThan(0);
     expect((checker.checked.get('session/resume') ?? 0) + (checker.checked.get('session/load') ?? 0)).toBeGreaterThan(0);
   });
 });

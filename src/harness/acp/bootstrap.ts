@@ -109,6 +109,39 @@ interface RunOptions {
   label: string;
   progress: NodeJS.WritableStream | null;
   timeoutMs: number;
+  heartbeatMs: number;
+  /** The directory the step fills: its size so far is how far the install has got. */
+  target: string;
+}
+
+/** The size of a directory an installer is filling, which may move files away mid-walk. */
+function sizeSoFar(dir: string): string | undefined {
+  try {
+    return formatBytes(diskBytes(dir));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes heartbeats to the progress stream: on a terminal one line rewritten in place, elsewhere
+ * (a log, a pipe) one line each. `end()` closes the terminal line so the next output starts clean.
+ */
+function heartbeatWriter(progress: NodeJS.WritableStream | null): { write(text: string): void; end(): void } {
+  const onTerminal = (progress as { isTTY?: boolean } | null)?.isTTY === true;
+  let open = false;
+  return {
+    write(text) {
+      if (!progress) return;
+      if (!onTerminal) return void progress.write(`${text}\n`);
+      progress.write(`\r\x1b[K${text}`);
+      open = true;
+    },
+    end() {
+      if (open) progress?.write('\n');
+      open = false;
+    },
+  };
 }
 
 /** Runs an install step without a shell, shows a heartbeat on the progress stream, keeps an output tail for errors. */
@@ -122,19 +155,23 @@ function run(command: string, args: readonly string[], options: RunOptions): Pro
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const started = Date.now();
+    const beats = heartbeatWriter(options.progress);
     const heartbeat = setInterval(() => {
-      options.progress?.write(`acx: still ${options.label} (${Math.round((Date.now() - started) / 1000)}s)\n`);
-    }, 10_000);
+      const size = sizeSoFar(options.target);
+      beats.write(`acx: still ${options.label} (${Math.round((Date.now() - started) / 1000)}s${size ? `, ${size} so far` : ''})`);
+    }, options.heartbeatMs);
     heartbeat.unref();
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     timer.unref();
     child.on('error', (error) => {
       clearInterval(heartbeat);
+      beats.end();
       clearTimeout(timer);
       reject(new AcxError('acp-bootstrap-failed', `Could not start ${command} while ${options.label}: ${error.message}`, { cause: error, hint: `Is ${command} installed and on PATH?` }));
     });
     child.on('close', (code, signal) => {
       clearInterval(heartbeat);
+      beats.end();
       clearTimeout(timer);
       if (code === 0) resolve();
       else {
@@ -192,6 +229,8 @@ export interface BootstrapOptions {
   cacheDir: string;
   progress: NodeJS.WritableStream | null;
   timeoutMs?: number;
+  /** How often a running install says how far it has got (default 10 s). */
+  heartbeatMs?: number;
   /** Extra environment for the installers (e.g. `npm_config_registry`); never part of the identity. */
   installEnv?: Record<string, string>;
 }
@@ -206,6 +245,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
 
   mkdirSync(dir, { recursive: true });
   const timeoutMs = options.timeoutMs ?? 15 * 60_000;
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
   return withLock(dir, timeoutMs, async () => {
     if (finished()) return { dir, identity, executable, env, installed: false };
     const impl = join(dir, 'implementation');
@@ -220,7 +260,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
     if (source.type === 'npm-simple') {
       const spec = source.packageVersion ? `${source.packageName}@${source.packageVersion}` : source.packageName;
       writeFileSync(join(impl, 'package.json'), JSON.stringify({ name: `acx-bootstrap-${settings.harnessId}`, private: true }, null, 2));
-      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({ ...options.installEnv }), label: `installing ${spec}`, progress, timeoutMs });
+      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({ ...options.installEnv }), label: `installing ${spec}`, progress, timeoutMs, heartbeatMs, target: impl });
     } else if (source.type === 'npm-locked') {
       writeFileSync(join(impl, 'package.json'), source.packageJson);
       writeFileSync(join(impl, 'pnpm-lock.yaml'), source.pnpmLockYaml);
@@ -233,6 +273,8 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
         label: 'installing the locked pnpm project',
         progress,
         timeoutMs,
+        heartbeatMs,
+        target: impl,
       });
     } else {
       const home = join(impl, 'home');
@@ -243,6 +285,8 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
         label: `running the install command for ${settings.harnessId}`,
         progress,
         timeoutMs,
+        heartbeatMs,
+        target: impl,
       });
     }
     if (!existsSync(executable)) {

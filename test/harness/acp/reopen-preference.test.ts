@@ -1,0 +1,70 @@
+// Reopening a kept session on an ACP agent (issue 15, "As a client"): when the agent offers both
+// session/resume and session/load, acx asks for session/resume (nothing is replayed); an agent
+// offering only session/load is reopened with it; a reopen slower than the startup window
+// (startupTimeoutMs) is given up with a warning. The fake agent reports which one it was asked.
+// NOTE: imports test/acp/fake-profile.ts; once that file moves here, the import is './fake-profile.ts'.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createACP } from '../../../src/harness/acp/create.ts';
+import { createLocalSandbox } from '../../../src/harness/acp/sandbox.ts';
+import type { ACPSettings } from '../../../src/harness/acp/settings.ts';
+import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
+import { createMemoryLogger } from '../../../src/util/logger.ts';
+import { fakeProfile, tempCache } from '../../acp/fake-profile.ts';
+
+const cache = tempCache();
+const closers: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const close of closers) await close().catch(() => {});
+});
+
+/** A harness on a fake agent that keeps its sessions under `root`; `env` chooses what the agent offers. */
+function open(root: string, env: Record<string, string>, overrides: Partial<ACPSettings> = {}) {
+  const logger = createMemoryLogger('info');
+  const harness = createACP(fakeProfile(cache, { sandbox: createLocalSandbox({ sessionsRoot: root }), logger, env, ...overrides }));
+  closers.push(() => harness.close!());
+  return { agent: new HarnessAgent({ harness }), logger };
+}
+
+/**
+ * Runs a turn in a kept session, detaches, and reopens it in a second harness (`second` adds to
+ * its agent's env and settings); returns what the agent saw.
+ */
+async function reopen(env: Record<string, string>, second: { env?: Record<string, string>; settings?: Partial<ACPSettings> } = {}): Promise<{ reopenedBy: string | null; log: string }> {
+  const root = mkdtempSync(join(tmpdir(), 'acx-acp-reopen-'));
+  const first = open(root, env);
+  const session = await first.agent.createSession({ sessionId: 'kept' });
+  await first.agent.generate({ session, prompt: '[[hello]]' });
+  await session.detach();
+
+  const later = open(root, { ...env, ...second.env }, second.settings);
+  const reopened = await later.agent.createSession({ sessionId: 'kept' });
+  try {
+    const state = JSON.parse((await later.agent.generate({ session: reopened, prompt: '[[state]]' })).text) as { reopenedBy: string | null };
+    return { reopenedBy: state.reopenedBy, log: later.logger.lines.join('\n') };
+  } finally {
+    await reopened.destroy();
+  }
+}
+
+describe('reopening a kept ACP session', () => {
+  it('asks for session/resume when the agent offers both resume and load', async () => {
+    const { reopenedBy, log } = await reopen({ FAKE_RESUME: '1' });
+    expect(reopenedBy).toBe('session/resume');
+    expect(log).toMatch(/INFO acp session resumed .*via=session\/resume/);
+  });
+
+  it('uses session/load when that is all the agent offers', async () => {
+    const { reopenedBy, log } = await reopen({ FAKE_LATE_REPLAY: '1' });
+    expect(reopenedBy).toBe('session/load');
+    expect(log).toMatch(/INFO acp session resumed .*via=session\/load/);
+  });
+
+  it('gives up a reopen that outlasts startupTimeoutMs, says so, and starts a new session', async () => {
+    const { reopenedBy, log } = await reopen({ FAKE_RESUME: '1' }, { env: { FAKE_SLOW_RESUME_MS: '60000' }, settings: { startupTimeoutMs: 5000 } });
+    expect(reopenedBy).toBeNull();
+    expect(log).toMatch(/WARNING acp session not resumed .*did not answer session\/resume within 5000 ms/);
+  });
+});
