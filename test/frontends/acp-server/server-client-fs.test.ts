@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { type AcxAcp, startAcxAcp, updatesOf } from '../../fixtures/acp-server/client.ts';
+import { type AcxAcp, editorBuffers, startAcxAcp, updatesOf } from '../../fixtures/acp-server/client.ts';
 import { startModelServer, type ModelServer } from '../../support/model-server.ts';
 
 const AGENT = path.resolve(import.meta.dirname, '../../fixtures/acp-server/project-agent');
@@ -48,15 +48,7 @@ afterEach(async () => {
 async function startWithEditor(fsCapabilities: acp.FileSystemCapabilities) {
   acx = startAcxAcp({ home, modelBaseURL: model.openaiBaseURL, agentDir: AGENT });
   const buffers = new Map([[path.join(project, 'README.md'), 'unsaved readme\n']]);
-  acx.files = {
-    async read({ path: file }) {
-      return { content: buffers.get(file) ?? fs.readFileSync(file, 'utf8') };
-    },
-    async write({ path: file, content }) {
-      buffers.set(file, content);
-      return {};
-    },
-  };
+  acx.files = editorBuffers(buffers);
   await acx.initialize({ fs: fsCapabilities, terminal: false });
   const { sessionId } = await acx.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
   return { acx, sessionId, buffers };

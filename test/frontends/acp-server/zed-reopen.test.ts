@@ -8,17 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { type AcxAcp, replyText, startAcxAcp, updatesOf } from '../../fixtures/acp-server/client.ts';
+import { type AcxAcp, editorBuffers, replyText, startAcxAcp, updatesOf, ZED_CAPABILITIES } from '../../fixtures/acp-server/client.ts';
 import { TerminalHost } from '../../fixtures/acp-server/terminal-host.ts';
 import { startModelServer, type ModelServer } from '../../support/model-server.ts';
 
 const AGENT = path.resolve(import.meta.dirname, '../../fixtures/acp-server/project-agent');
-/** What Zed sends in initialize (crates/agent_servers/src/acp.rs). */
-const ZED_CAPABILITIES: acp.ClientCapabilities = {
-  fs: { readTextFile: true, writeTextFile: true },
-  terminal: true,
-  _meta: { terminal_output: true, terminal_auth: true },
-};
 
 let model: ModelServer;
 let base: string;
@@ -53,15 +47,7 @@ async function openZed(): Promise<{ acx: AcxAcp; buffers: Map<string, string>; i
   const acx = startAcxAcp({ home, modelBaseURL: model.openaiBaseURL, agentDir: AGENT, env: { ACX_MODELS: 'openai:test-large' } });
   started.push(acx);
   const buffers = new Map<string, string>();
-  acx.files = {
-    async read({ path: file }) {
-      return { content: buffers.get(file) ?? fs.readFileSync(file, 'utf8') };
-    },
-    async write({ path: file, content }) {
-      buffers.set(file, content);
-      return {};
-    },
-  };
+  acx.files = editorBuffers(buffers);
   acx.terminals = new TerminalHost();
   acx.onPermission = async (params) => ({ outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')!.optionId } });
   const init = await acx.initialize(ZED_CAPABILITIES);

@@ -3,13 +3,12 @@
 // line rewritten in place on a terminal and as separate lines anywhere else. The install command
 // here writes 300 000 bytes, then waits until a heartbeat has counted them (≥ 292 KiB), so no
 // timing is assumed.
-// NOTE: imports test/acp/fake-profile.ts; once that file moves here, the import is './fake-profile.ts'.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bootstrap } from '../../../src/harness/acp/bootstrap.ts';
-import { fakeInstallCommand, fakeProfile, tempCache } from '../../acp/fake-profile.ts';
+import { fakeInstallCommand, fakeProfile, tempCache } from './fake-profile.ts';
 
 /** A progress stream that records what is written and lets the install finish once a heartbeat counts the whole file. */
 function progressStream(go: string, isTTY: boolean): { stream: NodeJS.WritableStream; written: string[] } {

@@ -2,7 +2,6 @@
 // session/resume and session/load, acx asks for session/resume (nothing is replayed); an agent
 // offering only session/load is reopened with it; a reopen slower than the startup window
 // (startupTimeoutMs) is given up with a warning. The fake agent reports which one it was asked.
-// NOTE: imports test/acp/fake-profile.ts; once that file moves here, the import is './fake-profile.ts'.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { createLocalSandbox } from '../../../src/harness/acp/sandbox.ts';
 import type { ACPSettings } from '../../../src/harness/acp/settings.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
-import { fakeProfile, tempCache } from '../../acp/fake-profile.ts';
+import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();
 const closers: Array<() => Promise<void>> = [];
