@@ -8,7 +8,7 @@ import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { createEngineHarness } from '../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { BaseCradleClient } from '../../src/channel/client.ts';
-import { ChannelState } from '../../src/channel/state.ts';
+import { SqliteChannelState as ChannelState } from '../../src/store/sqlite-channel-state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
 import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
@@ -70,6 +70,6 @@ export async function wakeInProcess(
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));
     return { outcome, model, logger, home };
   } finally {
-    state.close();
+    await state.close();
   }
 }
