@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CLAIM_STALE_MS, type ChannelState, openChannelState } from '../../src/store/channel-state.ts';
@@ -198,6 +199,30 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
 });
 
 describe('channel state on sqlite: claims between processes', () => {
+  it('a channel.db an earlier acx wrote (schema version 2) opens with its marks, claims and breaker', async () => {
+    const file = sqlite.place();
+    const db = new DatabaseSync(file);
+    // The file exactly as acx wrote it before the state moved behind the store interface.
+    db.exec(`CREATE TABLE marks (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind)) WITHOUT ROWID;
+      CREATE TABLE seen (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
+      CREATE TABLE claims (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, phase TEXT NOT NULL, wake TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+        started INTEGER, at TEXT NOT NULL, reason TEXT, resumes INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
+      CREATE TABLE breaker_wakes (timeline TEXT NOT NULL, at_ms INTEGER NOT NULL);
+      CREATE INDEX breaker_wakes_by_timeline ON breaker_wakes(timeline, at_ms);
+      CREATE TABLE breaker_trips (timeline TEXT PRIMARY KEY, tripped_at_ms INTEGER NOT NULL);
+      PRAGMA user_version = 2;`);
+    db.prepare('INSERT INTO marks VALUES (?, ?, ?, ?)').run(T, 'message', 'm-old', '2026-11-01T00:00:00Z');
+    db.prepare("INSERT INTO claims VALUES (?, 'message', ?, 'done', 'w', 1, 'h', NULL, '2026-11-01T00:00:00Z', NULL, 0)").run(T, item(1).item);
+    db.prepare('INSERT INTO breaker_trips VALUES (?, ?)').run(T, 1);
+    db.close();
+    const state = await sqlite.open(file);
+    expect(await state.mark(T, 'message')).toBe('m-old');
+    expect(await state.take(item(1), 'now')).toBe('done');
+    expect(await state.isTripped(T)).toBe(true);
+    expect(await state.take(item(2), 'now')).toBe('taken');
+  });
+
+
   it('two processes racing for one item: exactly one takes it', async () => {
     const file = sqlite.place();
     new SqliteChannelState(file).db.close();
