@@ -18,12 +18,19 @@ export interface BreakerSettings {
 /** What the circuit breaker did on this wake: tripped now, stayed tripped, reset itself, or nothing. */
 export type BreakerChange = 'tripped' | 'still-tripped' | 'reset' | 'none';
 
-/** Where a keeper stores the breaker: `wakes(<key>, at_ms)` and `trips(<key>, tripped_at_ms)`. */
+/**
+ * Where a keeper stores the breaker: `wakes(<key>, at_ms)` and `trips(<key>, tripped_at_ms)`. The
+ * key is one column, or several (a store shared by agents keys a timeline's breaker by agent too):
+ * then the key's value is as many values, in the same order.
+ */
 export interface BreakerTables {
   wakes: string;
   trips: string;
-  key: string;
+  key: string | readonly string[];
 }
+
+/** A breaker key's value: one per key column. */
+export type BreakerKey = string | readonly string[];
 
 export interface BreakerAdmission {
   wakesInWindow: number;
@@ -32,15 +39,20 @@ export interface BreakerAdmission {
 
 /** The rule's statements, with `?` placeholders (the PostgreSQL keeper numbers them). */
 function statements({ wakes, trips, key }: BreakerTables) {
+  const columns = typeof key === 'string' ? [key] : key;
+  const where = columns.map((column) => `${column} = ?`).join(' AND ');
+  const placeholders = columns.map(() => '?').join(', ');
   return {
-    prune: `DELETE FROM ${wakes} WHERE ${key} = ? AND at_ms <= ?`,
-    record: `INSERT INTO ${wakes} (${key}, at_ms) VALUES (?, ?)`,
-    count: `SELECT COUNT(*) AS n FROM ${wakes} WHERE ${key} = ?`,
-    trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${key} = ?`,
-    reset: `DELETE FROM ${trips} WHERE ${key} = ?`,
-    trip: `INSERT INTO ${trips} (${key}, tripped_at_ms) VALUES (?, ?)`,
+    prune: `DELETE FROM ${wakes} WHERE ${where} AND at_ms <= ?`,
+    record: `INSERT INTO ${wakes} (${columns.join(', ')}, at_ms) VALUES (${placeholders}, ?)`,
+    count: `SELECT COUNT(*) AS n FROM ${wakes} WHERE ${where}`,
+    trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${where}`,
+    reset: `DELETE FROM ${trips} WHERE ${where}`,
+    trip: `INSERT INTO ${trips} (${columns.join(', ')}, tripped_at_ms) VALUES (${placeholders}, ?)`,
   };
 }
+
+const keyValues = (key: BreakerKey): string[] => (typeof key === 'string' ? [key] : [...key]);
 
 /**
  * The rule itself, once this wake is counted. Over the cap within the window, the breaker trips
@@ -59,19 +71,20 @@ function decide(settings: BreakerSettings, nowMs: number, wakesInWindow: number,
 export function admitToBreaker(
   db: Database,
   tables: BreakerTables,
-  key: string,
+  key: BreakerKey,
   settings: BreakerSettings,
   nowMs: number,
   prepare: (sql: string) => StatementSync = (sql) => db.prepare(sql),
 ): BreakerAdmission {
   const sql = statements(tables);
-  prepare(sql.prune).run(key, nowMs - settings.windowMs);
-  prepare(sql.record).run(key, nowMs);
-  const wakesInWindow = Number((prepare(sql.count).get(key) as { n: number }).n);
-  const trip = prepare(sql.trippedAt).get(key) as { tripped_at_ms: number } | undefined;
+  const values = keyValues(key);
+  prepare(sql.prune).run(...values, nowMs - settings.windowMs);
+  prepare(sql.record).run(...values, nowMs);
+  const wakesInWindow = Number((prepare(sql.count).get(...values) as { n: number }).n);
+  const trip = prepare(sql.trippedAt).get(...values) as { tripped_at_ms: number } | undefined;
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
-  if (change === 'reset') prepare(sql.reset).run(key);
-  if (change === 'tripped') prepare(sql.trip).run(key, nowMs);
+  if (change === 'reset') prepare(sql.reset).run(...values);
+  if (change === 'tripped') prepare(sql.trip).run(...values, nowMs);
   return { wakesInWindow, change };
 }
 
@@ -79,14 +92,23 @@ export function admitToBreaker(
 export type BreakerQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
 /** Records this wake and decides, on an asynchronous store (PostgreSQL). Run it inside the caller's transaction. */
-export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: string, settings: BreakerSettings, nowMs: number): Promise<BreakerAdmission> {
+export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: BreakerKey, settings: BreakerSettings, nowMs: number): Promise<BreakerAdmission> {
   const sql = statements(tables);
-  await query(sql.prune, [key, nowMs - settings.windowMs]);
-  await query(sql.record, [key, nowMs]);
-  const wakesInWindow = Number((await query(sql.count, [key]))[0]!.n);
-  const trip = (await query(sql.trippedAt, [key]))[0];
+  const values = keyValues(key);
+  await query(sql.prune, [...values, nowMs - settings.windowMs]);
+  await query(sql.record, [...values, nowMs]);
+  const wakesInWindow = Number((await query(sql.count, values))[0]!.n);
+  const trip = (await query(sql.trippedAt, values))[0];
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
-  if (change === 'reset') await query(sql.reset, [key]);
-  if (change === 'tripped') await query(sql.trip, [key, nowMs]);
+  if (change === 'reset') await query(sql.reset, values);
+  if (change === 'tripped') await query(sql.trip, [...values, nowMs]);
   return { wakesInWindow, change };
+}
+
+/** A BreakerQuery over a PostgreSQL client's `query`: the rule's `?` placeholders numbered `$1, $2, …`. */
+export function postgresBreakerQuery(run: (sql: string, values: unknown[]) => Promise<{ rows: Array<Record<string, unknown>> }>): BreakerQuery {
+  return async (sql, values) => {
+    let n = 0;
+    return (await run(sql.replace(/\?/g, () => `$${++n}`), values)).rows;
+  };
 }

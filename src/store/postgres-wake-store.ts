@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { scrubSecrets } from '../util/scrub.ts';
-import { admitToBreakerAsync, type BreakerQuery, type BreakerSettings, type BreakerTables } from './breaker.ts';
+import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgresBreakerQuery } from './breaker.ts';
+import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
@@ -66,12 +67,6 @@ export interface PostgresWakeStoreOptions {
   maxConnections?: number;
 }
 
-/** `?` placeholders as PostgreSQL's `$1, $2, …`. */
-const numbered = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-
 export class PostgresWakeStore implements WakeStore {
   readonly kind = 'postgres' as const;
   readonly pool: pg.Pool;
@@ -80,13 +75,14 @@ export class PostgresWakeStore implements WakeStore {
   private readonly onLeaseLost: ((sessionId: string) => void) | undefined;
   private ready: Promise<void> | undefined;
   /** The leases this store holds and renews, by session. */
-  private readonly renewals = new Map<string, { holder: string; timer: NodeJS.Timeout }>();
+  private readonly renewals: LeaseRenewals;
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, options: PostgresWakeStoreOptions = {}) {
     this.url = url;
     this.ttlMs = options.leaseTtlMs ?? DEFAULT_WAKE_LEASE_TTL_MS;
     this.onLeaseLost = options.onLeaseLost;
+    this.renewals = new LeaseRenewals(this.ttlMs);
     this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
   }
 
@@ -128,8 +124,7 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   async close(): Promise<void> {
-    for (const { timer } of this.renewals.values()) clearInterval(timer);
-    this.renewals.clear();
+    this.renewals.stopAll();
     await this.pool.end();
   }
 
@@ -142,8 +137,7 @@ export class PostgresWakeStore implements WakeStore {
   ): Promise<Admission> {
     const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
       const eventIsNew = event ? await this.record(client, sessionId, event, nowMs) : false;
-      const query: BreakerQuery = async (sql, values) => (await client.query(numbered(sql), values)).rows;
-      const { wakesInWindow, change } = await admitToBreakerAsync(query, SESSION_BREAKER, sessionId, breaker, nowMs);
+      const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, sessionId, breaker, nowMs);
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
       const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE session_id = $1 AND expires_at > now()', [sessionId], client);
       const currentHolder = current ? (JSON.parse(current.holder) as LeaseHolder) : undefined;
@@ -161,29 +155,18 @@ export class PostgresWakeStore implements WakeStore {
 
   /** Renews the lease well inside its expiry while this store holds it (until release, abandon or close). */
   private keepRenewing(sessionId: string, holder: string): void {
-    this.stopRenewing(sessionId);
-    const timer = setInterval(() => {
-      this.pool
-        .query("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs])
-        .then(
-          (result) => {
-            if (result.rowCount === 0 && this.renewals.get(sessionId)?.timer === timer) {
-              this.stopRenewing(sessionId);
-              this.onLeaseLost?.(sessionId);
-            }
-          },
-          () => {}, // a failed renewal is retried at the next tick, well before the lease lapses
-        );
-    }, Math.max(10, Math.floor(this.ttlMs / 3)));
-    // The renewal alone never keeps a process alive: a wake that is done exits.
-    timer.unref();
-    this.renewals.set(sessionId, { holder, timer });
+    this.renewals.keep(
+      sessionId,
+      async () =>
+        ((
+          await this.pool.query("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs])
+        ).rowCount ?? 0) > 0,
+      () => this.onLeaseLost?.(sessionId),
+    );
   }
 
   private stopRenewing(sessionId: string): void {
-    const renewal = this.renewals.get(sessionId);
-    if (renewal) clearInterval(renewal.timer);
-    this.renewals.delete(sessionId);
+    this.renewals.stop(sessionId);
   }
 
   private async record(client: pg.PoolClient, sessionId: string, event: WakeEvent, nowMs: number): Promise<boolean> {

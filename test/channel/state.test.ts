@@ -1,124 +1,321 @@
-// The channel seam's memory of each timeline: marks, the seen-set and two-phase claims, in a real
-// SQLite file, with real processes as claim holders.
+// The channel seam's memory of each timeline — marks, the seen-set, two-phase claims and the
+// per-timeline breaker — on both stores: a real SQLite channel.db, and a real throwaway PostgreSQL
+// cluster (skipped saying why when the binaries are missing). Claim holders are real processes.
+// Liveness differs by store: a pid on one host (SQLite), a lease expiry the holding store keeps
+// renewing (PostgreSQL: a SIGKILLed holder's claims are taken over once it lapses, never before).
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { ChannelState, CLAIM_STALE_MS } from '../../src/channel/state.ts';
-import { currentHolder } from '../../src/store/wake-store.ts';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CLAIM_STALE_MS, type ChannelState, openChannelState } from '../../src/store/channel-state.ts';
+import { PostgresChannelState } from '../../src/store/postgres-channel-state.ts';
+import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
-const path = () => join(mkdtempSync(join(tmpdir(), 'acx-channel-')), 'channel.db');
+const ROOT = join(import.meta.dirname, '../..');
 const T = '0190a5f2-0000-7000-8000-000000000001';
 const item = (n: number) => ({ timeline: T, kind: 'message' as const, item: `0190a5f2-0000-7000-8000-00000000000${n}` });
 
-describe('channel state', () => {
-  it('the per-timeline breaker trips past max wakes in the window, stays tripped, resets after its cooldown once the burst cleared', () => {
+const postgres = postgresForSuite();
+const dirs: string[] = [];
+let opened: ChannelState[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const state of opened) await state.close().catch(() => {});
+  opened = [];
+});
+const track = <S extends ChannelState>(state: S): S => (opened.push(state), state);
+
+interface OpenOptions {
+  now?: () => Date;
+  /** A wake on another host (SQLite cannot check it, so it counts as alive). */
+  otherHost?: boolean;
+}
+
+/** Where a store keeps its state (a channel.db path, a database URL), and how to open it there. */
+interface Backend {
+  place(): string;
+  open(place: string, options?: OpenOptions): Promise<ChannelState>;
+  /** A process that takes `ref` on `place` for wake `wake`, prints the outcome, and runs until killed. */
+  holderSource: string;
+}
+
+const sqlite: Backend = {
+  place: () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acx-channel-'));
+    dirs.push(dir);
+    return join(dir, 'channel.db');
+  },
+  open: async (place, options = {}) =>
+    track(new SqliteChannelState(place, { ...(options.now ? { now: options.now } : {}), ...(options.otherHost ? { holder: { pid: 1, host: 'another-host', started: null } } : {}) })),
+  holderSource: `const { SqliteChannelState } = await import(${JSON.stringify(join(ROOT, 'src/store/sqlite-channel-state.ts'))});
+const s = new SqliteChannelState(process.argv[1]);`,
+};
+
+const postgresBackend: Backend = {
+  place: () => postgres.database('channel'),
+  open: async (place, options = {}) =>
+    track(
+      await PostgresChannelState.open(place, 'agent-a', {
+        leaseTtlMs: 600,
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.otherHost ? { holder: { pid: 1, host: 'another-host', started: null } } : {}),
+      }),
+    ),
+  holderSource: `const { PostgresChannelState } = await import(${JSON.stringify(join(ROOT, 'src/store/postgres-channel-state.ts'))});
+const s = await PostgresChannelState.open(process.argv[1], 'agent-a', { leaseTtlMs: Number(process.argv[4]) });`,
+};
+
+const backends: Array<[name: string, backend: Backend, skip: string]> = [
+  ['sqlite', sqlite, ''],
+  ['postgres', postgresBackend, POSTGRES_SKIP],
+];
+
+/** Another process holding `ref` for wake `wake` on `place`: its first line is what `take` said. */
+function holderProcess(backend: Backend, place: string, ref: ReturnType<typeof item>, wake: string, ttlMs = 600): Promise<{ outcome: string; kill: () => Promise<void> }> {
+  const source = `${backend.holderSource}
+console.log(await s.take(JSON.parse(process.argv[2]), process.argv[3]));
+setInterval(() => {}, 60_000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source, place, JSON.stringify(ref), wake, String(ttlMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').once('data', (line: string) => resolve({ outcome: line.trim(), kill: () => (child.kill('SIGKILL'), exited) }));
+    child.on('exit', (code) => reject(new Error(`the holder process exited (${code}): ${stderr}`)));
+  });
+}
+
+describe.each(backends)('channel state on %s', (_name, backend, skip) => {
+  it.skipIf(skip !== '')(`the per-timeline breaker trips past max wakes in the window, stays tripped, resets after its cooldown once the burst cleared${skip}`, async () => {
     let now = Date.parse('2026-12-01T10:00:00Z');
-    const file = path();
-    const state = new ChannelState(file, { now: () => new Date(now) });
+    const place = backend.place();
+    const state = await backend.open(place, { now: () => new Date(now) });
     const settings = { max: 3, windowMs: 10_000, cooldownMs: 5_000 };
     const other = '0190a5f2-0000-7000-8000-00000000000f';
-    const changes = [1, 2, 3, 4, 5].map(() => state.admitWake(T, settings).change);
+    const changes: string[] = [];
+    for (let i = 0; i < 5; i++) changes.push((await state.admitWake(T, settings)).change);
     expect(changes).toEqual(['none', 'none', 'none', 'tripped', 'still-tripped']);
-    expect(state.isTripped(T)).toBe(true);
+    expect(await state.isTripped(T)).toBe(true);
     // Per timeline: another timeline's wakes are their own.
-    expect(state.admitWake(other, settings)).toEqual({ change: 'none', wakesInWindow: 1 });
+    expect(await state.admitWake(other, settings)).toEqual({ change: 'none', wakesInWindow: 1 });
     // Past the cooldown but the window still holds the burst: still tripped.
     now += 6_000;
-    expect(state.admitWake(T, settings).change).toBe('still-tripped');
-    state.close();
+    expect((await state.admitWake(T, settings)).change).toBe('still-tripped');
+    await state.close();
     // Kept across opens; once the window has cleared, the next wake resets it.
     now += 11_000;
-    const again = new ChannelState(file, { now: () => new Date(now) });
-    expect(again.isTripped(T)).toBe(true);
-    expect(again.admitWake(T, settings)).toEqual({ change: 'reset', wakesInWindow: 1 });
-    expect(again.isTripped(T)).toBe(false);
-    again.purge(T);
-    expect(again.timelines()).toEqual([]);
-    expect(again.admitWake(T, { ...settings, max: 0 }).change).toBe('none');
+    const again = await backend.open(place, { now: () => new Date(now) });
+    expect(await again.isTripped(T)).toBe(true);
+    expect(await again.admitWake(T, settings)).toEqual({ change: 'reset', wakesInWindow: 1 });
+    expect(await again.isTripped(T)).toBe(false);
+    await again.purge(T);
+    await again.purge(other);
+    expect(await again.timelines()).toEqual([]);
+    expect((await again.admitWake(T, { ...settings, max: 0 })).change).toBe('none');
   });
 
-  it('marks and the seen-set persist across opens, per timeline and kind', () => {
-    const file = path();
-    const state = new ChannelState(file);
-    expect(state.mark(T, 'message')).toBeUndefined();
-    state.setMark(T, 'message', 'm1');
-    state.setMark(T, 'asset', 'a1');
-    state.markSeen({ timeline: T, kind: 'task', item: 't1' });
-    state.close();
-    const again = new ChannelState(file);
-    expect(again.mark(T, 'message')).toBe('m1');
-    expect(again.mark(T, 'asset')).toBe('a1');
-    expect(again.mark(T, 'webhook_event')).toBeUndefined();
-    expect(again.hasSeen({ timeline: T, kind: 'task', item: 't1' })).toBe(true);
-    expect(again.hasSeen({ timeline: T, kind: 'task', item: 't2' })).toBe(false);
-    expect(again.timelines()).toEqual([T]);
-    again.purge(T);
-    expect(again.mark(T, 'message')).toBeUndefined();
-    expect(again.timelines()).toEqual([]);
+  it.skipIf(skip !== '')(`marks and the seen-set persist across opens, per timeline and kind${skip}`, async () => {
+    const place = backend.place();
+    const state = await backend.open(place);
+    expect(await state.mark(T, 'message')).toBeUndefined();
+    await state.setMark(T, 'message', 'm1');
+    await state.setMark(T, 'asset', 'a1');
+    await state.markSeen({ timeline: T, kind: 'task', item: 't1' });
+    await state.markSeen({ timeline: T, kind: 'task', item: 't1' });
+    await state.close();
+    const again = await backend.open(place);
+    expect(await again.mark(T, 'message')).toBe('m1');
+    expect(await again.mark(T, 'asset')).toBe('a1');
+    expect(await again.mark(T, 'webhook_event')).toBeUndefined();
+    expect(await again.hasSeen({ timeline: T, kind: 'task', item: 't1' })).toBe(true);
+    expect(await again.hasSeen({ timeline: T, kind: 'task', item: 't2' })).toBe(false);
+    expect(await again.timelines()).toEqual([T]);
+    await again.purge(T);
+    expect(await again.mark(T, 'message')).toBeUndefined();
+    expect(await again.timelines()).toEqual([]);
   });
 
-  it('a claim is in flight, then done or abandoned; a done item is never taken again', () => {
-    const state = new ChannelState(path());
-    expect(state.take(item(1), 'wake-a')).toBe('taken');
-    expect(state.phase(item(1))).toBe('in-flight');
-    state.commit([item(1)], 'wake-a');
-    expect(state.take(item(1), 'wake-b')).toBe('done');
-    expect(state.take(item(2), 'wake-a')).toBe('taken');
-    state.abandon([item(2)], 'wake-a', 'turn compacted away');
-    expect(state.take(item(2), 'wake-b')).toBe('abandoned');
+  it.skipIf(skip !== '')(`a claim is in flight, then done or abandoned; a done item is never taken again${skip}`, async () => {
+    const state = await backend.open(backend.place());
+    expect(await state.take(item(1), 'wake-a')).toBe('taken');
+    expect(await state.phase(item(1))).toBe('in-flight');
+    await state.commit([item(1)], 'wake-a');
+    expect(await state.take(item(1), 'wake-b')).toBe('done');
+    expect(await state.take(item(2), 'wake-a')).toBe('taken');
+    await state.abandon([item(2)], 'wake-a', 'turn compacted away');
+    expect(await state.take(item(2), 'wake-b')).toBe('abandoned');
+    expect(await state.phase(item(3))).toBeUndefined();
   });
 
-  it("a live wake's claim is held — by another process or another wake of this one; a dead process's is resumed", async () => {
-    const file = path();
-    // A real other process holds the claim while it sleeps.
-    const holderScript = `import { ChannelState } from ${JSON.stringify(join(import.meta.dirname, '../../src/channel/state.ts'))};
-const s = new ChannelState(${JSON.stringify(file)}); console.log(s.take(${JSON.stringify(item(1))}, 'other')); setTimeout(() => {}, 60_000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', holderScript], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-    const state = new ChannelState(file);
-    expect(state.take(item(1), 'mine')).toBe('held');
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('close', resolve));
-    expect(state.take(item(1), 'mine')).toBe('resumed');
-    expect(state.resumes(item(1))).toBe(1);
-    expect(state.take(item(1), 'mine')).toBe('taken'); // this wake already holds it
-    expect(state.take(item(1), 'another-wake-here')).toBe('held');
+  it.skipIf(skip !== '')(`a live wake's claim is held — by another process, another host or another wake of this one; a killed process's is resumed${skip}`, async () => {
+    const place = backend.place();
+    const state = await backend.open(place);
+    const holder = await holderProcess(backend, place, item(1), 'other');
+    expect(holder.outcome).toBe('taken');
+    expect(await state.take(item(1), 'mine')).toBe('held');
+    await holder.kill();
+    // SQLite sees the pid gone at once; PostgreSQL once the lease the dead process renewed lapses.
+    let outcome = await state.take(item(1), 'mine');
+    while (outcome === 'held' && backend === postgresBackend) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      outcome = await state.take(item(1), 'mine');
+    }
+    expect(outcome).toBe('resumed');
+    expect(await state.resumes(item(1))).toBe(1);
+    expect(await state.take(item(1), 'mine')).toBe('taken'); // this wake already holds it
+    expect(await state.take(item(1), 'another-wake-here')).toBe('held');
+    const elsewhere = await backend.open(place, { otherHost: true });
+    expect(await elsewhere.take(item(1), 'a-wake-elsewhere')).toBe('held');
   });
 
-  it('a claim not refreshed for 6 hours is taken over even from a live holder; a heartbeat keeps it', () => {
-    const file = path();
+  it.skipIf(skip !== '')(`a claim not refreshed for 6 hours is taken over even from a live holder; a heartbeat keeps it${skip}`, async () => {
+    const place = backend.place();
     let now = new Date('2026-12-01T00:00:00Z');
-    const holder = new ChannelState(file, { now: () => now });
-    const other = new ChannelState(file, { now: () => now, holder: { ...currentHolder(), pid: 1 }, isAlive: () => true });
-    expect(holder.take(item(1), 'long')).toBe('taken');
+    const holder = await backend.open(place, { now: () => now });
+    const other = await backend.open(place, { now: () => now, otherHost: true });
+    expect(await holder.take(item(1), 'long')).toBe('taken');
     now = new Date(now.getTime() + CLAIM_STALE_MS - 1000);
-    holder.heartbeat([item(1)], 'long');
+    await holder.heartbeat([item(1)], 'long');
     now = new Date(now.getTime() + CLAIM_STALE_MS - 1000);
-    expect(other.take(item(1), 'late')).toBe('held');
+    expect(await other.take(item(1), 'late')).toBe('held');
     now = new Date(now.getTime() + 2000);
-    expect(other.take(item(1), 'late')).toBe('resumed');
+    expect(await other.take(item(1), 'late')).toBe('resumed');
   });
 
-  it('two processes racing for one item: exactly one takes it', () => {
-    const file = path();
-    new ChannelState(file).close();
-    const script = `import { ChannelState } from ${JSON.stringify(join(import.meta.dirname, '../../src/channel/state.ts'))};
-const s = new ChannelState(${JSON.stringify(file)}); const wake = String(process.pid); const at = Number(process.argv[1]);
-while (Date.now() < at) {} console.log(s.take(${JSON.stringify(item(3))}, wake));`;
+  it.skipIf(skip !== '')(`the store the URL names: channel.db in the state directory, or PostgreSQL${skip}`, async () => {
+    const place = backend.place();
+    const stateDir = join(place, '..');
+    const state = track(await openChannelState({ stateDir, storeUrl: backend === postgresBackend ? place : null, agentId: 'agent-a' }));
+    expect(state.kind).toBe(backend === postgresBackend ? 'postgres' : 'sqlite');
+    await state.setMark(T, 'message', 'm9');
+    expect(await (await backend.open(place)).mark(T, 'message')).toBe('m9');
+  });
+});
+
+describe('channel state on sqlite: claims between processes', () => {
+  it('a channel.db an earlier acx wrote (schema version 2) opens with its marks, claims and breaker', async () => {
+    const file = sqlite.place();
+    const db = new DatabaseSync(file);
+    // The file exactly as acx wrote it before the state moved behind the store interface.
+    db.exec(`CREATE TABLE marks (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind)) WITHOUT ROWID;
+      CREATE TABLE seen (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
+      CREATE TABLE claims (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, phase TEXT NOT NULL, wake TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+        started INTEGER, at TEXT NOT NULL, reason TEXT, resumes INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
+      CREATE TABLE breaker_wakes (timeline TEXT NOT NULL, at_ms INTEGER NOT NULL);
+      CREATE INDEX breaker_wakes_by_timeline ON breaker_wakes(timeline, at_ms);
+      CREATE TABLE breaker_trips (timeline TEXT PRIMARY KEY, tripped_at_ms INTEGER NOT NULL);
+      PRAGMA user_version = 2;`);
+    db.prepare('INSERT INTO marks VALUES (?, ?, ?, ?)').run(T, 'message', 'm-old', '2026-11-01T00:00:00Z');
+    db.prepare("INSERT INTO claims VALUES (?, 'message', ?, 'done', 'w', 1, 'h', NULL, '2026-11-01T00:00:00Z', NULL, 0)").run(T, item(1).item);
+    db.prepare('INSERT INTO breaker_trips VALUES (?, ?)').run(T, 1);
+    db.close();
+    const state = await sqlite.open(file);
+    expect(await state.mark(T, 'message')).toBe('m-old');
+    expect(await state.take(item(1), 'now')).toBe('done');
+    expect(await state.isTripped(T)).toBe(true);
+    expect(await state.take(item(2), 'now')).toBe('taken');
+  });
+
+
+  it('two processes racing for one item: exactly one takes it', async () => {
+    const file = sqlite.place();
+    new SqliteChannelState(file).db.close();
+    const script = `const { SqliteChannelState } = await import(${JSON.stringify(join(ROOT, 'src/store/sqlite-channel-state.ts'))});
+const s = new SqliteChannelState(${JSON.stringify(file)}); const wake = String(process.pid); const at = Number(process.argv[1]);
+while (Date.now() < at) {} console.log(await s.take(${JSON.stringify(item(3))}, wake));`;
     const at = String(Date.now() + 1500);
     const runs = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', script, at], { stdio: ['ignore', 'pipe', 'inherit'] }));
-    return Promise.all(
+    const outcomes = await Promise.all(
       runs.map((child) => new Promise<string>((resolve) => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
         child.on('close', () => resolve(out.trim()));
       })),
-    ).then((outcomes) => {
-      // The winner exits; the others saw its claim while it lived, or took over after it exited.
-      expect(outcomes.filter((o) => o === 'taken')).toHaveLength(1);
-      expect(outcomes.every((o) => ['taken', 'held', 'resumed'].includes(o))).toBe(true);
-    });
+    );
+    // The winner exits; the others saw its claim while it lived, or took over after it exited.
+    expect(outcomes.filter((o) => o === 'taken')).toHaveLength(1);
+    expect(outcomes.every((o) => ['taken', 'held', 'resumed'].includes(o))).toBe(true);
+  });
+});
+
+describe('channel state on postgres: a claim is a lease its holder renews', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's claim is taken over once its lease expires, not before${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const ttlMs = 1500;
+    const holder = await holderProcess(postgresBackend, url, item(1), 'dead-wake', ttlMs);
+    expect(holder.outcome).toBe('taken');
+    const elsewhere = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'another-host', started: null } }));
+    expect(await elsewhere.take(item(1), 'mine'), 'the holder is alive: its claim stands').toBe('held');
+    await holder.kill();
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      // The dead holder renews no more: this is when its claim ends, by the server's clock.
+      const { rows } = await check.query<{ expires_at: Date }>('SELECT expires_at FROM acx_channel_claims WHERE item = $1', [item(1).item]);
+      const expiry = rows[0]!.expires_at;
+      const deadline = Date.now() + ttlMs + 20_000;
+      let outcome = await elsewhere.take(item(1), 'mine');
+      while (outcome === 'held' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        outcome = await elsewhere.take(item(1), 'mine');
+      }
+      expect(outcome).toBe('resumed');
+      const { rows: at } = await check.query<{ now: Date }>('SELECT now()');
+      expect(at[0]!.now.getTime(), 'taken over only after the expiry').toBeGreaterThanOrEqual(expiry.getTime());
+      expect(await elsewhere.resumes(item(1))).toBe(1);
+    } finally {
+      await check.end();
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a live holder's claim is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const ttlMs = 1000;
+    const holder = await holderProcess(postgresBackend, url, item(2), 'live-wake', ttlMs);
+    const elsewhere = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'another-host', started: null } }));
+    try {
+      // Five lease lifetimes: only renewals keep it, and every take in between is refused.
+      const until = Date.now() + 5 * ttlMs;
+      let tries = 0;
+      while (Date.now() < until) {
+        expect(await elsewhere.take(item(2), 'mine'), `try ${++tries}`).toBe('held');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(tries).toBeGreaterThan(5);
+    } finally {
+      await holder.kill();
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`wakes racing for one item from separate stores: exactly one takes it${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const racers = await Promise.all(Array.from({ length: 8 }, (_, i) => PostgresChannelState.open(url, 'agent-a', { holder: { pid: 100 + i, host: `host-${i}`, started: null } }).then(track)));
+    const outcomes = await Promise.all(racers.map((state, i) => state.take(item(3), `wake-${i}`)));
+    expect(outcomes.filter((o) => o === 'taken')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'held')).toHaveLength(7);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`agents sharing one database keep their own marks, claims and breakers${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const a = track(await PostgresChannelState.open(url, 'agent-a'));
+    const b = track(await PostgresChannelState.open(url, 'agent-b'));
+    await a.setMark(T, 'message', 'a-mark');
+    expect(await b.mark(T, 'message')).toBeUndefined();
+    expect(await a.take(item(1), 'wake-a')).toBe('taken');
+    expect(await b.take(item(1), 'wake-b'), "another agent's claim is not this one's").toBe('taken');
+    const tight = { max: 1, windowMs: 60_000, cooldownMs: 60_000 };
+    await a.admitWake(T, tight);
+    expect((await a.admitWake(T, tight)).change).toBe('tripped');
+    expect(await b.isTripped(T)).toBe(false);
+    expect((await b.admitWake(T, tight)).change).toBe('none');
+    await b.purge(T);
+    expect(await a.timelines()).toEqual([T]);
+    expect(await b.timelines()).toEqual([]);
   });
 });

@@ -1,12 +1,16 @@
 // SIGKILL a timeline wake at every durability boundary of a turn that posts a message and
 // schedules a task (and right after each platform create, before the journal knows of it),
 // restart it, and count what the platform holds: exactly one message and one task each time.
+// Twice: with the channel state in the wake's channel.db, and on PostgreSQL (ACX_STORE), where a
+// killed wake's claims are taken over once their lease lapses.
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 const WAKE = join(import.meta.dirname, '../fixtures/agents/timeline-crash.ts');
 let platform: TestPlatform;
@@ -18,14 +22,26 @@ beforeAll(async () => {
   nova = platform.user('nova', 'ai', { trust: ['ana'] });
 });
 afterAll(() => platform.close());
+const postgres = postgresForSuite();
 
-function wake(home: string, timeline: string, crash: string): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', WAKE, home, platform.url, nova.token, timeline, crash]);
+/** PostgreSQL: how long a killed wake's claims last unrenewed; the next wake is started after it. */
+const CLAIM_TTL_MS = 400;
+/** The PostgreSQL channel state's URL while its cases run (null: channel.db). */
+let storeUrl: string | null = null;
+
+async function wake(home: string, timeline: string, crash: string): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const env = { ...process.env, ...(storeUrl ? { ACX_STORE: storeUrl, ACX_TEST_CLAIM_TTL_MS: String(CLAIM_TTL_MS) } : {}) };
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', WAKE, home, platform.url, nova.token, timeline, crash], { env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const run = await new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  // A killed wake's claims are free once its lease lapses (SQLite sees the pid gone at once).
+  if (storeUrl && run.signal === 'SIGKILL') await new Promise((resolve) => setTimeout(resolve, CLAIM_TTL_MS + 100));
+  return run;
 }
 
 async function freshRoom(): Promise<string> {
@@ -40,20 +56,36 @@ async function countOn(timeline: string): Promise<{ messages: number; tasks: num
   return { messages: messages.filter((m) => m.user.handle === 'nova').length, tasks: tasks.length };
 }
 
-describe('a timeline wake killed at every boundary (e2e)', { timeout: 300_000 }, () => {
-  let boundaries: string[] = [];
+const stores: Array<[name: string, skip: string]> = [
+  ['channel.db', ''],
+  ['postgres', POSTGRES_SKIP],
+];
 
-  it('uninterrupted: one message, one task, and the checkpoints it passes', async () => {
+describe.each(stores)('a timeline wake killed at every boundary, its state on %s (e2e)', { timeout: 300_000 }, (name, skip) => {
+  let boundaries: string[] = [];
+  beforeAll(() => {
+    storeUrl = name === 'postgres' && skip === '' ? postgres.database('timeline_crash') : null;
+  });
+
+  it.skipIf(skip !== '')(`uninterrupted: one message, one task, and the checkpoints it passes${skip}`, async () => {
     const timeline = await freshRoom();
     const run = await wake(mkdtempSync(join(tmpdir(), 'acx-tl-crash-')), timeline, 'none');
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ outcome: 'answered', posted: 1 });
     expect(await countOn(timeline)).toEqual({ messages: 1, tasks: 1 });
     boundaries = run.stderr.split('\n').filter((line) => /^\d+ /.test(line));
+    if (storeUrl) {
+      // The wake kept its claim on the server, not in a channel.db.
+      const check = new pg.Client({ connectionString: storeUrl });
+      await check.connect();
+      const { rows } = await check.query<{ phase: string }>("SELECT phase FROM acx_channel_claims WHERE agent_id = 'nova' AND timeline = $1", [timeline]);
+      await check.end();
+      expect(rows.map((row) => row.phase)).toEqual(['done']);
+    }
     expect(boundaries.length).toBeGreaterThanOrEqual(10);
   });
 
-  it('killed at each checkpoint, or right after a create the journal has not recorded, then woken again: exactly one of each', async () => {
+  it.skipIf(skip !== '')(`killed at each checkpoint, or right after a create the journal has not recorded, then woken again: exactly one of each${skip}`, async () => {
     const cases = [...boundaries.map((line) => `checkpoint:${line.split(' ')[0]}`), 'inside:messages_create', 'inside:tasks_create'];
     const failures: string[] = [];
     for (const crash of cases) {
@@ -72,7 +104,7 @@ describe('a timeline wake killed at every boundary (e2e)', { timeout: 300_000 },
     expect(failures).toEqual([]);
   });
 
-  it('an item whose first try and two resumes all died is set aside: one stall note, the item abandoned, the next message answered', async () => {
+  it.skipIf(skip !== '')(`an item whose first try and two resumes all died is set aside: one stall note, the item abandoned, the next message answered${skip}`, async () => {
     const timeline = await freshRoom();
     const home = mkdtempSync(join(tmpdir(), 'acx-tl-stall-'));
     // Each dies at its first durability checkpoint: the turn started, then twice resumed, never finished.

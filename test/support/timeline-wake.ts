@@ -8,7 +8,9 @@ import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { createEngineHarness } from '../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { BaseCradleClient } from '../../src/channel/client.ts';
-import { ChannelState } from '../../src/channel/state.ts';
+import type { ChannelState } from '../../src/store/channel-state.ts';
+import { PostgresChannelState } from '../../src/store/postgres-channel-state.ts';
+import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
 import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
@@ -42,7 +44,12 @@ export interface InProcessWake {
   harness?: Pick<Parameters<typeof createEngineHarness>[0], 'contextTokens' | 'retries'>;
   /** The agent's own tools, beside the platform tools the wake gives it. */
   tools?: Tool[];
+  /** The channel state on this PostgreSQL database (claims lapse STATE_LEASE_TTL_MS after the wake); absent: `<home>/channel.db`. */
+  storeUrl?: string;
 }
+
+/** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
+export const STATE_LEASE_TTL_MS = 300;
 
 export async function wakeInProcess(
   platform: TestPlatform,
@@ -53,7 +60,9 @@ export async function wakeInProcess(
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'acx-tl-wake-'));
   const model = scriptedModel(options.script ?? replyOnce);
   const logger = createMemoryLogger('debug');
-  const state = new ChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {});
+  const state: ChannelState = options.storeUrl
+    ? await PostgresChannelState.open(options.storeUrl, 'nova', { leaseTtlMs: STATE_LEASE_TTL_MS })
+    : new SqliteChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {});
   try {
     const outcome = await wakeOnTimeline({
       client: new BaseCradleClient({ env: {}, baseUrl: platform.url, token: agent.token }),
@@ -70,6 +79,6 @@ export async function wakeInProcess(
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));
     return { outcome, model, logger, home };
   } finally {
-    state.close();
+    await state.close();
   }
 }

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { BaseCradleClient } from '../../channel/client.ts';
 import { ForbiddenError, NotFoundError } from '../../channel/errors.ts';
-import { ChannelState, channelStatePath } from '../../channel/state.ts';
 import { resolveSettings } from '../../app/settings.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { type ChannelState, channelStatePath, openChannelState } from '../../store/channel-state.ts';
 import { Journal } from '../../store/journal.ts';
+import { redactUrl } from '../../store/store-url.ts';
+import { type JournalStore, SqliteJournalStore } from '../../store/journal-store.ts';
 import type { Logger } from '../../util/logger.ts';
 
 const SESSION_PREFIX = 'timeline:';
@@ -22,27 +24,34 @@ export async function runTimelineCleanup(agent: string, options: Record<string, 
   const say = (line: string) => {
     if (!options.json) process.stdout.write(`${line}\n`);
   };
-  const statePath = channelStatePath(settings.stateDir);
-  // Opened only if they exist: cleaning up never creates a store.
-  const state = existsSync(statePath) ? new ChannelState(statePath) : undefined;
-  const journal = existsSync(settings.journalPath) ? new Journal(settings.journalPath) : undefined;
+  // On SQLite, opened only if it exists: cleaning up never creates a store file.
+  const state: ChannelState | undefined =
+    settings.store || existsSync(channelStatePath(settings.stateDir))
+      ? await openChannelState({ stateDir: settings.stateDir, storeUrl: settings.store, agentId: settings.agent.id })
+      : undefined;
+  const journal: JournalStore | undefined = settings.store
+    ? await (await import('../../store/postgres-journal.ts')).PostgresJournalStore.open(settings.store)
+    : existsSync(settings.journalPath)
+      ? new SqliteJournalStore(new Journal(settings.journalPath))
+      : undefined;
   try {
     const onDisk = new Set([
-      ...(state?.timelines() ?? []),
-      ...(journal?.listSessions() ?? []).filter((s) => s.id.startsWith(SESSION_PREFIX)).map((s) => s.id.slice(SESSION_PREFIX.length)),
+      ...((await state?.timelines()) ?? []),
+      ...((await journal?.listSessions()) ?? []).filter((s) => s.id.startsWith(SESSION_PREFIX)).map((s) => s.id.slice(SESSION_PREFIX.length)),
     ]);
-    const purge = (timeline: string) => {
-      const messages = journal?.hasSession(`${SESSION_PREFIX}${timeline}`) ? journal.messages(`${SESSION_PREFIX}${timeline}`).length : 0;
+    const purge = async (timeline: string) => {
+      const sessionId = `${SESSION_PREFIX}${timeline}`;
+      const messages = journal && (await journal.hasSession(sessionId)) ? (await journal.messages(sessionId)).length : 0;
       if (!dryRun) {
-        journal?.deleteSession(`${SESSION_PREFIX}${timeline}`);
-        state?.purge(timeline);
+        await journal?.deleteSession(sessionId);
+        await state?.purge(timeline);
       }
       report.removed.push({ timeline, messages });
       say(`${dryRun ? 'would remove' : 'removed'} timeline ${timeline} (${messages} messages, its marks and claims)`);
     };
     const only = options.timeline as string | undefined;
     if (only !== undefined) {
-      purge(only);
+      await purge(only);
     } else {
       const client = new BaseCradleClient(process.env.BASECRADLE_BASE_URL ? { baseUrl: process.env.BASECRADLE_BASE_URL } : {});
       for (const timeline of [...onDisk].sort()) {
@@ -51,7 +60,7 @@ export async function runTimelineCleanup(agent: string, options: Record<string, 
           report.kept.push({ timeline, reason: 'kept' });
           say(`kept timeline ${timeline}`);
         } catch (error) {
-          if (NotFoundError.isInstance(error)) purge(timeline);
+          if (NotFoundError.isInstance(error)) await purge(timeline);
           else {
             const reason = ForbiddenError.isInstance(error) ? 'kept-forbidden' : `skipped this run: ${errorMessage(error)}`;
             report.kept.push({ timeline, reason });
@@ -59,12 +68,12 @@ export async function runTimelineCleanup(agent: string, options: Record<string, 
           }
         }
       }
-      if (onDisk.size === 0) say(`Nothing to sweep: ${settings.agent.name} keeps no timeline in ${settings.stateDir}.`);
+      if (onDisk.size === 0) say(`Nothing to sweep: ${settings.agent.name} keeps no timeline in ${settings.store ? redactUrl(settings.store) : settings.stateDir}.`);
     }
     if (report.removed.length > 0 && !dryRun) logger.info('cleanup', { agent: settings.agent.id, removed_timelines: report.removed.length });
     if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
-    state?.close();
-    journal?.close();
+    await state?.close();
+    await journal?.close();
   }
 }

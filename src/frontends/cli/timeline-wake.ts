@@ -1,7 +1,7 @@
 import { BaseCradleClient } from '../../channel/client.ts';
 import { isUuid } from '../../channel/ids.ts';
-import { ChannelState, channelStatePath } from '../../channel/state.ts';
 import { agentWorkspace, locateAgent, resolveSettings } from '../../app/settings.ts';
+import { openChannelState } from '../../store/channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -60,7 +60,8 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
   const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
   const { breaker, pacing } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
-  const state = new ChannelState(channelStatePath(location.stateDir));
+  // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
+  const state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.agent.id });
   try {
     return await wakeOnTimeline({
       client,
@@ -82,6 +83,6 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
       },
     });
   } finally {
-    state.close();
+    await state.close();
   }
 }

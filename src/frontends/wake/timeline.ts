@@ -3,7 +3,7 @@ import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts'
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ChannelState, ItemKind, ItemRef } from '../../channel/state.ts';
+import type { ChannelState, ItemKind, ItemRef } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
@@ -82,7 +82,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const wakeId = randomUUID();
   const started = performance.now();
   const bookend = { timeline, ...(options.deliveryId ? { delivery: options.deliveryId } : {}) };
-  if (options.breaker && !passTimelineBreaker(state, timeline, options.breaker, logger, bookend)) return { outcome: 'declined', posted: 0 };
+  if (options.breaker && !(await passTimelineBreaker(state, timeline, options.breaker, logger, bookend))) return { outcome: 'declined', posted: 0 };
 
   let room: Timeline;
   try {
@@ -104,18 +104,18 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // What this wake answers, in order: the unseen messages as one batch, then each unseen asset,
   // webhook event and activated task in a turn of its own. Each kind settles after its turns.
   const work: WorkTurn[] = [];
-  const settleKinds: Array<() => void> = [];
+  const settleKinds: Array<() => Promise<void>> = [];
   let busy = false;
   const messages = await messageWork(options, me, room, wakeId);
   work.push(...messages.turns);
-  if (messages.turns.length === 0) messages.settle();
+  if (messages.turns.length === 0) await messages.settle();
   settleKinds.push(messages.settle);
   busy ||= messages.busy;
   for (const kind of ['asset', 'webhook_event'] as const) {
     const items = await singleItemWork(options, me, kind, wakeId);
     work.push(...items.turns);
     busy ||= items.busy;
-    if (items.turns.length === 0) items.settle();
+    if (items.turns.length === 0) await items.settle();
     else settleKinds.push(items.settle);
   }
   const tasks = await taskWork(options, wakeId);
@@ -154,12 +154,13 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
       anchor = turn.anchor;
-      if (turn.refs.some((item) => state.resumes(item) > STALL_AFTER_FAILED_RESUMES)) {
+      if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
         posted += await setAside(options, session, turn, wakeId, bookend);
         continue;
       }
       // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
-      const heartbeat = setInterval(() => state.heartbeat(turn.refs, wakeId), HEARTBEAT_MS);
+      // A failed heartbeat is tried again at the next one, hours before the claims read as stale.
+      const heartbeat = setInterval(() => void state.heartbeat(turn.refs, wakeId).catch(() => {}), HEARTBEAT_MS);
       heartbeat.unref();
       let result: HarnessTurnResult;
       try {
@@ -178,8 +179,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
         // Nothing is left to continue it from, and re-running it blind could repeat its effects:
         // the items are given up for good, and the wake goes on with the rest of its work (failing
         // it would only make the router retry a wake that skips them anyway).
-        state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
-        turn.after?.();
+        await state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
+        await turn.after?.();
         logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
         continue;
       } finally {
@@ -189,14 +190,14 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
       for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
       if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
-      state.commit(turn.refs, wakeId);
-      turn.after?.();
+      await state.commit(turn.refs, wakeId);
+      await turn.after?.();
       posted += posts.length;
       steps += result.stepCount;
       resumed ||= result.resumed;
       last = result;
     }
-    for (const settle of settleKinds) settle();
+    for (const settle of settleKinds) await settle();
     logger.info('wake end', {
       ...bookend,
       outcome: 'answered',
@@ -230,9 +231,9 @@ async function setAside(options: TimelineWakeOptions, session: AgentSession, tur
     'so I am setting it aside. Ask again if it still needs an answer.';
   const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
   logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
-  state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  await state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
   await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
-  turn.after?.();
+  await turn.after?.();
   logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
   return 1;
 }
@@ -261,11 +262,11 @@ interface WorkTurn {
   /** Why the turn calls for a reply (arms the nudge): message turns only; a mention wins. */
   addressed: Addressed;
   /** After the turn committed (a task joins the seen-set). */
-  after?: () => void;
+  after?: () => Promise<void>;
 }
 
 /** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
-async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => void; busy: boolean }> {
+async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => Promise<void>; busy: boolean }> {
   const { state, timeline } = options;
   let view = await readUnseen(options, me);
   // A fresh batch whose newest message is a peer AI's is read at human speed first, and what
@@ -273,7 +274,7 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
   // Loop 2 (rebuilding a turn for messages that land while it generates) has no work here: a
   // timeline turn speaks only through a tool, a turn that called one is never rebuilt, and a
   // message that lands mid-turn wakes its own delivery.
-  if (!view.candidates.some((message) => state.phase(ref(timeline, message)) === 'in-flight')) {
+  if (!(await anyInFlight(state, view.candidates.map((message) => ref(timeline, message))))) {
     await readAtHumanSpeed(view.candidates, {
       pacing: options.pacing ?? DEFAULT_PACING,
       logger: options.logger,
@@ -290,7 +291,7 @@ async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeli
   const claimed: Array<{ message: Message; resumed: boolean }> = [];
   let held: Message | undefined;
   for (const message of candidates) {
-    const outcome = state.take(ref(timeline, message), wakeId);
+    const outcome = await state.take(ref(timeline, message), wakeId);
     if (outcome === 'held') {
       held = message;
       break;
@@ -317,10 +318,11 @@ async function readUnseen(options: TimelineWakeOptions, me: Actor): Promise<{ un
   const { client, state, timeline } = options;
   const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
   const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
-  const firstWake = state.mark(timeline, 'message') === undefined;
+  const firstWake = (await state.mark(timeline, 'message')) === undefined;
   // A first wake also takes up what an earlier wake claimed and never finished (it was killed
   // before its first settle, so there is no mark yet).
-  const stranded = new Set(fromPeers.filter((message) => state.phase(ref(timeline, message)) === 'in-flight'));
+  const phases = await Promise.all(fromPeers.map((message) => state.phase(ref(timeline, message))));
+  const stranded = new Set(fromPeers.filter((_, i) => phases[i] === 'in-flight'));
   const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
   return { unseen, candidates: unseen.filter((message) => chosen.has(message)), firstWake };
 }
@@ -333,9 +335,9 @@ type SingleItem = Asset | WebhookEvent;
  * on a first wake: the trigger and what is newer, else only the newest. The agent's own assets
  * are skipped (their mark advances).
  */
-async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: SingleKind, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => void; busy: boolean }> {
+async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: SingleKind, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => Promise<void>; busy: boolean }> {
   const { client, state, timeline } = options;
-  const mark = state.mark(timeline, kind);
+  const mark = await state.mark(timeline, kind);
   const trigger = options.triggers?.[kind];
   const list = kind === 'asset' ? client.assets.list({ timeline }) : client.webhookEvents.list({ timeline });
   const newestFirst: SingleItem[] = [];
@@ -350,7 +352,7 @@ async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: Sin
   for (const item of unseen) {
     if (kind === 'asset' && (item as Asset).user.uuid === me.uuid) continue;
     const itemRef: ItemRef = { timeline, kind, item: item.content.uuid };
-    const outcome = state.take(itemRef, wakeId);
+    const outcome = await state.take(itemRef, wakeId);
     if (outcome === 'held') {
       held = item;
       break;
@@ -360,10 +362,10 @@ async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: Sin
     const noun = kind === 'asset' ? 'A new asset was shared on this timeline' : 'A webhook event arrived on this timeline';
     turns.push({ kind, refs: [itemRef], anchor: item.content.uuid, prompt: `${noun}:\n${line}\n\nAct on it if it calls for it; speak only by calling messages_create.`, addressed: false });
   }
-  const settle = () => {
+  const settle = async () => {
     const stop = held ? unseen.indexOf(held) : unseen.length;
     const lastSettled = unseen[stop - 1];
-    if (lastSettled) state.setMark(timeline, kind, lastSettled.content.uuid);
+    if (lastSettled) await state.setMark(timeline, kind, lastSettled.content.uuid);
   };
   return { turns, settle, busy: held !== undefined };
 }
@@ -380,14 +382,14 @@ async function taskWork(options: TimelineWakeOptions, wakeId: string): Promise<{
   }
   for (const task of activated.reverse()) {
     const itemRef: ItemRef = { timeline, kind: 'task', item: task.content.uuid };
-    if (state.hasSeen(itemRef)) continue;
-    const outcome = state.take(itemRef, wakeId);
+    if (await state.hasSeen(itemRef)) continue;
+    const outcome = await state.take(itemRef, wakeId);
     if (outcome === 'held') {
       busy = true;
       continue;
     }
     if (outcome === 'done' || outcome === 'abandoned') {
-      state.markSeen(itemRef);
+      await state.markSeen(itemRef);
       continue;
     }
     turns.push({
@@ -425,7 +427,7 @@ function twoViewers(room: Timeline): boolean {
 
 /** Messages newer than the mark, oldest first; on a first wake, the newest `window`. */
 async function unseenMessages(client: BaseCradleClient, state: ChannelState, timeline: string, window: number): Promise<Message[]> {
-  const mark = state.mark(timeline, 'message');
+  const mark = await state.mark(timeline, 'message');
   const newestFirst: Message[] = [];
   for await (const message of client.messages.list({ timeline })) {
     if (message.content.uuid === mark) break;
@@ -450,10 +452,14 @@ export function firstWakeReplySet(window: readonly Message[], me: Pick<Actor, 'u
 }
 
 /** The mark moves to the newest unseen message before the first one still pending (none: to the newest). */
-function settleMarks(state: ChannelState, timeline: string, unseen: readonly Message[], firstPending: Message | undefined): void {
+async function settleMarks(state: ChannelState, timeline: string, unseen: readonly Message[], firstPending: Message | undefined): Promise<void> {
   const stop = firstPending ? unseen.indexOf(firstPending) : unseen.length;
   const last = unseen[stop - 1];
-  if (last) state.setMark(timeline, 'message', last.content.uuid);
+  if (last) await state.setMark(timeline, 'message', last.content.uuid);
+}
+
+async function anyInFlight(state: ChannelState, refs: readonly ItemRef[]): Promise<boolean> {
+  return (await Promise.all(refs.map((item) => state.phase(item)))).includes('in-flight');
 }
 
 const ref = (timeline: string, message: Message): ItemRef => ({ timeline, kind: 'message', item: message.content.uuid });

@@ -4,7 +4,7 @@
 // advances; an item whose failed turn a compaction summarised away is abandoned, named in an ERROR.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelState } from '../../../src/channel/state.ts';
+import { SqliteChannelState as ChannelState } from '../../../src/store/sqlite-channel-state.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { answeredThisTurn, deadHolder, replyOnce, wakeInProcess } from '../../support/timeline-wake.ts';
@@ -33,12 +33,12 @@ async function upload(token: string, timeline: string, name: string): Promise<st
 
 /** Each turn's prompt once (a turn's later model calls end with the same prompt). */
 const prompts = (calls: ReadonlyArray<Parameters<typeof lastUserText>[0]>) => [...new Set(calls.map(lastUserText))];
-const markOf = (home: string, timeline: string, kind: 'message' | 'asset' | 'webhook_event') => {
+const markOf = async (home: string, timeline: string, kind: 'message' | 'asset' | 'webhook_event') => {
   const state = new ChannelState(join(home, 'channel.db'));
   try {
-    return state.mark(timeline, kind);
+    return await state.mark(timeline, kind);
   } finally {
-    state.close();
+    await state.close();
   }
 };
 
@@ -67,7 +67,7 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     // Its own turn: not folded into the message batch.
     expect(prompts(first.model.calls).find((text) => text.includes('the deploy is running'))).not.toContain(deploy.uuid);
     expect(first.logger.lines.find((line) => line.includes('wake end'))).toMatch(/turns=2/);
-    expect(markOf(first.home, room, 'webhook_event')).toBe(deploy.uuid);
+    expect(await markOf(first.home, room, 'webhook_event')).toBe(deploy.uuid);
 
     const again = await wakeInProcess(platform, nova, room, { home: first.home });
     expect(again.outcome).toMatchObject({ outcome: 'nothing-new' });
@@ -80,7 +80,7 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     expect(prompts(third.model.calls)).toHaveLength(1);
     expect(prompts(third.model.calls)[0]).toContain(`[${failed.createdAt}] webhook event ${failed.uuid}`);
     expect(prompts(third.model.calls)[0]).not.toContain(deploy.uuid);
-    expect(markOf(first.home, room, 'webhook_event')).toBe(failed.uuid);
+    expect(await markOf(first.home, room, 'webhook_event')).toBe(failed.uuid);
   });
 
   it('the actor self-filter: the agent\'s own asset gets no turn, and the asset mark moves past it', async () => {
@@ -89,13 +89,13 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     const anas = await upload(ana.token, room, 'a.txt');
     const first = await wakeInProcess(platform, nova, room, { script: () => ({ text: 'seen' }) });
     expect(first.outcome).toMatchObject({ outcome: 'answered' });
-    expect(markOf(first.home, room, 'asset')).toBe(anas);
+    expect(await markOf(first.home, room, 'asset')).toBe(anas);
 
     const own = await upload(nova.token, room, 'mine.txt');
     const second = await wakeInProcess(platform, nova, room, { home: first.home, script: () => ({ text: 'should not run' }) });
     expect(second.outcome).toMatchObject({ outcome: 'nothing-new', posted: 0 });
     expect(second.model.calls, 'no turn for its own asset').toHaveLength(0);
-    expect(markOf(first.home, room, 'asset'), 'the mark advanced past its own asset').toBe(own);
+    expect(await markOf(first.home, room, 'asset'), 'the mark advanced past its own asset').toBe(own);
 
     // The next peer asset is read alone; the agent's own never shows up.
     await upload(ana.token, room, 'b.txt');
@@ -136,9 +136,9 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
     const state = new ChannelState(join(failing.home, 'channel.db'));
     try {
-      expect(state.phase({ timeline: room, kind: 'asset', item: asset }), 'its claim is given up for good').toBe('abandoned');
+      expect(await state.phase({ timeline: room, kind: 'asset', item: asset }), 'its claim is given up for good').toBe('abandoned');
     } finally {
-      state.close();
+      await state.close();
     }
 
     const after = await wakeInProcess(platform, nova, room, { home: failing.home, script: () => ({ text: 'should not run' }) });

@@ -5,7 +5,7 @@
 // a batch an earlier wake already took up is answered at once.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelState } from '../../../src/channel/state.ts';
+import { SqliteChannelState as ChannelState } from '../../../src/store/sqlite-channel-state.ts';
 import { DEFAULT_PACING, type PacingSettings } from '../../../src/frontends/wake/pacing.ts';
 import type { AddedUser } from '../../../src/platform/index.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
@@ -103,8 +103,8 @@ describe('timeline wake pacing', { timeout: 60_000 }, () => {
     const next = await post(ada, room, 'Still there?');
     const home = off.home;
     const state = new ChannelState(join(home, 'channel.db'), { holder: deadHolder() });
-    expect(state.take({ timeline: room, kind: 'message', item: next.uuid }, 'an-earlier-wake')).toBe('taken');
-    state.close();
+    expect(await state.take({ timeline: room, kind: 'message', item: next.uuid }, 'an-earlier-wake')).toBe('taken');
+    await state.close();
     const resumed = await wakeAs(nova, room, { now: () => next.at, sleep }, home);
     expect(resumed.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
     expect(sleeps).toEqual([]);

@@ -1,13 +1,15 @@
 // A timeline wake that takes up a batch a dead wake left in flight, against the embedded platform
 // (a real server on 127.0.0.1 over a real SQLite home) with a scripted model: the batch is
 // finished as that wake fixed it, and a message that arrived since gets a turn of its own — it is
-// never swallowed by the resumed turn, whose prompt the journal already holds.
+// never swallowed by the resumed turn, whose prompt the journal already holds. With the channel
+// state in channel.db (the dead wake's pid is gone) and on PostgreSQL (its claims' lease lapsed).
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseCradleClient } from '../../../src/channel/client.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText, type ScriptFn } from '../../support/scripted-model.ts';
-import { answeredThisTurn, deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
+import { answeredThisTurn, deadHolder, STATE_LEASE_TTL_MS, wakeInProcess } from '../../support/timeline-wake.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -24,18 +26,27 @@ const replyToBatch: ScriptFn = (options: LanguageModelV4CallOptions) => {
   return { toolCalls: [{ name: 'messages_create', input: { body: `re: ${lines.map((line) => line.replace(/^\[[^\]]+\] @\w+: /, '')).join(' + ')}` } }] };
 };
 
-describe('resuming a timeline batch', { timeout: 60_000 }, () => {
-  it('a message that arrived after a wake died mid-batch gets its own turn, not lost in the resumed one', async () => {
+const postgres = postgresForSuite();
+const stores: Array<[name: string, skip: string]> = [
+  ['channel.db', ''],
+  ['postgres', POSTGRES_SKIP],
+];
+
+describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: 60_000 }, (name, skip) => {
+  it.skipIf(skip !== '')(`a message that arrived after a wake died mid-batch gets its own turn, not lost in the resumed one${skip}`, async () => {
+    const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_resume') } : {};
     const ana = platform.user('ana', 'human');
     const nova = platform.user('nova', 'ai', { trust: ['ana'] });
     const room = await sharedTimeline(platform, ana, nova);
     await postMessage(platform, ana.token, room, 'first question');
     // The first wake's model fails: its turn is journaled, its claim stays in flight, its process is gone.
-    const failed = await wakeInProcess(platform, nova, room, { script: () => ({ error: new Error('provider down') }), holder: deadHolder() });
+    const failed = await wakeInProcess(platform, nova, room, { script: () => ({ error: new Error('provider down') }), holder: deadHolder(), ...storeUrl });
+    // PostgreSQL: the failed wake's store closed, so its claim lapses once unrenewed.
+    if (storeUrl.storeUrl) await new Promise((resolve) => setTimeout(resolve, STATE_LEASE_TTL_MS + 100));
     const home = failed.home;
     expect(failed.outcome.outcome).toBe('error');
     await postMessage(platform, ana.token, room, 'second question');
-    const next = await wakeInProcess(platform, nova, room, { home, script: replyToBatch });
+    const next = await wakeInProcess(platform, nova, room, { home, script: replyToBatch, ...storeUrl });
     expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
     const said: string[] = [];
     for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);

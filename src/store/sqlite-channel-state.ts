@@ -1,33 +1,12 @@
-import { join } from 'node:path';
-import { admitToBreaker, type BreakerChange, type BreakerSettings, type BreakerTables } from '../store/breaker.ts';
-import { openDatabase, transaction, type Database } from '../store/database.ts';
-import { currentHolder, holderIsAlive, type LeaseHolder } from '../store/lease-holder.ts';
-
-/**
- * What a timeline agent remembers about each timeline between wakes, in `<state dir>/channel.db`:
- * - marks: the newest item of a kind (messages, assets, webhook events) the agent is done with;
- *   everything after it is unseen. A mark only moves past settled items.
- * - seen: activated tasks already taken up (tasks are not ordered as the others are).
- * - claims: two-phase ownership of one item (in-flight → done | abandoned), so a killed wake
- *   leaves its work for the next, and a live wake's item is never taken from it.
- * - the breaker: how often each timeline woke the agent lately, and whether that tripped it.
- */
-export type MarkedKind = 'message' | 'asset' | 'webhook_event';
-export type ItemKind = MarkedKind | 'task';
-export type ClaimPhase = 'in-flight' | 'done' | 'abandoned';
-
-export interface ItemRef {
-  timeline: string;
-  kind: ItemKind;
-  item: string;
-}
-
-/** What taking a claim found. `resumed`: a dead or stale wake had it in flight; this wake finishes it. */
-export type ClaimOutcome = 'taken' | 'resumed' | 'held' | 'done' | 'abandoned';
+import { admitToBreaker, type BreakerChange, type BreakerSettings, type BreakerTables } from './breaker.ts';
+import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
+import { openDatabase, transaction, type Database } from './database.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder } from './lease-holder.ts';
 
 /** An in-flight claim older than this is orphaned even if its holder still runs (FACTS.md: 6 h). */
 export const CLAIM_STALE_MS = 6 * 3600_000;
 
+/** The channel state in `<state dir>/channel.db`: a claim's holder is a process on this host. */
 const MIGRATIONS = [
   `CREATE TABLE marks (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind)) WITHOUT ROWID;
    CREATE TABLE seen (timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (timeline, kind, item)) WITHOUT ROWID;
@@ -55,52 +34,51 @@ interface ClaimRow {
   resumes: number;
 }
 
-export function channelStatePath(stateDir: string): string {
-  return join(stateDir, 'channel.db');
+export interface SqliteChannelStateOptions {
+  holder?: LeaseHolder;
+  isAlive?: (holder: LeaseHolder) => boolean;
+  now?: () => Date;
 }
 
-export class ChannelState {
+export class SqliteChannelState implements ChannelState {
+  readonly kind = 'sqlite' as const;
   readonly db: Database;
   private readonly holder: LeaseHolder;
   private readonly isAlive: (holder: LeaseHolder) => boolean;
   private readonly now: () => Date;
 
-  constructor(path: string, options: { holder?: LeaseHolder; isAlive?: (holder: LeaseHolder) => boolean; now?: () => Date } = {}) {
+  constructor(path: string, options: SqliteChannelStateOptions = {}) {
     this.db = openDatabase(path, { migrations: MIGRATIONS });
     this.holder = options.holder ?? currentHolder();
     this.isAlive = options.isAlive ?? holderIsAlive;
     this.now = options.now ?? (() => new Date());
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 
-  mark(timeline: string, kind: MarkedKind): string | undefined {
+  async mark(timeline: string, kind: MarkedKind): Promise<string | undefined> {
     const row = this.db.prepare('SELECT item FROM marks WHERE timeline = ? AND kind = ?').get(timeline, kind) as { item: string } | undefined;
     return row?.item;
   }
 
-  setMark(timeline: string, kind: MarkedKind, item: string): void {
+  async setMark(timeline: string, kind: MarkedKind, item: string): Promise<void> {
     this.db
       .prepare('INSERT INTO marks (timeline, kind, item, at) VALUES (?, ?, ?, ?) ON CONFLICT (timeline, kind) DO UPDATE SET item = excluded.item, at = excluded.at')
       .run(timeline, kind, item, this.now().toISOString());
   }
 
-  hasSeen(ref: ItemRef): boolean {
+  async hasSeen(ref: ItemRef): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM seen WHERE timeline = ? AND kind = ? AND item = ?').get(ref.timeline, ref.kind, ref.item) !== undefined;
   }
 
-  markSeen(ref: ItemRef): void {
+  async markSeen(ref: ItemRef): Promise<void> {
     this.db.prepare('INSERT OR IGNORE INTO seen (timeline, kind, item, at) VALUES (?, ?, ?, ?)').run(ref.timeline, ref.kind, ref.item, this.now().toISOString());
   }
 
-  /**
-   * Takes an item for wake `wake`, in one write transaction (two wakes racing for it: one wins).
-   * An in-flight claim is taken over only from a holder that is gone (its process ended) or
-   * stale (not refreshed for CLAIM_STALE_MS); a live one is `held`.
-   */
-  take(ref: ItemRef, wake: string): ClaimOutcome {
+  /** In one write transaction; the holder is alive while its process runs (this host's pid and start time). */
+  async take(ref: ItemRef, wake: string): Promise<ClaimOutcome> {
     return transaction(this.db, () => {
       const row = this.claimRow(ref);
       if (!row) {
@@ -117,17 +95,15 @@ export class ChannelState {
     });
   }
 
-  /** How many times the item was taken over from a wake that did not finish it. */
-  resumes(ref: ItemRef): number {
+  async resumes(ref: ItemRef): Promise<number> {
     return this.claimRow(ref)?.resumes ?? 0;
   }
 
-  phase(ref: ItemRef): ClaimPhase | undefined {
+  async phase(ref: ItemRef): Promise<ClaimPhase | undefined> {
     return this.claimRow(ref)?.phase;
   }
 
-  /** Keeps this wake's in-flight claims fresh during a long turn (so they never read as stale). */
-  heartbeat(refs: readonly ItemRef[], wake: string): void {
+  async heartbeat(refs: readonly ItemRef[], wake: string): Promise<void> {
     const at = this.now().toISOString();
     const statement = this.db.prepare("UPDATE claims SET at = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
     transaction(this.db, () => {
@@ -135,32 +111,29 @@ export class ChannelState {
     });
   }
 
-  commit(refs: readonly ItemRef[], wake: string): void {
+  async commit(refs: readonly ItemRef[], wake: string): Promise<void> {
     this.release(refs, wake, 'done');
   }
 
-  abandon(refs: readonly ItemRef[], wake: string, reason: string): void {
+  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void> {
     this.release(refs, wake, 'abandoned', reason);
   }
 
-  /** Counts a wake on the timeline for its circuit breaker and says what the breaker did (one transaction). */
-  admitWake(timeline: string, settings: BreakerSettings): { change: BreakerChange; wakesInWindow: number } {
+  async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {
     return transaction(this.db, () => admitToBreaker(this.db, TIMELINE_BREAKER, timeline, settings, this.now().getTime()));
   }
 
-  isTripped(timeline: string): boolean {
+  async isTripped(timeline: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM breaker_trips WHERE timeline = ?').get(timeline) !== undefined;
   }
 
-  /** Everything kept about a timeline (a deleted one: `acx cleanup --sweep`). */
-  purge(timeline: string): void {
+  async purge(timeline: string): Promise<void> {
     transaction(this.db, () => {
       for (const table of ['marks', 'seen', 'claims', 'breaker_wakes', 'breaker_trips']) this.db.prepare(`DELETE FROM ${table} WHERE timeline = ?`).run(timeline);
     });
   }
 
-  /** The timelines this agent keeps anything about. */
-  timelines(): string[] {
+  async timelines(): Promise<string[]> {
     const rows = this.db.prepare('SELECT timeline FROM marks UNION SELECT timeline FROM seen UNION SELECT timeline FROM claims ORDER BY 1').all() as Array<{ timeline: string }>;
     return rows.map((row) => row.timeline);
   }

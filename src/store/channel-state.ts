@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import type { BreakerChange, BreakerSettings } from './breaker.ts';
+import type { StoreKind } from './journal-store.ts';
+import { SqliteChannelState } from './sqlite-channel-state.ts';
+import { storeKindOf } from './store-url.ts';
+
+/**
+ * What a timeline agent remembers about each timeline between wakes:
+ * - marks: the newest item of a kind (messages, assets, webhook events) the agent is done with;
+ *   everything after it is unseen. A mark only moves past settled items.
+ * - seen: activated tasks already taken up (tasks are not ordered as the others are).
+ * - claims: two-phase ownership of one item (in-flight → done | abandoned), so a killed wake
+ *   leaves its work for the next, and a live wake's item is never taken from it.
+ * - the breaker: how often each timeline woke the agent lately, and whether that tripped it.
+ *
+ * Kept in `<state dir>/channel.db` (SQLite: a claim's holder is a pid on this host), or on a
+ * PostgreSQL server shared by wakes on many hosts (rows keyed by agent; a claim's holder keeps
+ * renewing an expiry while its wake runs). Every method returns a promise for the second.
+ */
+export type MarkedKind = 'message' | 'asset' | 'webhook_event';
+export type ItemKind = MarkedKind | 'task';
+export type ClaimPhase = 'in-flight' | 'done' | 'abandoned';
+
+export interface ItemRef {
+  timeline: string;
+  kind: ItemKind;
+  item: string;
+}
+
+/** What taking a claim found. `resumed`: a dead or stale wake had it in flight; this wake finishes it. */
+export type ClaimOutcome = 'taken' | 'resumed' | 'held' | 'done' | 'abandoned';
+
+// The staleness rule both stores apply, kept beside the SQLite one (which the PostgreSQL one imports).
+export { CLAIM_STALE_MS } from './sqlite-channel-state.ts';
+
+export interface ChannelState {
+  readonly kind: StoreKind;
+  close(): Promise<void>;
+  mark(timeline: string, kind: MarkedKind): Promise<string | undefined>;
+  setMark(timeline: string, kind: MarkedKind, item: string): Promise<void>;
+  hasSeen(ref: ItemRef): Promise<boolean>;
+  markSeen(ref: ItemRef): Promise<void>;
+  /**
+   * Takes an item for wake `wake`, in one transaction (two wakes racing for it: one wins). An
+   * in-flight claim is taken over only from a holder that is gone, by the store's rule (its
+   * process ended; its lease lapsed), or stale (not refreshed for CLAIM_STALE_MS); a live one is `held`.
+   */
+  take(ref: ItemRef, wake: string): Promise<ClaimOutcome>;
+  /** How many times the item was taken over from a wake that did not finish it. */
+  resumes(ref: ItemRef): Promise<number>;
+  phase(ref: ItemRef): Promise<ClaimPhase | undefined>;
+  /** Keeps this wake's in-flight claims fresh during a long turn (so they never read as stale). */
+  heartbeat(refs: readonly ItemRef[], wake: string): Promise<void>;
+  commit(refs: readonly ItemRef[], wake: string): Promise<void>;
+  abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void>;
+  /** Counts a wake on the timeline for its circuit breaker and says what the breaker did (one transaction). */
+  admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }>;
+  isTripped(timeline: string): Promise<boolean>;
+  /** Everything kept about a timeline (a deleted one: `acx cleanup --sweep`). */
+  purge(timeline: string): Promise<void>;
+  /** The timelines this agent keeps anything about. */
+  timelines(): Promise<string[]>;
+}
+
+export function channelStatePath(stateDir: string): string {
+  return join(stateDir, 'channel.db');
+}
+
+export interface OpenChannelStateOptions {
+  /** The agent's state directory: the SQLite state is its channel.db. */
+  stateDir: string;
+  /** ACX_STORE / --store: a postgres:// URL keeps the state there; absent (or null), the SQLite file. */
+  storeUrl?: string | null | undefined;
+  /** PostgreSQL: whose state it is (several agents share one database). */
+  agentId: string;
+  /** PostgreSQL: how long a claim lasts unrenewed, so how soon a dead wake's items are taken over. */
+  leaseTtlMs?: number;
+}
+
+/**
+ * The channel state a timeline wake (or worker, or cleanup) uses: on PostgreSQL when `storeUrl`
+ * names it — loaded only then, so a SQLite wake never loads the driver — else channel.db.
+ */
+export async function openChannelState(options: OpenChannelStateOptions): Promise<ChannelState> {
+  if (storeKindOf(options.storeUrl) === 'postgres') {
+    const { PostgresChannelState } = await import('./postgres-channel-state.ts');
+    return PostgresChannelState.open(options.storeUrl!, options.agentId, options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {});
+  }
+  return new SqliteChannelState(channelStatePath(options.stateDir));
+}

@@ -1,0 +1,293 @@
+import pg from 'pg';
+import { AcxError } from '../core/errors.ts';
+import { admitToBreakerAsync, type BreakerChange, type BreakerSettings, type BreakerTables, postgresBreakerQuery } from './breaker.ts';
+import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
+import { currentHolder, type LeaseHolder } from './lease-holder.ts';
+import { LeaseRenewals } from './lease-renewals.ts';
+import { CLAIM_STALE_MS } from './sqlite-channel-state.ts';
+import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+
+/**
+ * The channel state on PostgreSQL, for timeline wakes served from any host: the same marks,
+ * seen-set, claims and breaker as channel.db, every row keyed by agent and timeline (several
+ * agents share one database). An in-flight claim is held by a lease: an expiry (the server's
+ * clock) the store renews while the wake that took it runs, so a dead wake's items are taken
+ * over on any host within one `leaseTtlMs`, and a live wake's are never taken (a pid means
+ * nothing on another host, so liveness is never judged by one). Staleness (CLAIM_STALE_MS since
+ * the last heartbeat) still frees a claim whose live holder is stuck, as on SQLite.
+ */
+const MIGRATIONS = [
+  `CREATE TABLE acx_channel_marks (
+     agent_id TEXT NOT NULL, timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL,
+     PRIMARY KEY (agent_id, timeline, kind));
+   CREATE TABLE acx_channel_seen (
+     agent_id TEXT NOT NULL, timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL, at TEXT NOT NULL,
+     PRIMARY KEY (agent_id, timeline, kind, item));
+   CREATE TABLE acx_channel_claims (
+     agent_id TEXT NOT NULL, timeline TEXT NOT NULL, kind TEXT NOT NULL, item TEXT NOT NULL,
+     phase TEXT NOT NULL, wake TEXT NOT NULL, holder TEXT NOT NULL,
+     at TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL, reason TEXT, resumes INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (agent_id, timeline, kind, item));
+   CREATE INDEX acx_channel_claims_by_wake ON acx_channel_claims(agent_id, wake) WHERE phase = 'in-flight';
+   CREATE TABLE acx_channel_breaker_wakes (agent_id TEXT NOT NULL, timeline TEXT NOT NULL, at_ms BIGINT NOT NULL);
+   CREATE INDEX acx_channel_breaker_wakes_by_timeline ON acx_channel_breaker_wakes(agent_id, timeline, at_ms);
+   CREATE TABLE acx_channel_breaker_trips (
+     agent_id TEXT NOT NULL, timeline TEXT NOT NULL, tripped_at_ms BIGINT NOT NULL,
+     PRIMARY KEY (agent_id, timeline));`,
+];
+
+const TIMELINE_BREAKER: BreakerTables = { wakes: 'acx_channel_breaker_wakes', trips: 'acx_channel_breaker_trips', key: ['agent_id', 'timeline'] };
+
+/** The first key of every claim lock (the second hashes agent, timeline, kind and item): apart from other advisory locks. */
+const CLAIM_LOCK_SPACE = 0x61636368;
+
+/** How long a claim lasts unrenewed (default): a dead wake's items are taken over after this. */
+export const DEFAULT_CLAIM_LEASE_TTL_MS = 15_000;
+
+export interface PostgresChannelStateOptions {
+  /** How long a claim lasts unrenewed; renewed every third of it while its wake runs (default 15 s). */
+  leaseTtlMs?: number;
+  /** Who takes claims, for inspection (liveness is the lease's expiry). Default: this process. */
+  holder?: LeaseHolder;
+  /** The clock of marks and heartbeats (staleness); the lease expiry is the server's. */
+  now?: () => Date;
+  maxConnections?: number;
+}
+
+interface ClaimRow {
+  phase: ClaimPhase;
+  wake: string;
+  at: string;
+  resumes: number;
+  live: boolean;
+}
+
+const refKey = (ref: ItemRef) => JSON.stringify([ref.timeline, ref.kind, ref.item]);
+
+export class PostgresChannelState implements ChannelState {
+  readonly kind = 'postgres' as const;
+  readonly pool: pg.Pool;
+  readonly agentId: string;
+  private readonly url: string;
+  private readonly ttlMs: number;
+  private readonly holder: string;
+  private readonly now: () => Date;
+  private ready: Promise<void> | undefined;
+  /** One lease renewal per wake with claims in flight here, and which claims those are. */
+  private readonly renewals: LeaseRenewals;
+  private readonly inFlight = new Map<string, Set<string>>();
+
+  /** Connects lazily: the first call checks the server and applies the migrations. */
+  constructor(url: string, agentId: string, options: PostgresChannelStateOptions = {}) {
+    if (typeof agentId !== 'string' || agentId === '') {
+      throw new AcxError('config', 'The PostgreSQL channel state needs the agent id its rows belong to.', { hint: 'Pass the agent id.' });
+    }
+    this.url = url;
+    this.agentId = agentId;
+    this.ttlMs = options.leaseTtlMs ?? DEFAULT_CLAIM_LEASE_TTL_MS;
+    this.holder = JSON.stringify(options.holder ?? currentHolder());
+    this.now = options.now ?? (() => new Date());
+    this.renewals = new LeaseRenewals(this.ttlMs);
+    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+  }
+
+  static async open(url: string, agentId: string, options: PostgresChannelStateOptions = {}): Promise<PostgresChannelState> {
+    const state = new PostgresChannelState(url, agentId, options);
+    try {
+      await state.migrated();
+    } catch (error) {
+      await state.pool.end().catch(() => {});
+      throw error;
+    }
+    return state;
+  }
+
+  private migrated(): Promise<void> {
+    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, MIGRATIONS, 'acx_channel_migrations'));
+    return this.ready;
+  }
+
+  /** A statement with `$1` bound to this agent; the caller's values follow as `$2, …`. */
+  private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = [], on?: pg.PoolClient): Promise<R[]> {
+    if (!on) await this.migrated();
+    return (await (on ?? this.pool).query<R>(sql, [this.agentId, ...values])).rows;
+  }
+
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    await this.migrated();
+    return inTransaction(this.pool, fn);
+  }
+
+  async close(): Promise<void> {
+    // Claims still in flight stop being renewed: another wake takes them over once they lapse.
+    this.renewals.stopAll();
+    this.inFlight.clear();
+    await this.pool.end();
+  }
+
+  async mark(timeline: string, kind: MarkedKind): Promise<string | undefined> {
+    const [row] = await this.rows<{ item: string }>('SELECT item FROM acx_channel_marks WHERE agent_id = $1 AND timeline = $2 AND kind = $3', [timeline, kind]);
+    return row?.item;
+  }
+
+  async setMark(timeline: string, kind: MarkedKind, item: string): Promise<void> {
+    await this.rows(
+      'INSERT INTO acx_channel_marks (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, timeline, kind) DO UPDATE SET item = excluded.item, at = excluded.at',
+      [timeline, kind, item, this.now().toISOString()],
+    );
+  }
+
+  async hasSeen(ref: ItemRef): Promise<boolean> {
+    return (await this.rows('SELECT 1 FROM acx_channel_seen WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4', [ref.timeline, ref.kind, ref.item])).length > 0;
+  }
+
+  async markSeen(ref: ItemRef): Promise<void> {
+    await this.rows('INSERT INTO acx_channel_seen (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
+      ref.timeline,
+      ref.kind,
+      ref.item,
+      this.now().toISOString(),
+    ]);
+  }
+
+  /**
+   * Under the item's advisory transaction lock (an item's first claim has no row to lock yet), so
+   * two wakes racing for it on any hosts take turns and one wins. The holder is alive while its
+   * lease has not expired.
+   */
+  async take(ref: ItemRef, wake: string): Promise<ClaimOutcome> {
+    const outcome = await this.transaction(async (client): Promise<ClaimOutcome> => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, ref.timeline, ref.kind, ref.item])]);
+      const [row] = await this.rows<ClaimRow>(
+        'SELECT phase, wake, at, resumes, expires_at > now() AS live FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4',
+        [ref.timeline, ref.kind, ref.item],
+        client,
+      );
+      if (!row) {
+        await this.writeClaim(client, ref, wake, 0);
+        return 'taken';
+      }
+      if (row.phase === 'done' || row.phase === 'abandoned') return row.phase;
+      if (row.wake === wake) return 'taken';
+      const stale = this.now().getTime() - Date.parse(row.at) > CLAIM_STALE_MS;
+      if (!stale && row.live) return 'held';
+      await this.writeClaim(client, ref, wake, row.resumes + 1);
+      return 'resumed';
+    });
+    if (outcome === 'taken' || outcome === 'resumed') this.keepRenewing(ref, wake);
+    return outcome;
+  }
+
+  private async writeClaim(client: pg.PoolClient, ref: ItemRef, wake: string, resumes: number): Promise<void> {
+    await this.rows(
+      `INSERT INTO acx_channel_claims (agent_id, timeline, kind, item, phase, wake, holder, at, expires_at, reason, resumes)
+       VALUES ($1, $2, $3, $4, 'in-flight', $5, $6, $7, now() + $8 * interval '1 millisecond', NULL, $9)
+       ON CONFLICT (agent_id, timeline, kind, item) DO UPDATE SET phase = excluded.phase, wake = excluded.wake, holder = excluded.holder,
+         at = excluded.at, expires_at = excluded.expires_at, reason = NULL, resumes = excluded.resumes`,
+      [ref.timeline, ref.kind, ref.item, wake, this.holder, this.now().toISOString(), this.ttlMs, resumes],
+      client,
+    );
+  }
+
+  /** One renewal per wake covers all its in-flight claims here, until they are settled or the store closes. */
+  private keepRenewing(ref: ItemRef, wake: string): void {
+    const claims = this.inFlight.get(wake);
+    if (claims) {
+      claims.add(refKey(ref));
+      return;
+    }
+    this.inFlight.set(wake, new Set([refKey(ref)]));
+    // Nothing renewed: every claim of the wake lapsed and was taken over (this process stalled).
+    this.renewals.keep(
+      wake,
+      async () =>
+        (
+          await this.rows(
+            "UPDATE acx_channel_claims SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $1 AND wake = $2 AND phase = 'in-flight' RETURNING 1",
+            [wake, this.ttlMs],
+          )
+        ).length > 0,
+      () => this.inFlight.delete(wake),
+    );
+  }
+
+  private settled(refs: readonly ItemRef[], wake: string): void {
+    const claims = this.inFlight.get(wake);
+    if (!claims) return;
+    for (const ref of refs) claims.delete(refKey(ref));
+    if (claims.size > 0) return;
+    this.inFlight.delete(wake);
+    this.renewals.stop(wake);
+  }
+
+  private async claimColumn<K extends 'phase' | 'resumes'>(ref: ItemRef, column: K): Promise<ClaimRow[K] | undefined> {
+    const [row] = await this.rows<ClaimRow>(`SELECT ${column} FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4`, [ref.timeline, ref.kind, ref.item]);
+    return row?.[column];
+  }
+
+  async resumes(ref: ItemRef): Promise<number> {
+    return (await this.claimColumn(ref, 'resumes')) ?? 0;
+  }
+
+  async phase(ref: ItemRef): Promise<ClaimPhase | undefined> {
+    return this.claimColumn(ref, 'phase');
+  }
+
+  async heartbeat(refs: readonly ItemRef[], wake: string): Promise<void> {
+    await this.rows(
+      `UPDATE acx_channel_claims SET at = $2, expires_at = now() + $3 * interval '1 millisecond'
+       WHERE agent_id = $1 AND wake = $4 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))`,
+      [this.now().toISOString(), this.ttlMs, wake, ...columnsOf(refs)],
+    );
+  }
+
+  async commit(refs: readonly ItemRef[], wake: string): Promise<void> {
+    await this.release(refs, wake, 'done', null);
+  }
+
+  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void> {
+    await this.release(refs, wake, 'abandoned', reason);
+  }
+
+  private async release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason: string | null): Promise<void> {
+    await this.rows(
+      `UPDATE acx_channel_claims SET phase = $2, at = $3, reason = $4
+       WHERE agent_id = $1 AND wake = $5 AND (timeline, kind, item) IN (SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))`,
+      [phase, this.now().toISOString(), reason, wake, ...columnsOf(refs)],
+    );
+    this.settled(refs, wake);
+  }
+
+  async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {
+    return this.transaction(async (client) => {
+      // The timeline's wakes take turns, so two on different hosts both count and one decision stands.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, 'breaker', timeline])]);
+      return admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), TIMELINE_BREAKER, [this.agentId, timeline], settings, this.now().getTime());
+    });
+  }
+
+  async isTripped(timeline: string): Promise<boolean> {
+    return (await this.rows('SELECT 1 FROM acx_channel_breaker_trips WHERE agent_id = $1 AND timeline = $2', [timeline])).length > 0;
+  }
+
+  async purge(timeline: string): Promise<void> {
+    await this.transaction(async (client) => {
+      for (const table of ['acx_channel_marks', 'acx_channel_seen', 'acx_channel_claims', 'acx_channel_breaker_wakes', 'acx_channel_breaker_trips']) {
+        await this.rows(`DELETE FROM ${table} WHERE agent_id = $1 AND timeline = $2`, [timeline], client);
+      }
+    });
+  }
+
+  async timelines(): Promise<string[]> {
+    const rows = await this.rows<{ timeline: string }>(
+      'SELECT timeline FROM acx_channel_marks WHERE agent_id = $1 UNION SELECT timeline FROM acx_channel_seen WHERE agent_id = $1 ' +
+        'UNION SELECT timeline FROM acx_channel_claims WHERE agent_id = $1 ORDER BY 1',
+    );
+    return rows.map((row) => row.timeline);
+  }
+}
+
+/** Item refs as three parallel arrays, for `unnest`. */
+function columnsOf(refs: readonly ItemRef[]): [string[], string[], string[]] {
+  return [refs.map((ref) => ref.timeline), refs.map((ref) => ref.kind), refs.map((ref) => ref.item)];
+}
