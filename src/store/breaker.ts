@@ -23,7 +23,15 @@ export interface BreakerTables {
   wakes: string;
   trips: string;
   key: string;
+  /**
+   * On a database many agents share: the column naming whose rows these are (`agent_id`). The
+   * key is then given as [agent id, key], and one agent's breaker never counts another's wakes.
+   */
+  scope?: string;
 }
+
+/** A breaker's key: the session (or timeline), or [agent id, it] for tables with a scope. */
+export type BreakerKey = string | readonly [scope: string, key: string];
 
 export interface BreakerAdmission {
   wakesInWindow: number;
@@ -31,16 +39,21 @@ export interface BreakerAdmission {
 }
 
 /** The rule's statements, with `?` placeholders (the PostgreSQL keeper numbers them). */
-function statements({ wakes, trips, key }: BreakerTables) {
+function statements({ wakes, trips, key, scope }: BreakerTables) {
+  const where = scope ? `${scope} = ? AND ${key} = ?` : `${key} = ?`;
+  const columns = scope ? `${scope}, ${key}` : key;
+  const marks = scope ? '?, ?' : '?';
   return {
-    prune: `DELETE FROM ${wakes} WHERE ${key} = ? AND at_ms <= ?`,
-    record: `INSERT INTO ${wakes} (${key}, at_ms) VALUES (?, ?)`,
-    count: `SELECT COUNT(*) AS n FROM ${wakes} WHERE ${key} = ?`,
-    trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${key} = ?`,
-    reset: `DELETE FROM ${trips} WHERE ${key} = ?`,
-    trip: `INSERT INTO ${trips} (${key}, tripped_at_ms) VALUES (?, ?)`,
+    prune: `DELETE FROM ${wakes} WHERE ${where} AND at_ms <= ?`,
+    record: `INSERT INTO ${wakes} (${columns}, at_ms) VALUES (${marks}, ?)`,
+    count: `SELECT COUNT(*) AS n FROM ${wakes} WHERE ${where}`,
+    trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${where}`,
+    reset: `DELETE FROM ${trips} WHERE ${where}`,
+    trip: `INSERT INTO ${trips} (${columns}, tripped_at_ms) VALUES (${marks}, ?)`,
   };
 }
+
+const keyValues = (key: BreakerKey): string[] => (typeof key === 'string' ? [key] : [...key]);
 
 /**
  * The rule itself, once this wake is counted. Over the cap within the window, the breaker trips
@@ -59,19 +72,20 @@ function decide(settings: BreakerSettings, nowMs: number, wakesInWindow: number,
 export function admitToBreaker(
   db: Database,
   tables: BreakerTables,
-  key: string,
+  key: BreakerKey,
   settings: BreakerSettings,
   nowMs: number,
   prepare: (sql: string) => StatementSync = (sql) => db.prepare(sql),
 ): BreakerAdmission {
   const sql = statements(tables);
-  prepare(sql.prune).run(key, nowMs - settings.windowMs);
-  prepare(sql.record).run(key, nowMs);
-  const wakesInWindow = Number((prepare(sql.count).get(key) as { n: number }).n);
-  const trip = prepare(sql.trippedAt).get(key) as { tripped_at_ms: number } | undefined;
+  const k = keyValues(key);
+  prepare(sql.prune).run(...k, nowMs - settings.windowMs);
+  prepare(sql.record).run(...k, nowMs);
+  const wakesInWindow = Number((prepare(sql.count).get(...k) as { n: number }).n);
+  const trip = prepare(sql.trippedAt).get(...k) as { tripped_at_ms: number } | undefined;
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
-  if (change === 'reset') prepare(sql.reset).run(key);
-  if (change === 'tripped') prepare(sql.trip).run(key, nowMs);
+  if (change === 'reset') prepare(sql.reset).run(...k);
+  if (change === 'tripped') prepare(sql.trip).run(...k, nowMs);
   return { wakesInWindow, change };
 }
 
@@ -79,14 +93,15 @@ export function admitToBreaker(
 export type BreakerQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
 /** Records this wake and decides, on an asynchronous store (PostgreSQL). Run it inside the caller's transaction. */
-export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: string, settings: BreakerSettings, nowMs: number): Promise<BreakerAdmission> {
+export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: BreakerKey, settings: BreakerSettings, nowMs: number): Promise<BreakerAdmission> {
   const sql = statements(tables);
-  await query(sql.prune, [key, nowMs - settings.windowMs]);
-  await query(sql.record, [key, nowMs]);
-  const wakesInWindow = Number((await query(sql.count, [key]))[0]!.n);
-  const trip = (await query(sql.trippedAt, [key]))[0];
+  const k = keyValues(key);
+  await query(sql.prune, [...k, nowMs - settings.windowMs]);
+  await query(sql.record, [...k, nowMs]);
+  const wakesInWindow = Number((await query(sql.count, k))[0]!.n);
+  const trip = (await query(sql.trippedAt, k))[0];
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
-  if (change === 'reset') await query(sql.reset, [key]);
-  if (change === 'tripped') await query(sql.trip, [key, nowMs]);
+  if (change === 'reset') await query(sql.reset, k);
+  if (change === 'tripped') await query(sql.trip, [...k, nowMs]);
   return { wakesInWindow, change };
 }

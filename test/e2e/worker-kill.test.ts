@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { openWakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
-import { type Fleet, type FleetWorker, startFleet } from '../support/worker-fleet.ts';
+import { type Fleet, FLEET_AGENT, type FleetWorker, startFleet } from '../support/worker-fleet.ts';
 
 const WORKERS = 3;
 const CONCURRENCY = 2;
@@ -79,7 +79,7 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
 
     // The wake store (on PostgreSQL with the journal): each event recorded once and answered (done,
     // with its reply), and no wake lease or session lease left behind by a killed worker.
-    const wake = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl });
+    const wake = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl, agentId: FLEET_AGENT });
     try {
       const items = (await Promise.all((await wake.sessions()).map(({ sessionId }) => wake.items(sessionId)))).flat();
       expect(items.map((item) => item.eventId).sort()).toEqual([...events].sort());
@@ -93,7 +93,7 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
 
     // The journal on PostgreSQL: each event prompted exactly once, every turn done, every tool call
     // answered, and a call with no ledger line only where recovery said its outcome is unknown.
-    const journal = await PostgresJournalStore.open(f.storeUrl);
+    const journal = await PostgresJournalStore.open(f.storeUrl, { agentId: FLEET_AGENT });
     const prompted = new Map<string, number>();
     const unknown = new Set<string>();
     let resumedCalls = 0;

@@ -68,7 +68,7 @@ describe('session leases on PostgreSQL', () => {
     const pool = (b.harness.journal as PostgresJournalStore).pool;
     try {
       await b.harness.journal.ensureSession('orphan');
-      await pool.query("INSERT INTO acx_session_leases (session_id, holder, expires_at) VALUES ('orphan', 'a-live-worker', now() + interval '1 hour')");
+      await pool.query("INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ('default', 'orphan', 'a-live-worker', now() + interval '1 hour')");
       const refused = await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } }).catch((error: unknown) => error);
       expect((refused as { code?: string }).code).toBe('session-busy');
       // The worker died: it stops renewing and its lease runs out.
