@@ -408,7 +408,7 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(failed.stderr).toMatch(/Cannot connect to the PostgreSQL store at postgres:\/\/acx:(\*\*\*|\[REDACTED\])@\/acx\?host=/);
     const config = await acx(home, ['resolved-config', AGENT, '--store', unreachable]).done;
     expect(config.status, config.stderr).toBe(0);
-    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/) });
+    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/), store_agent_id: AGENT_ID });
     expect(failed.stdout + failed.stderr + config.stdout + config.stderr).not.toContain(password);
     expect(storeFiles(home), 'nothing fell back to SQLite').toEqual([]);
   });
