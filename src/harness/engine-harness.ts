@@ -4,7 +4,7 @@ import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engin
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal, type TurnRecord } from '../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
-import { PostgresJournalStore } from '../store/postgres-journal.ts';
+import { DEFAULT_AGENT_ID, PostgresJournalStore } from '../store/postgres-journal.ts';
 import { storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { silentLogger } from '../util/logger.ts';
@@ -36,15 +36,25 @@ export interface EngineHarnessOptions extends EngineTuning {
    * any host), or a JournalStore of your own. The harness closes it on close().
    */
   store?: string | JournalStore;
+  /**
+   * With `store` a postgres:// URL: the agent whose sessions this harness keeps there. A database
+   * is shared by many agents and each sees only its own sessions, so two agents may both have a
+   * session "s1". The CLI passes the agent's id (its state directory's name on SQLite); default
+   * 'default', which is also where sessions written before agents were told apart are found.
+   * The journal alone moves with `store`: memory is the `memory` provider given, if any — on
+   * PostgreSQL, `createSqliteMemoryProvider({ records: () => new PostgresMemoryRecords(url, agentId) })`
+   * from `acx/memory`.
+   */
+  agentId?: string;
   /** On a store shared by replicas (PostgreSQL): how a second call on a busy session waits (see SessionLeaseSettings). */
   sessionLease?: SessionLeaseSettings;
 }
 
 /** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
-export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): JournalStore {
+export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath' | 'agentId'>): JournalStore {
   const { store } = options;
   if (typeof store === 'object') return store;
-  if (store !== undefined && storeKindOf(store) === 'postgres') return new PostgresJournalStore(store);
+  if (store !== undefined && storeKindOf(store) === 'postgres') return new PostgresJournalStore(store, { agentId: options.agentId ?? DEFAULT_AGENT_ID });
   return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
 }
 
@@ -76,7 +86,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       return openJournal();
     },
     async openSession(config: AgentConfig, { sessionId }): Promise<HarnessSession> {
-      const { model: _model, home: _home, journalPath: _journalPath, store: _store, sessionLease: _sessionLease, warnHeadroom: _warnHeadroom, ...tuning } = options;
+      const { model: _model, home: _home, journalPath: _journalPath, store: _store, agentId: _agentId, sessionLease: _sessionLease, warnHeadroom: _warnHeadroom, ...tuning } = options;
       const engine = new Engine({
         ...tuning,
         warnHeadroom: !headroomChecked,

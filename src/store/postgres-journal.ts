@@ -8,6 +8,9 @@ import { openCallsOf, toCall, toolCallParts, toTurn } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import { redactUrl } from './store-url.ts';
 
+import { DEFAULT_AGENT_ID } from './store-url.ts';
+export { DEFAULT_AGENT_ID };
+
 /**
  * The journal on PostgreSQL: the same tables and the same invariants as the SQLite journal, so
  * sessions can be served from any host. A transaction holds one pooled connection; every write
@@ -19,7 +22,7 @@ import { redactUrl } from './store-url.ts';
  * or the COMMIT), as one simple-protocol query — an engine step's commit (the previous step's
  * settlement + the new assistant message) is one round trip instead of five. See `Batch`.
  */
-const MIGRATIONS = [
+export const JOURNAL_MIGRATIONS = [
   `CREATE TABLE acx_sessions (
      id TEXT PRIMARY KEY,
      created_at TEXT NOT NULL,
@@ -72,7 +75,55 @@ const MIGRATIONS = [
      holder TEXT NOT NULL,
      expires_at TIMESTAMPTZ NOT NULL
    );`,
+  // Agents apart: many agents share one database, so every row names its agent (see DEFAULT_AGENT_ID).
+  agentScopeMigration({
+    tables: ['acx_sessions', 'acx_messages', 'acx_turns', 'acx_tool_calls', 'acx_session_attributes', 'acx_session_leases'],
+    foreignKeys: {
+      acx_messages: 'acx_messages_session_id_fkey',
+      acx_turns: 'acx_turns_session_id_fkey',
+      acx_tool_calls: 'acx_tool_calls_turn_id_fkey',
+      acx_session_attributes: 'acx_session_attributes_session_id_fkey',
+    },
+    primaryKeys: {
+      acx_sessions: 'id',
+      acx_messages: 'session_id, seq',
+      acx_turns: 'id',
+      acx_tool_calls: 'turn_id, step, call_id',
+      acx_session_attributes: 'session_id, name',
+      acx_session_leases: 'session_id',
+    },
+  }) +
+    `ALTER TABLE acx_messages ADD FOREIGN KEY (agent_id, session_id) REFERENCES acx_sessions(agent_id, id) ON DELETE CASCADE;
+     ALTER TABLE acx_turns ADD FOREIGN KEY (agent_id, session_id) REFERENCES acx_sessions(agent_id, id) ON DELETE CASCADE;
+     ALTER TABLE acx_tool_calls ADD FOREIGN KEY (agent_id, turn_id) REFERENCES acx_turns(agent_id, id) ON DELETE CASCADE;
+     ALTER TABLE acx_session_attributes ADD FOREIGN KEY (agent_id, session_id) REFERENCES acx_sessions(agent_id, id) ON DELETE CASCADE;
+     DROP INDEX acx_turns_by_session;
+     CREATE INDEX acx_turns_by_session ON acx_turns(agent_id, session_id, started_at);
+     CREATE INDEX acx_turns_suspended ON acx_turns(agent_id, status);`,
 ];
+
+/**
+ * The forward step that scopes existing tables by agent: an `agent_id` column on each (existing
+ * rows get DEFAULT_AGENT_ID; new rows must name theirs, so the default is dropped again), and each
+ * primary key rebuilt with the agent first. The caller re-adds the foreign keys it dropped.
+ */
+export function agentScopeMigration(plan: { tables: readonly string[]; foreignKeys?: Readonly<Record<string, string>>; primaryKeys: Readonly<Record<string, string>> }): string {
+  return [
+    ...Object.entries(plan.foreignKeys ?? {}).map(([table, fk]) => `ALTER TABLE ${table} DROP CONSTRAINT ${fk};`),
+    ...plan.tables.map((table) => `ALTER TABLE ${table} ADD COLUMN agent_id TEXT NOT NULL DEFAULT '${DEFAULT_AGENT_ID}';\nALTER TABLE ${table} ALTER COLUMN agent_id DROP DEFAULT;`),
+    ...Object.entries(plan.primaryKeys).map(([table, key]) => `ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey, ADD PRIMARY KEY (agent_id, ${key});`),
+  ].join('\n') + '\n';
+}
+
+/**
+ * A statement of an agent's store: each `$agent` in it becomes one more parameter bound to the
+ * store's agent id, so no statement can forget whose rows it touches without it showing.
+ */
+export function agentScoped(sql: string, values: readonly unknown[], agentId: string): [string, unknown[]] {
+  if (!sql.includes('$agent')) return [sql, [...values]];
+  const placeholder = `$${values.length + 1}`;
+  return [sql.replaceAll('$agent', () => placeholder), [...values, agentId]];
+}
 
 /** A fixed advisory-lock key: two processes migrating one database at once take turns. */
 const MIGRATION_LOCK = 0x61637831;
@@ -167,27 +218,39 @@ function withLiterals(sql: string, values: readonly unknown[]): string {
   });
 }
 
+export interface PostgresJournalOptions {
+  /**
+   * The agent whose sessions the store holds. Required: agents share the database, and a store
+   * opened for the wrong agent would read and write another agent's sessions.
+   */
+  agentId: string;
+  maxConnections?: number;
+}
+
 export class PostgresJournalStore implements JournalStore {
   readonly kind = 'postgres' as const;
   readonly pool: pg.Pool;
   private readonly tx = new AsyncLocalStorage<Batch>();
   private ready: Promise<void> | undefined;
   private readonly url: string;
+  /** Whose sessions these are (see DEFAULT_AGENT_ID): every statement reads and writes only this agent's rows. */
+  readonly agentId: string;
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
-  constructor(url: string, options: { maxConnections?: number } = {}) {
+  constructor(url: string, options: PostgresJournalOptions) {
     this.url = url;
+    this.agentId = options.agentId;
     this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
   }
 
-  static async open(url: string): Promise<PostgresJournalStore> {
-    const store = new PostgresJournalStore(url);
+  static async open(url: string, options: PostgresJournalOptions): Promise<PostgresJournalStore> {
+    const store = new PostgresJournalStore(url, options);
     await store.migrated();
     return store;
   }
 
   private migrated(): Promise<void> {
-    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, MIGRATIONS, 'acx_journal_migrations'));
+    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, JOURNAL_MIGRATIONS, 'acx_journal_migrations'));
     return this.ready;
   }
 
@@ -212,16 +275,16 @@ export class PostgresJournalStore implements JournalStore {
   /** A write nobody reads the result of: inside a transaction, held for the next round trip. */
   private async write(sql: string, values: unknown[] = []): Promise<void> {
     const batch = this.tx.getStore();
-    if (batch) batch.held.push(withLiterals(sql, values));
+    if (batch) batch.held.push(withLiterals(...agentScoped(sql, values, this.agentId)));
     else await this.run(sql, values);
   }
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
-    return (await (await this.db()).query<R>(sql, values)).rows;
+    return (await (await this.db()).query<R>(...agentScoped(sql, values, this.agentId))).rows;
   }
 
   private async run(sql: string, values: unknown[] = []): Promise<number> {
-    return (await (await this.db()).query(sql, values)).rowCount ?? 0;
+    return (await (await this.db()).query(...agentScoped(sql, values, this.agentId))).rowCount ?? 0;
   }
 
   async close(): Promise<void> {
@@ -231,15 +294,15 @@ export class PostgresJournalStore implements JournalStore {
   readonly leases: SessionLeases = {
     take: async (sessionId, holder, ttlMs) =>
       (await this.run(
-        "INSERT INTO acx_session_leases (session_id, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond') " +
-          'ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at ' +
+        "INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ($agent, $1, $2, now() + $3 * interval '1 millisecond') " +
+          'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at ' +
           'WHERE acx_session_leases.expires_at < now() OR acx_session_leases.holder = excluded.holder',
         [sessionId, holder, ttlMs],
       )) === 1,
     renew: async (sessionId, holder, ttlMs) =>
-      (await this.run("UPDATE acx_session_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND holder = $2", [sessionId, holder, ttlMs])) === 1,
+      (await this.run("UPDATE acx_session_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $2", [sessionId, holder, ttlMs])) === 1,
     release: async (sessionId, holder) => {
-      await this.run('DELETE FROM acx_session_leases WHERE session_id = $1 AND holder = $2', [sessionId, holder]);
+      await this.run('DELETE FROM acx_session_leases WHERE agent_id = $agent AND session_id = $1 AND holder = $2', [sessionId, holder]);
     },
   };
 
@@ -262,21 +325,22 @@ export class PostgresJournalStore implements JournalStore {
 
   async ensureSession(sessionId: string): Promise<void> {
     const t = now();
-    await this.write('INSERT INTO acx_sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [sessionId, t]);
+    await this.write('INSERT INTO acx_sessions (agent_id, id, created_at, updated_at) VALUES ($agent, $1, $2, $2) ON CONFLICT (agent_id, id) DO NOTHING', [sessionId, t]);
   }
 
   async hasSession(sessionId: string): Promise<boolean> {
-    return (await this.rows('SELECT 1 FROM acx_sessions WHERE id = $1', [sessionId])).length > 0;
+    return (await this.rows('SELECT 1 FROM acx_sessions WHERE agent_id = $agent AND id = $1', [sessionId])).length > 0;
   }
 
   async listSessions(): Promise<SessionListing[]> {
-    const rows = await this.rows<{ id: string; created_at: string; updated_at: string }>('SELECT id, created_at, updated_at FROM acx_sessions ORDER BY updated_at DESC');
+    const rows = await this.rows<{ id: string; created_at: string; updated_at: string }>('SELECT id, created_at, updated_at FROM acx_sessions WHERE agent_id = $agent ORDER BY updated_at DESC');
     return rows.map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at }));
   }
 
   async sessionsWithAttribute(name: string): Promise<Array<SessionListing & { value: string }>> {
     const rows = await this.rows<{ id: string; created_at: string; updated_at: string; value: string }>(
-      'SELECT s.id, s.created_at, s.updated_at, a.value FROM acx_sessions s JOIN acx_session_attributes a ON a.session_id = s.id AND a.name = $1 ORDER BY s.updated_at DESC, s.id',
+      'SELECT s.id, s.created_at, s.updated_at, a.value FROM acx_sessions s JOIN acx_session_attributes a ON a.agent_id = s.agent_id AND a.session_id = s.id AND a.name = $1 ' +
+        'WHERE s.agent_id = $agent ORDER BY s.updated_at DESC, s.id',
       [name],
     );
     return rows.map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at, value: row.value }));
@@ -284,17 +348,17 @@ export class PostgresJournalStore implements JournalStore {
 
   async clearHistory(sessionId: string): Promise<void> {
     await this.transaction(async () => {
-      await this.write('DELETE FROM acx_tool_calls WHERE turn_id IN (SELECT id FROM acx_turns WHERE session_id = $1)', [sessionId]);
-      await this.write('DELETE FROM acx_turns WHERE session_id = $1', [sessionId]);
-      await this.write('DELETE FROM acx_messages WHERE session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_tool_calls WHERE agent_id = $agent AND turn_id IN (SELECT id FROM acx_turns WHERE agent_id = $agent AND session_id = $1)', [sessionId]);
+      await this.write('DELETE FROM acx_turns WHERE agent_id = $agent AND session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_messages WHERE agent_id = $agent AND session_id = $1', [sessionId]);
     });
   }
 
   async deleteSession(sessionId: string): Promise<void> {
     await this.transaction(async () => {
       await this.clearHistory(sessionId);
-      await this.write('DELETE FROM acx_session_attributes WHERE session_id = $1', [sessionId]);
-      await this.write('DELETE FROM acx_sessions WHERE id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_session_attributes WHERE agent_id = $agent AND session_id = $1', [sessionId]);
+      await this.write('DELETE FROM acx_sessions WHERE agent_id = $agent AND id = $1', [sessionId]);
     });
   }
 
@@ -302,20 +366,20 @@ export class PostgresJournalStore implements JournalStore {
     await this.transaction(async () => {
       await this.ensureSession(sessionId);
       await this.write(
-        'INSERT INTO acx_session_attributes (session_id, name, value) VALUES ($1, $2, $3) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value',
+        'INSERT INTO acx_session_attributes (agent_id, session_id, name, value) VALUES ($agent, $1, $2, $3) ON CONFLICT (agent_id, session_id, name) DO UPDATE SET value = excluded.value',
         [sessionId, name, value],
       );
     });
   }
 
   async sessionAttribute(sessionId: string, name: string): Promise<string | undefined> {
-    const rows = await this.rows<{ value: string }>('SELECT value FROM acx_session_attributes WHERE session_id = $1 AND name = $2', [sessionId, name]);
+    const rows = await this.rows<{ value: string }>('SELECT value FROM acx_session_attributes WHERE agent_id = $agent AND session_id = $1 AND name = $2', [sessionId, name]);
     return rows[0]?.value;
   }
 
   async messages(sessionId: string): Promise<StoredMessage[]> {
     const rows = await this.rows<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>(
-      'SELECT seq, turn_id, kind, body FROM acx_messages WHERE session_id = $1 ORDER BY seq',
+      'SELECT seq, turn_id, kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 ORDER BY seq',
       [sessionId],
     );
     return rows.map((row) => ({ seq: row.seq, turnId: row.turn_id, kind: row.kind, message: JSON.parse(row.body) as ModelMessage }));
@@ -324,57 +388,58 @@ export class PostgresJournalStore implements JournalStore {
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
     const body = JSON.stringify(message);
     if (seq !== undefined) {
-      await this.write('INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
+      await this.write('INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
       return seq;
     }
     // One statement: the primary key refuses a number two writers picked at once.
     const rows = await this.rows<{ seq: number }>(
-      'INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE session_id = $1 RETURNING seq',
+      'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) ' +
+        'SELECT $agent, $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE agent_id = $agent AND session_id = $1 RETURNING seq',
       [sessionId, turnId, kind, body, now()],
     );
     return rows[0]!.seq;
   }
 
   async replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void> {
-    await this.write('UPDATE acx_messages SET body = $1 WHERE session_id = $2 AND seq = $3', [JSON.stringify(message), sessionId, seq]);
+    await this.write('UPDATE acx_messages SET body = $1 WHERE agent_id = $agent AND session_id = $2 AND seq = $3', [JSON.stringify(message), sessionId, seq]);
   }
 
   async compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void> {
     await this.transaction(async () => {
-      await this.write('DELETE FROM acx_messages WHERE session_id = $1 AND seq < $2', [sessionId, cutSeq]);
-      await this.write("INSERT INTO acx_messages (session_id, seq, turn_id, kind, body, created_at) VALUES ($1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
+      await this.write('DELETE FROM acx_messages WHERE agent_id = $agent AND session_id = $1 AND seq < $2', [sessionId, cutSeq]);
+      await this.write("INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
     });
   }
 
   async startTurn(turnId: string, sessionId: string): Promise<void> {
     const t = now();
-    await this.write("INSERT INTO acx_turns (id, session_id, status, started_at) VALUES ($1, $2, 'running', $3)", [turnId, sessionId, t]);
-    await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE id = $2', [t, sessionId]);
+    await this.write("INSERT INTO acx_turns (agent_id, id, session_id, status, started_at) VALUES ($agent, $1, $2, 'running', $3)", [turnId, sessionId, t]);
+    await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE agent_id = $agent AND id = $2', [t, sessionId]);
   }
 
   async turn(turnId: string): Promise<TurnRecord | undefined> {
-    const rows = await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE id = $1', [turnId]);
+    const rows = await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE agent_id = $agent AND id = $1', [turnId]);
     return rows[0] ? toTurn(rows[0]) : undefined;
   }
 
   async unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined> {
     const rows = await this.rows<TurnRow>(
-      "SELECT * FROM acx_turns WHERE session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1",
+      "SELECT * FROM acx_turns WHERE agent_id = $agent AND session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1",
       [sessionId],
     );
     return rows[0] ? toTurn(rows[0]) : undefined;
   }
 
   async claimSuspended(turnId: string): Promise<boolean> {
-    return (await this.run("UPDATE acx_turns SET status = 'running' WHERE id = $1 AND status = 'suspended'", [turnId])) === 1;
+    return (await this.run("UPDATE acx_turns SET status = 'running' WHERE agent_id = $agent AND id = $1 AND status = 'suspended'", [turnId])) === 1;
   }
 
   async suspendedTurns(): Promise<TurnRecord[]> {
-    return (await this.rows<TurnRow>("SELECT * FROM acx_turns WHERE status = 'suspended' ORDER BY started_at, ord")).map(toTurn);
+    return (await this.rows<TurnRow>("SELECT * FROM acx_turns WHERE agent_id = $agent AND status = 'suspended' ORDER BY started_at, ord")).map(toTurn);
   }
 
   async turns(sessionId: string): Promise<TurnRecord[]> {
-    return (await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE session_id = $1 ORDER BY started_at, ord', [sessionId])).map(toTurn);
+    return (await this.rows<TurnRow>('SELECT * FROM acx_turns WHERE agent_id = $agent AND session_id = $1 ORDER BY started_at, ord', [sessionId])).map(toTurn);
   }
 
   async updateTurn(turnId: string, patch: TurnPatch): Promise<void> {
@@ -392,13 +457,13 @@ export class PostgresJournalStore implements JournalStore {
     }
     if (sets.length === 0) return;
     values.push(turnId);
-    await this.write(`UPDATE acx_turns SET ${sets.join(', ')} WHERE id = $${values.length}`, values);
+    await this.write(`UPDATE acx_turns SET ${sets.join(', ')} WHERE agent_id = $agent AND id = $${values.length}`, values);
   }
 
   private async upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): Promise<void> {
     await this.write(
-      'INSERT INTO acx_tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ' +
-        `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
+      'INSERT INTO acx_tool_calls (agent_id, turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) VALUES ($agent, $1, $2, $3, $4, $5, $6, $7, $8, $9) ' +
+        `ON CONFLICT (agent_id, turn_id, step, call_id) DO UPDATE SET ${update}`,
       [call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval],
     );
   }
@@ -416,20 +481,21 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async settleStep(turnId: string, step: number): Promise<void> {
-    await this.write("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE turn_id = $1 AND step = $2", [turnId, step]);
+    await this.write("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2", [turnId, step]);
   }
 
   async calls(turnId: string, step?: number): Promise<CallRecord[]> {
     const rows =
       step === undefined
-        ? await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE turn_id = $1 ORDER BY step, ordinal', [turnId])
-        : await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE turn_id = $1 AND step = $2 ORDER BY ordinal', [turnId, step]);
+        ? await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE agent_id = $agent AND turn_id = $1 ORDER BY step, ordinal', [turnId])
+        : await this.rows<CallRow>('SELECT * FROM acx_tool_calls WHERE agent_id = $agent AND turn_id = $1 AND step = $2 ORDER BY ordinal', [turnId, step]);
     return rows.map(toCall);
   }
 
   async turnCalls(turnId: string): Promise<Array<{ step: number; ordinal: number; toolName: string; input: unknown }>> {
     const rows = await this.rows<{ body: string }>(
-      "SELECT m.body FROM acx_messages m JOIN acx_turns t ON t.id = m.turn_id AND t.session_id = m.session_id WHERE m.turn_id = $1 AND m.kind = 'assistant' ORDER BY m.seq",
+      "SELECT m.body FROM acx_messages m JOIN acx_turns t ON t.agent_id = m.agent_id AND t.id = m.turn_id AND t.session_id = m.session_id " +
+        "WHERE m.agent_id = $agent AND m.turn_id = $1 AND m.kind = 'assistant' ORDER BY m.seq",
       [turnId],
     );
     return rows.flatMap((row, index) =>
@@ -441,7 +507,7 @@ export class PostgresJournalStore implements JournalStore {
     const turn = await this.turn(turnId);
     if (!turn) return [];
     const rows = await this.rows<{ kind: 'assistant' | 'tool'; body: string }>(
-      "SELECT kind, body FROM acx_messages WHERE session_id = $1 AND turn_id = $2 AND kind IN ('assistant', 'tool') ORDER BY seq",
+      "SELECT kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 AND turn_id = $2 AND kind IN ('assistant', 'tool') ORDER BY seq",
       [turn.sessionId, turnId],
     );
     return openCallsOf(turnId, rows, await this.calls(turnId));

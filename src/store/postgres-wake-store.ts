@@ -3,7 +3,7 @@ import { scrubSecrets } from '../util/scrub.ts';
 import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgresBreakerQuery } from './breaker.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
-import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { agentScoped, agentScopeMigration, checkPostgres, DEFAULT_AGENT_ID, inTransaction, migratePostgres } from './postgres-journal.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts';
 
@@ -14,7 +14,7 @@ import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts
  * free on any host within one `leaseTtlMs`; a live holder renews well inside the expiry, so its
  * lease is never taken. (A pid means nothing on another host, so liveness is never judged by one.)
  */
-const MIGRATIONS = [
+export const WAKE_MIGRATIONS = [
   `CREATE TABLE acx_wake_inbox (
      session_id TEXT NOT NULL,
      event_id TEXT NOT NULL,
@@ -49,17 +49,28 @@ const MIGRATIONS = [
      session_id TEXT PRIMARY KEY,
      tripped_at_ms BIGINT NOT NULL
    );`,
+  // Agents apart: many agents share one database, so every row names its agent (see DEFAULT_AGENT_ID).
+  agentScopeMigration({
+    tables: ['acx_wake_inbox', 'acx_wake_leases', 'acx_wake_wakes', 'acx_wake_breaker_trips'],
+    primaryKeys: { acx_wake_inbox: 'session_id, event_id', acx_wake_leases: 'session_id', acx_wake_breaker_trips: 'session_id' },
+  }) +
+    `DROP INDEX acx_wake_inbox_pending;
+     CREATE INDEX acx_wake_inbox_pending ON acx_wake_inbox(agent_id, session_id, state, seq);
+     DROP INDEX acx_wake_wakes_by_session;
+     CREATE INDEX acx_wake_wakes_by_session ON acx_wake_wakes(agent_id, session_id, at_ms);`,
 ];
 
-const SESSION_BREAKER: BreakerTables = { wakes: 'acx_wake_wakes', trips: 'acx_wake_breaker_trips', key: 'session_id' };
+const SESSION_BREAKER: BreakerTables = { wakes: 'acx_wake_wakes', trips: 'acx_wake_breaker_trips', key: ['agent_id', 'session_id'] };
 
-/** The first key of every session lock (the second is the session id's hash): apart from other advisory locks. */
+/** The first key of every session lock (the second is the agent's session's hash): apart from other advisory locks. */
 const SESSION_LOCK_SPACE = 0x61637877;
 
 /** How long a lease lasts unrenewed (default): a dead holder's session is free after this. */
 export const DEFAULT_WAKE_LEASE_TTL_MS = 15_000;
 
 export interface PostgresWakeStoreOptions {
+  /** The agent whose sessions the store holds (required, as for the journal: agents share the database). */
+  agentId: string;
   /** How long a lease lasts unrenewed; renewed every third of it while held (default 15 s). */
   leaseTtlMs?: number;
   /** Called when a renewal finds the lease gone (it lapsed and another wake took it). */
@@ -71,6 +82,8 @@ export class PostgresWakeStore implements WakeStore {
   readonly kind = 'postgres' as const;
   readonly pool: pg.Pool;
   private readonly url: string;
+  /** Whose sessions these are: every statement reads and writes only this agent's rows. */
+  readonly agentId: string;
   private readonly ttlMs: number;
   private readonly onLeaseLost: ((sessionId: string) => void) | undefined;
   private ready: Promise<void> | undefined;
@@ -78,15 +91,16 @@ export class PostgresWakeStore implements WakeStore {
   private readonly renewals: LeaseRenewals;
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
-  constructor(url: string, options: PostgresWakeStoreOptions = {}) {
+  constructor(url: string, options: PostgresWakeStoreOptions) {
     this.url = url;
+    this.agentId = options.agentId;
     this.ttlMs = options.leaseTtlMs ?? DEFAULT_WAKE_LEASE_TTL_MS;
     this.onLeaseLost = options.onLeaseLost;
     this.renewals = new LeaseRenewals(this.ttlMs);
     this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
   }
 
-  static async open(url: string, options: PostgresWakeStoreOptions = {}): Promise<PostgresWakeStore> {
+  static async open(url: string, options: PostgresWakeStoreOptions): Promise<PostgresWakeStore> {
     const store = new PostgresWakeStore(url, options);
     try {
       await store.migrated();
@@ -98,27 +112,28 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   private migrated(): Promise<void> {
-    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, MIGRATIONS, 'acx_wake_migrations'));
+    this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, WAKE_MIGRATIONS, 'acx_wake_migrations'));
     return this.ready;
   }
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = [], on?: pg.PoolClient): Promise<R[]> {
     if (!on) await this.migrated();
-    return (await (on ?? this.pool).query<R>(sql, values)).rows;
+    return (await (on ?? this.pool).query<R>(...agentScoped(sql, values, this.agentId))).rows;
   }
 
   /**
    * One transaction holding the session's lock. An advisory transaction lock, not
    * `SELECT … FOR UPDATE`: a session's first event has no row to lock yet (two first wakes would
    * both find no lease, and both number their event 1), while the advisory lock exists for any
-   * session id, serialises `admit`, `release` and the batch writes of one session — and only of
-   * that session — and is let go by COMMIT or ROLLBACK, so a wake that dies cannot leave it held.
+   * session id, serialises `admit`, `release` and the batch writes of one agent's session — and
+   * only of that session (an equal hash of another key only makes the two wait on each other) — and is let go by COMMIT or ROLLBACK, so a wake that dies cannot leave it held.
    * In READ COMMITTED each statement after the lock sees everything committed before it was taken.
    */
   private async locked<T>(sessionId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     await this.migrated();
     return inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SESSION_LOCK_SPACE, sessionId]);
+      // The agent id's length first: no two (agent, session) pairs make the same text.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SESSION_LOCK_SPACE, `${this.agentId.length}:${this.agentId}/${sessionId}`]);
       return fn(client);
     });
   }
@@ -137,15 +152,16 @@ export class PostgresWakeStore implements WakeStore {
   ): Promise<Admission> {
     const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
       const eventIsNew = event ? await this.record(client, sessionId, event, nowMs) : false;
-      const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, sessionId, breaker, nowMs);
+      const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
-      const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE session_id = $1 AND expires_at > now()', [sessionId], client);
+      const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()', [sessionId], client);
       const currentHolder = current ? (JSON.parse(current.holder) as LeaseHolder) : undefined;
       if (currentHolder && !sameHolder(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: change };
-      await client.query(
-        "INSERT INTO acx_wake_leases (session_id, holder, acquired_at, expires_at) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond') " +
-          'ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at',
+      await this.rows(
+        "INSERT INTO acx_wake_leases (agent_id, session_id, holder, acquired_at, expires_at) VALUES ($agent, $1, $2, $3, now() + $4 * interval '1 millisecond') " +
+          'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at',
         [sessionId, JSON.stringify(holder), new Date(nowMs).toISOString(), this.ttlMs],
+        client,
       );
       return { kind: 'leader', eventIsNew, breaker: change };
     });
@@ -159,7 +175,9 @@ export class PostgresWakeStore implements WakeStore {
       sessionId,
       async () =>
         ((
-          await this.pool.query("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs])
+          await this.pool.query(
+            ...agentScoped("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs], this.agentId),
+          )
         ).rowCount ?? 0) > 0,
       () => this.onLeaseLost?.(sessionId),
     );
@@ -172,17 +190,18 @@ export class PostgresWakeStore implements WakeStore {
   private async record(client: pg.PoolClient, sessionId: string, event: WakeEvent, nowMs: number): Promise<boolean> {
     const at = new Date(nowMs).toISOString();
     // Numbered under the session lock, so two events never share a seq.
-    const inserted = await client.query(
-      'INSERT INTO acx_wake_inbox (session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
-        'SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7, $8, $9 FROM acx_wake_inbox WHERE session_id = $1 ' +
-        'ON CONFLICT (session_id, event_id) DO NOTHING',
+    const inserted = await this.rows(
+      'INSERT INTO acx_wake_inbox (agent_id, session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
+        'SELECT $agent, $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7, $8, $9 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 ' +
+        'ON CONFLICT (agent_id, session_id, event_id) DO NOTHING RETURNING 1',
       [sessionId, event.id, event.text, event.sender ?? null, event.senderKind ?? null, event.addressed !== false, event.own ? 'done' : 'pending', at, event.own ? at : null],
+      client,
     );
-    return (inserted.rowCount ?? 0) > 0;
+    return inserted.length > 0;
   }
 
   async isTripped(sessionId: string): Promise<boolean> {
-    return (await this.rows('SELECT 1 FROM acx_wake_breaker_trips WHERE session_id = $1', [sessionId])).length > 0;
+    return (await this.rows('SELECT 1 FROM acx_wake_breaker_trips WHERE agent_id = $agent AND session_id = $1', [sessionId])).length > 0;
   }
 
   async nextPending(sessionId: string): Promise<InboxItem | undefined> {
@@ -190,18 +209,18 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   private async firstPending(sessionId: string, on?: pg.PoolClient): Promise<InboxItem | undefined> {
-    const [row] = await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE session_id = $1 AND state = 'pending' ORDER BY seq LIMIT 1", [sessionId], on);
+    const [row] = await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' ORDER BY seq LIMIT 1", [sessionId], on);
     return row ? toItem(row) : undefined;
   }
 
   async pending(sessionId: string): Promise<InboxItem[]> {
-    return (await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE session_id = $1 AND state = 'pending' ORDER BY seq", [sessionId])).map(toItem);
+    return (await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' ORDER BY seq", [sessionId])).map(toItem);
   }
 
   async openBatch(sessionId: string): Promise<InboxItem[] | undefined> {
     const rows = await this.rows<InboxRow>(
-      "SELECT * FROM acx_wake_inbox WHERE session_id = $1 AND state = 'pending' AND batch_id = (" +
-        "SELECT batch_id FROM acx_wake_inbox WHERE session_id = $1 AND state = 'pending' AND batch_id IS NOT NULL ORDER BY seq LIMIT 1) ORDER BY seq",
+      "SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' AND batch_id = (" +
+        "SELECT batch_id FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' AND batch_id IS NOT NULL ORDER BY seq LIMIT 1) ORDER BY seq",
       [sessionId],
     );
     return rows.length > 0 ? rows.map(toItem) : undefined;
@@ -209,35 +228,36 @@ export class PostgresWakeStore implements WakeStore {
 
   async fixBatch(sessionId: string, eventIds: readonly string[]): Promise<string> {
     const batchId = eventIds[0]!;
-    await this.rows('UPDATE acx_wake_inbox SET batch_id = $1 WHERE session_id = $2 AND event_id = ANY($3) AND batch_id IS NULL', [batchId, sessionId, eventIds]);
+    await this.rows('UPDATE acx_wake_inbox SET batch_id = $1 WHERE agent_id = $agent AND session_id = $2 AND event_id = ANY($3) AND batch_id IS NULL', [batchId, sessionId, eventIds]);
     return batchId;
   }
 
   async growBatch(sessionId: string, batchId: string, eventIds: readonly string[]): Promise<number> {
     return this.locked(sessionId, async (client) => {
-      const [{ build }] = (await this.rows<{ build: number }>('SELECT MAX(build) AS build FROM acx_wake_inbox WHERE session_id = $1 AND batch_id = $2', [sessionId, batchId], client)) as [
+      const [{ build }] = (await this.rows<{ build: number }>('SELECT MAX(build) AS build FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND batch_id = $2', [sessionId, batchId], client)) as [
         { build: number },
       ];
-      await client.query(
-        "UPDATE acx_wake_inbox SET batch_id = $1, build = $2 WHERE session_id = $3 AND event_id = ANY($4) AND batch_id IS NULL AND state = 'pending'",
+      await this.rows(
+        "UPDATE acx_wake_inbox SET batch_id = $1, build = $2 WHERE agent_id = $agent AND session_id = $3 AND event_id = ANY($4) AND batch_id IS NULL AND state = 'pending'",
         [batchId, build + 1, sessionId, eventIds],
+        client,
       );
       return build + 1;
     });
   }
 
   async item(sessionId: string, eventId: string): Promise<InboxItem | undefined> {
-    const [row] = await this.rows<InboxRow>('SELECT * FROM acx_wake_inbox WHERE session_id = $1 AND event_id = $2', [sessionId, eventId]);
+    const [row] = await this.rows<InboxRow>('SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND event_id = $2', [sessionId, eventId]);
     return row ? toItem(row) : undefined;
   }
 
   async items(sessionId: string): Promise<InboxItem[]> {
-    return (await this.rows<InboxRow>('SELECT * FROM acx_wake_inbox WHERE session_id = $1 ORDER BY seq', [sessionId])).map(toItem);
+    return (await this.rows<InboxRow>('SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 ORDER BY seq', [sessionId])).map(toItem);
   }
 
   async markAttempt(sessionId: string, eventIds: readonly string[]): Promise<number> {
     const rows = await this.rows<{ attempts: number }>(
-      'UPDATE acx_wake_inbox SET attempts = attempts + 1 WHERE session_id = $1 AND event_id = ANY($2) RETURNING attempts',
+      'UPDATE acx_wake_inbox SET attempts = attempts + 1 WHERE agent_id = $agent AND session_id = $1 AND event_id = ANY($2) RETURNING attempts',
       [sessionId, eventIds],
     );
     return Math.max(0, ...rows.map((row) => row.attempts));
@@ -252,11 +272,11 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   private async settle(sessionId: string, eventIds: readonly string[], set: string, value: string): Promise<void> {
-    await this.rows(`UPDATE acx_wake_inbox SET ${set}, done_at = $2 WHERE session_id = $3 AND event_id = ANY($4)`, [value, new Date().toISOString(), sessionId, eventIds]);
+    await this.rows(`UPDATE acx_wake_inbox SET ${set}, done_at = $2 WHERE agent_id = $agent AND session_id = $3 AND event_id = ANY($4)`, [value, new Date().toISOString(), sessionId, eventIds]);
   }
 
   async recordError(sessionId: string, eventIds: readonly string[], error: string): Promise<void> {
-    await this.rows('UPDATE acx_wake_inbox SET error = $1 WHERE session_id = $2 AND event_id = ANY($3)', [scrubSecrets(error), sessionId, eventIds]);
+    await this.rows('UPDATE acx_wake_inbox SET error = $1 WHERE agent_id = $agent AND session_id = $2 AND event_id = ANY($3)', [scrubSecrets(error), sessionId, eventIds]);
   }
 
   /** Under the session lock: an event `admit` records either committed before (and is seen here) or waits and finds the lease free. */
@@ -276,21 +296,21 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   private async dropLease(client: pg.PoolClient, sessionId: string, holder: LeaseHolder): Promise<void> {
-    const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE session_id = $1', [sessionId], client);
+    const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
     if (lease && sameHolder(JSON.parse(lease.holder) as LeaseHolder, holder)) {
-      await client.query('DELETE FROM acx_wake_leases WHERE session_id = $1', [sessionId]);
+      await this.rows('DELETE FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
     }
   }
 
   async liveLeaseHolder(sessionId: string): Promise<LeaseHolder | undefined> {
-    const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE session_id = $1 AND expires_at > now()', [sessionId]);
+    const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()', [sessionId]);
     return lease ? (JSON.parse(lease.holder) as LeaseHolder) : undefined;
   }
 
   async sessions(): Promise<Array<{ sessionId: string; lastEventAt: string | null }>> {
     const rows = await this.rows<{ session_id: string; last: string | null }>(
-      'SELECT session_id, MAX(received_at) AS last FROM acx_wake_inbox GROUP BY session_id ' +
-        'UNION SELECT session_id, NULL FROM acx_wake_wakes WHERE session_id NOT IN (SELECT session_id FROM acx_wake_inbox) GROUP BY session_id',
+      'SELECT session_id, MAX(received_at) AS last FROM acx_wake_inbox WHERE agent_id = $agent GROUP BY session_id ' +
+        'UNION SELECT session_id, NULL FROM acx_wake_wakes WHERE agent_id = $agent AND session_id NOT IN (SELECT session_id FROM acx_wake_inbox WHERE agent_id = $agent) GROUP BY session_id',
     );
     return rows.map((row) => ({ sessionId: row.session_id, lastEventAt: row.last }));
   }
@@ -299,7 +319,7 @@ export class PostgresWakeStore implements WakeStore {
     this.stopRenewing(sessionId);
     await this.locked(sessionId, async (client) => {
       for (const table of ['acx_wake_inbox', 'acx_wake_leases', 'acx_wake_wakes', 'acx_wake_breaker_trips']) {
-        await client.query(`DELETE FROM ${table} WHERE session_id = $1`, [sessionId]);
+        await this.rows(`DELETE FROM ${table} WHERE agent_id = $agent AND session_id = $1`, [sessionId], client);
       }
     });
   }

@@ -28,3 +28,13 @@ export function redactUrl(url: string): string {
     return `${scheme}${user}${userinfo.includes(':') ? ':***' : ''}@${rest ?? ''}`;
   }
 }
+
+/**
+ * Which agent a store's rows belong to, on a database many agents share: the agent id, as
+ * `<home>/agents/<agent id>/` names the agent's own SQLite files (for a cartridge, its manifest
+ * id). Each store is opened for one agent and reads and writes only that agent's rows, so two
+ * agents with a session of the same id (and so the same wake turn ids) never meet. Rows written
+ * before stores were scoped belong to DEFAULT_AGENT_ID, the id of the config home's own agent and
+ * the library harness's default.
+ */
+export const DEFAULT_AGENT_ID = 'default';

@@ -3,7 +3,7 @@ import type { BreakerSettings } from './breaker.ts';
 import type { StoreKind } from './journal-store.ts';
 import type { LeaseHolder } from './lease-holder.ts';
 import { SqliteWakeStore } from './sqlite-wake-store.ts';
-import { storeKindOf } from './store-url.ts';
+import { DEFAULT_AGENT_ID, storeKindOf } from './store-url.ts';
 
 export type { BreakerChange, BreakerSettings } from './breaker.ts';
 export { currentHolder, holderIsAlive, type LeaseHolder } from './lease-holder.ts';
@@ -122,6 +122,11 @@ export interface OpenWakeStoreOptions {
   stateDir: string;
   /** ACX_STORE / --store: a postgres:// URL keeps the wake store there; absent (or null), the SQLite file. */
   storeUrl?: string | null | undefined;
+  /**
+   * PostgreSQL: the agent whose sessions these are, as its state directory is named on SQLite
+   * (`<home>/agents/<agent id>`); the database holds every agent's. Default 'default'.
+   */
+  agentId?: string;
   /** PostgreSQL: how long a lease lasts unrenewed, so how soon a dead wake's session is free (default 15 s). */
   leaseTtlMs?: number;
   /** PostgreSQL: called when a held lease lapsed and another wake took it (a stalled process); SQLite leases cannot lapse. */
@@ -136,6 +141,7 @@ export async function openWakeStore(options: OpenWakeStoreOptions): Promise<Wake
   if (storeKindOf(options.storeUrl) === 'postgres') {
     const { PostgresWakeStore } = await import('./postgres-wake-store.ts');
     return PostgresWakeStore.open(options.storeUrl!, {
+      agentId: options.agentId ?? DEFAULT_AGENT_ID,
       ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
       ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
     });

@@ -4,7 +4,7 @@
 // message that lands while the reply is generated gets the reply built again; the circuit
 // breaker declines without a model call and keeps the event for later.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,8 @@ import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const AGENT = join(ROOT, 'examples/notes-keeper');
+/** Its agent id: on a shared PostgreSQL store, whose rows its sessions are. */
+const AGENT_ID = 'notes-keeper';
 const KEY = 'sk-test-WAKEKEY-2c9d41e07a';
 
 let server: ModelServer;
@@ -406,7 +408,7 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(failed.stderr).toMatch(/Cannot connect to the PostgreSQL store at postgres:\/\/acx:(\*\*\*|\[REDACTED\])@\/acx\?host=/);
     const config = await acx(home, ['resolved-config', AGENT, '--store', unreachable]).done;
     expect(config.status, config.stderr).toBe(0);
-    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/) });
+    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/), store_agent_id: AGENT_ID });
     expect(failed.stdout + failed.stderr + config.stdout + config.stderr).not.toContain(password);
     expect(storeFiles(home), 'nothing fell back to SQLite').toEqual([]);
   });
@@ -429,8 +431,8 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(again.stdout, 'a redelivered event gets no second reply').toBe('');
     expect(again.stderr).toMatch(/new_event=false/);
     expect(storeFiles(home), 'inbox and journal are on PostgreSQL').toEqual([]);
-    const store = await PostgresWakeStore.open(url);
-    const journal = await PostgresJournalStore.open(url);
+    const store = await PostgresWakeStore.open(url, { agentId: AGENT_ID });
+    const journal = await PostgresJournalStore.open(url, { agentId: AGENT_ID });
     try {
       expect((await store.items('pg-room-1')).map((item) => [item.eventId, item.state])).toEqual([
         ['pg-1', 'done'],
@@ -476,6 +478,36 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(storeFiles(home)).toEqual([]);
   });
 
+  it.skipIf(POSTGRES_SKIP !== '')(`two agents with the same session and event ids on one store answer apart, and acx sessions shows each its own${POSTGRES_SKIP}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const url = postgres.database('wake_e2e');
+    const env = { ACX_STORE: url };
+    // A second agent: the same definition under another id.
+    const twin = join(home, 'twin');
+    cpSync(AGENT, twin, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(twin, 'agent.json'), 'utf8')) as { id: string };
+    writeFileSync(join(twin, 'agent.json'), JSON.stringify({ ...manifest, id: 'notes-twin' }));
+    // The same event id in the same session id: the same wake turn id, too.
+    const keeper = await wake(home, ['--session', 'pg-room-5', '--event', 'pt-1', 'chat: keeper five'], env).done;
+    const other = await acx(home, ['wake', twin, '--session', 'pg-room-5', '--event', 'pt-1', 'chat: twin five'], env).done;
+    expect([keeper.status, other.status], keeper.stderr + other.stderr).toEqual([0, 0]);
+    expect(keeper.stdout).toBe('Answered: chat: keeper five\n');
+    expect(other.stdout, "the twin's event is its own, not a duplicate of the keeper's").toBe('Answered: chat: twin five\n');
+    const mine = await acx(home, ['sessions', AGENT, '--json'], env).done;
+    const rows = (JSON.parse(mine.stdout) as { sessions: Array<{ agent: string; id: string; turns: number }> }).sessions;
+    expect(rows.map((r) => [r.agent, r.id, r.turns])).toEqual([[AGENT_ID, 'pg-room-5', 1]]);
+    const shown = await acx(home, ['sessions', 'show', 'pg-room-5', twin, '--json'], env).done;
+    expect(shown.stdout).toContain('chat: twin five');
+    expect(shown.stdout).not.toContain('keeper five');
+    const all = await acx(home, ['sessions', '--json'], env).done;
+    expect((JSON.parse(all.stdout) as { sessions: Array<{ agent: string; id: string }> }).sessions.map((r) => [r.agent, r.id])).toEqual([
+      [AGENT_ID, 'pg-room-5'],
+      ['notes-twin', 'pg-room-5'],
+    ]);
+    const ambiguous = await acx(home, ['sessions', 'show', 'pg-room-5'], env).done;
+    expect(ambiguous.stderr).toMatch(/Several agents have a session "pg-room-5": notes-keeper, notes-twin/);
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`a wake SIGKILLed mid-turn: once its lease expires the next wake finishes the same turn, and no tool runs twice${POSTGRES_SKIP}`, async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
     const url = postgres.database('wake_e2e');
@@ -502,7 +534,7 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(next.stdout, next.stderr).toBe('Answered: pg kill\n');
     expect(next.stderr).toMatch(/INFO turn resume session=pg-room-2/);
     expect(requestsFor('pg kill').filter(isFirstStep), 'step 1 (the memory_write call) was not asked for again').toHaveLength(1);
-    const journal = await PostgresJournalStore.open(url);
+    const journal = await PostgresJournalStore.open(url, { agentId: AGENT_ID });
     try {
       const messages = await journal.messages('pg-room-2');
       expect(messages.filter((m) => m.kind === 'user'), 'the message was taken once').toHaveLength(1);

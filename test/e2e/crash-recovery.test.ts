@@ -39,7 +39,7 @@ const STORES: Array<[name: string, skip: string, make: (home: string) => CaseSto
     POSTGRES_SKIP,
     () => {
       const url = postgres.database('crash');
-      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url) };
+      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url, { agentId: 'default' }) };
     },
   ],
 ];

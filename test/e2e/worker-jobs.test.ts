@@ -49,7 +49,7 @@ describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
     // The poison event: a retry by pg-boss, then set aside by the wake and dead-lettered.
     expect(log).toMatch(/WARNING worker job retried job=\S+ session=room-02 attempt=1/);
     expect(log).toMatch(/ERROR wake event failed session=room-02 event=evt-s02-e1 attempts=2/);
-    const store = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl });
+    const store = await openWakeStore({ stateDir: f.home, storeUrl: f.storeUrl, agentId: FLEET_AGENT });
     try {
       expect((await store.item('room-02', 'evt-s02-e1'))?.state).toBe('failed');
       expect((await store.item('room-01', 'evt-s01-e1'))?.state).toBe('done');

@@ -21,9 +21,9 @@ beforeAll(() => {
 afterAll(() => cluster?.stop());
 
 /** A replica: its own harness on the shared store; its `hold` tool waits until `gate` opens. */
-function replica(gate: { entered?: () => void; open: Promise<void> }, waitMs: number) {
+function replica(gate: { entered?: () => void; open: Promise<void> }, waitMs: number, agentId?: string) {
   const model = scriptedModel((options) => (toolResultCount(options) === 0 ? { toolCalls: [{ id: 'h', name: 'hold', input: {} }] } : { text: 'done' }));
-  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs, ttlMs: 2_000 } });
+  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs, ttlMs: 2_000 }, ...(agentId ? { agentId } : {}) });
   const hold = tool({
     name: 'hold',
     description: 'holds the turn open',
@@ -68,7 +68,7 @@ describe('session leases on PostgreSQL', () => {
     const pool = (b.harness.journal as PostgresJournalStore).pool;
     try {
       await b.harness.journal.ensureSession('orphan');
-      await pool.query("INSERT INTO acx_session_leases (session_id, holder, expires_at) VALUES ('orphan', 'a-live-worker', now() + interval '1 hour')");
+      await pool.query("INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ('default', 'orphan', 'a-live-worker', now() + interval '1 hour')");
       const refused = await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } }).catch((error: unknown) => error);
       expect((refused as { code?: string }).code).toBe('session-busy');
       // The worker died: it stops renewing and its lease runs out.
@@ -76,6 +76,27 @@ describe('session leases on PostgreSQL', () => {
       expect((await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } })).text).toBe('done');
       expect((await pool.query("SELECT count(*)::int AS n FROM acx_session_leases WHERE session_id = 'orphan'")).rows[0].n, 'released at the end').toBe(0);
     } finally {
+      await b.harness.close?.();
+    }
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`harnesses of different agents (agentId) on one store neither share a session nor wait on each other's lease${POSTGRES_SKIP}`, async () => {
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let open!: () => void;
+    const a = replica({ entered, open: new Promise<void>((resolve) => (open = resolve)) }, 0, 'agent-a');
+    const b = replica({ open: Promise.resolve() }, 0, 'agent-b');
+    try {
+      const first = a.agent.generate({ prompt: 'one', options: { sessionId: 'same-name' } });
+      await inside; // agent-a holds its session "same-name"
+      expect((await b.agent.generate({ prompt: 'two', options: { sessionId: 'same-name' } })).text, "agent-b's same-name is its own: not busy").toBe('done');
+      open();
+      expect((await first).text).toBe('done');
+      expect((await a.harness.journal.turns('same-name')).length).toBe(1);
+      expect((await b.harness.journal.turns('same-name')).length).toBe(1);
+      expect((await a.harness.journal.messages('same-name')).find((m) => m.kind === 'user')?.message.content).toBe('one');
+    } finally {
+      await a.harness.close?.();
       await b.harness.close?.();
     }
   });

@@ -32,7 +32,7 @@ const stores: Array<[name: string, open: () => Promise<JournalStore>, skip: stri
     },
     '',
   ],
-  ['postgres', async () => PostgresJournalStore.open(postgres.database('journal')), POSTGRES_SKIP],
+  ['postgres', async () => PostgresJournalStore.open(postgres.database('journal'), { agentId: 'default' }), POSTGRES_SKIP],
 ];
 
 describe.each(stores)('JournalStore on %s', (_name, open, skip) => {

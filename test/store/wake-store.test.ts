@@ -46,7 +46,7 @@ const stores: Array<[name: string, open: () => Promise<WakeStore>, skip: string]
     },
     '',
   ],
-  ['postgres', async () => track(await PostgresWakeStore.open(freshDatabase())), POSTGRES_SKIP],
+  ['postgres', async () => track(await PostgresWakeStore.open(freshDatabase(), { agentId: 'default' })), POSTGRES_SKIP],
 ];
 
 describe.each(stores)('WakeStore on %s', (_name, open, skip) => {
@@ -159,7 +159,7 @@ describe('WakeStore on sqlite: a lease holder is a process on this host', () => 
 function holderProcess(url: string, ttlMs: number): Promise<{ pid: number; kill: () => Promise<void> }> {
   const source = `
 const { PostgresWakeStore } = await import(${JSON.stringify(join(ROOT, 'src/store/postgres-wake-store.ts'))});
-const store = await PostgresWakeStore.open(process.argv[1], { leaseTtlMs: Number(process.argv[2]) });
+const store = await PostgresWakeStore.open(process.argv[1], { agentId: 'default', leaseTtlMs: Number(process.argv[2]) });
 const admission = await store.admit('s', { id: 'held', text: 'mine' }, { max: 0, windowMs: 1, cooldownMs: 1 });
 console.log(admission.kind);
 setInterval(() => {}, 60_000);`;
@@ -192,7 +192,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     const url = freshDatabase();
     const ttlMs = 1500;
     const holder = await holderProcess(url, ttlMs);
-    const store = track(await PostgresWakeStore.open(url));
+    const store = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
     const busy = await store.admit('s', undefined, OFF, other(2));
     expect(busy, 'the holder is alive: its lease stands').toMatchObject({ kind: 'busy', holder: { pid: holder.pid } });
     await holder.kill();
@@ -216,7 +216,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     const url = freshDatabase();
     const ttlMs = 1000;
     const holder = await holderProcess(url, ttlMs);
-    const store = track(await PostgresWakeStore.open(url));
+    const store = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
     try {
       // Five lease lifetimes: only renewals keep it, and every admission in between is refused.
       const until = Date.now() + 5 * ttlMs;
@@ -233,7 +233,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
 
   it.skipIf(POSTGRES_SKIP !== '')(`wakes racing on one session from separate connections: one leader, every event numbered apart${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
-    const racers = await Promise.all(Array.from({ length: 8 }, () => PostgresWakeStore.open(url).then(track)));
+    const racers = await Promise.all(Array.from({ length: 8 }, () => PostgresWakeStore.open(url, { agentId: 'default' }).then(track)));
     const admissions = await Promise.all(racers.map((store, i) => store.admit('s', { id: `e${i}`, text: `event ${i}` }, OFF, other(100 + i))));
     expect(admissions.filter((a) => a.kind === 'leader')).toHaveLength(1);
     const seqs = (await racers[0]!.items('s')).map((item) => item.seq);
@@ -242,7 +242,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
 
   it.skipIf(POSTGRES_SKIP !== '')(`a release racing an arriving event never strands it: either the leader sees it or the event's wake leads${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
-    const [leader, arriving] = [track(await PostgresWakeStore.open(url)), track(await PostgresWakeStore.open(url))];
+    const [leader, arriving] = [track(await PostgresWakeStore.open(url, { agentId: 'default' })), track(await PostgresWakeStore.open(url, { agentId: 'default' }))];
     for (let round = 0; round < 40; round++) {
       expect((await leader.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
       const [released, admission] = await Promise.all([leader.release('s', other(1)), arriving.admit('s', { id: `late-${round}`, text: 'late' }, OFF, other(2))]);

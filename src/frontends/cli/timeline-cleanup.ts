@@ -30,7 +30,7 @@ export async function runTimelineCleanup(agent: string, options: Record<string, 
       ? await openChannelState({ stateDir: settings.stateDir, storeUrl: settings.store, agentId: settings.agent.id })
       : undefined;
   const journal: JournalStore | undefined = settings.store
-    ? await (await import('../../store/postgres-journal.ts')).PostgresJournalStore.open(settings.store)
+    ? await (await import('../../store/postgres-journal.ts')).PostgresJournalStore.open(settings.store, { agentId: settings.agent.id })
     : existsSync(settings.journalPath)
       ? new SqliteJournalStore(new Journal(settings.journalPath))
       : undefined;

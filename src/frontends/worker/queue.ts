@@ -14,13 +14,22 @@ import type { Logger } from '../../util/logger.ts';
  *   stops, and its job is failed into a retry by the next supervise pass of any pg-boss instance,
  *   then taken by another worker, which finishes the turn from the journal.
  * - `retryLimit` with backoff, then the dead-letter queue: a job that keeps failing (an agent that
- *   cannot start, a session busy past its lease) is set aside for an operator, never dropped.
+ *   cannot start, a session busy for maxDeferrals tries in a row) is set aside for an operator, never dropped.
  */
 export const WAKE_QUEUE = 'acx-wakes';
 export const WAKE_DEAD_LETTER_QUEUE = 'acx-wakes-dead';
 
+/** What every job carries besides its event. */
+interface WakeJobBase {
+  /**
+   * How many times a worker has put this event off (its session busy, or declined by the breaker)
+   * by sending it again for later: not failures, so never counted against `retryLimit`.
+   */
+  deferrals?: number | undefined;
+}
+
 /** An event for a session of one of the worker's agents, answered as `acx wake --session` would. */
-export interface SessionWakeJob {
+export interface SessionWakeJob extends WakeJobBase {
   kind: 'session';
   /** The agent's name in the worker's --agents. */
   agent: string;
@@ -34,7 +43,7 @@ export interface SessionWakeJob {
  * A platform delivery (`acx router --queue`): answered as `acx wake --timeline` would. The agent's
  * platform token never travels in the job; the worker has it (BASECRADLE_TOKEN_<HANDLE>).
  */
-export interface TimelineWakeJob {
+export interface TimelineWakeJob extends WakeJobBase {
   kind: 'timeline';
   agent: string;
   /** `timeline:<uuid>`, the session a timeline wake runs its turns in. */
@@ -70,8 +79,8 @@ export const DEFAULT_QUEUE_SETTINGS: WakeQueueSettings = { retryLimit: 10, retry
 
 export interface WakeQueue {
   readonly boss: PgBoss;
-  /** Enqueues one event; resolves to the job id. */
-  send(job: WakeJob): Promise<string>;
+  /** Enqueues one event, to be taken no sooner than `startAfterSeconds` from now if given; resolves to the job id. */
+  send(job: WakeJob, options?: { startAfterSeconds?: number }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -105,8 +114,9 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
   await boss.createQueue(WAKE_QUEUE, { ...options, policy: 'singleton', deadLetter: WAKE_DEAD_LETTER_QUEUE });
   return {
     boss,
-    async send(job) {
-      const id = await boss.send(WAKE_QUEUE, job, { singletonKey: sessionKey(job) });
+    async send(job, sendOptions = {}) {
+      const later = sendOptions.startAfterSeconds !== undefined ? { startAfter: sendOptions.startAfterSeconds } : {};
+      const id = await boss.send(WAKE_QUEUE, job, { singletonKey: sessionKey(job), ...later });
       if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
       return id;
     },

@@ -1,5 +1,6 @@
 import type { Job } from 'pg-boss';
 import type { HarnessAgent } from '../../harness/harness-agent.ts';
+import { DEFAULT_WAKE_LEASE_TTL_MS } from '../../store/postgres-wake-store.ts';
 import type { BreakerSettings, WakeStore } from '../../store/wake-store.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -16,8 +17,13 @@ import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, ty
  *
  * - answered / nothing-new: completed.
  * - busy (another holder's lease, e.g. a dead worker's not yet lapsed) or declined (the breaker):
- *   the event is recorded, so the job fails and pg-boss retries it later with backoff; the retry
- *   answers it, or finds it answered.
+ *   deferred — not a failure, so it spends none of the retries meant for failures. The event is
+ *   already recorded (the wake's admit records it before deciding), so the job is sent again to
+ *   start when the session may be free (`busyDeferSeconds`) or the breaker may reopen (its
+ *   cooldown), and only then is this job completed. Sent before completed: a crash in between
+ *   leaves two jobs for one recorded event, which the wake answers once; a send that fails throws
+ *   and the job is retried as before. After `maxDeferrals` the job fails into pg-boss's retries,
+ *   so a session that never frees up ends in the dead-letter queue, not in a loop.
  * - the job's event set aside after the wake's own attempts: dead-lettered at once.
  * - a throw (agent cannot start, a model fault the wake retries): failed, retried, and
  *   dead-lettered once its retries are spent.
@@ -44,14 +50,24 @@ export interface WorkerOptions {
   logger: Logger;
   /** How long an idle worker waits between polls when no notification woke it (seconds, default 1). */
   pollSeconds?: number;
+  /**
+   * When a busy session's event is tried again (seconds): a live holder answers it anyway; this
+   * is for a dead one, whose lease lapses within the PostgreSQL lease TTL (the default, 15 s).
+   */
+  busyDeferSeconds?: number;
+  /** How often one event may be put off before it counts as a failure (default DEFAULT_MAX_DEFERRALS). */
+  maxDeferrals?: number;
 }
+
+/** Deferrals one event may have (busy, breaker) before its job fails into pg-boss's retries: about 25 minutes busy. */
+export const DEFAULT_MAX_DEFERRALS = 100;
 
 export interface RunningWorker {
   /** Stops taking jobs, waits for the running ones to finish, and stops. */
   stop(): Promise<void>;
 }
 
-/** The failure a busy or declined wake reports to pg-boss: the job is retried, its event kept. */
+/** The failure a job put off too often reports to pg-boss: the job is retried, its event kept. */
 export class WakeDeferred extends Error {}
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
@@ -79,10 +95,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (data.kind === 'timeline') {
       if (!agent.wakeTimeline) throw new Error(`this worker cannot wake @${agent.name} on a timeline`);
       const { outcome } = await agent.wakeTimeline(data);
-      if (outcome === 'busy' || outcome === 'declined') throw new WakeDeferred(`timeline ${data.timeline} was ${outcome}; the job is retried`);
+      if (outcome === 'busy' || outcome === 'declined') return defer(job, outcome, `timeline ${data.timeline}`);
       return 'completed';
     }
     return answerSession(agent, job as Job<SessionWakeJob>);
+  };
+
+  const maxDeferrals = options.maxDeferrals ?? DEFAULT_MAX_DEFERRALS;
+  /** Puts a busy or declined job's event off: the same job again, for later; this one completed (see above). */
+  const defer = async (job: Job<WakeJob>, outcome: 'busy' | 'declined', what: string): Promise<'completed'> => {
+    const deferrals = (job.data.deferrals ?? 0) + 1;
+    const why = outcome === 'busy' ? 'busy' : 'declined by its circuit breaker';
+    if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
+    const seconds = Math.max(1, Math.ceil(outcome === 'busy' ? (options.busyDeferSeconds ?? DEFAULT_WAKE_LEASE_TTL_MS / 1000) : options.breaker.cooldownMs / 1000));
+    const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
+    logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });
+    return 'completed';
   };
 
   const answerSession = async (agent: WorkerAgent, job: Job<SessionWakeJob>): Promise<'completed' | 'deadletter'> => {
@@ -100,9 +128,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       maxSteps: agent.maxSteps,
       logger,
     });
-    if (outcome.outcome === 'busy' || outcome.outcome === 'declined') {
-      throw new WakeDeferred(`session ${data.sessionId} was ${outcome.outcome === 'busy' ? 'busy' : 'declined by its circuit breaker'}; its event is recorded and the job retried`);
-    }
+    if (outcome.outcome === 'busy' || outcome.outcome === 'declined') return defer(job, outcome.outcome, `session ${data.sessionId}`);
     return outcome.failedEvents.includes(data.event.id) ? 'deadletter' : 'completed';
   };
 

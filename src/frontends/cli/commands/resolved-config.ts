@@ -93,6 +93,8 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     // The kind and where, never the password.
     store: storeKindOf(settings.store),
     store_url: settings.store ? redactUrl(settings.store) : null,
+    // On a shared store, whose rows this agent's sessions, wakes and memory are (its agent id).
+    store_agent_id: settings.store ? settings.agent.id : null,
     max_steps: settings.maxSteps,
     max_steps_source: settings.loopPolicy?.maxStepsSource ?? null,
     max_context_tokens: settings.contextTokens,

@@ -28,7 +28,8 @@ interface StoreOptions {
 
 /**
  * Where sessions are read: one agent's state directory (its journal.db and wake.db, named by the
- * agent id or cartridge key), or the PostgreSQL store every wake given that --store shares.
+ * agent id or cartridge key), or that agent's rows on the PostgreSQL store every wake given that
+ * --store shares (named by the agent id they are scoped by).
  */
 interface AgentState {
   name: string;
@@ -54,7 +55,7 @@ export function register(program: Command): void {
       .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
       .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home'),
   ).action(async (agent: string | undefined, options: StoreOptions) => {
-    const states = statesOf(agent, options);
+    const states = await statesOf(agent, options);
     const rows: Array<SessionSummary & { agent: string }> = [];
     for (const state of states) {
       rows.push(...(await withStores(state, async (journal, wakes) => (await summarizeSessions(journal, wakes)).map((s) => ({ agent: state.name, ...s })))));
@@ -80,7 +81,7 @@ export function register(program: Command): void {
   ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
     // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
     const options = command.optsWithGlobals<StoreOptions>();
-    const states = statesOf(agent, options);
+    const states = await statesOf(agent, options);
     const found: Array<{ agent: string; detail: SessionDetail }> = [];
     for (const state of states) {
       const detail = await withStores(state, (journal, wakes) => sessionDetail(id, journal, wakes));
@@ -105,10 +106,13 @@ export function register(program: Command): void {
   });
 }
 
-/** What to read: the PostgreSQL store when --store / ACX_STORE names one, else the agent (or every agent) under the state home. */
-function statesOf(agent: string | undefined, options: StoreOptions): AgentState[] {
+/** What to read: the agent (or every agent) on the PostgreSQL store when --store / ACX_STORE names one, else under the state home. */
+async function statesOf(agent: string | undefined, options: StoreOptions): Promise<AgentState[]> {
   const storeUrl = resolveStoreUrl(options);
-  if (storeUrl) return [{ name: agent === undefined ? 'postgres' : agentState(agent, options).name, dir: redactUrl(storeUrl), storeUrl }];
+  if (storeUrl) {
+    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [locateAgent({ agent, ...options }).agentId];
+    return ids.map((id) => ({ name: id, dir: redactUrl(storeUrl), storeUrl }));
+  }
   return agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
 }
 
@@ -132,7 +136,7 @@ function allAgentStates(options: StoreOptions): AgentState[] {
 
 /** Opens the agent's stores that exist (reading never creates one) for the time of `read`. */
 async function withStores<T>(state: AgentState, read: (journal: JournalStore | undefined, wakes: WakeStore | undefined) => Promise<T>): Promise<T> {
-  const { journal, wakes } = state.storeUrl ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(state.storeUrl) : openSqliteStores(state.dir);
+  const { journal, wakes } = state.storeUrl ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(state.storeUrl, state.name) : openSqliteStores(state.dir);
   try {
     return await read(journal, wakes);
   } finally {

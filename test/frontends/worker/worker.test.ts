@@ -1,0 +1,127 @@
+// What the worker does with a job it cannot answer yet — its session busy, or declined by the
+// breaker — on real PostgreSQL and pg-boss: the event is put off, not failed. The job completes,
+// the same event is sent again for later (spending none of the retries meant for failures), and
+// the later job answers it once the session is free or the breaker has reopened.
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openWakeQueue, WAKE_QUEUE, type WakeQueue } from '../../../src/frontends/worker/queue.ts';
+import { type RunningWorker, startWorker } from '../../../src/frontends/worker/worker.ts';
+import { createEngineHarness } from '../../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
+import { fromLanguageModel } from '../../../src/model/providers.ts';
+import type { LeaseHolder } from '../../../src/store/lease-holder.ts';
+import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
+import type { BreakerSettings } from '../../../src/store/wake-store.ts';
+import { createMemoryLogger } from '../../../src/util/logger.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
+import { scriptedModel } from '../../support/scripted-model.ts';
+
+const postgres = postgresForSuite();
+const AGENT = 'solo';
+const elsewhere: LeaseHolder = { pid: 4242, host: 'another-host', started: 1 };
+const NO_PACING = { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 };
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface JobRow {
+  state: string;
+  retry_count: number;
+  data: { event: { id: string }; deferrals?: number };
+  deferred_by_ms: number;
+}
+
+async function setUp(breaker: BreakerSettings, maxDeferrals?: number) {
+  const url = postgres.database('worker_defer');
+  const store = await PostgresWakeStore.open(url, { agentId: AGENT });
+  const queue: WakeQueue = await openWakeQueue(url, createMemoryLogger(), { superviseSeconds: 1 });
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  const logger = createMemoryLogger();
+  const model = scriptedModel(() => ({ text: 'answered' }));
+  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, agentId: AGENT });
+  let worker: RunningWorker | undefined;
+  cleanups.push(async () => {
+    await worker?.stop();
+    await queue.close();
+    await db.end();
+    await store.close();
+  });
+  worker = await startWorker({
+    queue,
+    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness }), close: async () => harness.close?.() }) }],
+    breaker,
+    pacing: NO_PACING,
+    maxAttempts: 3,
+    logger,
+    pollSeconds: 1,
+    busyDeferSeconds: 1,
+    ...(maxDeferrals !== undefined ? { maxDeferrals } : {}),
+  });
+  const jobs = async () =>
+    (
+      await db.query<JobRow>(
+        'SELECT state, retry_count, data, (extract(epoch FROM start_after - created_on) * 1000)::int AS deferred_by_ms FROM pgboss.job WHERE name = $1 ORDER BY created_on',
+        [WAKE_QUEUE],
+      )
+    ).rows;
+  const until = async (what: string, done: (rows: JobRow[]) => boolean) => {
+    for (let waited = 0; ; waited += 100) {
+      const rows = await jobs();
+      if (done(rows)) return rows;
+      if (waited > 30_000) throw new Error(`${what}: ${JSON.stringify(rows)}\n${logger.lines.join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  return { store, queue, model, logger, until };
+}
+
+const OFF: BreakerSettings = { max: 0, windowMs: 1000, cooldownMs: 1000 };
+
+describe('acx worker: a job whose session is busy or declined is put off, not failed', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy session's job completes and comes back later, and the later one answers${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    const { store, queue, model, logger, until } = await setUp(OFF);
+    // A live wake elsewhere holds the session (and keeps renewing its lease).
+    expect((await store.admit('room', undefined, OFF, elsewhere)).kind).toBe('leader');
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'room', event: { id: 'e1', text: 'hello' } });
+    const deferred = await until('the busy job was not deferred', (rows) => rows.length === 2 && rows[0]!.state === 'completed');
+    expect(deferred.map((r) => [r.state, r.retry_count, r.data.deferrals ?? 0])).toEqual([
+      ['completed', 0, 0],
+      ['created', 0, 1],
+    ]);
+    expect(deferred[1]!.deferred_by_ms, 'sent for busyDeferSeconds later').toBeGreaterThanOrEqual(900);
+    expect(model.calls).toHaveLength(0);
+    // The holder died without answering: its lease is gone, and the deferred job answers the event.
+    await store.abandon('room', elsewhere);
+    const settled = await until('the deferred job did not answer', (rows) => rows.every((r) => r.state === 'completed'));
+    expect(settled.every((r) => r.retry_count === 0), 'no retry spent').toBe(true);
+    expect((await store.item('room', 'e1'))?.state).toBe('done');
+    expect(model.calls).toHaveLength(1);
+    expect(logger.lines.join('\n')).toMatch(/INFO worker job deferred job=\S+ session=room outcome=busy again=\S+ after_s=1 deferrals=1/);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a job the breaker declines comes back after its cooldown, and is answered once it reopens${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    const breaker: BreakerSettings = { max: 1, windowMs: 500, cooldownMs: 2000 };
+    const { store, queue, model, until } = await setUp(breaker);
+    // A burst trips the session's breaker.
+    expect((await store.admit('burst', undefined, breaker, elsewhere)).kind).toBe('leader');
+    await store.abandon('burst', elsewhere);
+    expect((await store.admit('burst', undefined, breaker, elsewhere)).kind).toBe('declined');
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'burst', event: { id: 'b1', text: 'after the burst' } });
+    const deferred = await until('the declined job was not deferred', (rows) => rows.length >= 2 && rows[0]!.state === 'completed');
+    expect(deferred[1]!.deferred_by_ms, "sent for the breaker's cooldown later").toBeGreaterThanOrEqual(1900);
+    const settled = await until('the deferred job did not answer', (rows) => rows.every((r) => r.state === 'completed'));
+    expect(settled.every((r) => r.retry_count === 0), 'no retry spent').toBe(true);
+    expect((await store.item('burst', 'b1'))?.state).toBe('done');
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a job put off maxDeferrals times fails into pg-boss's retries, so a session that never frees up is not a loop${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    const { store, queue, logger, until } = await setUp(OFF, 0);
+    expect((await store.admit('stuck', undefined, OFF, elsewhere)).kind).toBe('leader');
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'stuck', event: { id: 's1', text: 'anyone?' } });
+    await until('the job was not failed into a retry', (r) => r.length === 1 && r[0]!.state === 'retry');
+    expect(logger.lines.join('\n')).toMatch(/WARNING worker job retried .*session stuck was busy 0 times running/);
+  });
+});
