@@ -1,7 +1,7 @@
 import { storeKindOf } from '../store/store-url.ts';
 import { join, resolve } from 'node:path';
 import { type MemoryProviderSpec, parseMemoryProviderSpec } from '../memory/choice.ts';
-import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from './boot-cartridge.ts';
+import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from './load-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { speechModeOf } from '../agent-def/manifest.ts';
 import { type AppliedLoopPolicy, applyLoopPolicy } from '../agent-def/policy.ts';

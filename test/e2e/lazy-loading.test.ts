@@ -42,5 +42,13 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/app/prepare.ts')).toEqual([]);
     expect(loaded(modules, '/src/app/toolset.ts')).toEqual([]);
     expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
+    // Reading a directory agent's identity and budget needs neither the cartridge handshake (the
+    // contract, its ajv) nor the tools' schemas (the AI SDK), nor the YAML of its skills.
+    expect(loaded(modules, '/src/app/boot-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
+    expect(loaded(modules, '/src/tools/registry.ts')).toEqual([]);
+    expect(loaded(modules, 'node_modules/ai/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
   });
 });
