@@ -346,6 +346,12 @@ export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 's
   return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
 }
 
+/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
+export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
+  const definition = settings.definition;
+  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
+}
+
 /**
  * --store / ACX_STORE: a postgres:// URL, or null for the SQLite files under the home. Checked
  * now so a wrong value fails before anything runs; a wake reads it before the rest of the
