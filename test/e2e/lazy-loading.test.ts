@@ -32,6 +32,13 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/harness/acp/').filter((url) => !url.endsWith('/src/harness/acp/profiles/names.ts'))).toEqual([]);
     expect(loaded(modules, 'node_modules/hono/')).toEqual([]);
     expect(loaded(modules, 'node_modules/@opentelemetry/')).toEqual([]); // loaded on the first traced turn only
+    // A directory agent has no cartridge handshake (the contract, its ajv); its built-ins' schemas
+    // are zod (ajv only for a JSON Schema); its memory is SQLite (pg's memory store not loaded).
+    expect(loaded(modules, '/src/app/boot-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/app/default-host.ts')).toEqual([]);
+    expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
+    expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
+    expect(loaded(modules, '/src/memory/postgres-store.ts')).toEqual([]);
   });
 
   it('a repeated delivery of an answered event does not prepare the agent', async () => {
