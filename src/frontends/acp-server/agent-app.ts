@@ -71,7 +71,8 @@ export function acpAgentApp(options: { facts: InitializeFacts; logger: Logger; h
         client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
         client_terminal: params.clientCapabilities?.terminal === true,
       });
-      if (told) void told.then((handlers) => handlers.initialized(params));
+      // A repeated initialize reaches handlers already prepared (one that failed answers each request itself).
+      if (told) void told.then((handlers) => handlers.initialized(params), () => {});
       options.onInitialized?.();
       return initializeResponse(options.facts);
     })
