@@ -39,6 +39,8 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, '/src/memory/postgres-store.ts')).toEqual([]);
+    // web_fetch takes node:http and node:tls when it fetches: importing them loads Node's undici.
+    expect(modules.filter((url) => url === 'node:http' || url === 'node:tls')).toEqual([]);
   });
 
   it('a repeated delivery of an answered event does not prepare the agent', async () => {
