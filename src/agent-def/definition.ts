@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_STEPS } from '../engine/caps.ts';
 import { PROVIDERS } from '../model/providers.ts';
 import { DEFAULT_BUILTINS, type BuiltinName } from '../tools/builtin/names.ts';
-import { isPluginFileName } from '../tools/plugins.ts';
+import { isPluginFileName } from '../tools/plugin-names.ts';
 import { AcxError } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultLoopContextPolicy, harnessRequirementsFor, ROLE_BUILTINS } from './defaults.ts';
 import { normalizeAuthors, parseJson, readDirectorySource } from './directory.ts';
@@ -42,7 +42,8 @@ export interface AgentDefinition {
   agentJson: Record<string, unknown> | undefined;
   systemPrompt: string;
   initialize: string;
-  skills: Skill[];
+  /** Parsed on first read. */
+  readonly skills: Skill[];
   memory: MemorySeed[];
   /** rom/mcp/*.json drop-ins: the server name (file stem) and the document. */
   mcp: Array<{ name: string; file: string; text: string }>;
@@ -123,10 +124,14 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
     policyFile = generate(LOOP_POLICY_PATH, defaultLoopContextPolicy(manifest.stepBudget ?? DEFAULT_MAX_STEPS, DEFAULT_EMBEDDING_ENGINE.id));
   }
 
-  const skills = [...files.keys()]
-    .filter((name) => /^rom\/skills\/[^/]+\/SKILL\.md$/.test(name))
-    .map((name) => parseSkill(text(name) ?? '', name.split('/')[2]!, name, where(name)))
-    .sort((a, b) => a.name.localeCompare(b.name));
+  // Parsed on first use (their YAML frontmatter needs the YAML parser): a command that only needs
+  // the agent's identity and budget (a wake answering from its store) never reads them.
+  let skills: Skill[] | undefined;
+  const readSkills = (): Skill[] =>
+    (skills ??= [...files.keys()]
+      .filter((name) => /^rom\/skills\/[^/]+\/SKILL\.md$/.test(name))
+      .map((name) => parseSkill(text(name) ?? '', name.split('/')[2]!, name, where(name)))
+      .sort((a, b) => a.name.localeCompare(b.name)));
 
   const knowledge = (name: string) => stripHtmlComments(text(`rom/knowledge/${name}`) ?? '');
   // acx layout: prompts/; the agent-package layout: knowledge/IDENTITY.md + STYLE.md.
@@ -140,7 +145,9 @@ export function readAgentDefinition(source: AgentSource): AgentDefinition {
     agentJson,
     systemPrompt,
     initialize: stripHtmlComments(text(INITIALIZE_PATH) ?? ''),
-    skills,
+    get skills() {
+      return readSkills();
+    },
     // In id order, as a cartridge stores its ROM rows.
     memory: [...source.memory].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     mcp: [...files.keys()]

@@ -3,7 +3,7 @@ import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, errorMessage } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultHarnessRequirements, defaultLoopContextPolicy } from './defaults.ts';
-import { isPluginFileName } from '../tools/plugins.ts';
+import { isPluginFileName } from '../tools/plugin-names.ts';
 import { definitionError } from './errors.ts';
 import { AGENT_ID, SEMVER } from './manifest.ts';
 import { parseMemoryFile, seedOfRecord, type MemorySeed } from './memory.ts';

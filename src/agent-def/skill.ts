@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { errorMessage } from '../core/errors.ts';
 import { definitionError } from './errors.ts';
 
@@ -23,6 +23,11 @@ export interface Skill {
 
 export const SKILL_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SKILL_KEYS = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools']);
+// yaml (some 70 modules) is required on the first SKILL.md parsed, not when this module loads; it
+// is a CommonJS package, so requiring it is the same module an import would give.
+const require = createRequire(import.meta.url);
+const parseYaml = (text: string): unknown => (require('yaml') as typeof import('yaml')).parse(text);
+
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)([\s\S]*)$/;
 
 /** Parses skills/<dirName>/SKILL.md; `where` names the file in messages. */

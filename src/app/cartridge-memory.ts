@@ -9,7 +9,7 @@ import type { MemoryRecords } from '../memory/records.ts';
 import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool } from '../memory/tools.ts';
 import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import type { RomMemoryRecord } from './boot-cartridge.ts';
+import type { RomMemoryRecord } from './load-cartridge.ts';
 
 /**
  * Memory for a booted cartridge.

@@ -16,6 +16,7 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { contractFacing, grantedAreaScopes, HOST_PROTOCOL_REVISION, hostToolsOf } from './boot-cartridge.ts';
 import { createDispatchTool } from './dispatch.ts';
+import { listingHarness } from './listing-harness.ts';
 import type { Harness } from '../harness/harness.ts';
 
 /**
@@ -25,14 +26,6 @@ import type { Harness } from '../harness/harness.ts';
  * Described without opening, probing or connecting anything, so `acx spec` and `acx build` can say
  * before a cartridge ships whether its manifest can be satisfied.
  */
-
-/** A harness that is never asked to run: tools assembled for a description only need to be listed. */
-export const listingHarness: Harness = {
-  id: 'handshake',
-  openSession: async () => {
-    throw new AcxError('not-running', 'This tool set was assembled for a handshake and cannot run turns.');
-  },
-};
 
 /** What the default-host check needs to know about an agent: its manifest, its built-ins, its own MCP servers. */
 export interface HostSubject {

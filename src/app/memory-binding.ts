@@ -2,7 +2,7 @@ import type { ResolvedSettings } from './settings.ts';
 import { loadMemoryProviderModule, MemoryProviderError, type MemoryProviderSource } from '../memory/choice.ts';
 import { createLocalHashEmbedder, LOCAL_HASH_ENGINE } from '../memory/local-hash.ts';
 import { createSqliteMemoryProvider, type MemoryProvider, type SqliteMemoryProvider } from '../memory/provider.ts';
-import { PostgresMemoryRecords } from '../memory/postgres-store.ts';
+import type { PostgresMemoryRecords } from '../memory/postgres-store.ts';
 import { createSemanticMemoryProvider } from '../memory/semantic.ts';
 import type { StoreKind } from '../store/journal-store.ts';
 import { createSdkEmbedder, DEFAULT_EMBEDDING_MODELS, type Embedder, providerEmbeddingModel, providerKeyPresent } from '../model/embedding.ts';
@@ -91,7 +91,7 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
         includeForeignSave: cartridge.includeForeignSave,
         logger,
       })
-    : createSqliteMemoryProvider({ path: settings.memoryPath, logger, ...agentRecords(settings) });
+    : createSqliteMemoryProvider({ path: settings.memoryPath, logger, ...(await agentRecords(settings)) });
   // A directory's own memory takes every seed, field-learned (portable:false) ones too: it is this installation's.
   if (!cartridge) {
     for (const record of seed ? (settings.definition?.memory ?? []) : []) {
@@ -110,9 +110,12 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
 }
 
 /** The agent's own records on the PostgreSQL store, when one is set; connected on first use. */
-function agentRecords(settings: ResolvedSettings): { records?: () => PostgresMemoryRecords } {
+async function agentRecords(settings: ResolvedSettings): Promise<{ records?: () => PostgresMemoryRecords }> {
   const url = settings.store;
-  return url ? { records: () => new PostgresMemoryRecords(url, settings.agent.id) } : {};
+  if (!url) return {};
+  // pg (some 30 modules) loads only for an agent whose memory is on PostgreSQL.
+  const { PostgresMemoryRecords } = await import('../memory/postgres-store.ts');
+  return { records: () => new PostgresMemoryRecords(url, settings.agent.id) };
 }
 
 /**

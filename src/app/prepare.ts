@@ -10,11 +10,11 @@ import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { type Activation, activateCartridge, contractFacing, modelFacts } from './boot-cartridge.ts';
+import type { Activation } from './boot-cartridge.ts';
 import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
 import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
 import { agentWorkspace } from './workspace.ts';
-import { listingHarness } from './default-host.ts';
+import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
 import { HarnessAgent } from '../harness/harness-agent.ts';
@@ -255,8 +255,9 @@ export interface AgentToolsOptions {
  * ROM drop-ins, MCP drop-ins (when connected), dispatch. The one assembly `acx run`, `chat`,
  * `wake`, `acp`, `mcp`, `handshake` and `resolved-config` share, so each lists the same tools.
  */
-export function assembleAgentTools(settings: ResolvedSettings, options: AgentToolsOptions): Promise<Toolset> {
+export async function assembleAgentTools(settings: ResolvedSettings, options: AgentToolsOptions): Promise<Toolset> {
   const { memory, logger } = options;
+  const cartridgeOptions = settings.cartridge ? await cartridgeToolsetOptions(settings, memory, logger) : {};
   return assembleToolset({
     settings,
     memory,
@@ -266,7 +267,7 @@ export function assembleAgentTools(settings: ResolvedSettings, options: AgentToo
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     dispatch: (tools: () => readonly Tool[]) =>
       createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
-    ...mergeExtraTools(settings.cartridge ? cartridgeToolsetOptions(settings, memory, logger) : {}, options.extraTools),
+    ...mergeExtraTools(cartridgeOptions, options.extraTools),
   });
 }
 
@@ -288,6 +289,8 @@ export async function activateCartridgeTools(
   logger: Logger,
 ): Promise<Activation> {
   const cartridge = settings.cartridge!;
+  // The handshake (the contract's negotiation, its ajv) loads only for a cartridge.
+  const { activateCartridge, modelFacts } = await import('./boot-cartridge.ts');
   const activation = activateCartridge({
     rom: cartridge.rom,
     tools: toolset.tools,
@@ -369,8 +372,9 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
  * What a cartridge adds to the host tool set: the role tools (add_memory, search_memory), built-ins
  * in their contract-facing shape, and the ROM's MCP drop-ins when the cartridge is trusted.
  */
-function cartridgeToolsetOptions(settings: ResolvedSettings, memory: AgentMemory, logger: Logger) {
+async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: AgentMemory, logger: Logger) {
   const cartridge = settings.cartridge!;
+  const { contractFacing } = await import('./boot-cartridge.ts');
   const wanted = settings.definition?.manifest.tools;
   const roles = memory.cartridge!.roleTools();
   if (cartridge.rom.mcp.length > 0 && !cartridge.romMcpAllowed) {

@@ -1,7 +1,7 @@
 import { storeKindOf } from '../store/store-url.ts';
 import { join, resolve } from 'node:path';
 import { type MemoryProviderSpec, parseMemoryProviderSpec } from '../memory/choice.ts';
-import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from './boot-cartridge.ts';
+import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from './load-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { speechModeOf } from '../agent-def/manifest.ts';
 import { type AppliedLoopPolicy, applyLoopPolicy } from '../agent-def/policy.ts';
@@ -344,6 +344,12 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
 /** Where an agent's fs, execute and media tools work: --workspace, or <stateDir>/workspace. */
 export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 'stateDir'>): string {
   return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
+}
+
+/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
+export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
+  const definition = settings.definition;
+  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSelfAuthorshipTools } from './charter.ts';
 import { readOptIns } from './opt-in.ts';
-import { agentWorkspace, type ResolvedSettings } from './settings.ts';
+import { agentMcpDir, agentWorkspace, type ResolvedSettings } from './settings.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
@@ -208,12 +208,6 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     },
     close: closeMcp,
   };
-}
-
-/** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
-export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {
-  const definition = settings.definition;
-  return definition?.kind === 'directory' && definition.mcp.length > 0 ? join(definition.path, 'mcp') : undefined;
 }
 
 /** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */

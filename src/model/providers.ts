@@ -212,14 +212,24 @@ export function describeModel(options: ResolveModelOptions) {
   return { ...spec, definition, surface, baseURL };
 }
 
+/**
+ * The provider's API key from its variables (the first that is set); MissingApiKeyError when it
+ * needs one and none is set. Checked before any client is built, so `acx acp` can say so early.
+ */
+export function providerApiKey(provider: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const definition = PROVIDERS[provider]!;
+  const keyName = definition.keyEnv.find((name) => env[name]);
+  const apiKey = keyName ? env[keyName] : undefined;
+  if (definition.keyRequired && !apiKey) throw new MissingApiKeyError(provider, definition.keyEnv);
+  return apiKey;
+}
+
 export async function resolveModel(options: ResolveModelOptions): Promise<ResolvedModel> {
   const env = options.env ?? process.env;
   const { provider, modelId, definition, surface, baseURL } = describeModel(options);
-  const keyName = definition.keyEnv.find((name) => env[name]);
-  const apiKey = keyName ? env[keyName] : undefined;
+  const apiKey = providerApiKey(provider, env);
   // Scrubbed from every log line and stored error from now on, even one set after start-up.
   addLiveSecret(apiKey);
-  if (definition.keyRequired && !apiKey) throw new MissingApiKeyError(provider, definition.keyEnv);
   const model = await definition.create({ modelId, ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}), surface });
   return {
     model,

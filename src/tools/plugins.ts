@@ -6,6 +6,9 @@ import type { Logger } from '../util/logger.ts';
 import { fromSdkTool, isSdkTool, type SdkTool } from './ai-sdk-tool.ts';
 import { ToolDefinitionError, type SkippedTool, type ToolRegistry } from './registry.ts';
 import type { Tool } from './tool.ts';
+import { isPluginFileName } from './plugin-names.ts';
+
+export { isPluginFileName, PLUGIN_EXTENSIONS } from './plugin-names.ts';
 
 /**
  * Drop-in tool plugins: `tools/*.js|*.mjs|*.ts` in the config home and in an agent directory
@@ -54,12 +57,6 @@ export interface PluginReport {
   defects: string[];
 }
 
-export const PLUGIN_EXTENSIONS = ['.js', '.mjs', '.ts'] as const;
-
-/** Whether `name` is a plugin file name (not hidden, not a declaration file). */
-export function isPluginFileName(name: string): boolean {
-  return !name.startsWith('.') && !name.endsWith('.d.ts') && (PLUGIN_EXTENSIONS as readonly string[]).includes(extname(name));
-}
 
 const AFFINITY = /^(?:\/\/+|\/\*+|\*+)\s*acx-provider:\s*([^*]*?)\s*(?:\*\/)?$/i;
 

@@ -1,6 +1,7 @@
 import type { FlexibleSchema } from '@ai-sdk/provider-utils';
 import { asSchema, zodSchema } from 'ai';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020 as Ajv, ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { ZodTypeAny as Zod3Type } from 'zod/v3';
 import type { CodeSchema, InputSchema, JsonSchema } from '../core/tool.ts';
@@ -24,7 +25,13 @@ export interface NormalizedSchema {
   validate(value: unknown): ValidationResult;
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+// ajv (some 80 modules) is required with the first JSON Schema normalised (an MCP server's, a
+// cartridge's or a plugin's tool), not when this module loads: the built-ins' schemas are zod.
+// It is a CommonJS package, so requiring it gives the very module an import would.
+const require = createRequire(import.meta.url);
+let sharedAjv: Ajv | undefined;
+const ajv = (): Ajv =>
+  (sharedAjv ??= new (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020({ allErrors: true, strict: false, validateFormats: false }));
 
 function isZod4Schema(schema: object): schema is z.ZodType {
   return '_zod' in schema;
@@ -107,13 +114,13 @@ function issueLines(issues: ReadonlyArray<{ message: string; path?: ReadonlyArra
 function normalizeJsonSchema(schema: JsonSchema): NormalizedSchema {
   // Checked against the meta-schema now (cheap), compiled on first use: most tools are never
   // called in a given run, and compiling every schema up front costs start-up time.
-  if (!ajv.validateSchema(schema)) {
-    throw new TypeError(`Invalid JSON Schema: ${ajv.errorsText(ajv.errors)}`);
+  if (!ajv().validateSchema(schema)) {
+    throw new TypeError(`Invalid JSON Schema: ${ajv().errorsText(ajv().errors)}`);
   }
   let validator: ValidateFunction | undefined;
   const compile = (): ValidateFunction => {
     try {
-      return (validator ??= ajv.compile(schema));
+      return (validator ??= ajv().compile(schema));
     } catch (error) {
       throw new TypeError(`Invalid JSON Schema: ${(error as Error).message}`);
     }

@@ -4,9 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
 import { describe, expect, it } from 'vitest';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { startAcxAcp } from '../fixtures/acp-server/client.ts';
 
 const TRACER = pathToFileURL(join(ROOT, 'test/support/module-trace.mjs')).href;
 
@@ -30,6 +32,15 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/harness/acp/').filter((url) => !url.endsWith('/src/harness/acp/profiles/names.ts'))).toEqual([]);
     expect(loaded(modules, 'node_modules/hono/')).toEqual([]);
     expect(loaded(modules, 'node_modules/@opentelemetry/')).toEqual([]); // loaded on the first traced turn only
+    // A directory agent has no cartridge handshake (the contract, its ajv); its built-ins' schemas
+    // are zod (ajv only for a JSON Schema); its memory is SQLite (pg's memory store not loaded).
+    expect(loaded(modules, '/src/app/boot-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/app/default-host.ts')).toEqual([]);
+    expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
+    expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
+    expect(loaded(modules, '/src/memory/postgres-store.ts')).toEqual([]);
+    // web_fetch takes node:http and node:tls when it fetches: importing them loads Node's undici.
+    expect(modules.filter((url) => url === 'node:http' || url === 'node:tls')).toEqual([]);
   });
 
   it('a repeated delivery of an answered event does not prepare the agent', async () => {
@@ -42,5 +53,41 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/app/prepare.ts')).toEqual([]);
     expect(loaded(modules, '/src/app/toolset.ts')).toEqual([]);
     expect(loaded(modules, 'node_modules/@agentclientprotocol/')).toEqual([]);
+    // Reading a directory agent's identity and budget needs neither the cartridge handshake (the
+    // contract, its ajv) nor the tools' schemas (the AI SDK), nor the YAML of its skills.
+    expect(loaded(modules, '/src/app/boot-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
+    expect(loaded(modules, '/src/tools/registry.ts')).toEqual([]);
+    expect(loaded(modules, 'node_modules/ai/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
+    expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
+  });
+
+  it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {
+    const home = tempDir();
+    const trace = join(tempDir('acx-trace-'), 'modules.txt');
+    const acx = startAcxAcp({ home, modelBaseURL: 'http://127.0.0.1:9/v1', env: { NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace } });
+    try {
+      const init = await acx.initialize();
+      expect(init.agentCapabilities?.loadSession).toBe(true);
+      expect(init.agentCapabilities?.promptCapabilities?.image).toBe(true);
+      // The agent prepared after the answer serves the session.
+      const session = await acx.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] });
+      expect(session.sessionId).toBeTruthy();
+    } finally {
+      expect(await acx.close()).toBe(0);
+    }
+    const lines = readFileSync(trace, 'utf8').split('\n');
+    const answered = lines.indexOf('first stdout write');
+    expect(answered).toBeGreaterThan(0);
+    const beforeAnswer = lines.slice(0, answered);
+    expect(loaded(lines, '/src/engine/engine.ts')).toHaveLength(1); // the trace works: the engine loaded for the session
+    expect(loaded(beforeAnswer, '/src/engine/engine.ts')).toEqual([]);
+    expect(loaded(beforeAnswer, '/src/app/prepare.ts')).toEqual([]);
+    expect(loaded(beforeAnswer, '/src/frontends/acp-server/server.ts')).toEqual([]);
+    expect(loaded(beforeAnswer, '/src/tools/registry.ts')).toEqual([]);
+    expect(loaded(beforeAnswer, 'node_modules/ai/')).toEqual([]);
+    expect(loaded(beforeAnswer, 'node_modules/@ai-sdk/')).toEqual([]);
+    expect(loaded(beforeAnswer, 'node_modules/@modelcontextprotocol/')).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 // Preloaded with `node --import` to list every module a process loads: each resolved URL is
 // appended to the file named by ACX_TEST_MODULE_TRACE. Used to check what a command does NOT load.
+// The line "first stdout write" marks when the process first wrote to stdout (an answer sent):
+// what comes before it was loaded to give that answer.
 import { appendFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 
@@ -12,4 +14,11 @@ if (out) {
       return resolved;
     },
   });
+  const write = process.stdout.write;
+  let marked = false;
+  process.stdout.write = function (...args) {
+    if (!marked) appendFileSync(out, 'first stdout write\n');
+    marked = true;
+    return write.apply(this, args);
+  };
 }

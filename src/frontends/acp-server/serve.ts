@@ -1,17 +1,21 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { type PreparedAgent, prepareAgent } from '../../app/prepare.ts';
-import { agentMcpDir } from '../../app/toolset.ts';
-import { type RunFlags, resolveSettings } from '../../app/settings.ts';
-import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
-import { loadMcpConfigs } from '../../mcp/config.ts';
-import { ConfigError } from '../../core/errors.ts';
+import type { PreparedAgent } from '../../app/prepare.ts';
+import { agentMcpDir, type ResolvedSettings, type RunFlags, resolveSettings } from '../../app/settings.ts';
+import type { McpConnection } from '../../mcp/client.ts';
+import { loadMcpConfigs, type McpServerConfig } from '../../mcp/config.ts';
+import { noModelSelected, providerApiKey } from '../../model/providers.ts';
+import { AcxError, ConfigError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { createAcpServer } from './server.ts';
-import { createUnconfiguredAcpServer } from './unconfigured.ts';
+import { acpAgentApp, type AcpHandlers } from './agent-app.ts';
+import { createUnconfiguredAcpServer, unconfiguredHandlers } from './unconfigured.ts';
 
 /**
  * `acx acp`: resolve the agent exactly as `acx run` does, connect its MCP drop-ins (the agent
  * directory's mcp/ and `--mcp`), then serve ACP on the given streams until the client hangs up.
+ *
+ * An editor waits for the answer to `initialize` before it shows the agent, so on acx's engine
+ * that answer comes from the settings alone; the agent (engine, model client, tools, memory, MCP
+ * servers) is prepared right after it, in the background, and every session method waits for it.
  */
 export interface ServeAcpOptions {
   flags: RunFlags;
@@ -31,22 +35,87 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     ...(agentMcpDir(settings) ? { dir: agentMcpDir(settings)! } : {}),
     ...(flags.mcp ? { specs: flags.mcp } : {}),
   });
-  let prepared: PreparedAgent;
-  try {
-    prepared = await prepareAgent(settings, { logger });
-  } catch (error) {
-    // A configuration the user must fix (a missing key, no model) still answers initialize.
-    if (!ConfigError.isInstance(error)) throw error;
-    const server = createUnconfiguredAcpServer({ problem: error, agentName: settings.agent.name, logger });
-    await server.app.connect(acp.ndJsonStream(options.output, options.input)).closed;
-    logger.info('acp connection closed');
+  // What preparing would refuse for lack of configuration (no model, no key), known now: such an
+  // agent answers initialize with what to set and loads nothing more.
+  const problem = unpreparedProblem(settings, env);
+  if (problem) {
+    await serveUnconfigured(problem, settings, options);
     return;
   }
-  let dropIns: McpConnection | undefined;
+  if (settings.harness !== 'engine') {
+    // An ACP harness checks its profile's credentials while preparing; prepared first, so a
+    // missing one is still what initialize reports.
+    const { prepareAgent } = await import('../../app/prepare.ts');
+    let prepared: PreparedAgent;
+    try {
+      prepared = await prepareAgent(settings, { logger });
+    } catch (error) {
+      if (!ConfigError.isInstance(error)) throw error;
+      await serveUnconfigured(error, settings, options);
+      return;
+    }
+    const { initializeFacts } = await import('./server.ts');
+    const agent = preparedHandlers(settings, configs, options, prepared);
+    await serveHandlers(acpAgentApp({ facts: initializeFacts(prepared), logger, handlers: agent.handlers }), agent, options);
+    return;
+  }
+  const agent = preparedHandlers(settings, configs, options);
+  const facts = { agentName: settings.agent.name, journal: true, images: settings.model?.vision ?? true };
+  const app = acpAgentApp({ facts, logger, handlers: agent.handlers, onInitialized: () => setImmediate(() => void agent.handlers().catch(() => {})) });
+  await serveHandlers(app, agent, options);
+}
+
+/** The configuration problems prepareAgent would throw for acx's engine, found without loading it. */
+function unpreparedProblem(settings: ResolvedSettings, env: NodeJS.ProcessEnv): ConfigError | undefined {
+  if (settings.harness !== 'engine') return undefined;
+  if (!settings.model) return noModelSelected();
+  if (settings.replay) return undefined;
   try {
-    if (configs.length > 0) dropIns = await connectMcpServers(configs, { logger, env });
-    const server = createAcpServer({ prepared, logger, extraTools: dropIns?.tools ?? [], env });
-    const connection = server.app.connect(acp.ndJsonStream(options.output, options.input));
+    providerApiKey(settings.model.provider, env);
+    return undefined;
+  } catch (error) {
+    if (ConfigError.isInstance(error)) return error;
+    throw error;
+  }
+}
+
+async function serveUnconfigured(problem: ConfigError, settings: ResolvedSettings, options: ServeAcpOptions): Promise<void> {
+  const server = createUnconfiguredAcpServer({ problem, agentName: settings.agent.name, logger: options.logger });
+  await server.app.connect(acp.ndJsonStream(options.output, options.input)).closed;
+  options.logger.info('acp connection closed');
+}
+
+interface PreparingAgent {
+  /** The session handlers, prepared on the first call (the same promise after it). */
+  handlers(): Promise<AcpHandlers>;
+  /** Closes what was prepared, once any preparation still running has settled. */
+  close(): Promise<void>;
+}
+
+function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[], options: ServeAcpOptions, given?: PreparedAgent): PreparingAgent {
+  const { logger } = options;
+  const env = options.env ?? process.env;
+  let prepared: PreparedAgent | undefined = given;
+  let dropIns: McpConnection | undefined;
+  let handlers: Promise<AcpHandlers> | undefined;
+  const prepare = async (): Promise<AcpHandlers> => {
+    if (!prepared) {
+      const { prepareAgent } = await import('../../app/prepare.ts');
+      try {
+        prepared = await prepareAgent(settings, { logger });
+      } catch (error) {
+        // Something the user must fix (a key, a memory provider module): initialize was answered,
+        // so every session method says what, instead of the process ending under the editor.
+        if (!AcxError.isInstance(error)) throw error;
+        return unconfiguredHandlers(error, logger);
+      }
+    }
+    if (configs.length > 0) {
+      const { connectMcpServers } = await import('../../mcp/client.ts');
+      dropIns = await connectMcpServers(configs, { logger, env });
+    }
+    const { createAcpHandlers } = await import('./server.ts');
+    const ready = createAcpHandlers({ prepared, logger, extraTools: dropIns?.tools ?? [], env });
     logger.info('acp ready', {
       agent: settings.agent.id,
       provider: prepared.model.provider,
@@ -54,11 +123,33 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       mode: settings.permissionMode,
       journal: settings.journalPath,
     });
-    await connection.closed;
-    logger.info('acp connection closed');
-    await server.close();
+    return ready;
+  };
+  return {
+    handlers: () =>
+      (handlers ??= prepare().catch((error: unknown) => {
+        logger.error('acp agent not prepared', { error: error instanceof Error ? error.message : String(error) });
+        throw error;
+      })),
+    async close() {
+      try {
+        await (await handlers?.catch(() => undefined))?.close();
+      } finally {
+        try {
+          await dropIns?.close();
+        } finally {
+          await prepared?.close();
+        }
+      }
+    },
+  };
+}
+
+async function serveHandlers(app: acp.AgentApp, agent: PreparingAgent, options: ServeAcpOptions): Promise<void> {
+  try {
+    await app.connect(acp.ndJsonStream(options.output, options.input)).closed;
+    options.logger.info('acp connection closed');
   } finally {
-    await dropIns?.close();
-    await prepared.close();
+    await agent.close();
   }
 }

@@ -4,7 +4,6 @@ import * as acp from '@agentclientprotocol/sdk';
 import { HarnessAgent } from '../../harness/harness-agent.ts';
 import type { Harness } from '../../harness/harness.ts';
 import type { PreparedAgent } from '../../app/prepare.ts';
-import { ACX_VERSION } from '../../util/version.ts';
 import { connectMcpServers, type McpConnection } from '../../mcp/client.ts';
 import type { JournalStore } from '../../store/journal-store.ts';
 import type { RootedToolOptions } from '../../app/toolset.ts';
@@ -23,12 +22,13 @@ import { EditLog } from './edits.ts';
 import { ModelEngines } from './model-engines.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
-import { promptCapabilities, type PromptAcceptance } from './prompt-content.ts';
+import type { PromptAcceptance } from './prompt-content.ts';
 import { replayUpdates } from './replay.ts';
 import { type SessionRoots, sessionRoots } from './roots.ts';
 import { AcpSession } from './session.ts';
 import { SessionRecords } from './session-records.ts';
 import { titleFromPrompt } from './session-title.ts';
+import { acpAgentApp, type AcpHandlers, type InitializeFacts } from './agent-app.ts';
 
 /**
  * acx's native engine as an ACP v1 agent: `initialize`, `session/new|load|resume|close|list|delete`,
@@ -69,6 +69,18 @@ function joinTools(lists: ReadonlyArray<readonly Tool[]>, logger: Logger): Tool[
 }
 
 export function createAcpServer(options: AcpServerOptions): AcpServer {
+  const handlers = createAcpHandlers(options);
+  const app = acpAgentApp({ facts: initializeFacts(options.prepared), logger: options.logger, handlers: async () => handlers });
+  return { app, close: () => handlers.close() };
+}
+
+/** What the initialize answer says of a prepared agent. */
+export function initializeFacts(prepared: PreparedAgent): InitializeFacts {
+  return { agentName: prepared.settings.agent.name, journal: journalOf(prepared.agent.settings.harness) !== undefined, images: prepared.model.vision };
+}
+
+/** The session methods on a prepared agent; agent-app.ts wires them to ACP (and answers initialize). */
+export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
   const { prepared, logger } = options;
   const base = prepared.agent;
   const journal = journalOf(base.settings.harness);
@@ -250,37 +262,19 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
     await session.flush();
   };
 
-  const app = acp
-    .agent({ name: 'acx' })
-    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+  const handlers: AcpHandlers = {
+    initialized(params) {
       clientCapabilities = params.clientCapabilities;
-      logger.info('acp initialize', {
-        client: params.clientInfo?.name,
-        protocol: params.protocolVersion,
-        client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
-        client_terminal: params.clientCapabilities?.terminal === true,
-      });
-      return {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        agentCapabilities: {
-          loadSession: journal !== undefined,
-          promptCapabilities: promptCapabilities(accept),
-          mcpCapabilities: { http: true, sse: false },
-          sessionCapabilities: { close: {}, additionalDirectories: {}, ...(journal ? { resume: {}, list: {}, delete: {} } : {}) },
-        },
-        authMethods: [],
-        agentInfo: { name: 'acx', title: `acx: ${prepared.settings.agent.name}`, version: ACX_VERSION },
-      };
-    })
-    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
+    },
+    async newSession(params, client) {
       const roots = sessionRoots(params);
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
       await records?.setCwd(session.id, roots.cwd);
       await records?.setMode(session.id, session.mode);
       announceCommands(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
-    })
-    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    },
+    async loadSession(params, client) {
       const session = await reopen(client, params);
       const updates = replayUpdates(await journal!.messages(session.id), session.tools, session.roots);
       for (const update of updates) session.send(update);
@@ -288,21 +282,21 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       logger.info('acp session load', { session: session.id, replayed: updates.length });
       announceCommands(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
-    })
-    .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
+    },
+    async resumeSession(params, client) {
       const session = await reopen(client, params);
       announceCommands(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
-    })
-    .onRequest(acp.methods.agent.session.list, async ({ params }) => {
+    },
+    async listSessions(params) {
       if (!records) return { sessions: [] };
       // The kept cwds are normalized (sessionRoots), so the filter is too; a cwd that is gone still lists.
       if (params.cwd != null && !path.isAbsolute(params.cwd)) {
         throw acp.RequestError.invalidParams({ cwd: params.cwd }, `cwd must be an absolute path (got "${params.cwd}")`);
       }
       return { sessions: await records.list(params.cwd != null ? path.resolve(params.cwd) : undefined) };
-    })
-    .onRequest(acp.methods.agent.session.delete, async ({ params }) => {
+    },
+    async deleteSession(params) {
       if (!records || !(await records.exists(params.sessionId))) throw acp.RequestError.sessionNotFound(params.sessionId);
       const open = sessions.get(params.sessionId);
       if (open?.running) throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn; cancel it first');
@@ -313,15 +307,15 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await records.delete(params.sessionId);
       logger.info('acp session delete', { session: params.sessionId });
       return {};
-    })
-    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+    },
+    async closeSession(params) {
       const session = sessions.get(params.sessionId);
       if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
       sessions.delete(params.sessionId);
       await session.close();
       return {};
-    })
-    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+    },
+    async setMode(params) {
       const session = find(params.sessionId);
       const mode = parseModeId(params.modeId);
       if (!mode) {
@@ -330,16 +324,16 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await changeMode(session, mode, 'set_mode');
       await session.flush();
       return {};
-    })
-    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+    },
+    async setConfigOption(params) {
       const session = find(params.sessionId);
       const choice = parseConfigChoice(params, models);
       if ('mode' in choice) await changeMode(session, choice.mode, 'set_config_option');
       else await chooseModel(session, choice.model);
       await session.flush();
       return { configOptions: optionsOf(session) };
-    })
-    .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
+    },
+    async prompt(params) {
       const session = find(params.sessionId);
       const command = parseSlashCommand(params.prompt, skills);
       if (command?.kind === 'builtin') {
@@ -352,13 +346,10 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       const response = await session.prompt(command?.kind === 'skill' ? skillPrompt(command, params.prompt) : params.prompt);
       await nameSession(session, params.prompt);
       return response;
-    })
-    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+    },
+    cancel(params) {
       sessions.get(params.sessionId)?.cancel();
-    });
-
-  return {
-    app,
+    },
     async close() {
       const open = [...sessions.values()];
       sessions.clear();
@@ -368,4 +359,5 @@ export function createAcpServer(options: AcpServerOptions): AcpServer {
       await engines.close();
     },
   };
+  return handlers;
 }

@@ -3,6 +3,7 @@ import { ACX_VERSION } from '../../util/version.ts';
 import { MissingApiKeyError } from '../../model/providers.ts';
 import type { AcxError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { AcpHandlers } from './agent-app.ts';
 import type { AcpServer } from './server.ts';
 
 /**
@@ -22,14 +23,20 @@ export interface UnconfiguredServerOptions {
 /** Where the fix goes: the editor's configuration of the agent server, then a restart. */
 const WHERE = 'in the environment your editor starts `acx acp` with (e.g. the "env" of its agent server settings), then restart the agent';
 
-export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions): AcpServer {
-  const { problem, logger } = options;
+/** The JSON-RPC error every method that needs the agent answers with: it says what to set, and where. */
+export function unconfiguredRefusal(problem: AcxError): { variables: readonly string[]; remedy: string; message: string; refuse: () => never } {
   const variables = MissingApiKeyError.isInstance(problem) ? problem.variables : [];
   const remedy = variables.length > 0 ? `Set ${variables.join(' or ')} ${WHERE}.` : `${problem.hint ?? 'Fix the configuration'} (${WHERE}).`;
   const message = `${problem.message} ${remedy}`;
   const refuse = (): never => {
     throw variables.length > 0 ? acp.RequestError.authRequired({ variables }, message) : acp.RequestError.internalError({ code: problem.code }, message);
   };
+  return { variables, remedy, message, refuse };
+}
+
+export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions): AcpServer {
+  const { problem, logger } = options;
+  const { variables, remedy, refuse } = unconfiguredRefusal(problem);
   const authMethods: acp.AuthMethod[] = variables.map((name) => ({
     id: `acx-env-${name}`,
     name: `Set ${name}`,
@@ -58,4 +65,27 @@ export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions):
     .onRequest(acp.methods.agent.session.prompt, refuse)
     .onNotification(acp.methods.agent.session.cancel, () => {});
   return { app, close: async () => {} };
+}
+
+/**
+ * The session methods when preparing the agent failed on its configuration after `initialize`
+ * was answered (a broken memory provider, a plugin): each refuses, saying what to fix.
+ */
+export function unconfiguredHandlers(problem: AcxError, logger: Logger): AcpHandlers {
+  const { remedy, refuse } = unconfiguredRefusal(problem);
+  logger.warn('acp not ready', { reason: problem.message, remedy });
+  return {
+    initialized: () => {},
+    newSession: async () => refuse(),
+    loadSession: async () => refuse(),
+    resumeSession: async () => refuse(),
+    listSessions: async () => refuse(),
+    deleteSession: async () => refuse(),
+    closeSession: async () => refuse(),
+    setMode: async () => refuse(),
+    setConfigOption: async () => refuse(),
+    prompt: async () => refuse(),
+    cancel: () => {},
+    close: async () => {},
+  };
 }

@@ -1,6 +1,4 @@
-import http from 'node:http';
-import net from 'node:net';
-import tls from 'node:tls';
+import type http from 'node:http';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
@@ -114,6 +112,11 @@ async function requestOnce(url: URL, options: WebFetchOptions, signal: AbortSign
     resolve: options.resolve,
     unsafeAllowAddressesForTests: options.unsafeAllowAddressesForTests,
   });
+  // Taken on the first fetch, not imported: importing node:http or node:tls as an ES module reads
+  // every export, which loads Node's bundled undici (tens of ms on every acx start).
+  const http = process.getBuiltinModule('node:http');
+  const net = process.getBuiltinModule('node:net');
+  const tls = process.getBuiltinModule('node:tls');
   const address = addresses[0]!;
   const port = url.port ? Number(url.port) : 443;
   const dial = options.unsafeDialForTests?.(address, port) ?? { host: address, port };

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { cartridgeStateDir } from '../../../app/boot-cartridge.ts';
+import { cartridgeStateDir } from '../../../app/load-cartridge.ts';
 import { agentStateDir, resolveStateHome } from '../../../app/paths.ts';
 import { locateAgent, resolveStoreUrl } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';

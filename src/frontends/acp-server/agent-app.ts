@@ -1,0 +1,89 @@
+import * as acp from '@agentclientprotocol/sdk';
+import { ACX_VERSION } from '../../util/version.ts';
+import type { Logger } from '../../util/logger.ts';
+import { promptCapabilities } from './prompt-content.ts';
+
+/**
+ * The ACP agent `acx acp` serves: `initialize` answered from facts known before the agent is
+ * prepared, every other method handed to the session handlers (server.ts), which may still be
+ * loading. An editor waits for `initialize` before it shows the agent; the engine, the model
+ * client, tools and MCP servers are not needed to answer it.
+ */
+
+/** What `initialize` says: the agent's name, whether sessions are journaled (load/resume/list), whether the model reads images. */
+export interface InitializeFacts {
+  agentName: string;
+  journal: boolean;
+  images: boolean;
+}
+
+/** The session methods of a prepared agent (createAcpHandlers in server.ts). */
+export interface AcpHandlers {
+  /** What the client said it can do (its file system, its terminal), from initialize. */
+  initialized(params: acp.InitializeRequest): void;
+  newSession(params: acp.NewSessionRequest, client: acp.AgentContext): Promise<acp.NewSessionResponse>;
+  loadSession(params: acp.LoadSessionRequest, client: acp.AgentContext): Promise<acp.LoadSessionResponse>;
+  resumeSession(params: acp.ResumeSessionRequest, client: acp.AgentContext): Promise<acp.ResumeSessionResponse>;
+  listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse>;
+  deleteSession(params: acp.DeleteSessionRequest): Promise<acp.DeleteSessionResponse>;
+  closeSession(params: acp.CloseSessionRequest): Promise<acp.CloseSessionResponse>;
+  setMode(params: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse>;
+  setConfigOption(params: acp.SetSessionConfigOptionRequest): Promise<acp.SetSessionConfigOptionResponse>;
+  prompt(params: acp.PromptRequest): Promise<acp.PromptResponse>;
+  cancel(params: acp.CancelNotification): void;
+  close(): Promise<void>;
+}
+
+export function initializeResponse(facts: InitializeFacts): acp.InitializeResponse {
+  return {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: {
+      loadSession: facts.journal,
+      promptCapabilities: promptCapabilities({ images: facts.images }),
+      mcpCapabilities: { http: true, sse: false },
+      sessionCapabilities: { close: {}, additionalDirectories: {}, ...(facts.journal ? { resume: {}, list: {}, delete: {} } : {}) },
+    },
+    authMethods: [],
+    agentInfo: { name: 'acx', title: `acx: ${facts.agentName}`, version: ACX_VERSION },
+  };
+}
+
+/**
+ * `handlers` is called for every method after initialize (it returns the same handlers each
+ * time); the client's initialize parameters reach them before any session method does.
+ */
+export function acpAgentApp(options: { facts: InitializeFacts; logger: Logger; handlers: () => Promise<AcpHandlers>; onInitialized?: () => void }): acp.AgentApp {
+  const { logger } = options;
+  let initialize: acp.InitializeRequest | undefined;
+  let told: Promise<AcpHandlers> | undefined;
+  const ready = (): Promise<AcpHandlers> =>
+    (told ??= options.handlers().then((handlers) => {
+      if (initialize) handlers.initialized(initialize);
+      return handlers;
+    }));
+  return acp
+    .agent({ name: 'acx' })
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      initialize = params;
+      logger.info('acp initialize', {
+        client: params.clientInfo?.name,
+        protocol: params.protocolVersion,
+        client_fs: [params.clientCapabilities?.fs?.readTextFile ? 'read' : '', params.clientCapabilities?.fs?.writeTextFile ? 'write' : ''].filter(Boolean).join('+') || 'none',
+        client_terminal: params.clientCapabilities?.terminal === true,
+      });
+      // A repeated initialize reaches handlers already prepared (one that failed answers each request itself).
+      if (told) void told.then((handlers) => handlers.initialized(params), () => {});
+      options.onInitialized?.();
+      return initializeResponse(options.facts);
+    })
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => (await ready()).newSession(params, client))
+    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => (await ready()).loadSession(params, client))
+    .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => (await ready()).resumeSession(params, client))
+    .onRequest(acp.methods.agent.session.list, async ({ params }) => (await ready()).listSessions(params))
+    .onRequest(acp.methods.agent.session.delete, async ({ params }) => (await ready()).deleteSession(params))
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => (await ready()).closeSession(params))
+    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => (await ready()).setMode(params))
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => (await ready()).setConfigOption(params))
+    .onRequest(acp.methods.agent.session.prompt, async ({ params }) => (await ready()).prompt(params))
+    .onNotification(acp.methods.agent.session.cancel, async ({ params }) => (await ready()).cancel(params));
+}
