@@ -61,6 +61,8 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, 'node_modules/ai/')).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
+    // agent.json's schema is plain checks: reading the definition loads no schema library.
+    expect(loaded(modules, 'node_modules/zod/')).toEqual([]);
   });
 
   it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {
