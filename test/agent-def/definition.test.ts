@@ -68,15 +68,15 @@ describe('reading an agent directory', () => {
     }
   });
 
-  it('runs a directory with agent.json stepBudget as its cartridge does: the policy carries it, a policy file wins, a flag wins over both', () => {
+  it('runs a directory with agent.json stepBudget as its cartridge does: the policy carries it, a policy file wins, a flag wins over both', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-def-home-'));
-    const steps = (dir: string, maxSteps?: number) => resolveSettings({ agent: dir, home, configHome: home, ...(maxSteps ? { maxSteps } : {}) }, { env: {} }).maxSteps;
-    expect(steps(agentDir({ 'agent.json': agentJson({ stepBudget: 7 }) }))).toBe(7);
-    expect(steps(agentDir({ 'agent.json': agentJson({ maxSteps: 9 }) }))).toBe(9);
+    const steps = async (dir: string, maxSteps?: number) => (await resolveSettings({ agent: dir, home, configHome: home, ...(maxSteps ? { maxSteps } : {}) }, { env: {} })).maxSteps;
+    expect(await steps(agentDir({ 'agent.json': agentJson({ stepBudget: 7 }) }))).toBe(7);
+    expect(await steps(agentDir({ 'agent.json': agentJson({ maxSteps: 9 }) }))).toBe(9);
     const withPolicy = agentDir({ 'agent.json': agentJson({ stepBudget: 7 }), 'loop-context-policy.json': JSON.stringify({ schemaVersion: 'acx.loop-context-policy/1.1', loop: { maxTurns: 3 } }) });
-    expect(steps(withPolicy)).toBe(3);
-    expect(steps(withPolicy, 5)).toBe(5);
-    expect(steps(agentDir({ 'agent.json': agentJson({}) }))).toBe(24);
+    expect(await steps(withPolicy)).toBe(3);
+    expect(await steps(withPolicy, 5)).toBe(5);
+    expect(await steps(agentDir({ 'agent.json': agentJson({}) }))).toBe(24);
   });
 
   it('applies agent.json as written: names trimmed, unknown keys kept for the build, author entries to name and url', () => {

@@ -64,6 +64,9 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, 'node_modules/ai/')).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
+    // A directory is no cartridge: no container, signature or trust code (loaded for a cartridge only).
+    expect(loaded(modules, '/src/app/load-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/cartridge/')).toEqual([]);
     // agent.json's schema is plain checks: reading the definition loads no schema library.
     expect(loaded(modules, 'node_modules/zod/')).toEqual([]);
   });
