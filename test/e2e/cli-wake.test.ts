@@ -450,6 +450,10 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
     const url = postgres.database('wake_e2e');
     const env = { ACX_STORE: url };
+    const none = await acx(home, ['sessions', AGENT], env).done;
+    expect(none.status, none.stderr).toBe(0);
+    // Names the store it read (never the state home, where nothing was looked for).
+    expect(none.stdout).toMatch(/^No sessions in postgres:\/\/\S+ for agent \S+\.\n$/);
     const done = await wake(home, ['--session', 'pg-room-3', '--event', 'pc-1', 'chat: pg cleanup one'], env).done;
     expect(done.status, done.stderr).toBe(0);
     const held = hold('chat: pg cleanup two');
