@@ -112,7 +112,7 @@ export function register(program: Command): void {
 async function statesOf(agent: string | undefined, options: StoreOptions): Promise<AgentState[]> {
   const storeUrl = resolveStoreUrl(options);
   if (storeUrl) {
-    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [locateAgent({ agent, ...options }).agentId];
+    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [locateAgent({ agent, ...options }).storeScope];
     return ids.map((id) => ({ name: id, dir: redactUrl(storeUrl), storeUrl }));
   }
   return agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
