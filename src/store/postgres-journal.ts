@@ -212,14 +212,16 @@ interface Batch {
  * few types they bind; strings go through pg's own escapeLiteral, so a value is never SQL.
  */
 function withLiterals(sql: string, values: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = values[Number(n) - 1];
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-    if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
-    if (typeof value === 'string') return pg.escapeLiteral(value);
-    throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
-  });
+  return sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1], Number(n)));
+}
+
+/** One bound value as an SQL literal (see withLiterals); `n` names the parameter in the error. */
+function literal(value: unknown, n: number): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
 }
 
 const APPEND_AT_SEQ = 'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)';
@@ -306,9 +308,13 @@ export class PostgresJournalStore implements JournalStore {
       await this.run(sql, values);
       return;
     }
-    const [scopedSql, scopedValues] = agentScoped(sql, values, this.agentId);
     const prepared = PREPARED_WRITES.get(sql);
-    batch.held.push(withLiterals(prepared ? `EXECUTE ${prepared.name}(${scopedValues.map((_, i) => `$${i + 1}`).join(', ')})` : scopedSql, scopedValues));
+    // A prepared write binds the agent last (PREPARE_WRITES), so its values are written out in order.
+    batch.held.push(
+      prepared
+        ? `EXECUTE ${prepared.name}(${[...values, this.agentId].map((value, i) => literal(value, i + 1)).join(', ')})`
+        : withLiterals(...agentScoped(sql, values, this.agentId)),
+    );
   }
 
   /** Takes a connection for a transaction, preparing PREPARE_WRITES on it the first time. */
