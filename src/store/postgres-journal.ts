@@ -241,6 +241,9 @@ const PREPARE_WRITES = [...PREPARED_WRITES]
   .map(([sql, { name, arity }]) => `PREPARE ${name} AS ${agentScoped(sql, new Array(arity), '')[0]}`)
   .join(';\n');
 
+/** SQLSTATE invalid_sql_statement_name: an EXECUTE of a name this connection has not prepared. */
+const MISSING_PREPARED_STATEMENT = '26000';
+
 export interface PostgresJournalOptions {
   /**
    * The agent whose sessions the store holds. Required: agents share the database, and a store
@@ -294,11 +297,23 @@ export class PostgresJournalStore implements JournalStore {
    * at its end with nothing sent before, alone — one multi-statement query is one transaction.
    */
   private async flush(batch: Batch, end?: 'COMMIT'): Promise<void> {
-    const whole = end !== undefined && !batch.begun;
-    const statements = whole ? batch.held : [...(batch.begun ? [] : ['BEGIN']), ...batch.held, ...(end ? [end] : [])];
+    const first = !batch.begun;
+    const whole = end !== undefined && first;
+    const statements = whole ? batch.held : [...(first ? ['BEGIN'] : []), ...batch.held, ...(end ? [end] : [])];
     batch.begun ||= !whole;
     batch.held = [];
-    if (statements.length > 0) await batch.client.query(statements.join(';\n'));
+    if (statements.length === 0) return;
+    const text = statements.join(';\n');
+    try {
+      await batch.client.query(text);
+    } catch (error) {
+      // A connection can lose what it prepared (DISCARD ALL, a pooler handing it another server
+      // session). When this was the transaction's first query, its failure left nothing written:
+      // end the aborted transaction, prepare again and send it once more.
+      if (!first || (error as { code?: unknown }).code !== MISSING_PREPARED_STATEMENT) throw error;
+      await batch.client.query(`ROLLBACK;\nDEALLOCATE ALL;\n${PREPARE_WRITES}`);
+      await batch.client.query(text);
+    }
   }
 
   /** A write nobody reads the result of: inside a transaction, held for the next round trip. */

@@ -70,4 +70,20 @@ describe('the PostgreSQL journal on the wire', () => {
     );
     expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
   });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`prepares again on a connection that lost its prepared writes, in a transaction or at its end${POSTGRES_SKIP}`, async () => {
+    const { store } = await openStore(1);
+    await store.ensureSession('s');
+    await store.transaction(() => store.startTurn('t', 's'));
+    // One connection: what DEALLOCATE ALL clears is what the next transaction takes.
+    await store.pool.query('DEALLOCATE ALL');
+    await store.transaction(() => store.appendMessage('s', 't', 'tool', tool, 1));
+    await store.pool.query('DEALLOCATE ALL');
+    await store.transaction(async () => {
+      await store.appendMessage('s', 't', 'tool', tool, 2);
+      expect(await store.messages('s'), 'a read inside the transaction sees its writes').toHaveLength(2);
+      await store.appendMessage('s', 't', 'tool', tool, 3);
+    });
+    expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+  });
 });
