@@ -9,8 +9,9 @@
  *   anchor: generateText({ model, tools, stopWhen: isStepCount(toolSteps + 1) }) from 'ai'
  * plus, for reading only, the SDK's streamText loop (what a turn costs when every call streams, as
  * acx's stream() does). Runs alternate; medians of per-step µs are compared.
- * Goal: acx/anchor at most 1.5x (aim: under 1.0x). No thresholds fail anything: PASS/FAIL is
- * printed for the reader.
+ * Goal: acx/anchor at most 1.5x (aim: under 1.0x) on the SQLite journal; at most 2x on the
+ * PostgreSQL journal (issue 14: every step commits over a round trip to the server). No thresholds
+ * fail anything: PASS/FAIL is printed for the reader.
  *
  * Then a breakdown of where acx's step time goes, from an instrumented pass (journal methods
  * timed, engine checkpoints as segment marks) and an in-process CPU profile (bottom-up, charged
@@ -37,8 +38,6 @@ const ROUNDS = Number(args[1] ?? 12);
 const WARMUP = 3;
 const PROFILE = !process.argv.includes('--no-profile');
 const STEPS = TOOL_STEPS + 1;
-const GOAL = 1.5;
-const AIM = 1.0;
 const PROMPT = 'Tick until you are told to stop, then say done.';
 
 // ---- the same trivial tool on both sides ---------------------------------------------------
@@ -76,6 +75,8 @@ const acxStreamModel = loopModel(TOOL_STEPS);
 // ACX_BENCH_STORE=postgres://...: the acx rows run on the PostgreSQL journal instead (one fresh
 // database; the same anchor in the same run).
 const STORE = process.env.ACX_BENCH_STORE || undefined;
+const GOAL = STORE ? 2.0 : 1.5;
+const AIM: number | undefined = STORE ? undefined : 1.0;
 
 function newAgent(model: ReturnType<typeof loopModel>, dir: string, checkpoint?: (event: Checkpoint) => void) {
   const harness = createEngineHarness({
@@ -195,7 +196,8 @@ const anchorUs = stat('generateText', 'wall');
 const streamUs = stat('streamText', 'wall');
 const ratio = acxUs / anchorUs;
 const cpuRatio = stat('acx', 'cpu') / stat('generateText', 'cpu');
-const verdict = (r: number) => `${r <= GOAL ? 'PASS' : 'FAIL'}${r < AIM ? ' (aim met)' : ''}`;
+const verdict = (r: number) => `${r <= GOAL ? 'PASS' : 'FAIL'}${AIM !== undefined && r < AIM ? ' (aim met)' : ''}`;
+const goal = `goal <= ${GOAL}x${AIM !== undefined ? `, aim < ${AIM}x` : ' (issue 14)'}`;
 const spread = (name: keyof typeof samples) => {
   const walls = samples[name].map((s) => s.wall);
   return `min ${Math.min(...walls).toFixed(0)}, max ${Math.max(...walls).toFixed(0)}`;
@@ -212,7 +214,7 @@ for (const [label, name] of [
 ] as const) {
   console.log(`  ${label.padEnd(32)} ${us(stat(name, 'wall'))} ${us(stat(name, 'cpu'))}    (${spread(name)})`);
 }
-console.log(`  ratio acx / generateText, wall:  ${ratio.toFixed(2)}x (paired median ${paired('wall').toFixed(2)}x)   goal <= ${GOAL}x, aim < ${AIM}x: ${verdict(ratio)}`);
+console.log(`  ratio acx / generateText, wall:  ${ratio.toFixed(2)}x (paired median ${paired('wall').toFixed(2)}x)   ${goal}: ${verdict(ratio)}`);
 console.log(`  ratio acx / generateText, CPU:   ${cpuRatio.toFixed(2)}x (paired median ${paired('cpu').toFixed(2)}x)   ${verdict(cpuRatio)}`);
 console.log(`  ratio acx / streamText, wall:    ${(acxUs / streamUs).toFixed(2)}x   (for reading: the AI SDK's own loop when it streams)`);
 console.log(`  ratio acx stream() / streamText, wall: ${(stat('acxStream', 'wall') / streamUs).toFixed(2)}x, CPU: ${(stat('acxStream', 'cpu') / stat('streamText', 'cpu')).toFixed(2)}x   (for reading: both stream every call)`);
@@ -243,6 +245,22 @@ for (const name of Object.getOwnPropertyNames(Journal.prototype)) {
       journalByMethod.set(name, (journalByMethod.get(name) ?? 0) + ms);
     }
   };
+}
+
+// On PostgreSQL the journal's calls are async and what a step pays is round trips: every query
+// the driver sends is counted and timed from send to answer (the Journal timers above see none).
+let roundTrips = 0;
+let roundTripMs = 0;
+const pgClient = STORE ? (await import('pg')).default.Client.prototype : undefined;
+const pgQuery = pgClient?.query;
+if (pgClient && pgQuery) {
+  pgClient.query = function (this: unknown, ...a: unknown[]) {
+    roundTrips++;
+    const start = performance.now();
+    const sent = (pgQuery as (...a: unknown[]) => unknown).apply(this, a);
+    if (sent instanceof Promise) sent.then(() => (roundTripMs += performance.now() - start), () => {});
+    return sent;
+  } as typeof pgQuery;
 }
 
 type Segment = 'model' | 'beforeTool' | 'tool' | 'settle' | 'between';
@@ -281,6 +299,7 @@ for (let i = 0; i < 2; i++) await runAcx(instrumented.agent, instrumentedModel);
 for (const key of Object.keys(segMs) as Segment[]) segMs[key] = segJournal[key] = 0;
 journalMs = 0;
 journalByMethod.clear();
+roundTrips = roundTripMs = 0;
 mockMs = 0;
 timeTickBody = true;
 let instrumentedMs = 0;
@@ -298,15 +317,22 @@ const engineOther = segMs.beforeTool + segMs.settle + segMs.between - segJournal
 const accounted = segMs.model + segMs.beforeTool + segMs.tool + segMs.settle + segMs.between;
 console.log(`\nWhere acx's step time goes (instrumented pass, ${BREAKDOWN_RUNS} turns; ${us(per(instrumentedMs)).trim()} per step with the timers on)`);
 console.log(`  model call path (brief, prompt conversion, doGenerate, parse): ${us(per(modelPath))}  of which inside the mock model ${us(per(mockMs)).trim()}`);
-console.log(`  journal (SQLite + JSON), all methods:                        ${us(per(journalMs))}`);
+if (STORE) {
+  console.log(`  journal on PostgreSQL: ${(roundTrips / n).toFixed(2)} round trips per step, waited on ${us(per(roundTripMs)).trim()} per step (a step's commit is in the model call path above)`);
+} else {
+  console.log(`  journal (SQLite + JSON), all methods:                        ${us(per(journalMs))}`);
+}
 console.log(`  tool execution (validate, execute, map result):              ${us(per(toolPath))}  of which the tool body ${us(per(tickBodyMs)).trim()}`);
 console.log(`  engine bookkeeping between those (caps, approval, emit):     ${us(per(engineOther))}`);
 console.log(`  outside the marked segments (turn start/end, session open):  ${us(per(instrumentedMs - accounted - (journalMs - Object.values(segJournal).reduce((a, b) => a + b, 0))))}`);
-console.log(`  journal time by method (µs per step; ${toolSegments / BREAKDOWN_RUNS} tool steps of ${STEPS}):`);
-for (const [name, ms] of [...journalByMethod].sort((a, b) => b[1] - a[1])) {
-  console.log(`    ${name.padEnd(18)} ${us(per(ms))}`);
+if (!STORE) {
+  console.log(`  journal time by method (µs per step; ${toolSegments / BREAKDOWN_RUNS} tool steps of ${STEPS}):`);
+  for (const [name, ms] of [...journalByMethod].sort((a, b) => b[1] - a[1])) {
+    console.log(`    ${name.padEnd(18)} ${us(per(ms))}`);
+  }
 }
 for (const [name, original] of originals) proto[name] = original;
+if (pgClient && pgQuery) pgClient.query = pgQuery;
 await instrumented.harness.close?.();
 
 // ---- breakdown: CPU profile --------------------------------------------------------------------

@@ -10,7 +10,7 @@ export { createEngineHarness } from './harness/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
 export type { PreparedAgent } from './app/prepare.ts';
 export type { EngineHarnessOptions } from './harness/engine-harness.ts';
-export type { AgentConfig, CompactionResult, Harness, HarnessSession } from './harness/harness.ts';
+export type { AgentConfig, CompactionResult, Harness, HarnessSession, OpenSessionOptions } from './harness/harness.ts';
 export type { SessionState, SuspendedSession, TurnContinuation } from './harness/session-state.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';

@@ -115,7 +115,7 @@ async function agentRecords(settings: ResolvedSettings): Promise<{ records?: () 
   if (!url) return {};
   // pg (some 30 modules) loads only for an agent whose memory is on PostgreSQL.
   const { PostgresMemoryRecords } = await import('../memory/postgres-store.ts');
-  return { records: () => new PostgresMemoryRecords(url, settings.agent.id) };
+  return { records: () => new PostgresMemoryRecords(url, settings.storeScope) };
 }
 
 /**

@@ -217,7 +217,7 @@ export function engineHarnessOptions(settings: ResolvedSettings, model: Resolved
   return {
     model,
     journalPath: settings.journalPath,
-    ...(settings.store ? { store: settings.store, agentId: settings.agent.id } : {}),
+    ...(settings.store ? { store: settings.store, agentId: settings.storeScope } : {}),
     ...(settings.contextTokens !== null ? { contextTokens: settings.contextTokens } : {}),
     ...(settings.loopPolicy?.stepResultBudget != null ? { stepResultBudget: settings.loopPolicy.stepResultBudget } : {}),
     params: settings.modelParams,

@@ -109,6 +109,8 @@ export interface ResolvedSettings {
   journalPath: string;
   /** The journal's store when it is not the SQLite file: a postgres:// URL (--store / ACX_STORE). */
   store: string | null;
+  /** Whose rows this agent's are on a shared store (see AgentLocation.storeScope). */
+  storeScope: string;
   memoryPath: string;
   /** The memory provider to bind (ACX_MEMORY_PROVIDER, else agent.json memory.provider, else sqlite). */
   memoryProvider: MemoryProviderSpec;
@@ -164,6 +166,13 @@ export interface AgentLocation {
   loaded: LoadedCartridge | undefined;
   definition: AgentDefinition | undefined;
   agentId: string;
+  /**
+   * The agent's rows on a store many agents share (PostgreSQL's `agent_id` column): its state
+   * directory under the state home — `<id>` for a directory agent (`agents/<id>/`),
+   * `cartridges/<state key>` for a cartridge — so two cartridges with one manifest id, which keep
+   * separate files on SQLite, keep separate rows there too.
+   */
+  storeScope: string;
   configHome: string;
   stateHome: string;
   stateDir: string;
@@ -188,6 +197,7 @@ export async function locateAgent(
     loaded,
     definition,
     agentId,
+    storeScope: loaded ? `cartridges/${loaded.stateKey}` : agentId,
     configHome,
     stateHome,
     stateDir: loaded ? cartridgeStateDir(stateHome, loaded.stateKey) : agentStateDir(stateHome, agentId),
@@ -222,7 +232,7 @@ export async function resolveSettings(
   options: { env?: NodeJS.ProcessEnv; logger?: Logger; location?: AgentLocation } = {},
 ): Promise<ResolvedSettings> {
   const env = options.env ?? process.env;
-  const { loaded, definition, agentId, configHome, stateHome, stateDir } = options.location ?? (await locateAgent(flags, { ...options, env }));
+  const { loaded, definition, agentId, storeScope, configHome, stateHome, stateDir } = options.location ?? (await locateAgent(flags, { ...options, env }));
   const manifest = definition?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);
@@ -317,6 +327,7 @@ export async function resolveSettings(
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
     store: resolveStoreUrl(flags, env),
+    storeScope,
     memoryPath: join(stateDir, 'memory.db'),
     memoryProvider: memoryProviderSpec(env, manifest?.memory?.provider, { configHome, agentDir: definition?.path ?? configHome }),
     memoryEmbedding: env.ACX_MEMORY_EMBEDDING?.trim() || manifest?.memory?.embedding || null,

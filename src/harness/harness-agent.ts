@@ -316,6 +316,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
     const sessionId = await this.sessionIdFrom(options);
+    const explicitResume = options.resumeFrom !== undefined || options.continueFrom !== undefined;
     const inner = await this.settings.harness.openSession(
       {
         agentId: this.id,
@@ -327,7 +328,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
       },
-      { sessionId },
+      explicitResume ? { sessionId, explicitResume } : { sessionId },
     );
     const expected = options.continueFrom?.continuation;
     if (expected && (await inner.continuation?.())?.turnId !== expected.turnId) {

@@ -66,6 +66,16 @@ export interface HarnessSession {
 /** What `session.compact()` did: the compaction's report, or why it declined. */
 export type CompactionResult = ({ compacted: true } & CompactionReport) | { compacted: false; reason: string };
 
+export interface OpenSessionOptions {
+  sessionId: string;
+  /**
+   * The caller asked for this session's history back (createSession resumeFrom / continueFrom),
+   * not just for its id: a harness that cannot reopen it with its history refuses with
+   * HarnessCapabilityUnsupportedError instead of starting afresh. Absent: a reopen by id.
+   */
+  explicitResume?: boolean;
+}
+
 export interface Harness {
   /** e.g. `engine`, `acp:claude-code`. */
   readonly id: string;
@@ -75,7 +85,7 @@ export interface Harness {
    * built-in off.
    */
   readonly builtinToolNames?: readonly string[];
-  openSession(config: AgentConfig, options: { sessionId: string }): Promise<HarnessSession>;
+  openSession(config: AgentConfig, options: OpenSessionOptions): Promise<HarnessSession>;
   /** Whether a session with this id has state to resume (absent: the harness cannot tell). */
   hasSession?(sessionId: string): Promise<boolean>;
   /**

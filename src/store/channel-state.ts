@@ -51,8 +51,18 @@ export interface ChannelState {
   phase(ref: ItemRef): Promise<ClaimPhase | undefined>;
   /** Keeps this wake's in-flight claims fresh during a long turn (so they never read as stale). */
   heartbeat(refs: readonly ItemRef[], wake: string): Promise<void>;
-  commit(refs: readonly ItemRef[], wake: string): Promise<void>;
-  abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void>;
+  /**
+   * Settle this wake's claims. Each resolves to the refs that were no longer this wake's (their
+   * claim lapsed and another wake took them over): nothing was settled for those.
+   */
+  commit(refs: readonly ItemRef[], wake: string): Promise<ItemRef[]>;
+  abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<ItemRef[]>;
+  /**
+   * Aborted once the store finds that wake `wake` has lost its in-flight claims (PostgreSQL: a
+   * lease not renewed within its TTL, so another wake may be running the same turn); the reason
+   * names the items. Never aborted on SQLite, where a live holder's claim is never taken.
+   */
+  claimsLost(wake: string): AbortSignal;
   /** Counts a wake on the timeline for its circuit breaker and says what the breaker did (one transaction). */
   admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }>;
   isTripped(timeline: string): Promise<boolean>;

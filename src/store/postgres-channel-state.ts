@@ -76,6 +76,8 @@ export class PostgresChannelState implements ChannelState {
   /** One lease renewal per wake with claims in flight here, and which claims those are. */
   private readonly renewals: LeaseRenewals;
   private readonly inFlight = new Map<string, Set<string>>();
+  /** Per wake, aborted when its claims are found lost (see claimsLost). */
+  private readonly losses = new Map<string, AbortController>();
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, agentId: string, options: PostgresChannelStateOptions = {}) {
@@ -122,6 +124,7 @@ export class PostgresChannelState implements ChannelState {
     // Claims still in flight stop being renewed: another wake takes them over once they lapse.
     this.renewals.stopAll();
     this.inFlight.clear();
+    this.losses.clear();
     await this.pool.end();
   }
 
@@ -197,7 +200,9 @@ export class PostgresChannelState implements ChannelState {
       return;
     }
     this.inFlight.set(wake, new Set([refKey(ref)]));
-    // Nothing renewed: every claim of the wake lapsed and was taken over (this process stalled).
+    // Nothing renewed (every claim of the wake lapsed and was taken over: this process stalled),
+    // or no renewal succeeded for a whole TTL (the server unreachable): the claims may be another
+    // wake's now, and the running turn is told to stop before it repeats what that wake does.
     this.renewals.keep(
       wake,
       async () =>
@@ -207,8 +212,25 @@ export class PostgresChannelState implements ChannelState {
             [wake, this.ttlMs],
           )
         ).length > 0,
-      () => this.inFlight.delete(wake),
+      () => this.lost(wake),
     );
+  }
+
+  private lost(wake: string): void {
+    const claims = [...(this.inFlight.get(wake) ?? [])].map((key) => JSON.parse(key) as [string, string, string]);
+    this.inFlight.delete(wake);
+    const items = claims.map(([timeline, kind, item]) => `${timeline}/${kind}/${item}`).join(', ');
+    this.lossOf(wake).abort(new Error(`this wake's claims on ${items} lapsed (not renewed within ${this.ttlMs} ms); another wake may take them over`));
+  }
+
+  private lossOf(wake: string): AbortController {
+    let loss = this.losses.get(wake);
+    if (!loss) this.losses.set(wake, (loss = new AbortController()));
+    return loss;
+  }
+
+  claimsLost(wake: string): AbortSignal {
+    return this.lossOf(wake).signal;
   }
 
   private settled(refs: readonly ItemRef[], wake: string): void {
@@ -217,6 +239,7 @@ export class PostgresChannelState implements ChannelState {
     for (const ref of refs) claims.delete(refKey(ref));
     if (claims.size > 0) return;
     this.inFlight.delete(wake);
+    this.losses.delete(wake);
     this.renewals.stop(wake);
   }
 
@@ -241,21 +264,24 @@ export class PostgresChannelState implements ChannelState {
     );
   }
 
-  async commit(refs: readonly ItemRef[], wake: string): Promise<void> {
-    await this.release(refs, wake, 'done', null);
+  async commit(refs: readonly ItemRef[], wake: string): Promise<ItemRef[]> {
+    return this.release(refs, wake, 'done', null);
   }
 
-  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void> {
-    await this.release(refs, wake, 'abandoned', reason);
+  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<ItemRef[]> {
+    return this.release(refs, wake, 'abandoned', reason);
   }
 
-  private async release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason: string | null): Promise<void> {
-    await this.rows(
+  private async release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason: string | null): Promise<ItemRef[]> {
+    const settled = await this.rows<{ timeline: string; kind: string; item: string }>(
       `UPDATE acx_channel_claims SET phase = $2, at = $3, reason = $4
-       WHERE agent_id = $1 AND wake = $5 AND (timeline, kind, item) IN (SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))`,
+       WHERE agent_id = $1 AND wake = $5 AND (timeline, kind, item) IN (SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))
+       RETURNING timeline, kind, item`,
       [phase, this.now().toISOString(), reason, wake, ...columnsOf(refs)],
     );
     this.settled(refs, wake);
+    const found = new Set(settled.map((row) => refKey(row as ItemRef)));
+    return refs.filter((ref) => !found.has(refKey(ref)));
   }
 
   async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {

@@ -20,7 +20,11 @@ export { DEFAULT_AGENT_ID };
  * Round trips, not the server, are what a step pays on Postgres: a write whose result nobody
  * reads is held inside its transaction and sent with the next statement that must go out (a read,
  * or the COMMIT), as one simple-protocol query — an engine step's commit (the previous step's
- * settlement + the new assistant message) is one round trip instead of five. See `Batch`.
+ * settlement + the new assistant message) is one round trip instead of five. See `Batch`. A
+ * transaction whose writes all go out at its end is that one query alone, with no BEGIN/COMMIT:
+ * the server runs a multi-statement query as one transaction and answers once it has committed.
+ * The step's hot writes are prepared once per connection and sent as EXECUTE (`PREPARED_WRITES`),
+ * so the server does not parse and plan them again every step.
  */
 export const JOURNAL_MIGRATIONS = [
   `CREATE TABLE acx_sessions (
@@ -208,15 +212,37 @@ interface Batch {
  * few types they bind; strings go through pg's own escapeLiteral, so a value is never SQL.
  */
 function withLiterals(sql: string, values: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = values[Number(n) - 1];
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-    if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
-    if (typeof value === 'string') return pg.escapeLiteral(value);
-    throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
-  });
+  return sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1], Number(n)));
 }
+
+/** One bound value as an SQL literal (see withLiterals); `n` names the parameter in the error. */
+function literal(value: unknown, n: number): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
+}
+
+const APPEND_AT_SEQ = 'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)';
+const SETTLE_STEP = "UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2";
+
+/**
+ * The writes every engine step makes (its messages and its settlement), by statement: the name
+ * each is PREPAREd under on a connection, and how many values it binds before the agent's.
+ */
+const PREPARED_WRITES = new Map<string, { name: string; arity: number }>([
+  [APPEND_AT_SEQ, { name: 'acx_append_at_seq', arity: 6 }],
+  [SETTLE_STEP, { name: 'acx_settle_step', arity: 2 }],
+]);
+
+/** The PREPAREs for PREPARED_WRITES, sent once on each new connection before its first transaction. */
+const PREPARE_WRITES = [...PREPARED_WRITES]
+  .map(([sql, { name, arity }]) => `PREPARE ${name} AS ${agentScoped(sql, new Array(arity), '')[0]}`)
+  .join(';\n');
+
+/** SQLSTATE invalid_sql_statement_name: an EXECUTE of a name this connection has not prepared. */
+const MISSING_PREPARED_STATEMENT = '26000';
 
 export interface PostgresJournalOptions {
   /**
@@ -231,6 +257,8 @@ export class PostgresJournalStore implements JournalStore {
   readonly kind = 'postgres' as const;
   readonly pool: pg.Pool;
   private readonly tx = new AsyncLocalStorage<Batch>();
+  /** Connections that hold PREPARE_WRITES (a connection the pool replaces is a new object). */
+  private readonly prepared = new WeakSet<pg.PoolClient>();
   private ready: Promise<void> | undefined;
   private readonly url: string;
   /** Whose sessions these are (see DEFAULT_AGENT_ID): every statement reads and writes only this agent's rows. */
@@ -264,19 +292,58 @@ export class PostgresJournalStore implements JournalStore {
     return this.pool;
   }
 
-  /** Sends BEGIN (once) and the held writes, then `end` if given, in one round trip. */
+  /**
+   * Sends the held writes in one round trip: after BEGIN (once) when the transaction goes on, or,
+   * at its end with nothing sent before, alone — one multi-statement query is one transaction.
+   */
   private async flush(batch: Batch, end?: 'COMMIT'): Promise<void> {
-    const statements = [...(batch.begun ? [] : ['BEGIN']), ...batch.held, ...(end ? [end] : [])];
-    batch.begun = true;
+    const first = !batch.begun;
+    const whole = end !== undefined && first;
+    const statements = whole ? batch.held : [...(first ? ['BEGIN'] : []), ...batch.held, ...(end ? [end] : [])];
+    batch.begun ||= !whole;
     batch.held = [];
-    if (statements.length > 0) await batch.client.query(statements.join(';\n'));
+    if (statements.length === 0) return;
+    const text = statements.join(';\n');
+    try {
+      await batch.client.query(text);
+    } catch (error) {
+      // A connection can lose what it prepared (DISCARD ALL, a pooler handing it another server
+      // session). When this was the transaction's first query, its failure left nothing written:
+      // end the aborted transaction, prepare again and send it once more.
+      if (!first || (error as { code?: unknown }).code !== MISSING_PREPARED_STATEMENT) throw error;
+      await batch.client.query(`ROLLBACK;\nDEALLOCATE ALL;\n${PREPARE_WRITES}`);
+      await batch.client.query(text);
+    }
   }
 
   /** A write nobody reads the result of: inside a transaction, held for the next round trip. */
   private async write(sql: string, values: unknown[] = []): Promise<void> {
     const batch = this.tx.getStore();
-    if (batch) batch.held.push(withLiterals(...agentScoped(sql, values, this.agentId)));
-    else await this.run(sql, values);
+    if (!batch) {
+      await this.run(sql, values);
+      return;
+    }
+    const prepared = PREPARED_WRITES.get(sql);
+    // A prepared write binds the agent last (PREPARE_WRITES), so its values are written out in order.
+    batch.held.push(
+      prepared
+        ? `EXECUTE ${prepared.name}(${[...values, this.agentId].map((value, i) => literal(value, i + 1)).join(', ')})`
+        : withLiterals(...agentScoped(sql, values, this.agentId)),
+    );
+  }
+
+  /** Takes a connection for a transaction, preparing PREPARE_WRITES on it the first time. */
+  private async connect(): Promise<pg.PoolClient> {
+    const client = await this.pool.connect();
+    if (this.prepared.has(client)) return client;
+    try {
+      await client.query(PREPARE_WRITES);
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    this.prepared.add(client);
+    return client;
   }
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
@@ -309,7 +376,7 @@ export class PostgresJournalStore implements JournalStore {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.tx.getStore()) return fn();
     await this.migrated();
-    const client = await this.pool.connect();
+    const client = await this.connect();
     const batch: Batch = { client, begun: false, held: [] };
     try {
       const result = await this.tx.run(batch, fn);
@@ -388,7 +455,7 @@ export class PostgresJournalStore implements JournalStore {
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
     const body = JSON.stringify(message);
     if (seq !== undefined) {
-      await this.write('INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)', [sessionId, seq, turnId, kind, body, now()]);
+      await this.write(APPEND_AT_SEQ, [sessionId, seq, turnId, kind, body, now()]);
       return seq;
     }
     // One statement: the primary key refuses a number two writers picked at once.
@@ -481,7 +548,7 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async settleStep(turnId: string, step: number): Promise<void> {
-    await this.write("UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2", [turnId, step]);
+    await this.write(SETTLE_STEP, [turnId, step]);
   }
 
   async calls(turnId: string, step?: number): Promise<CallRecord[]> {

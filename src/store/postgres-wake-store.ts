@@ -152,11 +152,12 @@ export class PostgresWakeStore implements WakeStore {
   ): Promise<Admission> {
     const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
       const eventIsNew = event ? await this.record(client, sessionId, event, nowMs) : false;
-      const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
-      if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
+      // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
       const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()', [sessionId], client);
       const currentHolder = current ? (JSON.parse(current.holder) as LeaseHolder) : undefined;
-      if (currentHolder && !sameHolder(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: change };
+      if (currentHolder && !sameHolder(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
+      const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
+      if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
       await this.rows(
         "INSERT INTO acx_wake_leases (agent_id, session_id, holder, acquired_at, expires_at) VALUES ($agent, $1, $2, $3, now() + $4 * interval '1 millisecond') " +
           'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at',

@@ -111,12 +111,17 @@ export class SqliteChannelState implements ChannelState {
     });
   }
 
-  async commit(refs: readonly ItemRef[], wake: string): Promise<void> {
-    this.release(refs, wake, 'done');
+  async commit(refs: readonly ItemRef[], wake: string): Promise<ItemRef[]> {
+    return this.release(refs, wake, 'done');
   }
 
-  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<void> {
-    this.release(refs, wake, 'abandoned', reason);
+  async abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<ItemRef[]> {
+    return this.release(refs, wake, 'abandoned', reason);
+  }
+
+  /** A live pid's claim is never taken here, so this wake never loses one. */
+  claimsLost(_wake: string): AbortSignal {
+    return new AbortController().signal;
   }
 
   async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {
@@ -138,12 +143,10 @@ export class SqliteChannelState implements ChannelState {
     return rows.map((row) => row.timeline);
   }
 
-  private release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason?: string): void {
+  private release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason?: string): ItemRef[] {
     const statement = this.db.prepare('UPDATE claims SET phase = ?, at = ?, reason = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ?');
     const at = this.now().toISOString();
-    transaction(this.db, () => {
-      for (const ref of refs) statement.run(phase, at, reason ?? null, ref.timeline, ref.kind, ref.item, wake);
-    });
+    return transaction(this.db, () => refs.filter((ref) => Number(statement.run(phase, at, reason ?? null, ref.timeline, ref.kind, ref.item, wake).changes) === 0));
   }
 
   private claimRow(ref: ItemRef): ClaimRow | undefined {

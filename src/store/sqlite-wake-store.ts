@@ -82,10 +82,11 @@ export class SqliteWakeStore implements WakeStore {
   ): Promise<Admission> {
     return transaction(this.db, (): Admission => {
       const eventIsNew = event ? this.record(sessionId, event, nowMs) : false;
+      // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
+      const current = this.holderOf(sessionId);
+      if (current && !sameHolder(current, holder) && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current, breaker: 'none' };
       const { wakesInWindow, change } = admitToBreaker(this.db, SESSION_BREAKER, sessionId, breaker, nowMs, (sql) => this.prepare(sql));
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
-      const current = this.holderOf(sessionId);
-      if (current && !sameHolder(current, holder) && this.isAlive(current)) return { kind: 'busy', eventIsNew, holder: current, breaker: change };
       this
         .prepare(
           'INSERT INTO leases (session_id, holder, acquired_at) VALUES (?, ?, ?) ' +

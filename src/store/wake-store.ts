@@ -54,7 +54,8 @@ export interface InboxItem {
 
 export type Admission =
   | { kind: 'leader'; eventIsNew: boolean; breaker: 'reset' | 'none' }
-  | { kind: 'busy'; eventIsNew: boolean; holder: LeaseHolder; breaker: 'reset' | 'none' }
+  /** A live wake holds the session: the event waits in the inbox for it, and this wake is not counted by the breaker. */
+  | { kind: 'busy'; eventIsNew: boolean; holder: LeaseHolder; breaker: 'none' }
   | { kind: 'declined'; eventIsNew: boolean; wakesInWindow: number; breaker: 'tripped' | 'still-tripped' };
 
 /**
@@ -68,8 +69,10 @@ export interface WakeStore {
   readonly kind: StoreKind;
   close(): Promise<void>;
   /**
-   * A wake arrives: record its event (once per id), count the wake for the circuit breaker, and
-   * take the session's lease unless a live wake holds it. One transaction.
+   * A wake arrives: record its event (once per id), and unless a live wake holds the session's
+   * lease (busy: that wake answers the event), count the wake for the circuit breaker and take
+   * the lease. A busy wake is never counted: events arriving during one long turn, each retried
+   * by the worker, are not a wake storm and must not trip the breaker. One transaction.
    */
   admit(sessionId: string, event: WakeEvent | undefined, breaker: BreakerSettings, holder?: LeaseHolder, nowMs?: number): Promise<Admission>;
   isTripped(sessionId: string): Promise<boolean>;

@@ -120,6 +120,16 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect((await again.admitWake(T, { ...settings, max: 0 })).change).toBe('none');
   });
 
+  it.skipIf(skip !== '')(`a commit or abandon says which items were not this wake's to settle${skip}`, async () => {
+    const state = await backend.open(backend.place());
+    expect(await state.take(item(6), 'wake-a')).toBe('taken');
+    expect(await state.take(item(7), 'wake-a')).toBe('taken');
+    expect(await state.commit([item(6), item(7)], 'wake-a'), 'both were its own').toEqual([]);
+    expect(await state.take(item(8), 'wake-b')).toBe('taken');
+    expect(await state.abandon([item(8)], 'wake-a', 'not mine'), "wake-b's claim is left as it is").toEqual([item(8)]);
+    expect(await state.phase(item(8))).toBe('in-flight');
+  });
+
   it.skipIf(skip !== '')(`marks and the seen-set persist across opens, per timeline and kind${skip}`, async () => {
     const place = backend.place();
     const state = await backend.open(place);
@@ -292,6 +302,20 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
       await holder.kill();
     }
   }, 60_000);
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a holder whose claim was taken over is told (its signal aborts) and its commit settles nothing${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const state = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: 300 }));
+    expect(await state.take(item(4), 'stalled-wake')).toBe('taken');
+    const lost = state.claimsLost('stalled-wake');
+    expect(lost.aborted).toBe(false);
+    // What another host's wake does once the lease lapsed (this one stalled past its TTL): the claim is its now.
+    await state.pool.query("UPDATE acx_channel_claims SET wake = 'other-wake' WHERE item = $1", [item(4).item]);
+    await new Promise((resolve) => lost.addEventListener('abort', resolve, { once: true }));
+    expect(String(lost.reason)).toContain(`${T}/message/${item(4).item}`);
+    expect(await state.commit([item(4)], 'stalled-wake'), 'nothing of it was settled').toEqual([item(4)]);
+    expect(await state.phase(item(4)), "the other wake's claim stands").toBe('in-flight');
+  });
 
   it.skipIf(POSTGRES_SKIP !== '')(`wakes racing for one item from separate stores: exactly one takes it${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');

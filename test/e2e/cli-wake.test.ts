@@ -408,7 +408,12 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     expect(failed.stderr).toMatch(/Cannot connect to the PostgreSQL store at postgres:\/\/acx:(\*\*\*|\[REDACTED\])@\/acx\?host=/);
     const config = await acx(home, ['resolved-config', AGENT, '--store', unreachable]).done;
     expect(config.status, config.stderr).toBe(0);
-    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/), store_agent_id: AGENT_ID });
+    expect(JSON.parse(config.stdout)).toMatchObject({ store: 'postgres', store_url: expect.stringMatching(/^postgres:\/\/acx:\*\*\*@/), store_scope: AGENT_ID });
+    // A cartridge's rows are scoped as its files are: by its state directory, not its manifest id alone.
+    const cartridge = join(import.meta.dirname, '../../examples/cartridges');
+    const boxed = await acx(home, ['resolved-config', join(cartridge, 'notes-keeper.acx'), '--registry', join(cartridge, 'trust-registry.json'), '--store', unreachable]).done;
+    expect(boxed.status, boxed.stderr).toBe(0);
+    expect(JSON.parse(boxed.stdout)).toMatchObject({ agent: { id: 'notes-keeper' }, store_scope: expect.stringMatching(/^cartridges\/notes-keeper-[0-9a-f]{12}$/) });
     expect(failed.stdout + failed.stderr + config.stdout + config.stderr).not.toContain(password);
     expect(storeFiles(home), 'nothing fell back to SQLite').toEqual([]);
   });
@@ -450,6 +455,10 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
     const url = postgres.database('wake_e2e');
     const env = { ACX_STORE: url };
+    const none = await acx(home, ['sessions', AGENT], env).done;
+    expect(none.status, none.stderr).toBe(0);
+    // Names the store it read (never the state home, where nothing was looked for).
+    expect(none.stdout).toMatch(/^No sessions in postgres:\/\/\S+ for agent \S+\.\n$/);
     const done = await wake(home, ['--session', 'pg-room-3', '--event', 'pc-1', 'chat: pg cleanup one'], env).done;
     expect(done.status, done.stderr).toBe(0);
     const held = hold('chat: pg cleanup two');

@@ -89,6 +89,26 @@ describe.each(stores)('WakeStore on %s', (_name, open, skip) => {
     expect(await store.isTripped('s')).toBe(false);
   });
 
+  it.skipIf(skip !== '')(`busy wakes while a leader holds the lease are not counted, so they never trip the breaker${skip}`, async () => {
+    // A live leader's long turn while events keep arriving, each job retried by the worker: not a wake storm.
+    const store = await open();
+    alive.add(1);
+    const breaker = { max: 2, windowMs: 60_000, cooldownMs: 60_000 };
+    expect((await store.admit('s', { id: 'first', text: 'first' }, breaker, other(1), 0)).kind).toBe('leader');
+    for (let i = 0; i < 12; i++) {
+      expect(await store.admit('s', { id: `e${i % 3}`, text: `event ${i % 3}` }, breaker, other(2), 1000 + i), `busy admission ${i + 1}`).toEqual({
+        kind: 'busy',
+        eventIsNew: i < 3,
+        holder: expect.objectContaining({ pid: 1 }),
+        breaker: 'none',
+      });
+    }
+    expect(await store.isTripped('s')).toBe(false);
+    expect((await store.pending('s')).map((item) => item.eventId), 'every event waits for the leader').toEqual(['first', 'e0', 'e1', 'e2']);
+    // The leader's own next wake is the second counted: still under the cap.
+    expect(await store.admit('s', undefined, breaker, other(1), 2000)).toEqual({ kind: 'leader', eventIsNew: false, breaker: 'none' });
+  });
+
   it.skipIf(skip !== '')(`keeps the event of a declined wake${skip}`, async () => {
     const store = await open();
     const breaker = { max: 1, windowMs: 60_000, cooldownMs: 60_000 };

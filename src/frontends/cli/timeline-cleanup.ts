@@ -27,10 +27,10 @@ export async function runTimelineCleanup(agent: string, options: Record<string, 
   // On SQLite, opened only if it exists: cleaning up never creates a store file.
   const state: ChannelState | undefined =
     settings.store || existsSync(channelStatePath(settings.stateDir))
-      ? await openChannelState({ stateDir: settings.stateDir, storeUrl: settings.store, agentId: settings.agent.id })
+      ? await openChannelState({ stateDir: settings.stateDir, storeUrl: settings.store, agentId: settings.storeScope })
       : undefined;
   const journal: JournalStore | undefined = settings.store
-    ? await (await import('../../store/postgres-journal.ts')).PostgresJournalStore.open(settings.store, { agentId: settings.agent.id })
+    ? await (await import('../../store/postgres-journal.ts')).PostgresJournalStore.open(settings.store, { agentId: settings.storeScope })
     : existsSync(settings.journalPath)
       ? new SqliteJournalStore(new Journal(settings.journalPath))
       : undefined;

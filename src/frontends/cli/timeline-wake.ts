@@ -61,7 +61,7 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
   const { breaker, pacing } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
-  const state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.agent.id });
+  const state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope });
   try {
     return await wakeOnTimeline({
       client,

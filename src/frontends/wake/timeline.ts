@@ -150,10 +150,14 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   let steps = 0;
   let last: HarnessTurnResult | undefined;
   let resumed = false;
+  // Aborted if this wake's claims lapse mid-wake (PostgreSQL: not renewed within the lease TTL):
+  // another wake may be running the same turn, so this one stops rather than do it all twice.
+  const claimsLost = state.claimsLost(wakeId);
   try {
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
       anchor = turn.anchor;
+      stopIfClaimsLost(claimsLost, turn, logger, bookend);
       if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
         posted += await setAside(options, session, turn, wakeId, bookend);
         continue;
@@ -170,16 +174,18 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
           prompt: turn.prompt,
           turnId: timelineTurnId(timeline, turn.anchor),
           addressed: turn.addressed,
+          abortSignal: claimsLost,
           onStepFinish: (step) => {
             for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
           },
         });
       } catch (error) {
+        stopIfClaimsLost(claimsLost, turn, logger, bookend);
         if ((error as { code?: string }).code !== 'turn-compacted') throw error;
         // Nothing is left to continue it from, and re-running it blind could repeat its effects:
         // the items are given up for good, and the wake goes on with the rest of its work (failing
         // it would only make the router retry a wake that skips them anyway).
-        await state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished');
+        warnUnsettled(await state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished'), turn, logger, bookend);
         await turn.after?.();
         logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
         continue;
@@ -190,7 +196,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
       for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
       if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
-      await state.commit(turn.refs, wakeId);
+      warnUnsettled(await state.commit(turn.refs, wakeId), turn, logger, bookend);
       await turn.after?.();
       posted += posts.length;
       steps += result.stepCount;
@@ -209,8 +215,9 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     });
     return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, work.at(-1)!.anchor), result: last! };
   } catch (error) {
-    // The claims stay in flight: the next wake resumes the turn from the journal.
-    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
+    // The claims stay in flight: the next wake resumes the turn from the journal (or, lost, the wake that took them over finishes it).
+    const note = claimsLost.aborted ? 'the claims lapsed; the wake that took them over answers the items' : 'the items stay claimed in flight; the next wake resumes the turn';
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note, duration: seconds(started) });
     throw error;
   } finally {
     await prepared.close();
@@ -231,11 +238,30 @@ async function setAside(options: TimelineWakeOptions, session: AgentSession, tur
     'so I am setting it aside. Ask again if it still needs an answer.';
   const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
   logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
-  await state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+  warnUnsettled(await state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`), turn, logger, bookend);
   await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
   await turn.after?.();
   logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
   return 1;
+}
+
+/** Ends the wake once its claims are lost, saying which items: another wake may be answering them. */
+function stopIfClaimsLost(claimsLost: AbortSignal, turn: WorkTurn, logger: Logger, bookend: Record<string, string>): void {
+  if (!claimsLost.aborted) return;
+  const reason = errorMessage(claimsLost.reason);
+  logger.warn('claims lost', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason, note: 'the turn is stopped so it does not run twice' });
+  throw new Error(`the wake stopped: ${reason}`);
+}
+
+/** A commit or abandon that settled nothing for some items (another wake took them over) is said, never passed over. */
+function warnUnsettled(missed: readonly ItemRef[], turn: WorkTurn, logger: Logger, bookend: Record<string, string>): void {
+  if (missed.length === 0) return;
+  logger.warn('claims not settled', {
+    ...bookend,
+    kind: turn.kind,
+    items: missed.map((r) => r.item).join(','),
+    reason: 'no longer held by this wake: its claims lapsed and another wake took them over',
+  });
 }
 
 /** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */

@@ -19,8 +19,9 @@ import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, ty
  * - busy (another holder's lease, e.g. a dead worker's not yet lapsed) or declined (the breaker):
  *   deferred — not a failure, so it spends none of the retries meant for failures. The event is
  *   already recorded (the wake's admit records it before deciding), so the job is sent again to
- *   start when the session may be free (`busyDeferSeconds`) or the breaker may reopen (its
- *   cooldown), and only then is this job completed. Sent before completed: a crash in between
+ *   start when the session may be free (`busyDeferSeconds`, doubled per deferral up to
+ *   `maxBusyDeferSeconds`) or the breaker may reopen (its cooldown), and only then is this job
+ *   completed. A busy wake is not counted by the breaker, so a long turn's waiting events never trip it. Sent before completed: a crash in between
  *   leaves two jobs for one recorded event, which the wake answers once; a send that fails throws
  *   and the job is retried as before. After `maxDeferrals` the job fails into pg-boss's retries,
  *   so a session that never frees up ends in the dead-letter queue, not in a loop.
@@ -51,16 +52,31 @@ export interface WorkerOptions {
   /** How long an idle worker waits between polls when no notification woke it (seconds, default 1). */
   pollSeconds?: number;
   /**
-   * When a busy session's event is tried again (seconds): a live holder answers it anyway; this
-   * is for a dead one, whose lease lapses within the PostgreSQL lease TTL (the default, 15 s).
+   * When a busy session's event is first tried again (seconds): a live holder answers it anyway;
+   * this is for a dead one, whose lease lapses within the PostgreSQL lease TTL (the default, 15 s).
+   * Each further deferral of the event doubles it, up to `maxBusyDeferSeconds`.
    */
   busyDeferSeconds?: number;
+  /** The longest a busy session's event is put off at once (seconds, default MAX_BUSY_DEFER_SECONDS). */
+  maxBusyDeferSeconds?: number;
   /** How often one event may be put off before it counts as a failure (default DEFAULT_MAX_DEFERRALS). */
   maxDeferrals?: number;
 }
 
-/** Deferrals one event may have (busy, breaker) before its job fails into pg-boss's retries: about 25 minutes busy. */
+/** Deferrals one event may have (busy, breaker) before its job fails into pg-boss's retries: about 8 hours busy, backed off. */
 export const DEFAULT_MAX_DEFERRALS = 100;
+
+/** The cap on one busy deferral (seconds): a long turn is waited out in steps of at most 5 minutes. */
+export const MAX_BUSY_DEFER_SECONDS = 300;
+
+/**
+ * How long a busy session's event is put off: the base doubled for each deferral so far, up to
+ * the cap. A live leader's long turn answers the event anyway, so its waiting jobs come back less
+ * and less often instead of every few seconds (each one a query, a log line and a queue job).
+ */
+export function busyDeferralSeconds(baseSeconds: number, deferralsSoFar: number, capSeconds: number = MAX_BUSY_DEFER_SECONDS): number {
+  return Math.min(capSeconds, baseSeconds * 2 ** Math.min(deferralsSoFar, 30));
+}
 
 export interface RunningWorker {
   /** Stops taking jobs, waits for the running ones to finish, and stops. */
@@ -107,7 +123,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const deferrals = (job.data.deferrals ?? 0) + 1;
     const why = outcome === 'busy' ? 'busy' : 'declined by its circuit breaker';
     if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
-    const seconds = Math.max(1, Math.ceil(outcome === 'busy' ? (options.busyDeferSeconds ?? DEFAULT_WAKE_LEASE_TTL_MS / 1000) : options.breaker.cooldownMs / 1000));
+    const busyBase = options.busyDeferSeconds ?? DEFAULT_WAKE_LEASE_TTL_MS / 1000;
+    const seconds = Math.max(1, Math.ceil(outcome === 'busy' ? busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds) : options.breaker.cooldownMs / 1000));
     const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
     logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });
     return 'completed';

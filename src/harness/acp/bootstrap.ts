@@ -6,6 +6,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { canonicalJson } from '../../util/jcs.ts';
 import { diskBytes, formatBytes } from '../../util/disk-usage.ts';
 import { AcxError } from '../../core/errors.ts';
+import { createLogger } from '../../util/logger.ts';
 import type { ACPSettings, ACPSource } from './settings.ts';
 
 /**
@@ -107,7 +108,8 @@ interface RunOptions {
   cwd: string;
   env: Record<string, string>;
   label: string;
-  progress: NodeJS.WritableStream | null;
+  harnessId: string;
+  progress: InstallProgress;
   timeoutMs: number;
   heartbeatMs: number;
   /** The directory the step fills: its size so far is how far the install has got. */
@@ -123,24 +125,43 @@ function sizeSoFar(dir: string): string | undefined {
   }
 }
 
+/** What an install reports while it runs: where it starts, a heartbeat per interval, where it ends. */
+interface InstallProgress {
+  started(fields: { harness: string; source: string; package: string | undefined; dir: string }): void;
+  beat(fields: { harness: string; step: string; elapsedSeconds: number; size: string | undefined }): void;
+  /** Closes a heartbeat line rewritten in place, so the next output starts clean. */
+  endBeats(): void;
+  finished(fields: { harness: string; source: string; package: string | undefined; elapsedSeconds: number; size: string; dir: string }): void;
+}
+
 /**
- * Writes heartbeats to the progress stream: on a terminal one line rewritten in place, elsewhere
- * (a log, a pipe) one line each. `end()` closes the terminal line so the next output starts clean.
+ * On a terminal a person watches: plain sentences and one heartbeat line rewritten in place.
+ * Anywhere else (a log file, a pipe, CI) the lines are read by tools: logfmt INFO lines through
+ * the project's logger, written to the same stream (so `progress: null` still silences both).
  */
-function heartbeatWriter(progress: NodeJS.WritableStream | null): { write(text: string): void; end(): void } {
-  const onTerminal = (progress as { isTTY?: boolean } | null)?.isTTY === true;
+export function installProgress(progress: NodeJS.WritableStream | null): InstallProgress {
+  if (!progress) return { started() {}, beat() {}, endBeats() {}, finished() {} };
+  if ((progress as { isTTY?: boolean }).isTTY !== true) {
+    const log = createLogger({ sink: { write: (line) => void progress.write(line) } });
+    return {
+      started: (f) => log.info('acp install started', { harness: f.harness, source: f.source, package: f.package, dir: f.dir, note: 'first run; reused afterwards' }),
+      beat: (f) => log.info('acp install running', { harness: f.harness, step: f.step, elapsed_s: f.elapsedSeconds, size: f.size }),
+      endBeats() {},
+      finished: (f) => log.info('acp install finished', { harness: f.harness, source: f.source, package: f.package, elapsed_s: f.elapsedSeconds, size: f.size, dir: f.dir, manage: 'acx cache list|clean' }),
+    };
+  }
   let open = false;
   return {
-    write(text) {
-      if (!progress) return;
-      if (!onTerminal) return void progress.write(`${text}\n`);
-      progress.write(`\r\x1b[K${text}`);
+    started: (f) => void progress.write(`acx: installing ${f.package ?? f.source} for ${f.harness} into ${f.dir} (first run; reused afterwards)\n`),
+    beat(f) {
+      progress.write(`\r\x1b[Kacx: still ${f.step} (${f.elapsedSeconds}s${f.size ? `, ${f.size} so far` : ''})`);
       open = true;
     },
-    end() {
-      if (open) progress?.write('\n');
+    endBeats() {
+      if (open) progress.write('\n');
       open = false;
     },
+    finished: (f) => void progress.write(`acx: installed ${f.package ?? f.source} in ${f.elapsedSeconds}s (${f.size} in ${f.dir}; acx cache list|clean)\n`),
   };
 }
 
@@ -155,23 +176,21 @@ function run(command: string, args: readonly string[], options: RunOptions): Pro
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const started = Date.now();
-    const beats = heartbeatWriter(options.progress);
     const heartbeat = setInterval(() => {
-      const size = sizeSoFar(options.target);
-      beats.write(`acx: still ${options.label} (${Math.round((Date.now() - started) / 1000)}s${size ? `, ${size} so far` : ''})`);
+      options.progress.beat({ harness: options.harnessId, step: options.label, elapsedSeconds: Math.round((Date.now() - started) / 1000), size: sizeSoFar(options.target) });
     }, options.heartbeatMs);
     heartbeat.unref();
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     timer.unref();
     child.on('error', (error) => {
       clearInterval(heartbeat);
-      beats.end();
+      options.progress.endBeats();
       clearTimeout(timer);
       reject(new AcxError('acp-bootstrap-failed', `Could not start ${command} while ${options.label}: ${error.message}`, { cause: error, hint: `Is ${command} installed and on PATH?` }));
     });
     child.on('close', (code, signal) => {
       clearInterval(heartbeat);
-      beats.end();
+      options.progress.endBeats();
       clearTimeout(timer);
       if (code === 0) resolve();
       else {
@@ -253,14 +272,15 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
     rmSync(impl, { recursive: true, force: true });
     mkdirSync(impl, { recursive: true });
     const source = settings.source;
-    const progress = options.progress;
-    const what = source.type === 'npm-simple' ? `${source.packageName}${source.packageVersion ? `@${source.packageVersion}` : ''}` : source.type;
-    progress?.write(`acx: installing ${what} for ${settings.harnessId} into ${impl} (first run; reused afterwards)\n`);
+    const progress = installProgress(options.progress);
+    const packageSpec = source.type === 'npm-simple' ? `${source.packageName}${source.packageVersion ? `@${source.packageVersion}` : ''}` : undefined;
+    const harnessId = settings.harnessId;
+    progress.started({ harness: harnessId, source: source.type, package: packageSpec, dir: impl });
     const started = Date.now();
     if (source.type === 'npm-simple') {
       const spec = source.packageVersion ? `${source.packageName}@${source.packageVersion}` : source.packageName;
       writeFileSync(join(impl, 'package.json'), JSON.stringify({ name: `acx-bootstrap-${settings.harnessId}`, private: true }, null, 2));
-      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({ ...options.installEnv }), label: `installing ${spec}`, progress, timeoutMs, heartbeatMs, target: impl });
+      await run('npm', ['install', '--prefix', impl, '--no-audit', '--no-fund', '--save-exact', spec], { cwd: impl, env: installEnv({ ...options.installEnv }), label: `installing ${spec}`, harnessId, progress, timeoutMs, heartbeatMs, target: impl });
     } else if (source.type === 'npm-locked') {
       writeFileSync(join(impl, 'package.json'), source.packageJson);
       writeFileSync(join(impl, 'pnpm-lock.yaml'), source.pnpmLockYaml);
@@ -271,6 +291,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
         // No install-time prompts; HOME stays the host's so pnpm's store is shared between bootstraps.
         env: installEnv({ CI: 'true', npm_config_yes: 'true', ...options.installEnv }),
         label: 'installing the locked pnpm project',
+        harnessId,
         progress,
         timeoutMs,
         heartbeatMs,
@@ -283,6 +304,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
         cwd: impl,
         env: installEnv({ HOME: home, PATH: `${join(home, '.local', 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` }),
         label: `running the install command for ${settings.harnessId}`,
+        harnessId,
         progress,
         timeoutMs,
         heartbeatMs,
@@ -300,7 +322,7 @@ export async function bootstrap(settings: ACPSettings, options: BootstrapOptions
     writeFileSync(join(dir, 'env.json'), JSON.stringify(env, null, 2));
     writeFileSync(join(dir, 'recipe.json'), JSON.stringify(bootstrapRecipe(settings), null, 2));
     writeFileSync(join(dir, BOOTSTRAP_MARKER), JSON.stringify({ identity, finishedAt: new Date().toISOString() }, null, 2));
-    progress?.write(`acx: installed ${what} in ${Math.round((Date.now() - started) / 1000)}s (${formatBytes(diskBytes(dir))} in ${dir}; acx cache list|clean)\n`);
+    progress.finished({ harness: harnessId, source: source.type, package: packageSpec, elapsedSeconds: Math.round((Date.now() - started) / 1000), size: formatBytes(diskBytes(dir)), dir });
     return { dir, identity, executable, env, installed: true };
   });
 }

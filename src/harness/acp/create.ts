@@ -1,4 +1,4 @@
-import type { AgentConfig, Harness, HarnessSession } from '../harness.ts';
+import type { AgentConfig, Harness, HarnessSession, OpenSessionOptions } from '../harness.ts';
 import { silentLogger } from '../../util/logger.ts';
 import { DEFAULT_CLIENT_APP } from './client-app.ts';
 import { bootstrap, type BootstrapResult, defaultCacheDir } from './bootstrap.ts';
@@ -18,7 +18,7 @@ export interface ACPHarness extends Harness {
   readonly settings: Readonly<ACPSettings>;
   /** Installs (or reuses) the implementation without opening a session. */
   bootstrap(): Promise<BootstrapResult>;
-  openSession(config: AgentConfig, options: { sessionId: string }): Promise<ACPHarnessSession>;
+  openSession(config: AgentConfig, options: OpenSessionOptions): Promise<ACPHarnessSession>;
 }
 
 export function createACP(settings: ACPSettings): ACPHarness {
@@ -45,13 +45,14 @@ export function createACP(settings: ACPSettings): ACPHarness {
     settings: frozen,
     builtinToolNames: Object.keys(settings.builtinTools ?? {}),
     bootstrap: ensureBootstrap,
-    async openSession(config: AgentConfig, { sessionId }): Promise<ACPHarnessSession> {
+    async openSession(config: AgentConfig, { sessionId, explicitResume }): Promise<ACPHarnessSession> {
       const installed = await ensureBootstrap();
       const sandboxSession = await sandbox.createSession({ harnessId: settings.harnessId, sessionId });
       const session = await openACPSession({
         settings: frozen,
         config,
         sessionId,
+        explicitResume: explicitResume === true,
         bootstrap: installed,
         sandbox: sandboxSession,
         hostEnv: settings.hostEnv ?? process.env,

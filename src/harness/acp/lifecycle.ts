@@ -68,6 +68,8 @@ export interface AgentSessionInput {
   modeTarget: ACPPermissionModeTarget | null | undefined;
   /** When the agent last sent a session/update: a session/load replay is waited out. */
   lastUpdateAt(): number;
+  /** The caller asked for the kept session's history back (resumeFrom): no silent new conversation. */
+  explicitResume: boolean;
 }
 
 /** Opens (or reopens) the agent's session and applies the model and permission mode; returns the agent's session id. */
@@ -78,11 +80,18 @@ export async function openAgentSession(ctx: LifecycleContext, input: AgentSessio
   let meta: Record<string, unknown> | undefined = settings.session?.meta ? (JSON.parse(JSON.stringify(settings.session.meta)) as Record<string, unknown>) : undefined;
   if (input.metaInstructions) meta = withPath(meta, input.metaInstructions.path, input.metaInstructions.text);
   // A session kept by the sandbox is reopened on the agent (its history is the agent's own);
-  // an agent that cannot, or no longer knows the session, starts a new one and says so.
+  // an agent that cannot, or no longer knows the session, starts a new one and says so — unless
+  // the caller explicitly asked for the history back, where a new conversation would be a lie.
   const previous = readSessionRecord(sandbox.recordPath, settings.harnessId);
   let created: { sessionId: string; configOptions?: acp.SessionConfigOption[] | null; modes?: acp.SessionModeState | null } | undefined;
   if (previous) {
     const how = init.agentCapabilities?.sessionCapabilities?.resume ? 'resume' : init.agentCapabilities?.loadSession ? 'load' : undefined;
+    if (!how && input.explicitResume) {
+      throw new HarnessCapabilityUnsupportedError(
+        `${settings.harnessId} (${init.agentInfo?.name ?? 'the agent'}) advertises neither session/resume nor session/load, so its session ${previous} cannot be reopened with its conversation.`,
+        { hint: 'Open a new session instead (createSession() without resumeFrom), or use an agent that supports session/resume or session/load.' },
+      );
+    }
     if (!how) {
       log.warn('acp session not resumed', { acpSession: previous, reason: `${settings.harnessId} advertises neither session/resume nor session/load`, note: 'a new agent session starts without the earlier conversation' });
     } else {

@@ -36,6 +36,8 @@ export interface ACPHarnessSession extends HarnessSession {
 
 export interface OpenACPSessionInput extends Pick<AgentLaunchInput, 'settings' | 'config' | 'bootstrap' | 'sandbox' | 'hostEnv' | 'supportsRequestTransformations' | 'clientApp'> {
   sessionId: string;
+  /** The caller asked for the kept session's history back: an agent that cannot reopen it is refused, not replaced. */
+  explicitResume: boolean;
   logger: Logger;
 }
 
@@ -162,6 +164,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       permissionMode: config.permissionMode,
       modeTarget,
       lastUpdateAt: () => lastUpdateAt,
+      explicitResume: input.explicitResume,
     });
     opening = false;
     log.info('acp session ready', { agent: init.agentInfo?.name ?? 'unknown', acpSession: agentSessionId, auth: launch.authMode });

@@ -21,7 +21,7 @@ const cacheCli = (cacheDir: string, args: string[]) => runAcx(['cache', ...args]
 describe('acx cache', () => {
   it('the install says how big it is and where; list shows the agent, its source and size', async () => {
     const { cacheDir, dir, progress } = await installedCache();
-    expect(progress).toMatch(new RegExp(`acx: installed install-command in \\d+s \\(\\d+(\\.\\d)? (B|KiB) in ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; acx cache list\\|clean\\)`));
+    expect(progress).toMatch(new RegExp(`^INFO acp install finished harness=fake-acp source=install-command elapsed_s=\\d+ size="\\d+(\\.\\d)? (B|KiB)" dir=${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} manage="acx cache list\\|clean"$`, 'm'));
     const listed = await cacheCli(cacheDir, ['list', '--json']);
     expect(listed.status, listed.stderr).toBe(0);
     const report = JSON.parse(listed.stdout) as { cacheDir: string; totalBytes: number; entries: Array<Record<string, unknown>> };

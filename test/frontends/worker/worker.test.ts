@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openWakeQueue, WAKE_QUEUE, type WakeQueue } from '../../../src/frontends/worker/queue.ts';
-import { type RunningWorker, startWorker } from '../../../src/frontends/worker/worker.ts';
+import { busyDeferralSeconds, MAX_BUSY_DEFER_SECONDS, type RunningWorker, startWorker } from '../../../src/frontends/worker/worker.ts';
 import { createEngineHarness } from '../../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import { fromLanguageModel } from '../../../src/model/providers.ts';
@@ -79,6 +79,14 @@ async function setUp(breaker: BreakerSettings, maxDeferrals?: number) {
 
 const OFF: BreakerSettings = { max: 0, windowMs: 1000, cooldownMs: 1000 };
 
+describe('busyDeferralSeconds', () => {
+  it('doubles the base per deferral so far, up to the cap', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 1000].map((n) => busyDeferralSeconds(15, n))).toEqual([15, 30, 60, 120, 240, 300, 300, 300]);
+    expect(MAX_BUSY_DEFER_SECONDS).toBe(300);
+    expect(busyDeferralSeconds(1, 10, 5)).toBe(5);
+  });
+});
+
 describe('acx worker: a job whose session is busy or declined is put off, not failed', () => {
   it.skipIf(POSTGRES_SKIP !== '')(`a busy session's job completes and comes back later, and the later one answers${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
     const { store, queue, model, logger, until } = await setUp(OFF);
@@ -99,6 +107,22 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect((await store.item('room', 'e1'))?.state).toBe('done');
     expect(model.calls).toHaveLength(1);
     expect(logger.lines.join('\n')).toMatch(/INFO worker job deferred job=\S+ session=room outcome=busy again=\S+ after_s=1 deferrals=1/);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`events waiting on a live leader's long turn are put off longer each time and never trip the breaker${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    // A breaker that three counted wakes would trip: busy ones are not counted.
+    const breaker: BreakerSettings = { max: 2, windowMs: 60_000, cooldownMs: 60_000 };
+    const { store, queue, logger, until } = await setUp(breaker);
+    expect((await store.admit('long', undefined, breaker, elsewhere)).kind).toBe('leader');
+    // One event already put off twice (the job carries the count), two arriving now.
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'long', event: { id: 'l0', text: 'waited' }, deferrals: 2 });
+    for (const id of ['l1', 'l2']) await queue.send({ kind: 'session', agent: AGENT, sessionId: 'long', event: { id, text: id } });
+    await until('the busy jobs were not deferred', (rows) => rows.filter((r) => r.state === 'completed').length === 3 && rows.length === 6);
+    const log = logger.lines.join('\n');
+    expect(log, 'the third deferral waits 2² × the base').toMatch(/INFO worker job deferred job=\S+ session=long outcome=busy again=\S+ after_s=4 deferrals=3/);
+    expect(log.match(/outcome=busy again=\S+ after_s=1 deferrals=1/g)).toHaveLength(2);
+    expect(log).not.toMatch(/declined/);
+    expect(await store.isTripped('long')).toBe(false);
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`a job the breaker declines comes back after its cooldown, and is answered once it reopens${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {

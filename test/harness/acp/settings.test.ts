@@ -104,7 +104,7 @@ describe('bootstrap lifecycle identity', () => {
     const progress = { write: (s: string) => (lines.push(s), true) } as unknown as NodeJS.WritableStream;
     const settings = fakeProfile(cache, { source: { type: 'install-command', command: 'echo nothing' } });
     await expect(bootstrap(settings, { cacheDir: cache, progress })).rejects.toMatchObject({ code: 'acp-bootstrap-failed', hint: expect.stringContaining('into $HOME/.local/bin') });
-    expect(lines[0]).toMatch(/acx: installing install-command for fake-acp/);
+    expect(lines[0]).toBe(`INFO acp install started harness=fake-acp source=install-command dir=${join(bootstrapDir(cache, 'fake-acp'), 'implementation')} note="first run; reused afterwards"\n`);
     expect(existsSync(join(bootstrapDir(cache, 'fake-acp'), '.bootstrap-complete.json'))).toBe(false);
     const failing = fakeProfile(cache, { source: { type: 'install-command', command: 'false; echo unreachable' } });
     await expect(bootstrap(failing, { cacheDir: cache, progress: null })).rejects.toMatchObject({ code: 'acp-bootstrap-failed' });

@@ -71,7 +71,7 @@ export function register(program: Command): void {
       const where = settings.store ? redactUrl(settings.store) : settings.stateDir;
       // On SQLite, opened only if they exist: cleaning up never creates a store.
       const { journal, wakes }: { journal: JournalStore | undefined; wakes: WakeStore | undefined } = settings.store
-        ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(settings.store, settings.agent.id)
+        ? await (await import('../../../store/postgres-stores.ts')).openPostgresStores(settings.store, settings.storeScope)
         : {
             journal: existsSync(settings.journalPath) ? new SqliteJournalStore(new Journal(settings.journalPath)) : undefined,
             wakes: existsSync(wakePath) ? new SqliteWakeStore(wakePath) : undefined,

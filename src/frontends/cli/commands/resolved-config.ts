@@ -94,7 +94,7 @@ export async function resolvedConfig(agent: string | undefined, options: Record<
     store: storeKindOf(settings.store),
     store_url: settings.store ? redactUrl(settings.store) : null,
     // On a shared store, whose rows this agent's sessions, wakes and memory are (its agent id).
-    store_agent_id: settings.store ? settings.agent.id : null,
+    store_scope: settings.store ? settings.storeScope : null,
     max_steps: settings.maxSteps,
     max_steps_source: settings.loopPolicy?.maxStepsSource ?? null,
     max_context_tokens: settings.contextTokens,

@@ -65,7 +65,9 @@ export function register(program: Command): void {
       return;
     }
     if (rows.length === 0) {
-      const where = agent === undefined ? resolveStateHome(options.home) : states[0]!.dir;
+      const storeUrl = resolveStoreUrl(options);
+      // On PostgreSQL the sessions are the store's, not the state home's: name what was read.
+      const where = storeUrl ? `${redactUrl(storeUrl)}${agent === undefined ? '' : ` for agent ${states[0]!.name}`}` : agent === undefined ? resolveStateHome(options.home) : states[0]!.dir;
       process.stdout.write(`No sessions in ${where}.\n`);
       return;
     }
@@ -110,7 +112,7 @@ export function register(program: Command): void {
 async function statesOf(agent: string | undefined, options: StoreOptions): Promise<AgentState[]> {
   const storeUrl = resolveStoreUrl(options);
   if (storeUrl) {
-    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [(await locateAgent({ agent, ...options })).agentId];
+    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [(await locateAgent({ agent, ...options })).storeScope];
     return ids.map((id) => ({ name: id, dir: redactUrl(storeUrl), storeUrl }));
   }
   return agent === undefined ? allAgentStates(options) : [await agentState(agent, options)];

@@ -97,7 +97,7 @@ export function register(program: Command): void {
     const store = await openWakeStore({
       stateDir: location.stateDir,
       storeUrl: resolveStoreUrl(flags, env),
-      agentId: location.agentId,
+      agentId: location.storeScope,
       onLeaseLost: (lost) => logger.error('wake lease lost', { session: lost, reason: 'not renewed in time; another wake may answer this session' }),
     });
     let prepared: PreparedAgent | undefined;

@@ -69,7 +69,7 @@ export function register(program: Command): void {
         store: await openWakeStore({
           stateDir: location.stateDir,
           storeUrl,
-          agentId: location.agentId,
+          agentId: location.storeScope,
           onLeaseLost: (sessionId) => logger.error('wake lease lost', { agent: name, session: sessionId, reason: 'not renewed in time; another worker may be answering this session' }),
         }),
         ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),

@@ -1,0 +1,57 @@
+// LeaseRenewals on real timers, with the renewal a plain function standing in for the server:
+// a lease is lost when the server says it is gone, and also when no renewal has succeeded for a
+// whole TTL (the server unreachable, or a renewal that never answers) — by then it has lapsed
+// there and may be another holder's, whether or not this holder can hear so.
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseRenewals } from '../../src/store/lease-renewals.ts';
+
+const TTL_MS = 60;
+let renewals: LeaseRenewals | undefined;
+afterEach(() => renewals?.stopAll());
+
+/** Keeps lease `key` with `renew`, resolving with how many renewals were tried once it is lost. */
+function keepUntilLost(renew: () => Promise<boolean>, now?: () => number): Promise<number> {
+  renewals = new LeaseRenewals(TTL_MS, now);
+  let tries = 0;
+  return new Promise((resolve) =>
+    renewals!.keep(
+      'lease',
+      () => (tries++, renew()),
+      () => resolve(tries),
+    ),
+  );
+}
+
+describe('LeaseRenewals', () => {
+  it('a renewal that finds the lease gone loses it at once', async () => {
+    expect(await keepUntilLost(async () => false)).toBe(1);
+  });
+
+  it('renewals failing for a whole TTL lose the lease (the server unreachable)', async () => {
+    const tries = await keepUntilLost(() => Promise.reject(new Error('connection refused')));
+    expect(tries, 'failures inside the TTL are retried first').toBeGreaterThan(1);
+  });
+
+  it('a renewal that never answers loses the lease once a TTL has passed', async () => {
+    expect(await keepUntilLost(() => new Promise<boolean>(() => {}))).toBeGreaterThan(1);
+  });
+
+  it('failures between successful renewals keep the lease', async () => {
+    // Every other renewal fails: each success restarts the count, so the lease is never lost
+    // until the server says it is gone. The clock moves a fixed step per renewal (well inside
+    // the TTL between successes), however late a busy machine runs the timer.
+    let n = 0;
+    let clock = 0;
+    const tries = await keepUntilLost(
+      async () => {
+        n++;
+        clock += TTL_MS / 3;
+        if (n >= 30) return false;
+        if (n % 2 === 0) throw new Error('blip');
+        return true;
+      },
+      () => clock,
+    );
+    expect(tries).toBe(30);
+  });
+});

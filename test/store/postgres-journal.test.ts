@@ -1,0 +1,89 @@
+// What an engine step costs on the PostgreSQL journal: its writes reach the server as one query,
+// the server's own transaction (no BEGIN/COMMIT of its own), with the hot writes prepared on each
+// connection. Queries are counted on the pool's real connections to a real throwaway cluster.
+import type pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+
+const postgres = postgresForSuite();
+const stores: PostgresJournalStore[] = [];
+afterAll(async () => {
+  for (const store of stores) await store.close();
+});
+
+async function openStore(maxConnections?: number): Promise<{ store: PostgresJournalStore; sent: string[] }> {
+  const store = await PostgresJournalStore.open(postgres.database('pgjournal'), { agentId: 'default', ...(maxConnections ? { maxConnections } : {}) });
+  stores.push(store);
+  const sent: string[] = [];
+  const counted = new WeakSet<pg.PoolClient>();
+  store.pool.on('acquire', (client) => {
+    if (counted.has(client)) return;
+    counted.add(client);
+    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...a: unknown[]) => {
+      sent.push(typeof a[0] === 'string' ? a[0] : String((a[0] as { text?: string }).text));
+      return query(...a);
+    };
+  });
+  return { store, sent };
+}
+
+const tool = { role: 'tool' as const, content: [] };
+
+describe('the PostgreSQL journal on the wire', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`commits a step (settlement + next assistant message) as one query, with no BEGIN/COMMIT of its own${POSTGRES_SKIP}`, async () => {
+    const { store, sent } = await openStore();
+    await store.ensureSession('s');
+    await store.transaction(() => store.startTurn('t', 's'));
+    sent.length = 0;
+    await store.transaction(async () => {
+      await store.appendMessage('s', 't', 'tool', tool, 1);
+      await store.settleStep('t', 1);
+      await store.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'next' }, 2);
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toMatch(/\b(BEGIN|COMMIT)\b/);
+    expect(sent[0], 'the hot writes go out as EXECUTEs of what the connection prepared').toMatch(/^EXECUTE acx_append_at_seq\(/);
+    expect((await store.messages('s')).map((m) => [m.seq, m.kind])).toEqual([
+      [1, 'tool'],
+      [2, 'assistant'],
+    ]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`prepares its hot writes on every connection a transaction takes${POSTGRES_SKIP}`, async () => {
+    const { store } = await openStore(3);
+    await store.ensureSession('s');
+    await store.transaction(() => store.startTurn('t', 's'));
+    // Three transactions open at once hold three connections; each must find its statements prepared.
+    let arrived = 0;
+    let allThere!: () => void;
+    const barrier = new Promise<void>((resolve) => (allThere = resolve));
+    await Promise.all(
+      [1, 2, 3].map((seq) =>
+        store.transaction(async () => {
+          if (++arrived === 3) allThere();
+          await barrier;
+          await store.appendMessage('s', 't', 'tool', tool, seq);
+        }),
+      ),
+    );
+    expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`prepares again on a connection that lost its prepared writes, in a transaction or at its end${POSTGRES_SKIP}`, async () => {
+    const { store } = await openStore(1);
+    await store.ensureSession('s');
+    await store.transaction(() => store.startTurn('t', 's'));
+    // One connection: what DEALLOCATE ALL clears is what the next transaction takes.
+    await store.pool.query('DEALLOCATE ALL');
+    await store.transaction(() => store.appendMessage('s', 't', 'tool', tool, 1));
+    await store.pool.query('DEALLOCATE ALL');
+    await store.transaction(async () => {
+      await store.appendMessage('s', 't', 'tool', tool, 2);
+      expect(await store.messages('s'), 'a read inside the transaction sees its writes').toHaveLength(2);
+      await store.appendMessage('s', 't', 'tool', tool, 3);
+    });
+    expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+  });
+});
