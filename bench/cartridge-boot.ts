@@ -30,7 +30,7 @@ class FirstModelCall extends Error {}
 /** Milliseconds from nothing to the first model call. */
 async function bootOnce(flags: RunFlags): Promise<number> {
   const start = process.hrtime.bigint();
-  const settings = resolveSettings(flags, { env: {}, logger: silentLogger });
+  const settings = await resolveSettings(flags, { env: {}, logger: silentLogger });
   const prepared = await prepareAgent(settings, { logger: silentLogger });
   let elapsed = 0;
   const model = prepared.model.model;

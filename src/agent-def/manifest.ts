@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { SpeechMode } from '../engine/brief.ts';
 import { isBuiltinName, KNOWN_BUILTINS } from '../tools/builtin/names.ts';
 import { PERMISSION_MODES, type PermissionMode } from '../tools/permission.ts';
@@ -17,50 +16,99 @@ export const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-
 const MODEL = /^[a-z0-9][a-z0-9._-]*:\S+$/;
 
 const SPEECH_PROBLEM = '"speech" must be "final-text", "direct", "unspoken" or {"tool": "<name>"}';
-const SPEECH = z.custom<AgentManifest['speech']>(
-  (v) => v === 'final-text' || v === 'direct' || v === 'unspoken' || (typeof v === 'object' && v !== null && typeof (v as { tool?: unknown }).tool === 'string' && (v as { tool: string }).tool !== ''),
-  SPEECH_PROBLEM,
-);
 const MEMORY_PROVIDER_PROBLEM = 'memory.provider must be "sqlite", "semantic" or "module#export" (a module of your own)';
 const MEMORY_EMBEDDING_PROBLEM = 'memory.embedding must be "local-hash-128" or "provider:model-id"';
-const STEPS = (field: string) => z.number({ error: `${field} must be an integer from 1 to 1000` }).int(`${field} must be an integer from 1 to 1000`).min(1, `${field} must be an integer from 1 to 1000`).max(1000, `${field} must be an integer from 1 to 1000`);
 
-const AGENT_JSON = z
-  .object({
-    id: z.string({ error: 'id must be a lowercase slug ([a-z0-9][a-z0-9._-]{0,63})' }).regex(AGENT_ID, 'id must be a lowercase slug ([a-z0-9][a-z0-9._-]{0,63})').optional(),
-    name: z.string({ error: 'name must be 1-120 characters' }).trim().min(1, 'name must be 1-120 characters').max(120, 'name must be 1-120 characters').optional(),
-    version: z.string({ error: 'version must be SemVer (e.g. 1.0.0)' }).regex(SEMVER, 'version must be SemVer (e.g. 1.0.0)').optional(),
-    description: z.string({ error: 'description must be 1-500 characters' }).refine((d) => d.trim() !== '' && d.length <= 500, 'description must be 1-500 characters').optional(),
-    publisher: z.string({ error: 'publisher must be a reverse-DNS string' }).optional(),
-    model: z.string({ error: 'model must look like "provider:model-id"' }).regex(MODEL, 'model must look like "provider:model-id"').optional(),
-    speech: SPEECH.optional(),
-    stepBudget: STEPS('stepBudget').optional(),
-    maxSteps: STEPS('maxSteps').optional(),
-    permissionMode: z.enum(PERMISSION_MODES as [PermissionMode, ...PermissionMode[]], { error: `permissionMode must be one of ${PERMISSION_MODES.join(', ')}` }).optional(),
-    tools: z
-      .array(z.string(), { error: 'tools must be an array of built-in tool names' })
-      .superRefine((tools, ctx) => {
-        const unknown = tools.filter((t) => !isBuiltinName(t));
-        if (unknown.length) ctx.addIssue({ code: 'custom', message: `tools names unknown built-in(s) ${unknown.join(', ')} (known: ${KNOWN_BUILTINS.join(', ')}; MCP servers go in mcp/*.json)` });
-      })
-      .optional(),
-    license: z.string({ error: 'license must be a string' }).optional(),
-    tags: z.array(z.string(), { error: 'tags must be an array of strings' }).optional(),
-    authors: z.array(z.union([z.string(), z.object({ name: z.string(), url: z.string().optional() })]), { error: 'authors must be a list of names or {name, url}' }).optional(),
-    homepage: z.string({ error: 'homepage must be a URL string' }).optional(),
-    memory: z
-      .strictObject(
-        {
-          provider: z.string({ error: MEMORY_PROVIDER_PROBLEM }).trim().min(1, MEMORY_PROVIDER_PROBLEM).optional(),
-          embedding: z.string({ error: MEMORY_EMBEDDING_PROBLEM }).trim().min(1, MEMORY_EMBEDDING_PROBLEM).optional(),
-        },
-        { error: (issue) => (issue.code === 'unrecognized_keys' ? 'memory takes only "provider" and "embedding"' : 'memory must be an object such as {"provider": "semantic"}') },
-      )
-      .optional(),
-  })
-  // Other keys are packed verbatim and ignored by acx.
-  .passthrough()
-  .refine((a) => a.stepBudget === undefined || a.maxSteps === undefined || a.stepBudget === a.maxSteps, 'stepBudget and its alias maxSteps disagree; give one of them');
+/*
+ * The schema, as plain checks: every wake and run reads agent.json, and a schema library costs a
+ * repeated wake more start-up than all the rest of its work (zod is ~95 modules). Each check
+ * returns the value as applied (trimmed where the field is trimmed) or the field's one message.
+ */
+type Checked = { value: unknown } | { problem: string };
+type Check = (value: unknown) => Checked;
+
+const ok = (value: unknown): Checked => ({ value });
+const isText = (value: unknown): value is string => typeof value === 'string';
+/** A string that passes `test` (after trimming, when `trim`), else `problem`. */
+const text = (problem: string, test: (s: string) => boolean = () => true, trim = false): Check => (value) => {
+  if (!isText(value)) return { problem };
+  const applied = trim ? value.trim() : value;
+  return test(applied) ? ok(applied) : { problem };
+};
+const steps = (field: string): Check => (value) =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1000 ? ok(value) : { problem: `${field} must be an integer from 1 to 1000` };
+/** An array whose every item passes `item`; the problem names the first item that does not. */
+const list = (problem: string, item: Check): Check => (value) => {
+  if (!Array.isArray(value)) return { problem };
+  const items: unknown[] = [];
+  for (const [index, entry] of value.entries()) {
+    const checked = item(entry);
+    if ('problem' in checked) return { problem: `${problem} (item ${index} is ${JSON.stringify(entry)})` };
+    items.push(checked.value);
+  }
+  return ok(items);
+};
+const string: Check = text('not a string');
+const author: Check = (value) => {
+  if (isText(value)) return ok(value);
+  const entry = value as { name?: unknown; url?: unknown } | null;
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || !isText(entry.name) || (entry.url !== undefined && !isText(entry.url))) {
+    return { problem: 'not a name or {name, url}' };
+  }
+  // Only name and url are kept.
+  return ok(entry.url === undefined ? { name: entry.name } : { name: entry.name, url: entry.url });
+};
+const memory: Check = (value) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'memory must be an object such as {"provider": "semantic"}' };
+  const fields: Record<string, Check> = {
+    provider: text(MEMORY_PROVIDER_PROBLEM, (s) => s !== '', true),
+    embedding: text(MEMORY_EMBEDDING_PROBLEM, (s) => s !== '', true),
+  };
+  const applied = checkFields(value as Record<string, unknown>, fields);
+  if ('problem' in applied) return applied;
+  if (Object.keys(value).some((key) => !(key in fields))) return { problem: 'memory takes only "provider" and "embedding"' };
+  return applied;
+};
+
+/** agent.json's fields, checked in this order (the first problem is the one reported). */
+const AGENT_JSON: Record<string, Check> = {
+  id: text('id must be a lowercase slug ([a-z0-9][a-z0-9._-]{0,63})', (s) => AGENT_ID.test(s)),
+  name: text('name must be 1-120 characters', (s) => s.length >= 1 && s.length <= 120, true),
+  version: text('version must be SemVer (e.g. 1.0.0)', (s) => SEMVER.test(s)),
+  description: text('description must be 1-500 characters', (s) => s.trim() !== '' && s.length <= 500),
+  publisher: text('publisher must be a reverse-DNS string'),
+  model: text('model must look like "provider:model-id"', (s) => MODEL.test(s)),
+  speech: (v) =>
+    v === 'final-text' || v === 'direct' || v === 'unspoken' || (typeof v === 'object' && v !== null && isText((v as { tool?: unknown }).tool) && (v as { tool: string }).tool !== '')
+      ? ok(v)
+      : { problem: SPEECH_PROBLEM },
+  stepBudget: steps('stepBudget'),
+  maxSteps: steps('maxSteps'),
+  permissionMode: (v) => (PERMISSION_MODES.includes(v as PermissionMode) ? ok(v) : { problem: `permissionMode must be one of ${PERMISSION_MODES.join(', ')}` }),
+  tools: (v) => {
+    const checked = list('tools must be an array of built-in tool names', string)(v);
+    if ('problem' in checked) return checked;
+    const unknown = (checked.value as string[]).filter((t) => !isBuiltinName(t));
+    return unknown.length ? { problem: `tools names unknown built-in(s) ${unknown.join(', ')} (known: ${KNOWN_BUILTINS.join(', ')}; MCP servers go in mcp/*.json)` } : checked;
+  },
+  license: text('license must be a string'),
+  tags: list('tags must be an array of strings', string),
+  authors: list('authors must be a list of names or {name, url}', author),
+  homepage: text('homepage must be a URL string'),
+  memory,
+};
+
+/** Checks the fields present in `raw`; other keys are kept as they are. */
+function checkFields(raw: Record<string, unknown>, fields: Record<string, Check>): Checked {
+  const applied: Record<string, unknown> = { ...raw };
+  for (const [key, check] of Object.entries(fields)) {
+    if (raw[key] === undefined) continue;
+    const checked = check(raw[key]);
+    if ('problem' in checked) return checked;
+    applied[key] = checked.value;
+  }
+  return ok(applied);
+}
 
 /** agent.json as acx applies it: defaults filled in, `maxSteps` folded into `stepBudget`. */
 export interface AgentManifest {
@@ -94,12 +142,10 @@ export interface ManifestDefaults {
 /** Checks agent.json (`where` names it in messages) and fills in what a run needs. */
 export function parseAgentManifest(raw: unknown, where: string, defaults: ManifestDefaults): AgentManifest {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw definitionError(`${where}: must be a JSON object`, 'see docs/agent-layout.md for the fields');
-  const checked = AGENT_JSON.safeParse(raw);
-  if (!checked.success) {
-    const first = checked.error.issues[0]!;
-    throw definitionError(`${where}: ${first.message}`, 'see docs/agent-layout.md for the fields');
-  }
-  const { maxSteps, stepBudget, ...rest } = checked.data;
+  const checked = checkFields(raw as Record<string, unknown>, AGENT_JSON);
+  const problem = 'problem' in checked ? checked.problem : stepsProblem(raw as Record<string, unknown>);
+  if (problem) throw definitionError(`${where}: ${problem}`, 'see docs/agent-layout.md for the fields');
+  const { maxSteps, stepBudget, ...rest } = (checked as { value: Record<string, unknown> }).value as Omit<AgentManifest, 'stepBudget'> & { stepBudget?: number; maxSteps?: number };
   const id = rest.id ?? defaults.id;
   if (!AGENT_ID.test(id)) {
     throw definitionError(`${where}: "id" must be a lowercase slug (got ${JSON.stringify(rest.id ?? id)})`, 'use letters, digits, ".", "_" and "-", e.g. "release-helper"');
@@ -114,6 +160,12 @@ export function parseAgentManifest(raw: unknown, where: string, defaults: Manife
     ...(model ? { model } : {}),
     ...(steps !== undefined ? { stepBudget: steps } : {}),
   };
+}
+
+function stepsProblem(raw: Record<string, unknown>): string | undefined {
+  const { stepBudget, maxSteps } = raw;
+  if (stepBudget !== undefined && maxSteps !== undefined && stepBudget !== maxSteps) return 'stepBudget and its alias maxSteps disagree; give one of them';
+  return undefined;
 }
 
 /** What a cartridge needs of agent.json beyond what a run needs (its meta carries these). */

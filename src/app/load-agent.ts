@@ -25,6 +25,6 @@ export type LoadAgentOptions = Omit<RunFlags, 'agent' | 'param' | 'mcp' | 'allow
  */
 export async function loadAgent(agent: string, options: LoadAgentOptions = {}): Promise<PreparedAgent> {
   const { env, logger = createLogger(), params, ...flags } = options;
-  const settings = resolveSettings({ ...flags, agent, ...(params ? { param: params } : {}) }, { logger, ...(env ? { env } : {}) });
+  const settings = await resolveSettings({ ...flags, agent, ...(params ? { param: params } : {}) }, { logger, ...(env ? { env } : {}) });
   return prepareAgent(settings, { logger, ...(env ? { env } : {}) });
 }

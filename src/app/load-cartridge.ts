@@ -1,4 +1,3 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Cartridge } from '../cartridge/container.ts';
 import { cartridgeDefinition } from '../cartridge/definition.ts';
@@ -13,29 +12,14 @@ import { sha256Hex } from '../util/jcs.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 
 /**
- * The first half of booting a cartridge: recognising one, the trust gate and reading its ROM,
- * which every command naming an agent does (src/app/settings.ts). The handshake that needs the
+ * The first half of booting a cartridge: the trust gate and reading its ROM, which every command
+ * naming a cartridge does (src/app/settings.ts imports this module only then). The handshake that needs the
  * contract's negotiation and the tools' schemas is boot-cartridge.ts, loaded only by what runs
  * the agent: a command that reads a directory agent, or answers from its store, loads none of it.
  */
 
-// Recognising a cartridge
-
-const SQLITE_HEADER = 'SQLite format 3\u0000';
-
-/** A `.acx` path, or any regular file that starts with the SQLite header. Directories are not. */
-export function isCartridgePath(path: string): boolean {
-  if (path.toLowerCase().endsWith('.acx')) return true;
-  if (!existsSync(path) || !statSync(path).isFile()) return false;
-  const fd = openSync(path, 'r');
-  try {
-    const head = Buffer.alloc(16);
-    readSync(fd, head, 0, 16, 0);
-    return head.toString('latin1') === SQLITE_HEADER;
-  } finally {
-    closeSync(fd);
-  }
-}
+// Recognising a cartridge and where its state lives: light helpers every command uses (paths.ts).
+export { cartridgeStateDir, isCartridgePath } from './paths.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The trust gate
@@ -162,7 +146,3 @@ export function readRom(cart: Cartridge, path: string, romHash: string): Cartrid
   };
 }
 
-/** Where a cartridge's local state lives: <state home>/cartridges/<id>-<12 hex of the cartridge id>. */
-export function cartridgeStateDir(stateHome: string, stateKey: string): string {
-  return join(stateHome, 'cartridges', stateKey);
-}

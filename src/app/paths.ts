@@ -1,3 +1,4 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -22,6 +23,27 @@ export function resolveStateHome(explicit: string | undefined, env: NodeJS.Proce
 /** Each agent identity gets its own journal and memory under the state home. */
 export function agentStateDir(stateHome: string, agentId: string): string {
   return join(stateHome, 'agents', agentId);
+}
+
+/** Where a cartridge's local state lives: <state home>/cartridges/<id>-<12 hex of the cartridge id>. */
+export function cartridgeStateDir(stateHome: string, stateKey: string): string {
+  return join(stateHome, 'cartridges', stateKey);
+}
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/** A `.acx` path, or any regular file that starts with the SQLite header. Directories are not. */
+export function isCartridgePath(path: string): boolean {
+  if (path.toLowerCase().endsWith('.acx')) return true;
+  if (!existsSync(path) || !statSync(path).isFile()) return false;
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    readSync(fd, head, 0, 16, 0);
+    return head.toString('latin1') === SQLITE_HEADER;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The installation's own trust registry (acx.trust-registry/1, public keys only; docs/trust.md). */

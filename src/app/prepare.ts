@@ -407,7 +407,7 @@ export interface CartridgeHost {
 export async function describeCartridgeHost(flags: RunFlags, options: { logger: Logger; env?: NodeJS.ProcessEnv }): Promise<CartridgeHost> {
   const env = options.env ?? process.env;
   // The tool set does not depend on the model, and no model is built: none need be selected.
-  const settings = resolveSettings({ ...flags, allowPortable: true }, { env, logger: options.logger });
+  const settings = await resolveSettings({ ...flags, allowPortable: true }, { env, logger: options.logger });
   const cartridge = settings.cartridge;
   if (!cartridge) throw new ConfigError(`${flags.agent} is not a cartridge.`);
   const memory = await openAgentMemory(settings, options.logger, { env });

@@ -1,7 +1,7 @@
 import { storeKindOf } from '../store/store-url.ts';
 import { join, resolve } from 'node:path';
 import { type MemoryProviderSpec, parseMemoryProviderSpec } from '../memory/choice.ts';
-import { cartridgeStateDir, type CartridgeRom, isCartridgePath, loadCartridge, type LoadedCartridge } from './load-cartridge.ts';
+import type { CartridgeRom, LoadedCartridge } from './load-cartridge.ts';
 import { type AgentDefinition, readAgentDirectory } from '../agent-def/definition.ts';
 import { speechModeOf } from '../agent-def/manifest.ts';
 import { type AppliedLoopPolicy, applyLoopPolicy } from '../agent-def/policy.ts';
@@ -16,9 +16,8 @@ import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
 import { resolveHarnessName, type HarnessName } from '../harness/acp/profiles/names.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { agentStateDir, resolveConfigHome, resolveStateHome } from './paths.ts';
+import { agentStateDir, cartridgeStateDir, isCartridgePath, resolveConfigHome, resolveStateHome } from './paths.ts';
 import { isSwitchedOff } from './switches.ts';
-import { resolveTrustFiles } from './trust.ts';
 
 /**
  * Every knob a run has, resolved once from flags, then environment, then the agent's own
@@ -179,23 +178,13 @@ export interface AgentLocation {
   stateDir: string;
 }
 
-export function locateAgent(
+export async function locateAgent(
   flags: Pick<RunFlags, 'agent' | 'home' | 'configHome' | 'allowPortable' | 'registry'>,
   options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
-): AgentLocation {
+): Promise<AgentLocation> {
   const env = options.env ?? process.env;
-  const cartridgeFile = flags.agent !== undefined && isCartridgePath(flags.agent);
   const configHome = resolveConfigHome(flags.configHome, env);
-  // A cartridge is verified and trust-gated before anything in its ROM is read.
-  const trust = cartridgeFile ? resolveTrustFiles({ registry: flags.registry, configHome }, env) : undefined;
-  const loaded = cartridgeFile
-    ? loadCartridge(flags.agent!, {
-        allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
-        ...(trust?.registry ? { registry: trust.registry } : {}),
-        ownKeys: trust?.ownKeys ?? [],
-        ...(options.logger ? { logger: options.logger } : {}),
-      })
-    : undefined;
+  const loaded = flags.agent !== undefined && isCartridgePath(flags.agent) ? await loadNamedCartridge(flags.agent, flags, configHome, env, options.logger) : undefined;
   // `default` names the config home's own agent: its prompts/ compose the instructions.
   const definition = loaded
     ? loaded.rom.definition
@@ -215,13 +204,35 @@ export function locateAgent(
   };
 }
 
+/**
+ * A cartridge is verified and trust-gated before anything in its ROM is read. Its container,
+ * signature and trust code load only here: a directory agent, or a wake answering from its store,
+ * never pays for them.
+ */
+async function loadNamedCartridge(
+  path: string,
+  flags: Pick<RunFlags, 'allowPortable' | 'registry'>,
+  configHome: string,
+  env: NodeJS.ProcessEnv,
+  logger: Logger | undefined,
+): Promise<LoadedCartridge> {
+  const [{ loadCartridge }, { resolveTrustFiles }] = await Promise.all([import('./load-cartridge.ts'), import('./trust.ts')]);
+  const trust = resolveTrustFiles({ registry: flags.registry, configHome }, env);
+  return loadCartridge(path, {
+    allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
+    ...(trust.registry ? { registry: trust.registry } : {}),
+    ownKeys: trust.ownKeys,
+    ...(logger ? { logger } : {}),
+  });
+}
+
 /** `options.location`: the agent already located for these flags (it is not read again). */
-export function resolveSettings(
+export async function resolveSettings(
   flags: RunFlags,
   options: { env?: NodeJS.ProcessEnv; logger?: Logger; location?: AgentLocation } = {},
-): ResolvedSettings {
+): Promise<ResolvedSettings> {
   const env = options.env ?? process.env;
-  const { loaded, definition, agentId, storeScope, configHome, stateHome, stateDir } = options.location ?? locateAgent(flags, { ...options, env });
+  const { loaded, definition, agentId, storeScope, configHome, stateHome, stateDir } = options.location ?? (await locateAgent(flags, { ...options, env }));
   const manifest = definition?.manifest;
 
   const vision = flags.vision !== false && !isSwitchedOff(env.ACX_MODEL_VISION);

@@ -37,7 +37,7 @@ export interface AgentToolHost {
 export async function openAgentToolHost(flags: RunFlags, options: { logger: Logger; env?: NodeJS.ProcessEnv }): Promise<AgentToolHost> {
   const { logger } = options;
   // Serving needs no model: settings.model is null when none is chosen, and dispatch says so.
-  const settings = resolveSettings(flags, { env: options.env ?? process.env, logger });
+  const settings = await resolveSettings(flags, { env: options.env ?? process.env, logger });
   const memory = await openAgentMemory(settings, logger, { env: options.env ?? process.env });
   const dispatchHarness = subAgentsOnDemand(settings, memory, settings.model !== null, logger);
   const close = async () => {

@@ -4,8 +4,8 @@ import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engin
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import { Journal, type TurnRecord } from '../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
-import { DEFAULT_AGENT_ID, PostgresJournalStore } from '../store/postgres-journal.ts';
-import { storeKindOf } from '../store/store-url.ts';
+import { DeferredJournalStore } from '../store/deferred-journal.ts';
+import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
@@ -54,7 +54,11 @@ export interface EngineHarnessOptions extends EngineTuning {
 export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath' | 'agentId'>): JournalStore {
   const { store } = options;
   if (typeof store === 'object') return store;
-  if (store !== undefined && storeKindOf(store) === 'postgres') return new PostgresJournalStore(store, { agentId: options.agentId ?? DEFAULT_AGENT_ID });
+  if (store !== undefined && storeKindOf(store) === 'postgres') {
+    const agentId = options.agentId ?? DEFAULT_AGENT_ID;
+    // pg and the PostgreSQL journal load on the journal's first use, not with the harness.
+    return new DeferredJournalStore(async () => new (await import('../store/postgres-journal.ts')).PostgresJournalStore(store, { agentId }));
+  }
   return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
 }
 

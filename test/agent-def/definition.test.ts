@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAgentDirectory } from '../../src/agent-def/definition.ts';
+import type { AgentManifest } from '../../src/agent-def/manifest.ts';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { Cartridge } from '../../src/cartridge/container.ts';
 import { cartridgeDefinition } from '../../src/cartridge/definition.ts';
@@ -67,15 +68,24 @@ describe('reading an agent directory', () => {
     }
   });
 
-  it('runs a directory with agent.json stepBudget as its cartridge does: the policy carries it, a policy file wins, a flag wins over both', () => {
+  it('runs a directory with agent.json stepBudget as its cartridge does: the policy carries it, a policy file wins, a flag wins over both', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-def-home-'));
-    const steps = (dir: string, maxSteps?: number) => resolveSettings({ agent: dir, home, configHome: home, ...(maxSteps ? { maxSteps } : {}) }, { env: {} }).maxSteps;
-    expect(steps(agentDir({ 'agent.json': agentJson({ stepBudget: 7 }) }))).toBe(7);
-    expect(steps(agentDir({ 'agent.json': agentJson({ maxSteps: 9 }) }))).toBe(9);
+    const steps = async (dir: string, maxSteps?: number) => (await resolveSettings({ agent: dir, home, configHome: home, ...(maxSteps ? { maxSteps } : {}) }, { env: {} })).maxSteps;
+    expect(await steps(agentDir({ 'agent.json': agentJson({ stepBudget: 7 }) }))).toBe(7);
+    expect(await steps(agentDir({ 'agent.json': agentJson({ maxSteps: 9 }) }))).toBe(9);
     const withPolicy = agentDir({ 'agent.json': agentJson({ stepBudget: 7 }), 'loop-context-policy.json': JSON.stringify({ schemaVersion: 'acx.loop-context-policy/1.1', loop: { maxTurns: 3 } }) });
-    expect(steps(withPolicy)).toBe(3);
-    expect(steps(withPolicy, 5)).toBe(5);
-    expect(steps(agentDir({ 'agent.json': agentJson({}) }))).toBe(24);
+    expect(await steps(withPolicy)).toBe(3);
+    expect(await steps(withPolicy, 5)).toBe(5);
+    expect(await steps(agentDir({ 'agent.json': agentJson({}) }))).toBe(24);
+  });
+
+  it('applies agent.json as written: names trimmed, unknown keys kept for the build, author entries to name and url', () => {
+    const fields = { name: '  Notes  ', memory: { provider: ' semantic ' }, authors: ['Ann', { name: 'Bo', url: 'https://bo.example', email: 'b@x' }], 'x-team': { on: 'call' } };
+    const manifest = readAgentDirectory(agentDir({ 'agent.json': agentJson(fields) })).manifest as AgentManifest & Record<string, unknown>;
+    expect(manifest.name).toBe('Notes');
+    expect(manifest.memory).toEqual({ provider: 'semantic' });
+    expect(manifest.authors).toEqual(['Ann', { name: 'Bo', url: 'https://bo.example' }]);
+    expect(manifest['x-team']).toEqual({ on: 'call' });
   });
 
   it('refuses what no run could mean, naming the field', () => {
@@ -84,6 +94,9 @@ describe('reading an agent directory', () => {
     expect(read({ stepBudget: 0 })).toThrow(/agent\.json: stepBudget must be an integer from 1 to 1000/);
     expect(read({ tools: ['memory', 'telepathy'] })).toThrow(/tools names unknown built-in\(s\) telepathy/);
     expect(read({ permissionMode: 'yolo' })).toThrow(/permissionMode must be one of allow-reads, allow-edits, allow-all/);
+    expect(read({ tags: ['ops', 7] })).toThrow(/agent\.json: tags must be an array of strings \(item 1 is 7\)/);
+    expect(read({ memory: { provider: 'semantic', kind: 'x' } })).toThrow(/agent\.json: memory takes only "provider" and "embedding"/);
+    expect(read({ name: '   ' })).toThrow(/agent\.json: name must be 1-120 characters/);
     expect(() => readAgentDirectory(agentDir({ 'agent.json': agentJson({}), 'skills/notes/README.md': 'x' }))).toThrow(/skills\/notes\/SKILL\.md is missing/);
   });
 

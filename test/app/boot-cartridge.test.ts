@@ -148,28 +148,28 @@ describe('trust gate and ROM', () => {
     expect(loaded.stateKey).toMatch(/^notes-keeper-[0-9a-f]{12}$/);
   });
 
-  it('resolveSettings boots a cartridge with its policy applied and its own state directory', () => {
+  it('resolveSettings boots a cartridge with its policy applied and its own state directory', async () => {
     const built = buildTestCartridge(tempDir());
     const home = tempDir();
-    const settings = resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo' }, { env: {} });
+    const settings = await resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo' }, { env: {} });
     expect(settings.agent).toMatchObject({ source: 'cartridge', id: 'notes-keeper', path: built.path });
     expect(settings.maxSteps).toBe(12);
     expect(settings.contextTokens).toBe(120000);
     expect(settings.stateDir).toBe(join(home, 'cartridges', loadCartridge(built.path, { registry: built.registry }).stateKey));
     expect(settings.cartridge?.romMcpAllowed).toBe(true);
-    expect(resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo', maxSteps: 3 }, { env: {} }).maxSteps).toBe(3);
-    expect(() => resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: {} })).toThrow(CartridgeBootRefusal);
-    expect(resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: { ACX_ALLOW_PORTABLE: '1' } }).cartridge?.romMcpAllowed).toBe(false);
+    expect((await resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo', maxSteps: 3 }, { env: {} })).maxSteps).toBe(3);
+    await expect(resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: {} })).rejects.toThrow(CartridgeBootRefusal);
+    expect((await resolveSettings({ agent: built.path, home, configHome: home, model: 'openai:demo' }, { env: { ACX_ALLOW_PORTABLE: '1' } })).cartridge?.romMcpAllowed).toBe(false);
   });
 
-  it('grants host variables to the ROM\'s MCP drop-ins only by name (flag and env), none by default', () => {
+  it('grants host variables to the ROM\'s MCP drop-ins only by name (flag and env), none by default', async () => {
     const built = buildTestCartridge(tempDir());
     const home = tempDir();
     const settings = (flags: { allowCartridgeEnv?: string[] }, env: NodeJS.ProcessEnv = {}) =>
       resolveSettings({ agent: built.path, registry: built.registry, home, configHome: home, model: 'openai:demo', ...flags }, { env });
-    expect(settings({}).cartridge?.envGrant).toEqual([]);
-    expect(settings({ allowCartridgeEnv: ['OPENAI_API_KEY', 'A,B'] }, { ACX_CARTRIDGE_ENV: 'C, A' }).cartridge?.envGrant).toEqual(['A', 'B', 'C', 'OPENAI_API_KEY']);
-    expect(() => settings({ allowCartridgeEnv: ['$OPENAI_API_KEY'] })).toThrow('"$OPENAI_API_KEY" is not an environment variable name (--allow-cartridge-env / ACX_CARTRIDGE_ENV).');
+    expect((await settings({})).cartridge?.envGrant).toEqual([]);
+    expect((await settings({ allowCartridgeEnv: ['OPENAI_API_KEY', 'A,B'] }, { ACX_CARTRIDGE_ENV: 'C, A' })).cartridge?.envGrant).toEqual(['A', 'B', 'C', 'OPENAI_API_KEY']);
+    await expect(settings({ allowCartridgeEnv: ['$OPENAI_API_KEY'] })).rejects.toThrow('"$OPENAI_API_KEY" is not an environment variable name (--allow-cartridge-env / ACX_CARTRIDGE_ENV).');
     const withServer = buildTestCartridge(tempDir(), { edit: { 'mcp/tickets.json': JSON.stringify({ command: 'tickets-mcp', env: { KEY: '${TICKETS_KEY}' } }) } });
     expect(loadCartridge(withServer.path, { registry: withServer.registry }).rom.mcp.map((config) => [config.name, config.envGrant])).toEqual([['tickets', []]]);
   });

@@ -38,7 +38,7 @@ function withAgentJson(extra: Record<string, unknown>): void {
 }
 
 async function bind(env: NodeJS.ProcessEnv = {}, agent: string = agentDir, flags: Record<string, string> = {}): Promise<AgentMemory> {
-  const settings = resolveSettings({ agent, home, configHome: home, ...flags }, { env });
+  const settings = await resolveSettings({ agent, home, configHome: home, ...flags }, { env });
   const memory = await openAgentMemory(settings, silentLogger, { env });
   opened.push(memory);
   return memory;
@@ -161,11 +161,11 @@ describe('a memory provider spec that cannot bind', () => {
     await expect(bind({ ACX_MEMORY_PROVIDER: './broken.mjs#x' })).rejects.toThrow(/broken\.mjs \(ACX_MEMORY_PROVIDER\) failed to import: \w+Error/);
   });
 
-  it('agent.json memory of the wrong shape is a definition error', () => {
+  it('agent.json memory of the wrong shape is a definition error', async () => {
     withAgentJson({ memory: { provider: 'semantic', vectors: 'yes' } });
-    expect(() => resolveSettings({ agent: agentDir, home, configHome: home }, { env: {} })).toThrow(/memory takes only "provider" and "embedding"/);
+    await expect(resolveSettings({ agent: agentDir, home, configHome: home }, { env: {} })).rejects.toThrow(/memory takes only "provider" and "embedding"/);
     withAgentJson({ memory: 'semantic' });
-    expect(() => resolveSettings({ agent: agentDir, home, configHome: home }, { env: {} })).toThrow(/memory must be an object/);
+    await expect(resolveSettings({ agent: agentDir, home, configHome: home }, { env: {} })).rejects.toThrow(/memory must be an object/);
   });
 });
 

@@ -39,6 +39,9 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, '/src/memory/postgres-store.ts')).toEqual([]);
+    // Its journal is the SQLite file: PostgreSQL's code and driver load only for a postgres:// store.
+    expect(loaded(modules, '/src/store/postgres-')).toEqual([]);
+    expect(loaded(modules, 'node_modules/pg')).toEqual([]);
     // web_fetch takes node:http and node:tls when it fetches: importing them loads Node's undici.
     expect(modules.filter((url) => url === 'node:http' || url === 'node:tls')).toEqual([]);
   });
@@ -61,6 +64,11 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, 'node_modules/ai/')).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
+    // A directory is no cartridge: no container, signature or trust code (loaded for a cartridge only).
+    expect(loaded(modules, '/src/app/load-cartridge.ts')).toEqual([]);
+    expect(loaded(modules, '/src/cartridge/')).toEqual([]);
+    // agent.json's schema is plain checks: reading the definition loads no schema library.
+    expect(loaded(modules, 'node_modules/zod/')).toEqual([]);
   });
 
   it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {

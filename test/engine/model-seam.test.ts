@@ -96,11 +96,11 @@ describe('every provider runs a tool turn through its real AI SDK package', () =
 });
 
 describe('model_params.json and --param', () => {
-  function settingsWith(file: string | undefined, params: string[] = []) {
+  async function settingsWith(file: string | undefined, params: string[] = []) {
     const home = tmpHome();
     if (file !== undefined) writeFileSync(join(home, 'model_params.json'), file);
     const logger = createMemoryLogger('debug');
-    const settings = resolveSettings(
+    const settings = await resolveSettings(
       { model: 'openai:m', configHome: home, home, ...(params.length ? { param: params } : {}) },
       { env: {}, logger },
     );
@@ -108,7 +108,7 @@ describe('model_params.json and --param', () => {
   }
 
   it('reach every model call on the wire (temperature and max tokens in the request body)', async () => {
-    const { settings } = settingsWith('{"temperature": 0.3}', ['maxOutputTokens=77']);
+    const { settings } = await settingsWith('{"temperature": 0.3}', ['maxOutputTokens=77']);
     server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'a' } }] }, 'done');
     const { agent } = rig(await openaiModel(server), { harness: { params: settings.modelParams }, agent: { tools: [echoTool()] } });
     await agent.generate({ prompt: 'go' });
@@ -120,7 +120,7 @@ describe('model_params.json and --param', () => {
   });
 
   it('--param overrides the file, on the chat wire too', async () => {
-    const { settings } = settingsWith('{"temperature": 0.3}', ['temperature=0.9']);
+    const { settings } = await settingsWith('{"temperature": 0.3}', ['temperature=0.9']);
     server.setFallback('ok');
     const { agent } = rig(await openaiModel(server, 'chat'), { harness: { params: settings.modelParams } });
     await agent.generate({ prompt: 'go' });
@@ -128,7 +128,7 @@ describe('model_params.json and --param', () => {
   });
 
   it('harness-owned keys are stripped with a WARNING and never reach the wire', async () => {
-    const { settings, logger } = settingsWith('{"temperature": 0.5, "model": "gpt-evil", "tools": [], "messages": []}');
+    const { settings, logger } = await settingsWith('{"temperature": 0.5, "model": "gpt-evil", "tools": [], "messages": []}');
     expect(settings.modelParams).toEqual({ temperature: 0.5 });
     const warnings = linesOf(logger.lines, 'WARNING', 'model_params key stripped');
     expect(warnings.map((l) => /key=(\S+)/.exec(l)?.[1]).sort()).toEqual(['messages', 'model', 'tools']);
@@ -139,28 +139,28 @@ describe('model_params.json and --param', () => {
     expect(server.requests[0]!.body.temperature).toBe(0.5);
   });
 
-  it('a malformed file fails at start-up, naming the file; a missing file is simply off', () => {
-    expect(() => settingsWith('{"temperature": 0.5,')).toThrow(/model_params\.json is not valid JSON/);
-    expect(() => settingsWith('[1, 2]')).toThrow(/model_params\.json must hold one JSON object/);
-    expect(() => settingsWith('"hot"')).toThrow(/model_params\.json must hold one JSON object/);
-    expect(() => settingsWith('{"temprature": 0.5}')).toThrow(/"temprature" is not a model call setting/);
-    expect(settingsWith(undefined).settings.modelParams).toEqual({});
+  it('a malformed file fails at start-up, naming the file; a missing file is simply off', async () => {
+    await expect(settingsWith('{"temperature": 0.5,')).rejects.toThrow(/model_params\.json is not valid JSON/);
+    await expect(settingsWith('[1, 2]')).rejects.toThrow(/model_params\.json must hold one JSON object/);
+    await expect(settingsWith('"hot"')).rejects.toThrow(/model_params\.json must hold one JSON object/);
+    await expect(settingsWith('{"temprature": 0.5}')).rejects.toThrow(/"temprature" is not a model call setting/);
+    expect((await settingsWith(undefined)).settings.modelParams).toEqual({});
   });
 });
 
 describe("model_params.json in the providers' own wire names (the seed's example file)", () => {
   const SEED_EXAMPLE = '{"temperature": 0.7, "max_tokens": 4096, "reasoning": {"effort": "high"}}';
-  const settingsFrom = (file: string) => {
+  const settingsFrom = async (file: string) => {
     const home = tmpHome();
     writeFileSync(join(home, 'model_params.json'), file);
     return resolveSettings({ model: 'openai:gpt-5.4-mini', configHome: home, home }, { env: {}, logger: createMemoryLogger() });
   };
 
-  it('reads max_tokens, reasoning {effort} and the rest as the AI SDK settings they mean, and keeps the file verbatim', () => {
-    const settings = settingsFrom(SEED_EXAMPLE);
+  it('reads max_tokens, reasoning {effort} and the rest as the AI SDK settings they mean, and keeps the file verbatim', async () => {
+    const settings = await settingsFrom(SEED_EXAMPLE);
     expect(settings.modelParams).toEqual({ temperature: 0.7, maxOutputTokens: 4096, reasoning: 'high' });
     expect(settings.modelParamsVerbatim).toEqual(JSON.parse(SEED_EXAMPLE));
-    expect(settingsFrom('{"top_p": 0.9, "stop": "END", "reasoning_effort": "low", "frequency_penalty": 0.1}').modelParams).toEqual({
+    expect((await settingsFrom('{"top_p": 0.9, "stop": "END", "reasoning_effort": "low", "frequency_penalty": 0.1}')).modelParams).toEqual({
       topP: 0.9,
       stopSequences: ['END'],
       reasoning: 'low',
@@ -169,7 +169,7 @@ describe("model_params.json in the providers' own wire names (the seed's example
   });
 
   it('reach the Responses and the Chat Completions wire under their own names there', async () => {
-    const settings = settingsFrom(SEED_EXAMPLE);
+    const settings = await settingsFrom(SEED_EXAMPLE);
     server.setFallback('ok');
     for (const surface of [undefined, 'chat'] as const) {
       const { agent } = rig(await openaiModel(server, surface, 'gpt-5.4-mini'), { harness: { params: settings.modelParams } });
@@ -182,11 +182,11 @@ describe("model_params.json in the providers' own wire names (the seed's example
     expect(chat!.body.reasoning_effort).toBe('high');
   });
 
-  it('refuses what it cannot map, naming the key and where it goes instead', () => {
-    expect(() => settingsFrom('{"max_tokens": 10, "maxOutputTokens": 20}')).toThrow(/"max_tokens" and "maxOutputTokens" both set maxOutputTokens/);
-    expect(() => settingsFrom('{"reasoning": {"effort": "high", "max_tokens": 2000}}')).toThrow(/"max_tokens", which has no AI SDK call setting/);
-    expect(() => settingsFrom('{"reasoning_effort": "extreme"}')).toThrow(/must be a reasoning level/);
-    expect(() => settingsFrom('{"logit_bias": {}}')).toThrow(/"logit_bias" is not a model call setting/);
+  it('refuses what it cannot map, naming the key and where it goes instead', async () => {
+    await expect(settingsFrom('{"max_tokens": 10, "maxOutputTokens": 20}')).rejects.toThrow(/"max_tokens" and "maxOutputTokens" both set maxOutputTokens/);
+    await expect(settingsFrom('{"reasoning": {"effort": "high", "max_tokens": 2000}}')).rejects.toThrow(/"max_tokens", which has no AI SDK call setting/);
+    await expect(settingsFrom('{"reasoning_effort": "extreme"}')).rejects.toThrow(/must be a reasoning level/);
+    await expect(settingsFrom('{"logit_bias": {}}')).rejects.toThrow(/"logit_bias" is not a model call setting/);
   });
 });
 

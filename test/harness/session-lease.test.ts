@@ -1,12 +1,12 @@
 // One turn per session at a time across replicas, on the PostgreSQL store: two harnesses (two
 // "replicas") share one real throwaway cluster; the second generate() on a busy session waits
 // and then fails with session-busy; a dead holder's expired lease is taken over, a live one never.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createEngineHarness } from '../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
-import type { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scriptedModel, toolResultCount } from '../support/scripted-model.ts';
@@ -65,7 +65,8 @@ describe('session leases on PostgreSQL', () => {
 
   it.skipIf(POSTGRES_SKIP !== '')(`a live holder's lease is never taken; once it expires (a dead worker), another replica takes the session${POSTGRES_SKIP}`, async () => {
     const b = replica({ open: Promise.resolve() }, 0);
-    const pool = (b.harness.journal as PostgresJournalStore).pool;
+    // The other worker's rows, written over a connection of its own.
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
       await b.harness.journal.ensureSession('orphan');
       await pool.query("INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ('default', 'orphan', 'a-live-worker', now() + interval '1 hour')");
@@ -76,6 +77,7 @@ describe('session leases on PostgreSQL', () => {
       expect((await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } })).text).toBe('done');
       expect((await pool.query("SELECT count(*)::int AS n FROM acx_session_leases WHERE session_id = 'orphan'")).rows[0].n, 'released at the end').toBe(0);
     } finally {
+      await pool.end();
       await b.harness.close?.();
     }
   });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DeferredJournalStore } from '../../src/store/deferred-journal.ts';
 import { Journal } from '../../src/store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
@@ -33,7 +34,31 @@ const stores: Array<[name: string, open: () => Promise<JournalStore>, skip: stri
     '',
   ],
   ['postgres', async () => PostgresJournalStore.open(postgres.database('journal'), { agentId: 'default' }), POSTGRES_SKIP],
+  // What a harness given a postgres:// URL holds: the same store, opened on the first call.
+  ['postgres, opened on first use', async () => new DeferredJournalStore(async () => new PostgresJournalStore(postgres.database('journal-deferred'), { agentId: 'default' })), POSTGRES_SKIP],
 ];
+
+describe('a journal store opened on first use', () => {
+  it('opens the store once, on the first call, and closes only a store it opened', async () => {
+    const opened: SqliteJournalStore[] = [];
+    const deferred = () =>
+      new DeferredJournalStore(async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'acx-journal-deferred-'));
+        dirs.push(dir);
+        opened.push(new SqliteJournalStore(new Journal(join(dir, 'journal.db'))));
+        return opened.at(-1)!;
+      });
+    const unused = deferred();
+    await unused.close();
+    expect(opened).toHaveLength(0);
+    const used = deferred();
+    await Promise.all([used.ensureSession('s'), used.ensureSession('t')]);
+    expect(opened).toHaveLength(1);
+    expect((await used.listSessions()).map((s) => s.id).sort()).toEqual(['s', 't']);
+    expect(await opened[0]!.hasSession('s')).toBe(true);
+    await used.close();
+  });
+});
 
 describe.each(stores)('JournalStore on %s', (_name, open, skip) => {
   it.skipIf(skip !== '')(`keeps a turn, its messages and its call ledger as the engine writes them${skip}`, async () => {

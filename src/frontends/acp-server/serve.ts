@@ -30,7 +30,7 @@ export interface ServeAcpOptions {
 export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const { flags, logger } = options;
   const env = options.env ?? process.env;
-  const settings = resolveSettings(flags, { logger, env });
+  const settings = await resolveSettings(flags, { logger, env });
   const configs = loadMcpConfigs({
     ...(agentMcpDir(settings) ? { dir: agentMcpDir(settings)! } : {}),
     ...(flags.mcp ? { specs: flags.mcp } : {}),

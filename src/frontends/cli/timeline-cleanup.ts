@@ -18,7 +18,7 @@ const SESSION_PREFIX = 'timeline:';
  * evidence). `--timeline` purges one unconditionally. Memory is the agent's and is never touched.
  */
 export async function runTimelineCleanup(agent: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
-  const settings = resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
+  const settings = await resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
   const dryRun = Boolean(options.dryRun);
   const report = { agent: settings.agent.id, stateDir: settings.stateDir, dryRun, removed: [] as Array<{ timeline: string; messages: number }>, kept: [] as Array<{ timeline: string; reason: string }> };
   const say = (line: string) => {

@@ -55,9 +55,9 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
   const { timeline } = delivery;
   const sessionId = `timeline:${timeline}`;
   const flags = runFlags(agent, { ...options, session: sessionId });
-  const location = locateAgent(flags, { logger });
+  const location = await locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
-  const settings = { ...resolveSettings(flags, { logger, location }), speech: { mode: 'tool' as const, tool: 'messages_create' } };
+  const settings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
   const { breaker, pacing } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.

@@ -21,7 +21,7 @@ export function register(program: Command): void {
       .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent'),
   ).action(async (agent: string, options: Record<string, unknown>) => {
     const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
-    const settings = resolveSettings(runFlags(agent, options), { logger });
+    const settings = await resolveSettings(runFlags(agent, options), { logger });
     const prepared = await prepareAgent(settings, { logger });
     const out = process.stdout;
     const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });

@@ -56,7 +56,7 @@ export function register(program: Command): void {
       }
       const dryRun = Boolean(options.dryRun);
       // Cleaning runs nothing from a cartridge, so a portable one's sessions may go (tampered is still refused).
-      const settings = resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
+      const settings = await resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
       const report: CleanupReport = { agent: settings.agent.id, stateDir: settings.stateDir, dryRun, removed: [], kept: [] };
       // --json: one object on stdout at the end; otherwise a line per session as it goes.
       const say = (line: string) => {

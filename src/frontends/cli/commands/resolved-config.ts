@@ -28,7 +28,7 @@ import { describeNetworkPolicy, resolveNetworkPolicy } from '../../../harness/ac
  */
 export async function resolvedConfig(agent: string | undefined, options: Record<string, unknown>) {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
-  const settings = resolveSettings(runFlags(agent, options), { logger });
+  const settings = await resolveSettings(runFlags(agent, options), { logger });
   const memory = await openAgentMemory(settings, logger, { seed: false });
   // --timeline: what a timeline wake offers on top, the platform tools (made without contacting the platform).
   const timeline = options.timeline as string | undefined;

@@ -25,7 +25,7 @@ export function register(program: Command): void {
     const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
     const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
     if (!prompt.trim()) throw new CliExit('usage', 'acx run: give a prompt as an argument or on stdin.');
-    const settings = resolveSettings(runFlags(agent, options), { logger });
+    const settings = await resolveSettings(runFlags(agent, options), { logger });
     const prepared = await prepareAgent(settings, { logger });
     try {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});

@@ -112,14 +112,14 @@ export function register(program: Command): void {
 async function statesOf(agent: string | undefined, options: StoreOptions): Promise<AgentState[]> {
   const storeUrl = resolveStoreUrl(options);
   if (storeUrl) {
-    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [locateAgent({ agent, ...options }).storeScope];
+    const ids = agent === undefined ? await (await import('../../../store/postgres-stores.ts')).postgresAgentIds(storeUrl) : [(await locateAgent({ agent, ...options })).storeScope];
     return ids.map((id) => ({ name: id, dir: redactUrl(storeUrl), storeUrl }));
   }
-  return agent === undefined ? allAgentStates(options) : [agentState(agent, options)];
+  return agent === undefined ? allAgentStates(options) : [await agentState(agent, options)];
 }
 
-function agentState(agent: string, options: StoreOptions): AgentState {
-  const located = locateAgent({ agent, ...options });
+async function agentState(agent: string, options: StoreOptions): Promise<AgentState> {
+  const located = await locateAgent({ agent, ...options });
   return { name: basename(located.stateDir), dir: located.stateDir };
 }
 

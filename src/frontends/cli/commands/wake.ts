@@ -85,11 +85,11 @@ export function register(program: Command): void {
     // Only what the agent is and where its state lives comes before the event is recorded; the rest
     // of the configuration is read now but, if it is broken, fails the wake in its agent's start,
     // after the event was recorded, so the first wake that can start answers it.
-    const location = locateAgent(flags, { logger });
+    const location = await locateAgent(flags, { logger });
     let settings: ResolvedSettings | undefined;
     let configError: unknown;
     try {
-      settings = resolveSettings(flags, { logger, location });
+      settings = await resolveSettings(flags, { logger, location });
     } catch (error) {
       configError = error;
     }

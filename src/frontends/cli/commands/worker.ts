@@ -59,10 +59,10 @@ export function register(program: Command): void {
     const agents: WorkerAgent[] = [];
     for (const { name, dir } of listed) {
       const flags = runFlags(dir, { ...options, store: storeUrl });
-      const location = locateAgent(flags, { logger });
+      const location = await locateAgent(flags, { logger });
       // A broken configuration fails at start-up, before any job is taken: a worker that cannot
       // answer for an agent should not take that agent's jobs.
-      const settings = resolveSettings(flags, { logger, location });
+      const settings = await resolveSettings(flags, { logger, location });
       agents.push({
         name,
         // On the same database as the journal and the queue: its leases expire, so any host may serve.
