@@ -49,16 +49,22 @@ export function initializeResponse(facts: InitializeFacts): acp.InitializeRespon
 }
 
 /**
- * `handlers` is called for every method after initialize (it returns the same handlers each
- * time); the client's initialize parameters reach them before any session method does.
+ * `handlers` is called for every method after initialize (the same handlers each time, or new
+ * ones after a failed preparation); the client's initialize parameters reach each handlers
+ * object before any session method does.
  */
 export function acpAgentApp(options: { facts: InitializeFacts; logger: Logger; handlers: () => Promise<AcpHandlers>; onInitialized?: () => void }): acp.AgentApp {
   const { logger } = options;
   let initialize: acp.InitializeRequest | undefined;
-  let told: Promise<AcpHandlers> | undefined;
+  // Asked on every method: a preparation that failed is tried again, giving new handlers.
+  const told = new WeakSet<AcpHandlers>();
+  let latest: Promise<AcpHandlers> | undefined;
   const ready = (): Promise<AcpHandlers> =>
-    (told ??= options.handlers().then((handlers) => {
-      if (initialize) handlers.initialized(initialize);
+    (latest = options.handlers().then((handlers) => {
+      if (initialize && !told.has(handlers)) {
+        told.add(handlers);
+        handlers.initialized(initialize);
+      }
       return handlers;
     }));
   return acp
@@ -72,7 +78,7 @@ export function acpAgentApp(options: { facts: InitializeFacts; logger: Logger; h
         client_terminal: params.clientCapabilities?.terminal === true,
       });
       // A repeated initialize reaches handlers already prepared (one that failed answers each request itself).
-      if (told) void told.then((handlers) => handlers.initialized(params), () => {});
+      if (latest) void latest.then((handlers) => handlers.initialized(params), () => {});
       options.onInitialized?.();
       return initializeResponse(options.facts);
     })

@@ -6,6 +6,7 @@ import { loadMcpConfigs, type McpServerConfig } from '../../mcp/config.ts';
 import { noModelSelected, providerApiKey } from '../../model/providers.ts';
 import { AcxError, ConfigError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { scrubSecrets } from '../../util/scrub.ts';
 import { acpAgentApp, type AcpHandlers } from './agent-app.ts';
 import { createUnconfiguredAcpServer, unconfiguredHandlers } from './unconfigured.ts';
 
@@ -86,9 +87,9 @@ async function serveUnconfigured(problem: ConfigError, settings: ResolvedSetting
 }
 
 interface PreparingAgent {
-  /** The session handlers, prepared on the first call (the same promise after it). */
+  /** The session handlers, prepared on the first call (the same promise after it, until a preparation fails). */
   handlers(): Promise<AcpHandlers>;
-  /** Closes what was prepared, once any preparation still running has settled. */
+  /** Refuses any later preparation, then closes what was prepared once one still running has settled. */
   close(): Promise<void>;
 }
 
@@ -98,19 +99,18 @@ function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[]
   let prepared: PreparedAgent | undefined = given;
   let dropIns: McpConnection | undefined;
   let handlers: Promise<AcpHandlers> | undefined;
+  // Set by close(): stdin may end in the same read as initialize, before the background
+  // preparation starts; started then, it would spawn MCP servers nothing closes.
+  let closed = false;
+  let failed = false;
   const prepare = async (): Promise<AcpHandlers> => {
     if (!prepared) {
+      // After a failure the agent's files are read again: the settings hold their bytes.
+      if (failed) settings = resolveSettings(options.flags, { logger, env });
       const { prepareAgent } = await import('../../app/prepare.ts');
-      try {
-        prepared = await prepareAgent(settings, { logger });
-      } catch (error) {
-        // Something the user must fix (a key, a memory provider module): initialize was answered,
-        // so every session method says what, instead of the process ending under the editor.
-        if (!AcxError.isInstance(error)) throw error;
-        return unconfiguredHandlers(error, logger);
-      }
+      prepared = await prepareAgent(settings, { logger });
     }
-    if (configs.length > 0) {
+    if (configs.length > 0 && !dropIns) {
       const { connectMcpServers } = await import('../../mcp/client.ts');
       dropIns = await connectMcpServers(configs, { logger, env });
     }
@@ -125,13 +125,22 @@ function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[]
     });
     return ready;
   };
+  // A failed preparation is not kept: the next session method tries again, so a file the user
+  // fixes (or a transient file-system error) recovers without restarting the editor's agent.
+  const attempt = (): Promise<AcpHandlers> =>
+    prepare().catch((error: unknown) => {
+      handlers = undefined;
+      failed = true;
+      // Something the user must fix (a key, a skill, a memory provider module): initialize was
+      // answered, so the session method says what, instead of the process ending under the editor.
+      if (AcxError.isInstance(error)) return unconfiguredHandlers(error, logger);
+      logger.error('acp agent not prepared', { error: scrubSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error)) });
+      throw error;
+    });
   return {
-    handlers: () =>
-      (handlers ??= prepare().catch((error: unknown) => {
-        logger.error('acp agent not prepared', { error: error instanceof Error ? error.message : String(error) });
-        throw error;
-      })),
+    handlers: () => (closed ? Promise.reject(new Error('acx acp is closing')) : (handlers ??= attempt())),
     async close() {
+      closed = true;
       try {
         await (await handlers?.catch(() => undefined))?.close();
       } finally {

@@ -23,10 +23,18 @@ export interface UnconfiguredServerOptions {
 /** Where the fix goes: the editor's configuration of the agent server, then a restart. */
 const WHERE = 'in the environment your editor starts `acx acp` with (e.g. the "env" of its agent server settings), then restart the agent';
 
-/** The JSON-RPC error every method that needs the agent answers with: it says what to set, and where. */
-export function unconfiguredRefusal(problem: AcxError): { variables: readonly string[]; remedy: string; message: string; refuse: () => never } {
+/**
+ * The JSON-RPC error every method that needs the agent answers with: it says what to set, and —
+ * for a problem of the environment (`inEnvironment`: no key, no model) — where.
+ */
+export function unconfiguredRefusal(problem: AcxError, inEnvironment: boolean): { variables: readonly string[]; remedy: string; message: string; refuse: () => never } {
   const variables = MissingApiKeyError.isInstance(problem) ? problem.variables : [];
-  const remedy = variables.length > 0 ? `Set ${variables.join(' or ')} ${WHERE}.` : `${problem.hint ?? 'Fix the configuration'} (${WHERE}).`;
+  const remedy =
+    variables.length > 0
+      ? `Set ${variables.join(' or ')} ${WHERE}.`
+      : inEnvironment
+        ? `${problem.hint ?? 'Fix the configuration'} (${WHERE}).`
+        : (problem.hint ?? 'Fix it, then start a new session.');
   const message = `${problem.message} ${remedy}`;
   const refuse = (): never => {
     throw variables.length > 0 ? acp.RequestError.authRequired({ variables }, message) : acp.RequestError.internalError({ code: problem.code }, message);
@@ -36,7 +44,7 @@ export function unconfiguredRefusal(problem: AcxError): { variables: readonly st
 
 export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions): AcpServer {
   const { problem, logger } = options;
-  const { variables, remedy, refuse } = unconfiguredRefusal(problem);
+  const { variables, remedy, refuse } = unconfiguredRefusal(problem, MissingApiKeyError.isInstance(problem));
   const authMethods: acp.AuthMethod[] = variables.map((name) => ({
     id: `acx-env-${name}`,
     name: `Set ${name}`,
@@ -68,11 +76,12 @@ export function createUnconfiguredAcpServer(options: UnconfiguredServerOptions):
 }
 
 /**
- * The session methods when preparing the agent failed on its configuration after `initialize`
- * was answered (a broken memory provider, a plugin): each refuses, saying what to fix.
+ * The session methods when preparing the agent failed after `initialize` was answered (a broken
+ * SKILL.md, memory provider or plugin): each refuses with the problem's own message and hint,
+ * the environment advice only for a missing key.
  */
 export function unconfiguredHandlers(problem: AcxError, logger: Logger): AcpHandlers {
-  const { remedy, refuse } = unconfiguredRefusal(problem);
+  const { remedy, refuse } = unconfiguredRefusal(problem, MissingApiKeyError.isInstance(problem));
   logger.warn('acp not ready', { reason: problem.message, remedy });
   return {
     initialized: () => {},
