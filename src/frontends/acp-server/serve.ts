@@ -1,8 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { PreparedAgent } from '../../app/prepare.ts';
-import { agentMcpDir, type ResolvedSettings, type RunFlags, resolveSettings } from '../../app/settings.ts';
-import type { McpConnection } from '../../mcp/client.ts';
-import { loadMcpConfigs, type McpServerConfig } from '../../mcp/config.ts';
+import { type ResolvedSettings, type RunFlags, resolveSettings } from '../../app/settings.ts';
 import { noModelSelected, providerApiKey } from '../../model/providers.ts';
 import { AcxError, ConfigError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -11,8 +9,9 @@ import { acpAgentApp, type AcpHandlers } from './agent-app.ts';
 import { createUnconfiguredAcpServer, unconfiguredHandlers } from './unconfigured.ts';
 
 /**
- * `acx acp`: resolve the agent exactly as `acx run` does, connect its MCP drop-ins (the agent
- * directory's mcp/ and `--mcp`), then serve ACP on the given streams until the client hangs up.
+ * `acx acp`: resolve the agent exactly as `acx run` does (its MCP drop-ins — the agent
+ * directory's mcp/ and `--mcp` — are connected once, by preparing it), then serve ACP on the
+ * given streams until the client hangs up.
  *
  * An editor waits for the answer to `initialize` before it shows the agent, so on acx's engine
  * that answer comes from the settings alone; the agent (engine, model client, tools, memory, MCP
@@ -32,10 +31,6 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const { flags, logger } = options;
   const env = options.env ?? process.env;
   const settings = await resolveSettings(flags, { logger, env });
-  const configs = loadMcpConfigs({
-    ...(agentMcpDir(settings) ? { dir: agentMcpDir(settings)! } : {}),
-    ...(flags.mcp ? { specs: flags.mcp } : {}),
-  });
   // What preparing would refuse for lack of configuration (no model, no key), known now: such an
   // agent answers initialize with what to set and loads nothing more.
   const problem = unpreparedProblem(settings, env);
@@ -56,11 +51,11 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
       return;
     }
     const { initializeFacts } = await import('./server.ts');
-    const agent = preparedHandlers(settings, configs, options, prepared);
+    const agent = preparedHandlers(settings, options, prepared);
     await serveHandlers(acpAgentApp({ facts: initializeFacts(prepared), logger, handlers: agent.handlers }), agent, options);
     return;
   }
-  const agent = preparedHandlers(settings, configs, options);
+  const agent = preparedHandlers(settings, options);
   const facts = { agentName: settings.agent.name, journal: true, images: settings.model?.vision ?? true };
   const app = acpAgentApp({ facts, logger, handlers: agent.handlers, onInitialized: () => setImmediate(() => void agent.handlers().catch(() => {})) });
   await serveHandlers(app, agent, options);
@@ -93,11 +88,10 @@ interface PreparingAgent {
   close(): Promise<void>;
 }
 
-function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[], options: ServeAcpOptions, given?: PreparedAgent): PreparingAgent {
+function preparedHandlers(settings: ResolvedSettings, options: ServeAcpOptions, given?: PreparedAgent): PreparingAgent {
   const { logger } = options;
   const env = options.env ?? process.env;
   let prepared: PreparedAgent | undefined = given;
-  let dropIns: McpConnection | undefined;
   let handlers: Promise<AcpHandlers> | undefined;
   // Set by close(): stdin may end in the same read as initialize, before the background
   // preparation starts; started then, it would spawn MCP servers nothing closes.
@@ -106,16 +100,12 @@ function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[]
   const prepare = async (): Promise<AcpHandlers> => {
     if (!prepared) {
       // After a failure the agent's files are read again: the settings hold their bytes.
-      if (failed) settings = resolveSettings(options.flags, { logger, env });
+      if (failed) settings = await resolveSettings(options.flags, { logger, env });
       const { prepareAgent } = await import('../../app/prepare.ts');
       prepared = await prepareAgent(settings, { logger });
     }
-    if (configs.length > 0 && !dropIns) {
-      const { connectMcpServers } = await import('../../mcp/client.ts');
-      dropIns = await connectMcpServers(configs, { logger, env });
-    }
     const { createAcpHandlers } = await import('./server.ts');
-    const ready = createAcpHandlers({ prepared, logger, extraTools: dropIns?.tools ?? [], env });
+    const ready = createAcpHandlers({ prepared, logger, env });
     logger.info('acp ready', {
       agent: settings.agent.id,
       provider: prepared.model.provider,
@@ -144,11 +134,8 @@ function preparedHandlers(settings: ResolvedSettings, configs: McpServerConfig[]
       try {
         await (await handlers?.catch(() => undefined))?.close();
       } finally {
-        try {
-          await dropIns?.close();
-        } finally {
-          await prepared?.close();
-        }
+        // The prepared agent owns its MCP connections (the agent's mcp/ drop-ins and --mcp).
+        await prepared?.close();
       }
     },
   };
