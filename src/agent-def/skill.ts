@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { errorMessage } from '../core/errors.ts';
 import { definitionError } from './errors.ts';
+import { readPlainFrontmatter } from './plain-frontmatter.ts';
 
 /**
  * SKILL.md (agentskills.io): YAML frontmatter, then the body. The one parser for skills in an
@@ -23,10 +24,10 @@ export interface Skill {
 
 export const SKILL_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SKILL_KEYS = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools']);
-// yaml (some 70 modules) is required on the first SKILL.md parsed, not when this module loads; it
-// is a CommonJS package, so requiring it is the same module an import would give.
+// yaml (some 70 modules) is required only for frontmatter the plain reader leaves to it, not when
+// this module loads; it is a CommonJS package, so requiring it is the same module an import gives.
 const require = createRequire(import.meta.url);
-const parseYaml = (text: string): unknown => (require('yaml') as typeof import('yaml')).parse(text);
+const parseYaml = (text: string): unknown => readPlainFrontmatter(text) ?? (require('yaml') as typeof import('yaml')).parse(text);
 
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)([\s\S]*)$/;
 
