@@ -7,7 +7,7 @@ import { createSemanticMemoryProvider } from '../memory/semantic.ts';
 import type { StoreKind } from '../store/journal-store.ts';
 import { createSdkEmbedder, DEFAULT_EMBEDDING_MODELS, type Embedder, providerEmbeddingModel, providerKeyPresent } from '../model/embedding.ts';
 import type { Logger } from '../util/logger.ts';
-import { type CartridgeMemoryProvider, createCartridgeMemoryProvider } from './cartridge-memory.ts';
+import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
 import { romPluginsGranted, ROM_PLUGINS_GRANT } from './tool-plugins.ts';
 import { agentWorkspace } from './workspace.ts';
 
@@ -82,8 +82,9 @@ export async function openAgentMemory(settings: ResolvedSettings, logger: Logger
     for (const record of seed ? (settings.definition?.memory ?? []) : []) await memory.remember(record.id, record.text);
     return memory;
   }
+  // The cartridge's container, SAVE and seal code (and node:zlib) load for a cartridge only.
   const base: SqliteMemoryProvider = cartridge
-    ? createCartridgeMemoryProvider({
+    ? (await import('./cartridge-memory.ts')).createCartridgeMemoryProvider({
         cartridgePath: cartridge.path,
         indexPath: settings.memoryPath,
         saltPath: cartridge.saltPath,

@@ -9,7 +9,7 @@ import type {
   SharedV4ProviderOptions,
   SharedV4Warning,
 } from '@ai-sdk/provider';
-import { isProviderStreamError, withUserAgentSuffix } from '@ai-sdk/provider-utils';
+import { isProviderStreamError } from '@ai-sdk/provider-utils';
 import { InvalidResponseDataError, jsonSchema, StreamProviderError, type ModelMessage, ToolChoiceViolationError, type ToolSet } from 'ai';
 import {
   asLanguageModelUsage,
@@ -172,8 +172,21 @@ async function callOptions(request: ModelCallRequest, model: LanguageModelV4): P
     prompt,
     ...(providerOptions ? { providerOptions } : {}),
     ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
-    headers: withUserAgentSuffix(headers, `ai/${AI_SDK_VERSION}`),
+    headers: withAiUserAgent(headers),
   };
+}
+
+/**
+ * The call's headers with the AI SDK's `ai/<version>` user-agent suffix, as its own loop sends them:
+ * names lower-cased, unset values dropped, the suffix after any user-agent the operator set.
+ * Written out rather than provider-utils' withUserAgentSuffix, which builds a `Headers`: its first
+ * use loads Node's bundled undici (some 15 ms of start-up) on a run that may never fetch (a replay).
+ */
+function withAiUserAgent(headers: Record<string, string | undefined>): Record<string, string> {
+  const named: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value != null) named[name.toLowerCase()] = value;
+  named['user-agent'] = [named['user-agent'], `ai/${AI_SDK_VERSION}`].filter(Boolean).join(' ');
+  return named;
 }
 
 async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {

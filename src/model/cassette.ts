@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type {
   LanguageModelV4,
@@ -11,6 +10,7 @@ import type {
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { AcxError, ConfigError, ReplayMismatchError } from '../core/errors.ts';
 import { BRIEF_TAG } from './brief-tag.ts';
+import { nodeCrypto } from '../util/node-crypto.ts';
 
 /**
  * Record / replay of model calls. `--record FILE` saves every request and the response the
@@ -47,7 +47,7 @@ function textOfPart(part: { type: string; text?: string }): string {
 export function describeRequest(options: LanguageModelV4CallOptions): CassetteInteraction['request'] {
   const normalized = options.prompt.map((message) => normalizeMessage(message));
   const tools = (options.tools ?? []).map((tool) => tool.name).sort();
-  const digest = createHash('sha256').update(JSON.stringify({ normalized, tools })).digest('hex');
+  const digest = nodeCrypto().createHash('sha256').update(JSON.stringify({ normalized, tools })).digest('hex');
   const lastUser = [...options.prompt].reverse().find((m) => m.role === 'user' && !isBriefOnly(m));
   const lastUserText =
     lastUser && Array.isArray(lastUser.content)
@@ -57,7 +57,7 @@ export function describeRequest(options: LanguageModelV4CallOptions): CassetteIn
     .filter((m) => m.role === 'system')
     .map((m) => (typeof m.content === 'string' ? m.content : ''))
     .join('\n');
-  const system = createHash('sha256').update(systemText).digest('hex').slice(0, 16);
+  const system = nodeCrypto().createHash('sha256').update(systemText).digest('hex').slice(0, 16);
   return { digest, messages: options.prompt.length, lastUser: lastUserText.slice(0, 120), tools, system };
 }
 

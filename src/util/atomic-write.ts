@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.ts';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -20,7 +20,7 @@ export function writeFileExclusive(path: string, content: string | Uint8Array, m
  */
 export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const temp = `${path}.tmp-${process.pid}-${nodeCrypto().randomBytes(6).toString('hex')}`;
   writeFileExclusive(temp, content, mode);
   try {
     renameSync(temp, path);

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { hash } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.ts';
 
 /**
  * RFC 8785 JSON Canonicalization Scheme. Every signed or content-addressed JSON value in acx goes
@@ -36,7 +36,7 @@ export function sha256Oid(bytes: Uint8Array | string): string {
 
 /** Hex SHA-256; strings are hashed as UTF-8. One-shot (no Hash object per call). */
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return hash('sha256', bytes, 'hex');
+  return nodeCrypto().hash('sha256', bytes, 'hex');
 }
 
 /**

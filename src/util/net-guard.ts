@@ -1,4 +1,3 @@
-import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { AcxError, errorMarker, setMarker } from '../core/errors.ts';
 
@@ -34,7 +33,8 @@ export interface AddressClass {
 export type Resolver = (hostname: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (hostname) => {
-  const results = await dns.promises.lookup(hostname, { all: true, verbatim: true });
+  // node:dns loads on the first lookup, not with the modules that may look one up.
+  const results = await process.getBuiltinModule('node:dns').promises.lookup(hostname, { all: true, verbatim: true });
   return results.map((result) => result.address);
 };
 

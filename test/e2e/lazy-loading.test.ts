@@ -36,6 +36,9 @@ describe('start-up pays only for what a command uses', () => {
     // are zod (ajv only for a JSON Schema); its memory is SQLite (pg's memory store not loaded).
     expect(loaded(modules, '/src/app/boot-cartridge.ts')).toEqual([]);
     expect(loaded(modules, '/src/app/default-host.ts')).toEqual([]);
+    // Nor a container, SAVE zone or seals: the cartridge code (and node:zlib) is a cartridge's only.
+    expect(loaded(modules, '/src/cartridge/')).toEqual([]);
+    expect(loaded(modules, 'node-internal:zlib')).toEqual([]);
     expect(loaded(modules, '/src/contract/').filter((url) => !url.endsWith('/src/contract/boot-refusal.ts'))).toEqual([]);
     expect(loaded(modules, 'node_modules/ajv/')).toEqual([]);
     expect(loaded(modules, '/src/memory/postgres-store.ts')).toEqual([]);
@@ -44,6 +47,12 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, 'node_modules/pg')).toEqual([]);
     // web_fetch takes node:http and node:tls when it fetches: importing them loads Node's undici.
     expect(modules.filter((url) => url === 'node:http' || url === 'node:tls')).toEqual([]);
+    // A replayed call fetches nothing: no Headers or fetch touched, so Node's undici stays unloaded.
+    expect(loaded(modules, 'node-internal:internal/process/')).not.toEqual([]); // the internal list is there
+    expect(loaded(modules, 'node-internal:internal/deps/undici/')).toEqual([]);
+    // Its skills' frontmatter is plain `key: text` lines: read without the YAML library.
+    expect(loaded(modules, '/src/agent-def/skill.ts')).toHaveLength(1);
+    expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);
   });
 
   it('a repeated delivery of an answered event does not prepare the agent', async () => {
@@ -69,6 +78,9 @@ describe('start-up pays only for what a command uses', () => {
     expect(loaded(modules, '/src/cartridge/')).toEqual([]);
     // agent.json's schema is plain checks: reading the definition loads no schema library.
     expect(loaded(modules, 'node_modules/zod/')).toEqual([]);
+    // Nothing is hashed or made random for an event already answered: node:crypto stays unloaded.
+    expect(loaded(modules, 'node-internal:internal/process/')).not.toEqual([]); // the internal list is there
+    expect(modules.filter((url) => url === 'node-internal:crypto' || url === 'node:crypto')).toEqual([]);
   });
 
   it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {

@@ -1,6 +1,6 @@
 // Item 1, the model seam: provider:id specs, keys from the environment, model_params.json and
 // --param reaching the wire, harness-owned keys stripped, malformed files refused, cache modes.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/app/settings.ts';
@@ -221,6 +221,20 @@ describe('prompt-cache affinity by session', () => {
     await rig(router).agent.generate({ prompt: 'hi' });
     expect(server.requests[1]!.headers['x-grok-conv-id']).toBeUndefined();
     expect(server.requests[1]!.body.prompt_cache_key).toBeUndefined();
+  });
+});
+
+describe('request headers', () => {
+  it('carry the AI SDK user-agent suffix after the operator\'s own, with the operator\'s headers kept', async () => {
+    server.setFallback('ok');
+    const aiVersion = (JSON.parse(readFileSync(join(import.meta.dirname, '../../node_modules/ai/package.json'), 'utf8')) as { version: string }).version;
+    await rig(await openaiModel(server)).agent.generate({ prompt: 'hi' });
+    expect(server.requests[0]!.headers['user-agent']).toContain(`ai/${aiVersion}`);
+    const { agent } = rig(await openaiModel(server), { harness: { params: { headers: { 'User-Agent': 'my-app/2', 'X-Team': 'infra' } } } });
+    await agent.generate({ prompt: 'hi' });
+    const headers = server.requests[1]!.headers;
+    expect(headers['user-agent']).toMatch(new RegExp(`^my-app/2 ai/${aiVersion.replaceAll('.', '\\.')}( |$)`));
+    expect(headers['x-team']).toBe('infra');
   });
 });
 

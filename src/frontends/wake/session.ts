@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../../store/wake-store.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { nodeCrypto } from '../../util/node-crypto.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
 import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
@@ -69,7 +69,7 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
  */
 export function turnIdFor(sessionId: string, batchId: string, build = 1): string {
   const key = build === 1 ? `${sessionId}\n${batchId}` : `${sessionId}\n${batchId}\n${build}`;
-  return `wake-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+  return `wake-${nodeCrypto().createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
 }
 
 const messageLine = (item: InboxItem) => `[${item.receivedAt}] ${item.sender ?? 'unknown'}: ${item.text}`;

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 /**
  * HTML reduced to readable text by html-to-text, on a worker thread that a caller's signal can
@@ -53,6 +53,8 @@ class ConverterThread {
 
   constructor(onIdle: () => void) {
     this.onIdle = onIdle;
+    // node:worker_threads loads with the first page to convert, not with web_fetch.
+    const { Worker } = process.getBuiltinModule('node:worker_threads');
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { module: import.meta.resolve('html-to-text'), options: CONVERT_OPTIONS },

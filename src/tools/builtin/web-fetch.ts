@@ -1,7 +1,5 @@
 import type http from 'node:http';
 import type { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import zlib from 'node:zlib';
 import { z } from 'zod';
 import { NetGuardError, resolvePublicAddresses, type Resolver } from '../../util/net-guard.ts';
 import type { Tool } from '../tool.ts';
@@ -222,6 +220,7 @@ async function readBody(
   };
   const decoder = decoderFor(response);
   try {
+    const { pipeline } = process.getBuiltinModule('node:stream/promises');
     if (decoder) await pipeline(response, decoder, collect, { signal });
     else await pipeline(response, collect, { signal });
   } catch (error) {
@@ -236,6 +235,8 @@ async function readBody(
 
 function decoderFor(response: http.IncomingMessage): Transform | undefined {
   const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  // node:zlib and node:stream/promises load on the first fetch, not with the tool: most runs never fetch.
+  const zlib = process.getBuiltinModule('node:zlib');
   if (encoding === 'gzip' || encoding === 'x-gzip') return zlib.createGunzip();
   if (encoding === 'deflate') return zlib.createInflate();
   if (encoding === 'br') return zlib.createBrotliDecompress();

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import type { PreparedAgent } from '../../../app/prepare.ts';
 import { wake } from '../../wake/session.ts';
@@ -11,6 +10,7 @@ import { addRunOptions, runFlags } from '../run-options.ts';
 import { addWakeTuningOptions } from '../wake-options.ts';
 import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../../app/switches.ts';
+import { nodeCrypto } from '../../../util/node-crypto.ts';
 
 /**
  * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
@@ -69,7 +69,7 @@ export function register(program: Command): void {
     const addressed = options.notAddressed !== true && !isSwitchedOff(env.ACX_EVENT_ADDRESSED);
     const event = text.trim()
       ? {
-          id: eventId ?? randomUUID(),
+          id: eventId ?? nodeCrypto().randomUUID(),
           text,
           ...(sender ? { sender } : {}),
           ...(senderKind ? { senderKind: senderKind as 'human' | 'ai' } : {}),
