@@ -1,7 +1,7 @@
 import { BaseCradleClient } from '../../channel/client.ts';
 import { isUuid } from '../../channel/ids.ts';
 import { agentWorkspace, locateAgent, resolveSettings } from '../../app/settings.ts';
-import { openChannelState } from '../../store/channel-state.ts';
+import { type ChannelState, openChannelState } from '../../store/channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -50,8 +50,18 @@ export interface TimelineDelivery {
   token?: string | undefined;
 }
 
-/** A timeline wake for one delivery, in this process: what `acx wake --timeline` and `acx worker` run. */
-export async function wakeTimelineDelivery(agent: string, delivery: TimelineDelivery, options: Record<string, unknown>, logger: Logger): Promise<TimelineWakeOutcome> {
+/**
+ * A timeline wake for one delivery, in this process: what `acx wake --timeline` and `acx worker` run.
+ * `channelState`: the agent's marks and claims already open (a worker keeps one for all its
+ * deliveries, rather than a new PostgreSQL pool for each); absent, opened here and closed after.
+ */
+export async function wakeTimelineDelivery(
+  agent: string,
+  delivery: TimelineDelivery,
+  options: Record<string, unknown>,
+  logger: Logger,
+  channelState?: ChannelState,
+): Promise<TimelineWakeOutcome> {
   const { timeline } = delivery;
   const sessionId = `timeline:${timeline}`;
   const flags = runFlags(agent, { ...options, session: sessionId });
@@ -61,7 +71,7 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
   const { breaker, pacing } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
-  const state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope });
+  const state = channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
   try {
     return await wakeOnTimeline({
       client,
@@ -83,6 +93,6 @@ export async function wakeTimelineDelivery(agent: string, delivery: TimelineDeli
       },
     });
   } finally {
-    await state.close();
+    if (!channelState) await state.close();
   }
 }

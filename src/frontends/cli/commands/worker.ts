@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
+import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
@@ -57,12 +58,24 @@ export function register(program: Command): void {
     const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
 
     const agents: WorkerAgent[] = [];
+    // Each agent's marks and claims (channel state), opened by its first timeline job and kept for the rest.
+    const channelStates: Array<Promise<ChannelState>> = [];
     for (const { name, dir } of listed) {
       const flags = runFlags(dir, { ...options, store: storeUrl });
       const location = await locateAgent(flags, { logger });
       // A broken configuration fails at start-up, before any job is taken: a worker that cannot
       // answer for an agent should not take that agent's jobs.
       const settings = await resolveSettings(flags, { logger, location });
+      let channelState: Promise<ChannelState> | undefined;
+      const openChannel = () => {
+        if (!channelState) {
+          channelState = import('../../../store/channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
+          // A state that failed to open (the server away) is opened again by the next job.
+          channelState.catch(() => (channelState = undefined));
+          channelStates.push(channelState);
+        }
+        return channelState;
+      };
       agents.push({
         name,
         // On the same database as the journal and the queue: its leases expire, so any host may serve.
@@ -81,7 +94,7 @@ export function register(program: Command): void {
           const { wakeTimelineDelivery } = await import('../timeline-wake.ts');
           const baseUrl = (options.platform as string | undefined) ?? env.BASECRADLE_BASE_URL ?? job.platformUrl;
           const delivery = { timeline: job.timeline, message: job.message, asset: job.asset, event: job.event, deliveryId: job.deliveryId, baseUrl, token };
-          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger);
+          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger, await openChannel());
         },
         prepare: async () => {
           const { prepareAgent } = await import('../../../app/prepare.ts');
@@ -100,6 +113,7 @@ export function register(program: Command): void {
     await worker.stop();
     await queue.close();
     for (const agent of agents) await agent.store.close();
+    for (const state of await Promise.allSettled(channelStates)) if (state.status === 'fulfilled') await state.value.close();
   });
 }
 
