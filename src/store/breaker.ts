@@ -35,6 +35,8 @@ export type BreakerKey = string | readonly string[];
 export interface BreakerAdmission {
   wakesInWindow: number;
   change: BreakerChange;
+  /** When this wake was counted: what `retractFromBreaker` takes back. */
+  atMs: number;
 }
 
 /** The rule's statements, with `?` placeholders (the PostgreSQL keeper numbers them). */
@@ -49,6 +51,8 @@ function statements({ wakes, trips, key }: BreakerTables) {
     trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${where}`,
     reset: `DELETE FROM ${trips} WHERE ${where}`,
     trip: `INSERT INTO ${trips} (${columns.join(', ')}, tripped_at_ms) VALUES (${placeholders}, ?)`,
+    // One row of this wake's time (two wakes counted in the same millisecond are interchangeable).
+    retract: (rowId: string) => `DELETE FROM ${wakes} WHERE ${rowId} IN (SELECT ${rowId} FROM ${wakes} WHERE ${where} AND at_ms = ? LIMIT 1)`,
   };
 }
 
@@ -85,7 +89,16 @@ export function admitToBreaker(
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
   if (change === 'reset') prepare(sql.reset).run(...values);
   if (change === 'tripped') prepare(sql.trip).run(...values, nowMs);
-  return { wakesInWindow, change };
+  return { wakesInWindow, change, atMs: nowMs };
+}
+
+/**
+ * Takes back a wake the breaker counted at `atMs`, on SQLite: a wake that found all its work in
+ * another wake's hands did nothing that could feed a loop, so it must not bring the breaker closer
+ * to tripping. A trip it did not cause stands.
+ */
+export function retractFromBreaker(db: Database, tables: BreakerTables, key: BreakerKey, atMs: number): void {
+  db.prepare(statements(tables).retract('rowid')).run(...keyValues(key), atMs);
 }
 
 /** A query on the caller's open transaction, `?` placeholders in order. */
@@ -102,7 +115,12 @@ export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTa
   const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
   if (change === 'reset') await query(sql.reset, values);
   if (change === 'tripped') await query(sql.trip, [...values, nowMs]);
-  return { wakesInWindow, change };
+  return { wakesInWindow, change, atMs: nowMs };
+}
+
+/** `retractFromBreaker` on PostgreSQL (a row's `ctid` names it, as SQLite's `rowid` does). */
+export async function retractFromBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: BreakerKey, atMs: number): Promise<void> {
+  await query(statements(tables).retract('ctid'), [...keyValues(key), atMs]);
 }
 
 /** A BreakerQuery over a PostgreSQL client's `query`: the rule's `?` placeholders numbered `$1, $2, …`. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { BreakerChange, BreakerSettings } from './breaker.ts';
+import type { BreakerAdmission, BreakerSettings } from './breaker.ts';
 import type { StoreKind } from './journal-store.ts';
 import { SqliteChannelState } from './sqlite-channel-state.ts';
 import { storeKindOf } from './store-url.ts';
@@ -64,7 +64,9 @@ export interface ChannelState {
    */
   claimsLost(wake: string): AbortSignal;
   /** Counts a wake on the timeline for its circuit breaker and says what the breaker did (one transaction). */
-  admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }>;
+  admitWake(timeline: string, settings: BreakerSettings): Promise<BreakerAdmission>;
+  /** Uncounts the wake `admitWake` counted at `atMs` (a busy wake: see retractFromBreaker). */
+  retractWake(timeline: string, atMs: number): Promise<void>;
   isTripped(timeline: string): Promise<boolean>;
   /** Everything kept about a timeline (a deleted one: `acx cleanup --sweep`). */
   purge(timeline: string): Promise<void>;

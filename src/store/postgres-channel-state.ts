@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
-import { admitToBreakerAsync, type BreakerChange, type BreakerSettings, type BreakerTables, postgresBreakerQuery } from './breaker.ts';
+import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type BreakerTables, postgresBreakerQuery, retractFromBreakerAsync } from './breaker.ts';
 import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
@@ -284,12 +284,17 @@ export class PostgresChannelState implements ChannelState {
     return refs.filter((ref) => !found.has(refKey(ref)));
   }
 
-  async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {
+  async admitWake(timeline: string, settings: BreakerSettings): Promise<BreakerAdmission> {
     return this.transaction(async (client) => {
       // The timeline's wakes take turns, so two on different hosts both count and one decision stands.
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, 'breaker', timeline])]);
       return admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), TIMELINE_BREAKER, [this.agentId, timeline], settings, this.now().getTime());
     });
+  }
+
+  async retractWake(timeline: string, atMs: number): Promise<void> {
+    await this.migrated();
+    await retractFromBreakerAsync(postgresBreakerQuery((sql, values) => this.pool.query(sql, values)), TIMELINE_BREAKER, [this.agentId, timeline], atMs);
   }
 
   async isTripped(timeline: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { admitToBreaker, type BreakerChange, type BreakerSettings, type BreakerTables } from './breaker.ts';
+import { admitToBreaker, type BreakerAdmission, type BreakerSettings, type BreakerTables, retractFromBreaker } from './breaker.ts';
 import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
 import { openDatabase, transaction, type Database } from './database.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder } from './lease-holder.ts';
@@ -124,8 +124,12 @@ export class SqliteChannelState implements ChannelState {
     return new AbortController().signal;
   }
 
-  async admitWake(timeline: string, settings: BreakerSettings): Promise<{ change: BreakerChange; wakesInWindow: number }> {
+  async admitWake(timeline: string, settings: BreakerSettings): Promise<BreakerAdmission> {
     return transaction(this.db, () => admitToBreaker(this.db, TIMELINE_BREAKER, timeline, settings, this.now().getTime()));
+  }
+
+  async retractWake(timeline: string, atMs: number): Promise<void> {
+    retractFromBreaker(this.db, TIMELINE_BREAKER, timeline, atMs);
   }
 
   async isTripped(timeline: string): Promise<boolean> {

@@ -103,7 +103,7 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect(changes).toEqual(['none', 'none', 'none', 'tripped', 'still-tripped']);
     expect(await state.isTripped(T)).toBe(true);
     // Per timeline: another timeline's wakes are their own.
-    expect(await state.admitWake(other, settings)).toEqual({ change: 'none', wakesInWindow: 1 });
+    expect(await state.admitWake(other, settings)).toEqual({ change: 'none', wakesInWindow: 1, atMs: now });
     // Past the cooldown but the window still holds the burst: still tripped.
     now += 6_000;
     expect((await state.admitWake(T, settings)).change).toBe('still-tripped');
@@ -112,12 +112,32 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     now += 11_000;
     const again = await backend.open(place, { now: () => new Date(now) });
     expect(await again.isTripped(T)).toBe(true);
-    expect(await again.admitWake(T, settings)).toEqual({ change: 'reset', wakesInWindow: 1 });
+    expect(await again.admitWake(T, settings)).toEqual({ change: 'reset', wakesInWindow: 1, atMs: now });
     expect(await again.isTripped(T)).toBe(false);
     await again.purge(T);
     await again.purge(other);
     expect(await again.timelines()).toEqual([]);
     expect((await again.admitWake(T, { ...settings, max: 0 })).change).toBe('none');
+  });
+
+  it.skipIf(skip !== '')(`a retracted wake is uncounted, one row of its time only, and a trip stands${skip}`, async () => {
+    let now = Date.parse('2026-12-01T10:00:00Z');
+    const state = await backend.open(backend.place(), { now: () => new Date(now) });
+    const settings = { max: 2, windowMs: 10_000, cooldownMs: 5_000 };
+    const twin = await state.admitWake(T, settings);
+    expect((await state.admitWake(T, settings)).atMs).toBe(twin.atMs);
+    await state.retractWake(T, twin.atMs);
+    now += 1;
+    expect(await state.admitWake(T, settings)).toEqual({ change: 'none', wakesInWindow: 2, atMs: now });
+    now += 1;
+    const tripping = await state.admitWake(T, settings);
+    expect(tripping.change).toBe('tripped');
+    await state.retractWake(T, tripping.atMs);
+    expect(await state.isTripped(T)).toBe(true);
+    // Another timeline's wake at the same time is not touched.
+    const other = '0190a5f2-0000-7000-8000-00000000000e';
+    await state.retractWake(other, tripping.atMs);
+    expect((await state.admitWake(T, settings)).wakesInWindow).toBe(3);
   });
 
   it.skipIf(skip !== '')(`a commit or abandon says which items were not this wake's to settle${skip}`, async () => {

@@ -10,7 +10,10 @@ import type { Logger } from '../../util/logger.ts';
  * the channel state). A declined wake claims nothing and moves no mark: what it would have read is
  * answered by the first wake after the reset. Loud once, when it trips.
  *
- * Returns whether the wake may go on.
+ * Returns whether the wake may go on and, if it may, how to take its count back: a wake that
+ * finds all its work claimed by another wake (busy: a long turn, a router's repeated delivery, a
+ * worker's deferred retry) answers nothing, so it is uncounted, and a long turn's waiting
+ * deliveries never trip the breaker (the session wake's rule too: a busy wake is not counted).
  */
 export async function passTimelineBreaker(
   state: ChannelState,
@@ -18,15 +21,15 @@ export async function passTimelineBreaker(
   settings: BreakerSettings,
   logger: Logger,
   fields: Record<string, string>,
-): Promise<boolean> {
-  const { change, wakesInWindow } = await state.admitWake(timeline, settings);
+): Promise<{ passed: false } | { passed: true; retract: () => Promise<void> }> {
+  const { change, wakesInWindow, atMs } = await state.admitWake(timeline, settings);
   const breaker = { max: settings.max, window: `${settings.windowMs / 1000}s`, cooldown: `${settings.cooldownMs / 1000}s` };
   if (change === 'tripped') {
     logger.warn('wake breaker tripped', { ...fields, wakes: wakesInWindow, ...breaker, note: 'wakes on this timeline are declined (its messages kept) until it resets' });
   } else if (change === 'reset') {
     logger.info('wake breaker reset', { ...fields, ...breaker });
   }
-  if (change !== 'tripped' && change !== 'still-tripped') return true;
+  if (change !== 'tripped' && change !== 'still-tripped') return { passed: true, retract: () => state.retractWake(timeline, atMs) };
   logger.info('wake end', { ...fields, outcome: 'declined', posted: 0, reason: 'circuit breaker tripped', wakes: wakesInWindow });
-  return false;
+  return { passed: false };
 }

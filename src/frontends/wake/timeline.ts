@@ -82,7 +82,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const wakeId = randomUUID();
   const started = performance.now();
   const bookend = { timeline, ...(options.deliveryId ? { delivery: options.deliveryId } : {}) };
-  if (options.breaker && !(await passTimelineBreaker(state, timeline, options.breaker, logger, bookend))) return { outcome: 'declined', posted: 0 };
+  const breaker = options.breaker ? await passTimelineBreaker(state, timeline, options.breaker, logger, bookend) : undefined;
+  if (breaker?.passed === false) return { outcome: 'declined', posted: 0 };
 
   let room: Timeline;
   try {
@@ -123,6 +124,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   busy ||= tasks.busy;
 
   if (work.length === 0) {
+    if (busy && breaker?.passed) await breaker.retract();
     logger.info('wake end', { ...bookend, outcome: busy ? 'busy' : 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
     return { outcome: busy ? 'busy' : 'nothing-new', posted: 0 };
   }

@@ -1,0 +1,55 @@
+// The timeline wake's circuit breaker counts wakes that could feed a loop, not the deliveries that
+// find a live wake already answering: through the embedded platform (a real server over a real
+// SQLite home) with a scripted model; a live claim on the message stands for a long turn.
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteChannelState } from '../../../src/store/sqlite-channel-state.ts';
+import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
+import { wakeInProcess } from '../../support/timeline-wake.ts';
+
+let platform: TestPlatform;
+beforeEach(async () => {
+  platform = await startTestPlatform();
+});
+afterEach(async () => {
+  await platform.close();
+});
+
+const breaker = { max: 2, windowMs: 600_000, cooldownMs: 600_000 };
+
+describe('timeline wake breaker', { timeout: 60_000 }, () => {
+  it('a wake that finds its work in a live wake\'s hands is not counted, so a long turn\'s waiting deliveries never trip it', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, '@nova what is the status?');
+    const answered = await wakeInProcess(platform, nova, room, { extra: { breaker } });
+    expect(answered.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    const home = answered.home;
+
+    // A long turn (a live wake of this process) holds the next message while its deliveries repeat.
+    const held = { timeline: room, kind: 'message' as const, item: (await postMessage(platform, ana.token, room, '@nova and now?')).uuid };
+    const longTurn = new SqliteChannelState(join(home, 'channel.db'));
+    expect(await longTurn.take(held, 'a-long-turn')).toBe('taken');
+    const outcomes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const wake = await wakeInProcess(platform, nova, room, { home, extra: { breaker } });
+      outcomes.push(wake.outcome.outcome);
+      expect(wake.model.calls, 'a busy wake calls no model').toHaveLength(0);
+      expect(wake.logger.lines.join('\n')).not.toContain('wake breaker tripped');
+    }
+    expect(outcomes).toEqual(['busy', 'busy', 'busy', 'busy']);
+    expect(await longTurn.isTripped(room)).toBe(false);
+
+    // The long turn ends; the next message is answered, not declined: only the first wake counted.
+    expect(await longTurn.commit([held], 'a-long-turn')).toEqual([]);
+    await longTurn.close();
+    await postMessage(platform, ana.token, room, '@nova one more thing');
+    const next = await wakeInProcess(platform, nova, room, { home, extra: { breaker } });
+    expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    // The breaker still counts the wakes that answered: a third answering wake trips it.
+    await postMessage(platform, ana.token, room, '@nova last one');
+    const tripping = await wakeInProcess(platform, nova, room, { home, extra: { breaker } });
+    expect(tripping.outcome).toMatchObject({ outcome: 'declined' });
+  });
+});
