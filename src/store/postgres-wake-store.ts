@@ -180,7 +180,10 @@ export class PostgresWakeStore implements WakeStore {
             ...agentScoped("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs], this.agentId),
           )
         ).rowCount ?? 0) > 0,
-      () => this.onLeaseLost?.(sessionId),
+      () => {
+        this.onLeaseLost?.(sessionId);
+        return `the lease on session ${sessionId} lapsed (not renewed within ${this.ttlMs} ms); another wake may have taken the session over`;
+      },
     );
   }
 
