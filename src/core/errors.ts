@@ -95,6 +95,7 @@ export type AcxErrorCode =
   // Storage and memory
   | 'store-open'
   | 'store-migration-not-additive'
+  | 'lease-lost'
   | 'memory-closed'
   | 'memory-invalid-input'
   | 'memory-merge'

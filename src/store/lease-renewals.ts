@@ -1,11 +1,19 @@
+import { AcxError } from '../core/errors.ts';
+
 /**
  * The leases a PostgreSQL store holds, each renewed every third of its time-to-live while held:
  * a holder that dies stops renewing, so what it held is free on any host within one TTL, while
  * a live holder renews well inside the expiry and never loses it. Used by the wake store (a
  * session's lease) and the channel state (a wake's in-flight claims).
+ *
+ * A holder that is alive but cannot renew (the server unreachable, the process stalled) loses
+ * the lease all the same; each hold's `lost` signal tells the work it covers to stop, so two
+ * holders never go on at once.
  */
 export class LeaseRenewals {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Per key, the current hold's loss: kept once aborted, so a caller that asks late still hears it. */
+  private readonly losses = new Map<string, AbortController>();
   private readonly ttlMs: number;
   private readonly now: () => number;
 
@@ -16,20 +24,27 @@ export class LeaseRenewals {
   }
 
   /**
-   * Renews the lease `key` until stopped. `renew` resolves false when the lease is gone (it lapsed
-   * and another holder took it): renewing stops and `onLost` is told. A renewal that fails (the
-   * server unreachable) is retried at the next tick, but once a whole TTL has passed since the
-   * last one that succeeded the lease has lapsed on the server and may be someone else's: it is
-   * lost too, without waiting to hear so from a server that cannot be reached (or a renewal
-   * that never answers).
+   * Renews the lease `key` until stopped, as a new hold with a new `lost` signal. `renew`
+   * resolves false when the lease is gone (it lapsed and another holder took it): renewing stops,
+   * `onLost` is told and says what was lost, and the signal aborts with a `lease-lost` error of
+   * that message. A renewal that fails (the server unreachable) is retried at the next tick, but
+   * once a whole TTL has passed since the last one that succeeded the lease has lapsed on the
+   * server and may be someone else's: it is lost too, without waiting to hear so from a server
+   * that cannot be reached (or a renewal that never answers).
    */
-  keep(key: string, renew: () => Promise<boolean>, onLost?: () => void): void {
+  keep(key: string, renew: () => Promise<boolean>, onLost: () => string): void {
     this.stop(key);
+    const loss = new AbortController();
     let renewedAt = this.now();
     const lost = () => {
       if (this.timers.get(key) !== timer) return;
-      this.stop(key);
-      onLost?.();
+      clearInterval(timer);
+      this.timers.delete(key);
+      loss.abort(
+        new AcxError('lease-lost', onLost(), {
+          hint: 'Another holder may have taken it over and answers what it held from the journal; check why renewals failed (the server unreachable, or this process stalled).',
+        }),
+      );
     };
     const timer = setInterval(() => {
       const triedAt = this.now();
@@ -48,15 +63,28 @@ export class LeaseRenewals {
     // The renewal alone never keeps a process alive: a wake that is done exits.
     timer.unref();
     this.timers.set(key, timer);
+    this.losses.set(key, loss);
   }
 
+  /**
+   * Aborted once the current hold of `key` is lost (see `keep`), with the `lease-lost` error as
+   * its reason. A key not held (never kept, or given back) has a signal that never aborts: a
+   * lease given back is not lost.
+   */
+  lost(key: string): AbortSignal {
+    return (this.losses.get(key) ?? new AbortController()).signal;
+  }
+
+  /** The lease is given back: no more renewals, and its hold can no longer be lost. */
   stop(key: string): void {
     clearInterval(this.timers.get(key));
     this.timers.delete(key);
+    this.losses.delete(key);
   }
 
   stopAll(): void {
     for (const timer of this.timers.values()) clearInterval(timer);
     this.timers.clear();
+    this.losses.clear();
   }
 }

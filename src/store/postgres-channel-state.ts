@@ -76,8 +76,6 @@ export class PostgresChannelState implements ChannelState {
   /** One lease renewal per wake with claims in flight here, and which claims those are. */
   private readonly renewals: LeaseRenewals;
   private readonly inFlight = new Map<string, Set<string>>();
-  /** Per wake, aborted when its claims are found lost (see claimsLost). */
-  private readonly losses = new Map<string, AbortController>();
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, agentId: string, options: PostgresChannelStateOptions = {}) {
@@ -124,7 +122,6 @@ export class PostgresChannelState implements ChannelState {
     // Claims still in flight stop being renewed: another wake takes them over once they lapse.
     this.renewals.stopAll();
     this.inFlight.clear();
-    this.losses.clear();
     await this.pool.end();
   }
 
@@ -216,30 +213,25 @@ export class PostgresChannelState implements ChannelState {
     );
   }
 
-  private lost(wake: string): void {
+  /** What the wake lost, for the `lease-lost` error its claimsLost signal aborts with. */
+  private lost(wake: string): string {
     const claims = [...(this.inFlight.get(wake) ?? [])].map((key) => JSON.parse(key) as [string, string, string]);
     this.inFlight.delete(wake);
     const items = claims.map(([timeline, kind, item]) => `${timeline}/${kind}/${item}`).join(', ');
-    this.lossOf(wake).abort(new Error(`this wake's claims on ${items} lapsed (not renewed within ${this.ttlMs} ms); another wake may take them over`));
+    return `this wake's claims on ${items} lapsed (not renewed within ${this.ttlMs} ms); another wake may take them over`;
   }
 
-  private lossOf(wake: string): AbortController {
-    let loss = this.losses.get(wake);
-    if (!loss) this.losses.set(wake, (loss = new AbortController()));
-    return loss;
-  }
-
+  /** The renewals' loss signal of the wake's claims (see LeaseRenewals.keep): asked once the wake has taken them. */
   claimsLost(wake: string): AbortSignal {
-    return this.lossOf(wake).signal;
+    return this.renewals.lost(wake);
   }
 
   private settled(refs: readonly ItemRef[], wake: string): void {
     const claims = this.inFlight.get(wake);
-    if (!claims) return;
-    for (const ref of refs) claims.delete(refKey(ref));
-    if (claims.size > 0) return;
+    if (claims) for (const ref of refs) claims.delete(refKey(ref));
+    if (claims && claims.size > 0) return;
+    // Every claim settled, or lost (the renewals keep a lost hold's signal until stopped).
     this.inFlight.delete(wake);
-    this.losses.delete(wake);
     this.renewals.stop(wake);
   }
 

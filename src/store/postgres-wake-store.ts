@@ -73,7 +73,7 @@ export interface PostgresWakeStoreOptions {
   agentId: string;
   /** How long a lease lasts unrenewed; renewed every third of it while held (default 15 s). */
   leaseTtlMs?: number;
-  /** Called when a renewal finds the lease gone (it lapsed and another wake took it). */
+  /** Called when the lease is found lost (a renewal finds it gone, or none succeeded for a TTL); its `leaseLost` signal aborts too. */
   onLeaseLost?: (sessionId: string) => void;
   maxConnections?: number;
 }
@@ -180,8 +180,16 @@ export class PostgresWakeStore implements WakeStore {
             ...agentScoped("UPDATE acx_wake_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $2", [sessionId, holder, this.ttlMs], this.agentId),
           )
         ).rowCount ?? 0) > 0,
-      () => this.onLeaseLost?.(sessionId),
+      () => {
+        this.onLeaseLost?.(sessionId);
+        return `the lease on session ${sessionId} lapsed (not renewed within ${this.ttlMs} ms); another wake may have taken the session over`;
+      },
     );
+  }
+
+  /** The renewals' loss signal of the lease the last `admit` took (see LeaseRenewals.keep). */
+  leaseLost(sessionId: string): AbortSignal {
+    return this.renewals.lost(sessionId);
   }
 
   private stopRenewing(sessionId: string): void {

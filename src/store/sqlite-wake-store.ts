@@ -231,6 +231,11 @@ export class SqliteWakeStore implements WakeStore {
     this.dropLease(sessionId, holder);
   }
 
+  /** Never aborts: the lease is a pid and start time on this host, and a live holder's is never taken. */
+  leaseLost(_sessionId: string): AbortSignal {
+    return new AbortController().signal;
+  }
+
   private dropLease(sessionId: string, holder: LeaseHolder): void {
     const current = this.holderOf(sessionId);
     if (current && sameHolder(current, holder)) {

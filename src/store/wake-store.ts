@@ -108,6 +108,12 @@ export interface WakeStore {
   release(sessionId: string, holder?: LeaseHolder): Promise<boolean>;
   /** Gives the lease back whatever is pending (after a failure): the next wake picks the events up. */
   abandon(sessionId: string, holder?: LeaseHolder): Promise<void>;
+  /**
+   * Aborted once the lease the last leading `admit` took is lost — it lapsed unrenewed, so
+   * another wake may be answering the session — with a `lease-lost` error as its reason. The wake
+   * stops its turn then and leaves its batch pending for that wake. Never aborts once given back.
+   */
+  leaseLost(sessionId: string): AbortSignal;
   /** Who holds the session's lease, if that holder is alive by this store's rule. */
   liveLeaseHolder(sessionId: string): Promise<LeaseHolder | undefined>;
   /** Every session wake mode knows, with when it last received an event. */
@@ -132,7 +138,7 @@ export interface OpenWakeStoreOptions {
   agentId?: string;
   /** PostgreSQL: how long a lease lasts unrenewed, so how soon a dead wake's session is free (default 15 s). */
   leaseTtlMs?: number;
-  /** PostgreSQL: called when a held lease lapsed and another wake took it (a stalled process); SQLite leases cannot lapse. */
+  /** PostgreSQL: called when a held lease is lost (a stalled process, the server unreachable; see `leaseLost`); SQLite leases cannot lapse. */
   onLeaseLost?: (sessionId: string) => void;
 }
 

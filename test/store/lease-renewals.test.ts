@@ -3,6 +3,7 @@
 // whole TTL (the server unreachable, or a renewal that never answers) — by then it has lapsed
 // there and may be another holder's, whether or not this holder can hear so.
 import { afterEach, describe, expect, it } from 'vitest';
+import { AcxError } from '../../src/core/errors.ts';
 import { LeaseRenewals } from '../../src/store/lease-renewals.ts';
 
 const TTL_MS = 60;
@@ -17,7 +18,7 @@ function keepUntilLost(renew: () => Promise<boolean>, now?: () => number): Promi
     renewals!.keep(
       'lease',
       () => (tries++, renew()),
-      () => resolve(tries),
+      () => (resolve(tries), 'the test lease'),
     ),
   );
 }
@@ -53,5 +54,23 @@ describe('LeaseRenewals', () => {
       () => clock,
     );
     expect(tries).toBe(30);
+  });
+
+  it("a lost hold's signal aborts with a lease-lost error saying what was lost; a hold given back never aborts", async () => {
+    renewals = new LeaseRenewals(TTL_MS);
+    renewals.keep('kept', async () => true, () => 'never lost');
+    const given = renewals.lost('kept');
+    renewals.keep('gone', async () => false, () => 'the lease on session s');
+    const gone = renewals.lost('gone');
+    await new Promise((resolve) => gone.addEventListener('abort', resolve, { once: true }));
+    expect(AcxError.hasCode(gone.reason, 'lease-lost')).toBe(true);
+    expect((gone.reason as Error).message).toBe('the lease on session s');
+    expect(renewals.lost('gone').aborted, 'asked after the loss, it is still lost').toBe(true);
+    renewals.stop('kept');
+    expect(given.aborted).toBe(false);
+    expect(renewals.lost('kept').aborted, 'a key not held').toBe(false);
+    // Held again: a new hold, with a signal of its own.
+    renewals.keep('gone', async () => true, () => 'held again');
+    expect(renewals.lost('gone').aborted).toBe(false);
   });
 });

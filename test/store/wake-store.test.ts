@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { AcxError } from '../../src/core/errors.ts';
 import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder, openWakeStore, SqliteWakeStore, type WakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
@@ -207,7 +208,62 @@ async function admitUntilLeader(store: WakeStore, holder: LeaseHolder, boundMs: 
   }
 }
 
+/** Whether `signal` aborts within `boundMs` (a bound on the wait only: the answer is what matters). */
+function abortsWithin(signal: AbortSignal, boundMs: number): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const bound = setTimeout(() => resolve(false), boundMs);
+    signal.addEventListener('abort', () => (clearTimeout(bound), resolve(true)), { once: true });
+  });
+}
+
 describe('WakeStore on postgres: a lease is a row with an expiry its holder renews', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a holder whose lease lapsed and was taken over is told by its loss signal; a live holder's never aborts${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const ttlMs = 300;
+    const told: string[] = [];
+    const stalled = track(await PostgresWakeStore.open(url, { agentId: 'default', leaseTtlMs: ttlMs, onLeaseLost: (session) => told.push(session) }));
+    const live = track(await PostgresWakeStore.open(url, { agentId: 'default', leaseTtlMs: 1000 }));
+    const taker = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
+    expect((await stalled.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
+    expect((await live.admit('t', undefined, OFF, other(3))).kind).toBe('leader');
+    const lost = stalled.leaseLost('s');
+    const liveLost = live.leaseLost('t');
+    expect(lost.aborted).toBe(false);
+
+    // As if the holder stalled past its TTL: the lease lapses on the server and another wake takes
+    // it. (Expired again should a renewal of the holder land between the two.)
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      for (let tries = 0; ; tries++) {
+        await check.query("UPDATE acx_wake_leases SET expires_at = now() - interval '1 second' WHERE session_id = 's'");
+        if ((await taker.admit('s', undefined, OFF, other(2))).kind === 'leader') break;
+        expect(tries).toBeLessThan(20);
+      }
+    } finally {
+      await check.end();
+    }
+    expect(await abortsWithin(lost, 20 * ttlMs), "the stalled holder's next renewal finds the lease gone").toBe(true);
+    expect(AcxError.hasCode(lost.reason, 'lease-lost')).toBe(true);
+    expect((lost.reason as Error).message).toMatch(/the lease on session s lapsed/);
+    expect(told, 'onLeaseLost is still told').toEqual(['s']);
+    expect(await taker.liveLeaseHolder('s')).toMatchObject({ pid: 2 });
+
+    // Meanwhile the live holder renewed through many TTLs, refusing every other wake, and was never told it lost anything.
+    for (let tries = 0; tries < 10; tries++) {
+      expect((await taker.admit('t', undefined, OFF, other(4))).kind, `try ${tries + 1}`).toBe('busy');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(liveLost.aborted).toBe(false);
+    // Given back, the lease cannot be lost; taken again, it has a signal of its own.
+    expect(await live.release('t', other(3))).toBe(true);
+    expect(live.leaseLost('t').aborted).toBe(false);
+    expect(await taker.release('s', other(2))).toBe(true);
+    expect((await stalled.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
+    expect(stalled.leaseLost('s').aborted, 'a new signal after the new admit').toBe(false);
+  }, 60_000);
+
   it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's lease is taken over once it expires, not before${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
     const ttlMs = 1500;

@@ -57,6 +57,8 @@ export interface WakeOptions {
 
 export type WakeOutcome =
   | { outcome: 'answered' | 'nothing-new'; answered: number; failedEvents: string[] }
+  /** The lease was lost mid-wake (PostgreSQL: not renewed within its TTL): another wake answers what is pending. */
+  | { outcome: 'lease-lost'; answered: number; failedEvents: string[] }
   | { outcome: 'busy'; answered: 0; failedEvents: [] }
   | { outcome: 'declined'; answered: 0; failedEvents: [] };
 
@@ -105,6 +107,7 @@ function promptFor(batch: readonly InboxItem[], build: number): string {
 export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   const { store, sessionId, event, logger } = options;
   const started = performance.now();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(2)}s`;
   const delivery = options.deliveryId ? { delivery: options.deliveryId } : {};
   const own = event !== undefined && options.selfHandle !== undefined && event.sender === options.selfHandle;
   const admission = await store.admit(sessionId, event && own ? { ...event, own } : event, options.breaker);
@@ -142,6 +145,13 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   }
 
   const holder = currentHolder();
+  // Aborted if the lease lapses while this wake answers (PostgreSQL: not renewed within its TTL):
+  // another wake may have taken the session over, so this one stops, even mid-turn, rather than
+  // run a second turn of the session beside it.
+  const leaseLost = store.leaseLost(sessionId);
+  const stopIfLeaseLost = () => {
+    if (leaseLost.aborted) throw leaseLost.reason;
+  };
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const onApprovalRequest =
     options.onApprovalRequest ??
@@ -168,6 +178,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   };
   try {
     for (;;) {
+      stopIfLeaseLost();
       // A batch an earlier wake fixed and did not finish is answered again as it was.
       let batch = await store.openBatch(sessionId);
       if (!batch) {
@@ -189,6 +200,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       // Started before the attempt is counted: an agent that cannot start is the operator's
       // problem, not the event's, and must not use up its attempts.
       const { agent, session } = await open();
+      stopIfLeaseLost();
       // One attempt per wake that takes the batch up, however many builds it takes.
       if (attemptedBatch !== batchId) {
         attempt = await store.markAttempt(sessionId, ids);
@@ -203,8 +215,11 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
           // A batch calls for a reply if any of its messages does.
           addressed: batch.some((item) => item.addressed),
           onApprovalRequest,
+          abortSignal: leaseLost,
         });
       } catch (error) {
+        // Stopped for a lost lease: not the events' failure, and the journal holds the turn so far.
+        stopIfLeaseLost();
         await store.recordError(sessionId, ids, errorMessage(error));
         if (attempt < maxAttempts) throw error;
         logger.error('wake event failed', { session: sessionId, event: ids.join(','), attempts: attempt, error: errorMessage(error) });
@@ -214,6 +229,8 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       }
       turns += 1;
       steps += result.stepCount;
+      // Lost as the turn ended: the wake that took over delivers its answer (the turn is done in the journal), not this one.
+      stopIfLeaseLost();
       // Loop 2: messages that arrived while this build generated are folded in and the turn is
       // built again, unless it already called a tool (its effects are real) or this build stands.
       const late = pacing.enabled && build < pacing.maxBuilds && !acted(result) ? (await store.pending(sessionId)).filter((item) => item.batchId === null) : [];
@@ -231,6 +248,22 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       answered += ids.length;
     }
   } catch (error) {
+    if (leaseLost.aborted) {
+      // Not released: the session is no longer this wake's, and its batch stays pending for the
+      // wake that took it over, which continues the same turn by evidence from the journal.
+      logger.warn('wake end', {
+        session: sessionId,
+        outcome: 'lease-lost',
+        answered,
+        reason: errorMessage(leaseLost.reason),
+        note: 'the turn was stopped; the wake that took the session over answers what is pending',
+        turns,
+        steps,
+        duration: elapsed(),
+        ...delivery,
+      });
+      return { outcome: 'lease-lost', answered, failedEvents };
+    }
     await store.abandon(sessionId, holder);
     logger.error('wake end', {
       session: sessionId,
@@ -240,7 +273,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       note: 'pending events stay in the inbox for the next wake',
       turns,
       steps,
-      duration: `${((performance.now() - started) / 1000).toFixed(2)}s`,
+      duration: elapsed(),
       ...delivery,
     });
     throw error;
@@ -255,7 +288,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
     steps,
     max_steps: options.maxSteps,
     failed: failedEvents.length || undefined,
-    duration: `${((performance.now() - started) / 1000).toFixed(2)}s`,
+    duration: elapsed(),
     ...delivery,
   });
   return { outcome, answered, failedEvents };

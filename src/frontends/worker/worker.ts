@@ -25,6 +25,9 @@ import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, ty
  *   leaves two jobs for one recorded event, which the wake answers once; a send that fails throws
  *   and the job is retried as before. After `maxDeferrals` the job fails into pg-boss's retries,
  *   so a session that never frees up ends in the dead-letter queue, not in a loop.
+ * - lease-lost (the wake's lease lapsed mid-turn, so another holder may have taken the session
+ *   over and answers what is pending): deferred as busy is — the later job finds the event
+ *   answered, or answers it if no one took the session over (the server was only unreachable).
  * - the job's event set aside after the wake's own attempts: dead-lettered at once.
  * - a throw (agent cannot start, a model fault the wake retries): failed, retried, and
  *   dead-lettered once its retries are spent.
@@ -118,13 +121,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   const maxDeferrals = options.maxDeferrals ?? DEFAULT_MAX_DEFERRALS;
-  /** Puts a busy or declined job's event off: the same job again, for later; this one completed (see above). */
-  const defer = async (job: Job<WakeJob>, outcome: 'busy' | 'declined', what: string): Promise<'completed'> => {
+  /** Puts a busy, declined or lease-lost job's event off: the same job again, for later; this one completed (see above). */
+  const defer = async (job: Job<WakeJob>, outcome: 'busy' | 'declined' | 'lease-lost', what: string): Promise<'completed'> => {
     const deferrals = (job.data.deferrals ?? 0) + 1;
-    const why = outcome === 'busy' ? 'busy' : 'declined by its circuit breaker';
+    const why = outcome === 'declined' ? 'declined by its circuit breaker' : outcome === 'busy' ? 'busy' : 'left when its lease was lost';
     if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
     const busyBase = options.busyDeferSeconds ?? DEFAULT_WAKE_LEASE_TTL_MS / 1000;
-    const seconds = Math.max(1, Math.ceil(outcome === 'busy' ? busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds) : options.breaker.cooldownMs / 1000));
+    const seconds = Math.max(1, Math.ceil(outcome === 'declined' ? options.breaker.cooldownMs / 1000 : busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds)));
     const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
     logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });
     return 'completed';
@@ -145,7 +148,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       maxSteps: agent.maxSteps,
       logger,
     });
-    if (outcome.outcome === 'busy' || outcome.outcome === 'declined') return defer(job, outcome.outcome, `session ${data.sessionId}`);
+    if (outcome.outcome === 'busy' || outcome.outcome === 'declined' || outcome.outcome === 'lease-lost') return defer(job, outcome.outcome, `session ${data.sessionId}`);
     return outcome.failedEvents.includes(data.event.id) ? 'deadletter' : 'completed';
   };
 

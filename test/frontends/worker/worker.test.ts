@@ -14,7 +14,9 @@ import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
 import type { BreakerSettings } from '../../../src/store/wake-store.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
-import { scriptedModel } from '../../support/scripted-model.ts';
+import { type ScriptFn, scriptedModel } from '../../support/scripted-model.ts';
+import type { Tool } from '../../../src/tools/tool.ts';
+import { leaseTakingTool } from '../../support/lease-taker.ts';
 
 const postgres = postgresForSuite();
 const AGENT = 'solo';
@@ -33,13 +35,13 @@ interface JobRow {
   deferred_by_ms: number;
 }
 
-async function setUp(breaker: BreakerSettings, maxDeferrals?: number) {
+async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn } = {}) {
   const url = postgres.database('worker_defer');
-  const store = await PostgresWakeStore.open(url, { agentId: AGENT });
+  const store = await PostgresWakeStore.open(url, { agentId: AGENT, ...(agent.leaseTtlMs !== undefined ? { leaseTtlMs: agent.leaseTtlMs } : {}) });
   const queue: WakeQueue = await openWakeQueue(url, createMemoryLogger(), { superviseSeconds: 1 });
   const db = new pg.Pool({ connectionString: url, max: 1 });
   const logger = createMemoryLogger();
-  const model = scriptedModel(() => ({ text: 'answered' }));
+  const model = scriptedModel(agent.script ?? (() => ({ text: 'answered' })));
   const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, agentId: AGENT });
   let worker: RunningWorker | undefined;
   cleanups.push(async () => {
@@ -50,7 +52,7 @@ async function setUp(breaker: BreakerSettings, maxDeferrals?: number) {
   });
   worker = await startWorker({
     queue,
-    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness }), close: async () => harness.close?.() }) }],
+    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness, ...(agent.tools ? { tools: agent.tools, permissionMode: 'allow-all' as const } : {}) }), close: async () => harness.close?.() }) }],
     breaker,
     pacing: NO_PACING,
     maxAttempts: 3,
@@ -74,7 +76,7 @@ async function setUp(breaker: BreakerSettings, maxDeferrals?: number) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  return { store, queue, model, logger, until };
+  return { store, queue, model, logger, until, db };
 }
 
 const OFF: BreakerSettings = { max: 0, windowMs: 1000, cooldownMs: 1000 };
@@ -147,5 +149,32 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     await queue.send({ kind: 'session', agent: AGENT, sessionId: 'stuck', event: { id: 's1', text: 'anyone?' } });
     await until('the job was not failed into a retry', (r) => r.length === 1 && r[0]!.state === 'retry');
     expect(logger.lines.join('\n')).toMatch(/WARNING worker job retried .*session stuck was busy 0 times running/);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a job whose wake lost its lease mid-turn is put off like a busy one, and the later job answers it once${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    const ran: string[] = [];
+    // Mid-turn, a wake elsewhere takes the session over (as once this worker's lease lapsed
+    // unrenewed). `db` comes with the worker set up below: the tool runs only once a job does.
+    const longJob = leaseTakingTool((sql, values) => db.query(sql, values), 'taken', elsewhere, () => ran.push('long_job'));
+    const { store, queue, model, logger, until, db } = await setUp(OFF, undefined, {
+      leaseTtlMs: 300,
+      tools: [longJob],
+      script: (_options, call) => (call === 0 ? { toolCalls: [{ name: 'long_job', input: {} }] } : { text: 'answered' }),
+    });
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'taken', event: { id: 't1', text: 'run the long job' } });
+    const deferred = await until('the lease-lost job was not deferred', (rows) => rows.length === 2 && rows[0]!.state === 'completed');
+    expect(deferred.map((r) => [r.state, r.retry_count, r.data.deferrals ?? 0])).toEqual([
+      ['completed', 0, 0],
+      ['created', 0, 1],
+    ]);
+    expect(logger.lines.join('\n')).toMatch(/INFO worker job deferred job=\S+ session=taken outcome=lease-lost again=\S+ after_s=1 deferrals=1/);
+    expect((await store.item('taken', 't1'))?.state, 'left pending for the holder that took the session over').toBe('pending');
+    // That holder died without answering: the deferred job takes the session and finishes the turn.
+    await store.abandon('taken', elsewhere);
+    const settled = await until('the deferred job did not answer', (rows) => rows.every((r) => r.state === 'completed'));
+    expect(settled.every((r) => r.retry_count === 0), 'no retry spent').toBe(true);
+    expect(await store.item('taken', 't1')).toMatchObject({ state: 'done', reply: 'answered' });
+    expect(ran, 'the turn continued from the journal: its tool ran once').toEqual(['long_job']);
+    expect(model.calls).toHaveLength(2);
   });
 });

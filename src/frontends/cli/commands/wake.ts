@@ -133,6 +133,7 @@ export function register(program: Command): void {
             }
           },
         });
+        // Busy and lease-lost exit 0 like an answer: the event is recorded, and the wake holding the session answers it.
         if (outcome.failedEvents.length > 0) {
           throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
         }
