@@ -76,6 +76,10 @@ describe('a session wake that loses its lease mid-turn', { timeout: 60_000 }, ()
     expect(first.log).toMatch(/WARNING wake end session=room outcome=lease-lost answered=0 reason="the lease on session room lapsed/);
     expect(ran, 'the stopped turn did not go on to its next tool').toEqual(['long_job in first wake']);
     expect(first.replies).toEqual([]);
+    // Nor did it write the turn's end: settling its calls or its status as cancelled could overwrite
+    // what the new holder writes to the same turn. It stands as a crash would leave it.
+    expect((await db.query('SELECT status FROM acx_turns')).rows.map((row) => row.status)).toEqual(['running']);
+    expect((await db.query("SELECT tool_name, status FROM acx_tool_calls WHERE result LIKE '%Cancelled%'")).rows).toEqual([]);
     expect((await first.store.items('room')).map((item) => [item.eventId, item.state, item.batchId])).toEqual([['e1', 'pending', 'e1']]);
     expect(await first.store.liveLeaseHolder('room'), 'not given back: the session is no longer its to give').toMatchObject({ pid: thief.pid });
 
