@@ -323,6 +323,14 @@ export class TurnAbortedError extends AcxError {
   }
 }
 
+/**
+ * Whether `error` says a lease was lost (code `lease-lost`): the session or items it covered may
+ * be another holder's now, so the work stops and writes nothing more to them.
+ */
+export function isLeaseLost(error: unknown): error is AcxError {
+  return AcxError.isInstance(error) && error.code === 'lease-lost';
+}
+
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return typeof error === 'string' ? error : JSON.stringify(error);

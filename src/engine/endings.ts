@@ -1,4 +1,4 @@
-import { AcxError, errorMessage, TurnAbortedError } from '../core/errors.ts';
+import { AcxError, errorMessage, isLeaseLost, TurnAbortedError } from '../core/errors.ts';
 import { safeObserve } from '../memory/provider.ts';
 import { logSeconds } from '../util/duration.ts';
 import { isUnspoken } from './brief.ts';
@@ -64,20 +64,12 @@ export async function throwIfAborted(ctx: EngineContext, state: TurnState): Prom
   if (state.hooks.abortSignal?.aborted) throw await abortTurn(ctx, state);
 }
 
-/**
- * Whether the turn was stopped because it is no longer this process's: the lease its caller held
- * on the session (or on the items it answers) was lost, so another process may already be
- * continuing the same turn from the shared journal.
- */
-function takenOver(signal: AbortSignal | undefined): boolean {
-  const reason: unknown = signal?.reason;
-  return AcxError.isInstance(reason) && reason.code === 'lease-lost';
-}
-
 /** Ends the turn as cancelled; returns the error for the caller to throw. */
 export async function abortTurn(ctx: EngineContext, state: TurnState): Promise<TurnAbortedError> {
   const { journal } = ctx;
-  if (takenOver(state.hooks.abortSignal)) {
+  // Stopped because the turn is no longer this process's: the lease its caller held on the session
+  // (or on the items it answers) was lost, so another process may be continuing it already.
+  if (isLeaseLost(state.hooks.abortSignal?.reason)) {
     // Nothing more is written, as if this process had died here: settling its open calls as
     // cancelled, or the turn's status, could overwrite what the new holder writes to the same
     // turn. What is committed is evidence the new holder recovers from.

@@ -115,7 +115,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         destroy: async () => engine.journal.deleteSession(sessionId),
         canSuspend: true,
         abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
-        ...(engine.journal.leases ? { exclusive: <T>(fn: () => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
+        ...(engine.journal.leases ? { exclusive: <T>(fn: (leaseLost: AbortSignal) => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
         continuation: async () => continuationOf(engine.journal, await engine.journal.unfinishedTurn(sessionId)),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });

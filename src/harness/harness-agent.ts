@@ -400,7 +400,10 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    */
   private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
     // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
-    const exclusive = (session: Session, live: LiveHooks) => (session.inner.exclusive ? session.inner.exclusive(() => fn(session, live)) : fn(session, live));
+    // A lost lease stops the turn like stop() does, but with the loss as the reason: the engine then
+    // writes nothing more to a turn another replica may be continuing.
+    const exclusive = (session: Session, live: LiveHooks) =>
+      session.inner.exclusive ? session.inner.exclusive((leaseLost) => fn(session, { ...live, abortSignal: AbortSignal.any([live.abortSignal, leaseLost]) })) : fn(session, live);
     if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
     return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
   }

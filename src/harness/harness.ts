@@ -52,9 +52,11 @@ export interface HarnessSession {
   /**
    * Runs one call on the session (its whole generate/continue) as the only one across replicas
    * sharing the store; fails with `session-busy` when the wait for a busy session runs out.
-   * Absent when the harness's store is not shared across processes.
+   * Absent when the harness's store is not shared across processes. `fn` gets a signal that
+   * aborts if the session's lease is lost while it runs (its turn must stop: another replica may
+   * run the session now); the call then fails with that `lease-lost` error.
    */
-  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
+  exclusive?<T>(fn: (leaseLost: AbortSignal) => Promise<T>): Promise<T>;
   /** Whether run/continue honour `pauseRequested` (suspendTurn); absent means they do not. */
   readonly canSuspend?: boolean;
   /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */

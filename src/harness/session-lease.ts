@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { AcxError } from '../core/errors.ts';
 import type { SessionLeases } from '../store/journal-store.ts';
+import { LeaseRenewals } from '../store/lease-renewals.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
  * One turn per session at a time across replicas: a call takes the session's lease before it
  * touches the session, renews it while it runs, and lets go at the end. A second call waits up to
- * `waitMs` for the lease, then fails with `session-busy`.
+ * `waitMs` for the lease, then fails with `session-busy`. A call whose lease is lost (see below)
+ * fails with `lease-lost`, its turn left in the journal for whoever holds the session next.
  */
 export interface SessionLeaseSettings {
   /** How long a second call on a busy session waits before `session-busy` (default 30 s). */
@@ -24,7 +26,7 @@ export async function holdSession<T>(
   sessionId: string,
   settings: SessionLeaseSettings,
   logger: Logger,
-  fn: () => Promise<T>,
+  fn: (leaseLost: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const ttlMs = settings.ttlMs ?? DEFAULT_TTL_MS;
   const waitMs = settings.waitMs ?? DEFAULT_WAIT_MS;
@@ -38,19 +40,26 @@ export async function holdSession<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
   }
-  // Renewed well inside the expiry, so a live holder's lease never lapses between renewals.
-  const renewal = setInterval(() => {
-    leases.renew(sessionId, holder, ttlMs).then(
-      (held) => {
-        if (!held) logger.error('session lease lost', { session: sessionId, reason: 'not renewed in time; another holder may run this session' });
-      },
-      (error: unknown) => logger.warn('session lease renewal failed', { session: sessionId, error: (error as Error).message }),
-    );
-  }, Math.max(10, Math.floor(ttlMs / 3)));
+  // Renewed well inside the expiry, so a live holder's lease never lapses between renewals. A
+  // holder that cannot renew for a whole TTL (the server unreachable, the process stalled) may
+  // have been taken over by another replica: its call is told to stop (the signal fn gets), so two
+  // turns of the session never go on at once, and it fails with that loss, not as cancelled.
+  const renewals = new LeaseRenewals(ttlMs);
+  renewals.keep(
+    sessionId,
+    () => leases.renew(sessionId, holder, ttlMs),
+    () => {
+      logger.error('session lease lost', { session: sessionId, reason: 'not renewed in time; another holder may run this session' });
+      return `the lease on session ${sessionId} lapsed unrenewed, so another call or replica may be running it now; this call's turn was stopped`;
+    },
+  );
+  const lost = renewals.lost(sessionId);
   try {
-    return await fn();
+    return await fn(lost);
+  } catch (error) {
+    throw lost.aborted ? lost.reason : error;
   } finally {
-    clearInterval(renewal);
+    renewals.stop(sessionId);
     await leases.release(sessionId, holder).catch(() => {});
   }
 }

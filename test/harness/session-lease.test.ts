@@ -1,6 +1,7 @@
 // One turn per session at a time across replicas, on the PostgreSQL store: two harnesses (two
 // "replicas") share one real throwaway cluster; the second generate() on a busy session waits
-// and then fails with session-busy; a dead holder's expired lease is taken over, a live one never.
+// and then fails with session-busy; a dead holder's expired lease is taken over, a live one never;
+// a holder whose lease is taken over mid-turn stops its turn and leaves it to the next holder.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,6 +11,8 @@ import { fromLanguageModel } from '../../src/model/providers.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scriptedModel, toolResultCount } from '../support/scripted-model.ts';
+import { AcxError } from '../../src/core/errors.ts';
+import { leaseTakingTool, takeSessionLease } from '../support/lease-taker.ts';
 
 let cluster: PostgresCluster | undefined;
 let url = '';
@@ -98,6 +101,46 @@ describe('session leases on PostgreSQL', () => {
       expect((await b.harness.journal.turns('same-name')).length).toBe(1);
       expect((await a.harness.journal.messages('same-name')).find((m) => m.kind === 'user')?.message.content).toBe('one');
     } finally {
+      await a.harness.close?.();
+      await b.harness.close?.();
+    }
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a replica whose lease is taken over mid-turn stops the turn (lease-lost) and writes nothing more; the next holder finishes it once${POSTGRES_SKIP}`, async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const ran: string[] = [];
+    let phase = 'first replica';
+    // One script across both replicas: the turn's next model call is its next step, whoever makes it.
+    const model = scriptedModel([{ toolCalls: [{ id: 'l', name: 'long_job', input: {} }] }, { toolCalls: [{ id: 'r', name: 'report', input: {} }] }, { text: 'reported' }]);
+    const tools = [
+      // Another replica takes the session over, as it would once this one's lease lapsed.
+      leaseTakingTool(takeSessionLease((sql, values) => pool.query(sql, values), 'taken', 'another-replica'), () => ran.push(`long_job in ${phase}`)),
+      tool({ name: 'report', description: 'reports', inputSchema: z.object({}), capabilityScopes: [], kind: 'edit', effect: 'unsafe', execute: async () => void ran.push(`report in ${phase}`) }),
+    ];
+    const replicaOf = () => {
+      const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs: 0, ttlMs: 600 } });
+      return { harness, agent: new HarnessAgent({ harness, permissionMode: 'allow-all', tools }) };
+    };
+    const a = replicaOf();
+    const b = replicaOf();
+    try {
+      const stopped = await a.agent.generate({ prompt: 'run the job, then report', options: { sessionId: 'taken' } }).catch((error: unknown) => error);
+      expect(AcxError.isInstance(stopped) && stopped.code, String(stopped)).toBe('lease-lost');
+      expect((stopped as Error).message).toMatch(/lease on session taken lapsed unrenewed/);
+      expect(ran, 'the stopped turn did not go on to its next tool').toEqual(['long_job in first replica']);
+      // Nothing more written: no cancelled status or results over what the new holder writes.
+      expect((await a.harness.journal.turns('taken')).map((turn) => turn.status)).toEqual(['running']);
+      expect((await pool.query("SELECT count(*)::int AS n FROM acx_tool_calls WHERE result LIKE '%Cancelled%'")).rows[0].n).toBe(0);
+      expect((await pool.query("SELECT holder FROM acx_session_leases WHERE session_id = 'taken'")).rows, "the new holder's lease is not released").toEqual([{ holder: 'another-replica' }]);
+
+      // The other replica gives the session up unanswered (as if it died); the next call finishes the turn.
+      await pool.query("DELETE FROM acx_session_leases WHERE session_id = 'taken'");
+      phase = 'second replica';
+      const recovered = await b.agent.continueGenerate({ session: await b.agent.createSession({ sessionId: 'taken' }) });
+      expect(recovered.text).toBe('reported');
+      expect(ran, 'long_job stands from the journal and is not run again').toEqual(['long_job in first replica', 'report in second replica']);
+    } finally {
+      await pool.end();
       await a.harness.close?.();
       await b.harness.close?.();
     }

@@ -2,13 +2,22 @@ import { z } from 'zod';
 import type { LeaseHolder } from '../../src/store/lease-holder.ts';
 import { type Tool, tool } from '../../src/tools/tool.ts';
 
+type Query = (sql: string, values: unknown[]) => Promise<unknown>;
+
+/** Takes session `sessionId`'s wake lease over for `holder`, as a wake elsewhere would once this one's lapsed. */
+export const takeWakeLease = (query: Query, sessionId: string, holder: LeaseHolder) => () =>
+  query("UPDATE acx_wake_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = $2", [JSON.stringify(holder), sessionId]);
+
+/** Takes session `sessionId`'s harness lease over for `holder`, as another replica would once this one's lapsed. */
+export const takeSessionLease = (query: Query, sessionId: string, holder: string) => () =>
+  query("UPDATE acx_session_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = $2", [holder, sessionId]);
+
 /**
- * A tool `long_job` (unsafe: its effect must not repeat) that, when called, takes session
- * `sessionId`'s wake lease over for `holder` on PostgreSQL (by `query`) — as a wake elsewhere would once this
- * one's lease lapsed unrenewed — and then works on until its turn is told to stop (the wake's
- * next renewal finds the lease gone). A wake never told goes on after a while, to its next step.
+ * A tool `long_job` (unsafe: its effect must not repeat) that, when called, has its lease taken
+ * over (`takeOver`, on PostgreSQL) and then works on until its turn is told to stop (the holder's
+ * next renewal finds the lease gone). A turn never told goes on after a while, to its next step.
  */
-export function leaseTakingTool(query: (sql: string, values: unknown[]) => Promise<unknown>, sessionId: string, holder: LeaseHolder, onRun: () => void): Tool {
+export function leaseTakingTool(takeOver: () => Promise<unknown>, onRun: () => void): Tool {
   return tool({
     name: 'long_job',
     description: 'Runs for a while',
@@ -18,7 +27,7 @@ export function leaseTakingTool(query: (sql: string, values: unknown[]) => Promi
     effect: 'unsafe',
     execute: async (_input, context) => {
       onRun();
-      await query("UPDATE acx_wake_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = $2", [JSON.stringify(holder), sessionId]);
+      await takeOver();
       if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, 10_000)));
       return 'finished';
     },

@@ -1,7 +1,7 @@
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
 import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../../store/wake-store.ts';
-import { errorMessage } from '../../core/errors.ts';
+import { errorMessage, isLeaseLost } from '../../core/errors.ts';
 import { nodeCrypto } from '../../util/node-crypto.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
@@ -219,7 +219,9 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
         });
       } catch (error) {
         // Stopped for a lost lease: not the events' failure, and the journal holds the turn so far.
+        // (The harness's own session lease lost alone: the wake gives its lease back, below.)
         stopIfLeaseLost();
+        if (isLeaseLost(error)) throw error;
         await store.recordError(sessionId, ids, errorMessage(error));
         if (attempt < maxAttempts) throw error;
         logger.error('wake event failed', { session: sessionId, event: ids.join(','), attempts: attempt, error: errorMessage(error) });

@@ -15,7 +15,7 @@ import type { LeaseHolder } from '../../../src/store/lease-holder.ts';
 import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
-import { leaseTakingTool } from '../../support/lease-taker.ts';
+import { leaseTakingTool, takeWakeLease } from '../../support/lease-taker.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
 import { scriptedModel } from '../../support/scripted-model.ts';
 
@@ -37,7 +37,7 @@ describe('a session wake that loses its lease mid-turn', { timeout: 60_000 }, ()
     cleanups.push(() => db.end());
     let phase: 'first wake' | 'takeover' = 'first wake';
     const ran: string[] = [];
-    const longJob = leaseTakingTool((sql, values) => db.query(sql, values), 'room', thief, () => ran.push(`long_job in ${phase}`));
+    const longJob = leaseTakingTool(takeWakeLease((sql, values) => db.query(sql, values), 'room', thief), () => ran.push(`long_job in ${phase}`));
     const report = tool({
       name: 'report',
       description: 'Reports the result',

@@ -16,7 +16,7 @@ import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
 import { type ScriptFn, scriptedModel } from '../../support/scripted-model.ts';
 import type { Tool } from '../../../src/tools/tool.ts';
-import { leaseTakingTool } from '../../support/lease-taker.ts';
+import { leaseTakingTool, takeWakeLease } from '../../support/lease-taker.ts';
 
 const postgres = postgresForSuite();
 const AGENT = 'solo';
@@ -155,7 +155,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     const ran: string[] = [];
     // Mid-turn, a wake elsewhere takes the session over (as once this worker's lease lapsed
     // unrenewed). `db` comes with the worker set up below: the tool runs only once a job does.
-    const longJob = leaseTakingTool((sql, values) => db.query(sql, values), 'taken', elsewhere, () => ran.push('long_job'));
+    const longJob = leaseTakingTool(takeWakeLease((sql, values) => db.query(sql, values), 'taken', elsewhere), () => ran.push('long_job'));
     const { store, queue, model, logger, until, db } = await setUp(OFF, undefined, {
       leaseTtlMs: 300,
       tools: [longJob],
