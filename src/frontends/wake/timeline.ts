@@ -67,6 +67,8 @@ export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
   | { outcome: 'nothing-new' | 'busy' | 'declined'; posted: 0 }
+  /** Its claims lapsed mid-wake (PostgreSQL: not renewed within their TTL): the wake that took them over answers the items. */
+  | { outcome: 'lease-lost'; posted: number }
   | { outcome: 'skipped'; reason: 'timeline_deleted' | 'timeline_locked'; posted: 0 };
 
 /** The tools that create each keyed kind: what counts toward a create's ordinal. */
@@ -217,9 +219,13 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     });
     return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, work.at(-1)!.anchor), result: last! };
   } catch (error) {
-    // The claims stay in flight: the next wake resumes the turn from the journal (or, lost, the wake that took them over finishes it).
-    const note = claimsLost.aborted ? 'the claims lapsed; the wake that took them over answers the items' : 'the items stay claimed in flight; the next wake resumes the turn';
-    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note, duration: seconds(started) });
+    if (claimsLost.aborted) {
+      // Not this wake's failure: the claims lapsed, and the wake that took them over answers the items.
+      logger.warn('wake end', { ...bookend, outcome: 'lease-lost', posted, reason: errorMessage(claimsLost.reason), note: 'the wake that took the claims over answers the items', duration: seconds(started) });
+      return { outcome: 'lease-lost', posted };
+    }
+    // The claims stay in flight: the next wake resumes the turn from the journal.
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
     throw error;
   } finally {
     await prepared.close();

@@ -114,7 +114,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (data.kind === 'timeline') {
       if (!agent.wakeTimeline) throw new Error(`this worker cannot wake @${agent.name} on a timeline`);
       const { outcome } = await agent.wakeTimeline(data);
-      if (outcome === 'busy' || outcome === 'declined') return defer(job, outcome, `timeline ${data.timeline}`);
+      if (outcome === 'busy' || outcome === 'declined' || outcome === 'lease-lost') return defer(job, outcome, `timeline ${data.timeline}`);
       return 'completed';
     }
     return answerSession(agent, job as Job<SessionWakeJob>);

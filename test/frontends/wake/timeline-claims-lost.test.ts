@@ -50,9 +50,10 @@ describe('a timeline wake that loses its claims mid-turn', { timeout: 60_000 }, 
       tools: [longJob],
       script: (_options, call) => (call === 0 ? { toolCalls: [{ name: 'long_job', input: {} }] } : call === 1 ? { toolCalls: [{ name: 'messages_create', input: { body: 'done twice' } }] } : { text: 'ok' }),
     });
-    expect(wake.outcome.outcome).toBe('error');
+    expect(wake.outcome).toEqual({ outcome: 'lease-lost', posted: 0 });
     const log = wake.logger.lines.join('\n');
     expect(log).toMatch(new RegExp(`WARNING claims lost timeline=${room} kind=message items=${question.uuid}`));
+    expect(log).toMatch(new RegExp(`WARNING wake end timeline=${room} outcome=lease-lost posted=0 reason=`));
     const said: string[] = [];
     for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
     expect(said, 'the turn stopped before its next step').not.toContain('done twice');

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openWakeQueue, WAKE_QUEUE, type WakeQueue } from '../../../src/frontends/worker/queue.ts';
-import { busyDeferralSeconds, MAX_BUSY_DEFER_SECONDS, type RunningWorker, startWorker } from '../../../src/frontends/worker/worker.ts';
+import { busyDeferralSeconds, MAX_BUSY_DEFER_SECONDS, type RunningWorker, startWorker, type WorkerAgent } from '../../../src/frontends/worker/worker.ts';
 import { createEngineHarness } from '../../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import { fromLanguageModel } from '../../../src/model/providers.ts';
@@ -35,7 +35,7 @@ interface JobRow {
   deferred_by_ms: number;
 }
 
-async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn } = {}) {
+async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn; wakeTimeline?: WorkerAgent['wakeTimeline'] } = {}) {
   const url = postgres.database('worker_defer');
   const store = await PostgresWakeStore.open(url, { agentId: AGENT, ...(agent.leaseTtlMs !== undefined ? { leaseTtlMs: agent.leaseTtlMs } : {}) });
   const queue: WakeQueue = await openWakeQueue(url, createMemoryLogger(), { superviseSeconds: 1 });
@@ -52,7 +52,7 @@ async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { l
   });
   worker = await startWorker({
     queue,
-    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness, ...(agent.tools ? { tools: agent.tools, permissionMode: 'allow-all' as const } : {}) }), close: async () => harness.close?.() }) }],
+    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness, ...(agent.tools ? { tools: agent.tools, permissionMode: 'allow-all' as const } : {}) }), close: async () => harness.close?.() }), ...(agent.wakeTimeline ? { wakeTimeline: agent.wakeTimeline } : {}) }],
     breaker,
     pacing: NO_PACING,
     maxAttempts: 3,
@@ -176,5 +176,26 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(await store.item('taken', 't1')).toMatchObject({ state: 'done', reply: 'answered' });
     expect(ran, 'the turn continued from the journal: its tool ran once').toEqual(['long_job']);
     expect(model.calls).toHaveLength(2);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a timeline job whose wake lost its claims is put off like a busy one, not retried as a failure${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    // The timeline wake's lease-lost outcome is tested in test/frontends/wake/timeline-claims-lost.test.ts; here, what the worker makes of it.
+    const outcomes = ['lease-lost', 'answered'];
+    const woken: number[] = [];
+    const { queue, logger, until } = await setUp(OFF, undefined, {
+      wakeTimeline: async (job) => {
+        woken.push(job.deferrals ?? 0);
+        return { outcome: outcomes.shift() ?? 'answered' };
+      },
+    });
+    const timeline = '0190a5f2-0000-7000-8000-0000000000aa';
+    await queue.send({ kind: 'timeline', agent: AGENT, sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+    const settled = await until('the lease-lost timeline job was not deferred and answered', (rows) => rows.length === 2 && rows.every((r) => r.state === 'completed'));
+    expect(settled.map((r) => [r.retry_count, r.data.deferrals ?? 0])).toEqual([
+      [0, 0],
+      [0, 1],
+    ]);
+    expect(woken).toEqual([0, 1]);
+    expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=lease-lost again=\\S+ after_s=1 deferrals=1`));
   });
 });
