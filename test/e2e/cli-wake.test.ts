@@ -554,4 +554,34 @@ describe('acx wake on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
     }
     expect(storeFiles(home)).toEqual([]);
   });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a wake whose lease is taken over mid-turn stops, exits non-zero so its delivery is retried, and the retry answers once${POSTGRES_SKIP}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-pg-'));
+    const url = postgres.database('wake_e2e');
+    const env = { ACX_STORE: url };
+    const held = hold('pg_lease');
+    const stolen = wake(home, ['--session', 'pg-room-3', '--event', 'pl-1', 'pg_lease'], env);
+    await held.reachedP; // step 1 ran memory_write; the model is answering step 2
+    // Another wake takes the session over, as it would had this one's lease lapsed unrenewed.
+    const store = await PostgresWakeStore.open(url, { agentId: AGENT_ID });
+    try {
+      await store.pool.query("UPDATE acx_wake_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = 'pg-room-3'", [JSON.stringify({ pid: 4242, host: 'another-host', started: 1 })]);
+      const stopped = await stolen.done; // its next renewal (every 5 s) finds the lease gone
+      expect(stopped.status, stopped.stderr).toBe(1);
+      expect(stopped.stderr).toMatch(/WARNING wake end session=pg-room-3 outcome=lease-lost/);
+      expect(stopped.stderr).toMatch(/acx wake: stopped: this wake's lease on session pg-room-3 was lost/);
+      expect(stopped.stdout, 'no reply from the stopped wake').toBe('');
+      holds.delete('pg_lease');
+      held.release();
+      expect((await store.item('pg-room-3', 'pl-1'))?.state).toBe('pending');
+      // The wake that took over died unanswered; the delivery's retry finishes the same turn.
+      await store.pool.query("DELETE FROM acx_wake_leases WHERE session_id = 'pg-room-3'");
+    } finally {
+      await store.close();
+    }
+    const retried = await wake(home, ['--session', 'pg-room-3', '--event', 'pl-1', 'pg_lease'], env).done;
+    expect(retried.status, retried.stderr).toBe(0);
+    expect(retried.stdout).toBe('Answered: pg_lease\n');
+    expect(requestsFor('pg_lease').filter(isFirstStep), 'step 1 (the memory_write call) was not asked for again').toHaveLength(1);
+  });
 });

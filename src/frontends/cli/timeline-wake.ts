@@ -5,6 +5,7 @@ import { type ChannelState, openChannelState } from '../../store/channel-state.t
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
 import type { Logger } from '../../util/logger.ts';
+import { leaseLostExit } from './lease-lost-exit.ts';
 import { CliExit } from './output.ts';
 import { runFlags } from './run-options.ts';
 
@@ -22,7 +23,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
     if (value !== undefined && !isUuid(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
     return value;
   };
-  await wakeTimelineDelivery(
+  const { outcome } = await wakeTimelineDelivery(
     agent,
     {
       timeline,
@@ -35,6 +36,7 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
     options,
     logger,
   );
+  if (outcome === 'lease-lost') throw leaseLostExit(`the items of timeline ${timeline}`);
 }
 
 /** One platform delivery for an agent: the timeline and what it is about. */

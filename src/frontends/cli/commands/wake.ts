@@ -5,6 +5,7 @@ import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
+import { leaseLostExit } from '../lease-lost-exit.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { addWakeTuningOptions } from '../wake-options.ts';
@@ -133,7 +134,8 @@ export function register(program: Command): void {
             }
           },
         });
-        // Busy and lease-lost exit 0 like an answer: the event is recorded, and the wake holding the session answers it.
+        // Busy exits 0 like an answer: the event is recorded, and the live wake holding the session answers it.
+        if (outcome.outcome === 'lease-lost') throw leaseLostExit(`session ${sessionId}`);
         if (outcome.failedEvents.length > 0) {
           throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
         }
@@ -145,4 +147,3 @@ export function register(program: Command): void {
     }
   });
 }
-
