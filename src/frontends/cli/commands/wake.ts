@@ -134,7 +134,8 @@ export function register(program: Command): void {
             }
           },
         });
-        // Busy exits 0 like an answer: the event is recorded, and the live wake holding the session answers it.
+        // Busy exits 0 like an answer (the live wake holding the session answers the event); a lost
+        // lease does not, since nobody may be answering it (see leaseLostExit).
         if (outcome.outcome === 'lease-lost') throw leaseLostExit(`session ${sessionId}`);
         if (outcome.failedEvents.length > 0) {
           throw new CliExit('failed', `acx wake: set aside after ${maxAttempts} failed attempts: ${outcome.failedEvents.join(', ')}.`);
