@@ -6,10 +6,12 @@ process.emitWarning = function (warning, ...rest) {
   if (type === 'ExperimentalWarning' && /SQLite|Type Stripping/i.test(String(warning))) return;
   return emitWarning.call(process, warning, ...rest);
 };
-// A checkout runs its TypeScript sources directly; the published package ships them built (Node
-// does not strip types inside node_modules).
+// A checkout runs its TypeScript sources directly; the published package runs them built and
+// bundled (dist/cli, from `npm run build`: Node does not strip types inside node_modules, and one
+// file per chunk starts faster than ~280 modules). ACX_RUN_FROM=dist runs a checkout's bundle.
 const { existsSync, readFileSync } = await import('node:fs');
 const source = new URL('../src/frontends/cli/main.ts', import.meta.url);
+const bundle = new URL('../dist/cli/main.js', import.meta.url);
 const checkout = existsSync(source);
 // The Node.js acx needs is package.json's "engines" (node:sqlite with FTS5); say so before anything
 // loads. Only a checkout pins a newer Node of its own (a devDependency), so only there is npx the fix.
@@ -26,4 +28,13 @@ if (major < needMajor || (major === needMajor && minor < needMinor)) {
 // Cache compiled modules between runs (keyed by content): start-up is mostly module loading.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();
-await import(checkout ? source.href : new URL('../dist/frontends/cli/main.js', import.meta.url).href);
+const runFrom = process.env.ACX_RUN_FROM?.trim() || (checkout ? 'src' : 'dist');
+const entry = { src: checkout ? source : undefined, dist: existsSync(bundle) ? bundle : undefined }[runFrom];
+if (!entry) {
+  const why = runFrom === 'dist' ? 'dist/cli/main.js is missing: run `npm run build` first'
+    : runFrom === 'src' ? 'this installed package has no sources (src/); unset ACX_RUN_FROM'
+    : 'give src (the TypeScript sources of a checkout) or dist (the built bundle)';
+  process.stderr.write(`acx: ACX_RUN_FROM=${runFrom} cannot be used: ${why}.\n`);
+  process.exit(1);
+}
+await import(entry.href);

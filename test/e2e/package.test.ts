@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 
@@ -110,6 +111,26 @@ describe('the published package (e2e)', { timeout: 120_000 }, () => {
     const fromPackage = node([bin, 'run', shipped, QUICKSTART_PROMPT, '--replay', join(shipped, 'cassettes/quickstart.json'), '--home', home, '--config-home', home]);
     expect(fromPackage.status, fromPackage.stderr).toBe(0);
     expect(fromPackage.stdout).toMatch(/Thursday 10 December/);
+  });
+
+  it('its CLI runs from the bundle in dist/cli: a replayed turn loads a few chunks, not acx, zod and ai module by module', () => {
+    const trace = join(mkdtempSync(join(tmpdir(), 'acx-package-trace-')), 'modules.txt');
+    const home = mkdtempSync(join(tmpdir(), 'acx-package-home-'));
+    const shipped = join(app, 'node_modules/acx/examples/notes-keeper');
+    const run = spawnSync(
+      process.execPath,
+      ['--import', join(ROOT, 'test/support/module-trace.mjs'), join(app, 'node_modules/acx/bin/acx.js'), 'run', shipped, QUICKSTART_PROMPT, '--replay', join(shipped, 'cassettes/quickstart.json'), '--home', home, '--config-home', home],
+      { cwd: app, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn', ACX_TEST_MODULE_TRACE: trace } },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/Thursday 10 December/);
+    const loaded = [...new Set(readFileSync(trace, 'utf8').split('\n').filter((line) => line.startsWith('file://')))];
+    const dist = pathToFileURL(join(app, 'node_modules/acx/dist')).href;
+    const chunks = loaded.filter((url) => url.startsWith(`${dist}/cli/`));
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.length, 'a replayed turn from the sources loads ~280 modules').toBeLessThan(60);
+    expect(loaded.filter((url) => url.startsWith(`${dist}/`) && !url.startsWith(`${dist}/cli/`)), 'modules of the unbundled build').toEqual([]);
+    expect(loaded.filter((url) => /\/node_modules\/(zod|ai|commander)\//.test(url)), 'dependencies the bundle carries').toEqual([]);
   });
 
   it("its library imports as 'acx' and runs a turn with a tool on the native engine", () => {

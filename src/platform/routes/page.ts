@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Hono } from 'hono';
 import type { PlatformEnv, PlatformRuntime } from '../runtime.ts';
 
@@ -9,7 +10,7 @@ import type { PlatformEnv, PlatformRuntime } from '../runtime.ts';
  * origin's own script, so nothing a peer posts can run there even if it were rendered as
  * markup (it is not: the script renders all peer content as text).
  */
-const WEB_DIR = join(import.meta.dirname, '..', 'web');
+const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
 
 const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
