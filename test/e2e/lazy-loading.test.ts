@@ -1,6 +1,8 @@
 // A wake runs once per event, so start-up is paid on every message: a command loads only what it
 // reaches. These tests list the modules a real `acx` process loaded (test/support/module-trace.mjs)
-// and name what must not be among them.
+// and name what must not be among them. They name source modules, so they drive the checkout's
+// sources (ACX_RUN_FROM=src) whichever build the rest of the suite runs; the bundle's loading is
+// checked by test/e2e/package.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,7 +16,7 @@ const TRACER = pathToFileURL(join(ROOT, 'test/support/module-trace.mjs')).href;
 
 async function modulesLoadedBy(args: string[], home: string): Promise<string[]> {
   const trace = join(tempDir('acx-trace-'), 'modules.txt');
-  const run = await runAcx(args, { home, env: cleanEnv({ NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace }) });
+  const run = await runAcx(args, { home, env: cleanEnv({ NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace, ACX_RUN_FROM: 'src' }) });
   expect(run.stderr).not.toMatch(/ERROR/);
   expect(run.status).toBe(0);
   return [...new Set(readFileSync(trace, 'utf8').split('\n').filter(Boolean))];
@@ -86,7 +88,7 @@ describe('start-up pays only for what a command uses', () => {
   it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {
     const home = tempDir();
     const trace = join(tempDir('acx-trace-'), 'modules.txt');
-    const acx = startAcxAcp({ home, modelBaseURL: 'http://127.0.0.1:9/v1', env: { NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace } });
+    const acx = startAcxAcp({ home, modelBaseURL: 'http://127.0.0.1:9/v1', env: { NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace, ACX_RUN_FROM: 'src' } });
     try {
       const init = await acx.initialize();
       expect(init.agentCapabilities?.loadSession).toBe(true);

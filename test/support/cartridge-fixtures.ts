@@ -10,6 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { buildCartridge } from '../../src/cartridge/build.ts';
 import { generateSigningKey, type SigningKey } from '../../src/cartridge/keys.ts';
 import { TRUST_REGISTRY_SCHEMA, type TrustRegistry } from '../../src/cartridge/trust.ts';
+import { cleanEnv } from './cli.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const EXAMPLE_AGENT = join(ROOT, 'examples/cartridges/notes-keeper');
@@ -136,7 +137,7 @@ export interface CliRun {
 
 /** This process's environment minus every model key, token, base URL and acx setting: a fresh machine. */
 export function freshMachineEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/API_KEY|_TOKEN|^ACX_|_BASE_URL$/.test(key)));
+  return cleanEnv();
 }
 
 /**

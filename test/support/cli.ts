@@ -12,7 +12,8 @@ export const ACX_BIN = join(ROOT, 'bin/acx.js');
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (/API_KEY|_TOKEN|^ACX_|_BASE_URL$|^NODE_OPTIONS$/.test(key)) continue;
+    // ACX_RUN_FROM is kept: it picks which build of the CLI the tests drive (bin/acx.js).
+    if (/API_KEY|_TOKEN|^ACX_|_BASE_URL$|^NODE_OPTIONS$/.test(key) && key !== 'ACX_RUN_FROM') continue;
     env[key] = value;
   }
   return { ...env, ...extra };
