@@ -2,7 +2,7 @@
  * Whole-process wall time of one offline (replayed) `acx run` turn, against starting Node itself.
  * Run: `npx node bench/replay-startup.ts [runs=8] [--imports] [--no-profile]`.
  *
- * Four commands, alternating (rotated each round), each in a fresh child process:
+ * Three commands and an anchor, alternating (rotated each round), each in a fresh child process:
  *   anchor:   node -e 0
  *   version:  node bin/acx.js --version
  *   replay:   node bin/acx.js run examples/notes-keeper "<QUICKSTART_PROMPT from scripts/quickstart.ts>"
@@ -11,6 +11,9 @@
  *   wake:     node bin/acx.js wake examples/notes-keeper --session s --event e "<prompt>" ... against a
  *             home where that event was already answered (set up once, outside the timing): what a
  *             router's repeated delivery costs, with no model call
+ * Each command runs from both builds of the CLI: [src] the checkout's TypeScript sources, [dist]
+ * the bundle the published package runs (ACX_RUN_FROM=dist; built first with `npm run build`
+ * when missing or older than src/). The goals are read on [dist].
  * Prints median wall times and the ratios to the anchor, and the mean CPU time (user + system)
  * of each command from the kernel's child accounting (Linux), which other load on the machine
  * disturbs far less than wall time. Goals printed as PASS/FAIL (no build fails on them): a replayed
@@ -22,7 +25,7 @@
  * heavy module on its own in a fresh process.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type Dirent, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,39 +40,64 @@ const RUNS = Number(args[0] ?? 8);
 const IMPORTS = process.argv.includes('--imports');
 const PROFILE = !process.argv.includes('--no-profile');
 const GOALS = { replay: 4, wake: 3, version: 3 };
-
 const EXPECTED = 'release freeze';
 
-type Name = 'anchor' | 'version' | 'replay' | 'wake';
-const commands: Record<Name, { label: string; argv: (home: string) => string[] }> = {
-  anchor: { label: 'node -e 0', argv: () => ['-e', '0'] },
-  version: { label: 'acx --version', argv: () => ['bin/acx.js', '--version'] },
-  replay: {
-    label: 'acx run (replayed turn)',
-    argv: (home) => ['bin/acx.js', 'run', ...replayedTurn(home)],
-  },
-  wake: {
-    label: 'acx wake (answered event)',
-    argv: () => wakeArgv(answeredHome),
-  },
-};
+/**
+ * Each command runs from both builds of the CLI: the checkout's TypeScript sources (what `npx acx`
+ * runs here) and the bundle the published package runs (dist/cli, `npm run build`, chosen with
+ * ACX_RUN_FROM=dist). The goals are read on the bundle: it is what an installed acx starts.
+ */
+type Build = 'src' | 'dist';
+type Command = 'version' | 'replay' | 'wake';
+type Name = 'anchor' | `${Command}:${Build}`;
+const LABELS: Record<Command, string> = { version: 'acx --version', replay: 'acx run (replayed turn)', wake: 'acx wake (answered event)' };
+const BUILDS: Build[] = ['src', 'dist'];
+const names: Name[] = ['anchor', ...BUILDS.flatMap((build) => (['version', 'replay', 'wake'] as const).map((command): Name => `${command}:${build}`))];
+const label = (name: Name) => (name === 'anchor' ? 'node -e 0' : `${LABELS[name.split(':')[0] as Command]} [${name.split(':')[1]}]`);
+
+ensureBundleBuilt();
+
+/** The argv of one command; `home` is a fresh temporary directory for this run. */
+function argvOf(name: Name, home: string): string[] {
+  if (name === 'anchor') return ['-e', '0'];
+  const [command, build] = name.split(':') as [Command, Build];
+  if (command === 'version') return ['bin/acx.js', '--version'];
+  if (command === 'replay') return ['bin/acx.js', 'run', ...replayedTurn(home)];
+  return wakeArgv(answeredHomes[build]);
+}
+const envOf = (name: Name): NodeJS.ProcessEnv => ({ ...process.env, ACX_LOG_LEVEL: 'error', ACX_RUN_FROM: name.endsWith(':dist') ? 'dist' : 'src' });
 
 // The wake row's home: the event is answered once here, before any timing, and every timed run
-// delivers it again.
+// delivers it again. The breaker's limit is raised so that the bench's own repeated deliveries
+// (more than its default 10 a minute) never trip it: tripped, a wake would decline, not look up.
 function wakeArgv(home: string): string[] {
-  return ['bin/acx.js', 'wake', ...replayedTurn(home), '--session', 'bench', '--event', 'bench-event-1', '--no-pace'];
+  return ['bin/acx.js', 'wake', ...replayedTurn(home), '--session', 'bench', '--event', 'bench-event-1', '--no-pace', '--breaker-max', '100000'];
 }
 
 /** The quick start's agent, prompt and cassette, in a home and config home of its own. */
 function replayedTurn(home: string): string[] {
   return [QUICKSTART_AGENT, QUICKSTART_PROMPT, '--replay', QUICKSTART_CASSETTE, '--home', join(home, 'home'), '--config-home', join(home, 'config')];
 }
-const answeredHome = mkdtempSync(join(tmpdir(), 'acx-bench-wake-'));
-process.on('exit', () => rmSync(answeredHome, { recursive: true, force: true }));
-{
-  const first = spawnSync(process.execPath, wakeArgv(answeredHome), { cwd: root, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'error' } });
+
+/** The bundle is built from the sources when it is missing or older than any of them. */
+function ensureBundleBuilt(): void {
+  const bundle = join(root, 'dist/cli/main.js');
+  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
+  const stale = (readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true }) as Dirent[]).some(
+    (entry) => entry.isFile() && statSync(join(entry.parentPath, entry.name)).mtimeMs > built,
+  );
+  if (!stale) return;
+  console.log('dist/cli is missing or older than src/: npm run build ...');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr.slice(-2000)}`);
+}
+
+const answeredHomes = Object.fromEntries(BUILDS.map((build) => [build, mkdtempSync(join(tmpdir(), `acx-bench-wake-${build}-`))])) as Record<Build, string>;
+process.on('exit', () => Object.values(answeredHomes).forEach((home) => rmSync(home, { recursive: true, force: true })));
+for (const build of BUILDS) {
+  const first = spawnSync(process.execPath, wakeArgv(answeredHomes[build]), { cwd: root, encoding: 'utf8', env: envOf(`wake:${build}`) });
   if (first.status !== 0 || !first.stdout.includes(EXPECTED)) {
-    throw new Error(`the first wake did not answer the event (exit ${first.status}): ${first.stderr.slice(0, 2000)}${first.stdout.slice(0, 500)}`);
+    throw new Error(`the first wake [${build}] did not answer the event (exit ${first.status}): ${first.stderr.slice(0, 2000)}${first.stdout.slice(0, 500)}`);
   }
 }
 
@@ -78,20 +106,16 @@ function runOnce(name: Name, extraNodeArgs: string[] = []): { wall: number; cpu:
   try {
     const cpu0 = childCpuMs();
     const start = performance.now();
-    const child = spawnSync(process.execPath, [...extraNodeArgs, ...commands[name].argv(home)], {
-      cwd: root,
-      encoding: 'utf8',
-      env: { ...process.env, ACX_LOG_LEVEL: 'error' },
-    });
+    const child = spawnSync(process.execPath, [...extraNodeArgs, ...argvOf(name, home)], { cwd: root, encoding: 'utf8', env: envOf(name) });
     const wall = performance.now() - start;
     const cpu1 = childCpuMs();
     if (child.status !== 0) {
-      throw new Error(`${commands[name].label} exited ${child.status}: ${child.stderr.slice(0, 2000)}`);
+      throw new Error(`${label(name)} exited ${child.status}: ${child.stderr.slice(0, 2000)}`);
     }
-    if (name === 'replay' && !child.stdout.includes(EXPECTED)) {
+    if (name.startsWith('replay') && !child.stdout.includes(EXPECTED)) {
       throw new Error(`the replayed turn printed an unexpected reply: ${child.stdout.slice(0, 500)}`);
     }
-    if (name === 'wake' && child.stdout.trim() !== '') {
+    if (name.startsWith('wake') && child.stdout.trim() !== '') {
       throw new Error(`the repeated delivery was answered again: ${child.stdout.slice(0, 500)}`);
     }
     return { wall, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
@@ -109,10 +133,9 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const ms = (x: number) => `${x.toFixed(0).padStart(6)} ms`;
 
 const benchStart = performance.now();
-const names: Name[] = ['anchor', 'version', 'replay', 'wake'];
 for (const name of names) runOnce(name); // warm the file cache and the disk
-const walls: Record<Name, number[]> = { anchor: [], version: [], replay: [], wake: [] };
-const cpus: Record<Name, number[]> = { anchor: [], version: [], replay: [], wake: [] };
+const walls = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
+const cpus = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
 for (let round = 0; round < RUNS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(round + k) % names.length]!;
@@ -125,26 +148,27 @@ for (let round = 0; round < RUNS; round++) {
 const anchorWall = median(walls.anchor);
 const anchorCpu = cpus.anchor.length ? mean(cpus.anchor) : undefined;
 console.log(`Process start-up, ${RUNS} runs each, alternating (Node ${process.version}, ${process.execPath})`);
-console.log('                               wall (median)   ratio      CPU (mean)   ratio   wall min..max');
+console.log('  [src]: the checkout\'s TypeScript sources; [dist]: the bundle an installed acx runs (ACX_RUN_FROM=dist)');
+console.log('                                     wall (median)   ratio      CPU (mean)   ratio   wall min..max');
 for (const name of names) {
   const wall = median(walls[name]);
   const cpu = cpus[name].length ? mean(cpus[name]) : undefined;
   const cpuText = cpu === undefined || anchorCpu === undefined ? '        n/a        ' : `${ms(cpu)}   ${(cpu / anchorCpu).toFixed(1).padStart(5)}x`;
   console.log(
-    `  ${commands[name].label.padEnd(26)} ${ms(wall)}    ${(wall / anchorWall).toFixed(1).padStart(5)}x   ${cpuText}   ` +
+    `  ${label(name).padEnd(32)} ${ms(wall)}    ${(wall / anchorWall).toFixed(1).padStart(5)}x   ${cpuText}   ` +
       `${Math.min(...walls[name]).toFixed(0)}..${Math.max(...walls[name]).toFixed(0)} ms`,
   );
 }
-for (const name of ['replay', 'wake', 'version'] as const) {
-  const ratio = median(walls[name]) / anchorWall;
-  console.log(`  ${commands[name].label} / node -e 0 = ${ratio.toFixed(1)}x wall, goal <= ${GOALS[name]}x: ${ratio <= GOALS[name] ? 'PASS' : 'FAIL'}`);
+for (const command of ['replay', 'wake', 'version'] as const) {
+  const ratio = median(walls[`${command}:dist`]) / anchorWall;
+  console.log(`  ${label(`${command}:dist`)} / node -e 0 = ${ratio.toFixed(1)}x wall, goal <= ${GOALS[command]}x: ${ratio <= GOALS[command] ? 'PASS' : 'FAIL'}`);
 }
-console.log(`  replay command: ${process.execPath} ${commands.replay.argv('<tmp>').map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}`);
+console.log(`  replay command: ACX_RUN_FROM=src|dist ${process.execPath} ${argvOf('replay:dist', '<tmp>').map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}`);
 
 // ---- where the replayed run's start-up goes ------------------------------------------------------
 if (PROFILE) {
   const dir = mkdtempSync(join(tmpdir(), 'acx-bench-startup-prof-'));
-  runOnce('replay', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250']);
+  runOnce('replay:src', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250']);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (file) {
     const cpu = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
@@ -156,7 +180,7 @@ if (PROFILE) {
       return undefined;
     };
     const summary = summarize(cpu, (frame) => area(frame.url), 12);
-    console.log(`\nCPU profile of one replayed run (${summary.totalMs.toFixed(0)} ms sampled), bottom-up by area:`);
+    console.log(`\nCPU profile of one replayed run from the sources (${summary.totalMs.toFixed(0)} ms sampled), bottom-up by area:`);
     for (const { name, ms: t } of summary.categories.slice(0, 16)) {
       console.log(`  ${name.padEnd(44)} ${ms(t)}  ${((t / summary.totalMs) * 100).toFixed(1).padStart(5)}%`);
     }
