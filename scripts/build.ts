@@ -2,8 +2,8 @@
 //
 //   dist/<layer>/…      the library: tsc's output, one .js and .d.ts per source module, with the
 //                       data files the code reads beside it (default prompts, the platform's page)
-//   dist/cli/           the CLI: the same sources bundled by esbuild into a few code-split chunks,
-//                       so a process loads one file per chunk instead of ~280 modules (an `acx wake`
+//   dist/cli/           the CLI: the same sources bundled by esbuild into code-split chunks, so a
+//                       replayed run loads ~60 files instead of ~280 modules (an `acx wake`
 //                       runs once per event, so its start-up is paid on every message;
 //                       bench/replay-startup.ts measures both). bin/acx.js runs it.
 //
