@@ -1,4 +1,5 @@
 import type { Experimental_VideoModelV4, ImageModelV4, TranscriptionModelV4 } from '@ai-sdk/provider';
+import { createDownload, experimental_generateVideo, generateImage, transcribe } from 'ai';
 import { AcxError, ConfigError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { logSeconds } from '../util/duration.ts';
@@ -152,7 +153,6 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
   return {
     provider,
     async image(request, context) {
-      const { generateImage } = await import('ai');
       const { image } = await get();
       const kind: MediaKind = request.images && request.images.length > 0 ? 'image.edit' : 'image.generate';
       const result = await timed(
@@ -183,7 +183,6 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
       };
     },
     async transcribe(request, context) {
-      const { transcribe } = await import('ai');
       const { transcription } = await get();
       const result = await timed(
         'audio.transcribe',
@@ -205,7 +204,6 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
       };
     },
     async video(request, context) {
-      const { experimental_generateVideo, createDownload } = await import('ai');
       const { video, baseURL } = await get();
       const untrusted = createDownload({ maxBytes: request.maxBytes });
       const result = await timed(
