@@ -3,23 +3,19 @@
 // and name what must not be among them. They name source modules, so they drive the checkout's
 // sources (ACX_RUN_FROM=src) whichever build the rest of the suite runs; the bundle's loading is
 // checked by test/e2e/package.test.ts.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
 import { describe, expect, it } from 'vitest';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
-import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { cleanEnv, runAcx, tempDir } from '../support/cli.ts';
+import { moduleTrace } from '../support/module-trace.ts';
 import { startAcxAcp } from '../fixtures/acp-server/client.ts';
 
-const TRACER = pathToFileURL(join(ROOT, 'test/support/module-trace.mjs')).href;
-
 async function modulesLoadedBy(args: string[], home: string): Promise<string[]> {
-  const trace = join(tempDir('acx-trace-'), 'modules.txt');
-  const run = await runAcx(args, { home, env: cleanEnv({ NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace, ACX_RUN_FROM: 'src' }) });
+  const trace = moduleTrace();
+  const run = await runAcx(args, { home, env: cleanEnv({ ...trace.env, ACX_RUN_FROM: 'src' }) });
   expect(run.stderr).not.toMatch(/ERROR/);
   expect(run.status).toBe(0);
-  return [...new Set(readFileSync(trace, 'utf8').split('\n').filter(Boolean))];
+  return trace.modules();
 }
 
 const loaded = (modules: string[], part: string) => modules.filter((url) => url.includes(part));
@@ -87,8 +83,8 @@ describe('start-up pays only for what a command uses', () => {
 
   it('acx acp answers initialize before it loads the engine, a model provider, the tools or MCP', async () => {
     const home = tempDir();
-    const trace = join(tempDir('acx-trace-'), 'modules.txt');
-    const acx = startAcxAcp({ home, modelBaseURL: 'http://127.0.0.1:9/v1', env: { NODE_OPTIONS: `--import=${TRACER}`, ACX_TEST_MODULE_TRACE: trace, ACX_RUN_FROM: 'src' } });
+    const trace = moduleTrace();
+    const acx = startAcxAcp({ home, modelBaseURL: 'http://127.0.0.1:9/v1', env: { ...trace.env, ACX_RUN_FROM: 'src' } });
     try {
       const init = await acx.initialize();
       expect(init.agentCapabilities?.loadSession).toBe(true);
@@ -99,7 +95,7 @@ describe('start-up pays only for what a command uses', () => {
     } finally {
       expect(await acx.close()).toBe(0);
     }
-    const lines = readFileSync(trace, 'utf8').split('\n');
+    const lines = trace.lines();
     const answered = lines.indexOf('first stdout write');
     expect(answered).toBeGreaterThan(0);
     const beforeAnswer = lines.slice(0, answered);

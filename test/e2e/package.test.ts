@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { moduleTrace } from '../support/module-trace.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 let app: string;
@@ -114,17 +115,17 @@ describe('the published package (e2e)', { timeout: 120_000 }, () => {
   });
 
   it('its CLI runs from the bundle in dist/cli: a replayed turn loads its chunks, not acx, zod and ai module by module', () => {
-    const trace = join(mkdtempSync(join(tmpdir(), 'acx-package-trace-')), 'modules.txt');
+    const trace = moduleTrace();
     const home = mkdtempSync(join(tmpdir(), 'acx-package-home-'));
     const shipped = join(app, 'node_modules/acx/examples/notes-keeper');
     const run = spawnSync(
       process.execPath,
-      ['--import', join(ROOT, 'test/support/module-trace.mjs'), join(app, 'node_modules/acx/bin/acx.js'), 'run', shipped, QUICKSTART_PROMPT, '--replay', join(shipped, 'cassettes/quickstart.json'), '--home', home, '--config-home', home],
-      { cwd: app, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn', ACX_TEST_MODULE_TRACE: trace } },
+      [join(app, 'node_modules/acx/bin/acx.js'), 'run', shipped, QUICKSTART_PROMPT, '--replay', join(shipped, 'cassettes/quickstart.json'), '--home', home, '--config-home', home],
+      { cwd: app, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn', ...trace.env } },
     );
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Thursday 10 December/);
-    const loaded = [...new Set(readFileSync(trace, 'utf8').split('\n').filter((line) => line.startsWith('file://')))];
+    const loaded = trace.modules().filter((line) => line.startsWith('file://'));
     const dist = pathToFileURL(join(app, 'node_modules/acx/dist')).href;
     const chunks = loaded.filter((url) => url.startsWith(`${dist}/cli/`));
     expect(chunks.length).toBeGreaterThan(0);
