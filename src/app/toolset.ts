@@ -96,7 +96,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const workspace = agentWorkspace(settings);
   // Probing spawns a sandboxed process; do it only for agents that can execute commands.
   const isolation: IsolationInfo = wanted.has('execute')
-    ? await detectIsolation()
+    ? await detectIsolation({ logger })
     : { kind: 'none', reason: 'not probed: this agent has no execute tool' };
   const offered: Tool[] = [];
   const skipped: SkippedTool[] = [];

@@ -67,6 +67,12 @@ function processesWith(marker: string): number[] {
   return found;
 }
 
+// CI installs bubblewrap: where it is installed, detection must pick it. A break in bwrap's
+// probe (its network denial, say) must fail here, not quietly turn the isolation tests into skips.
+it.skipIf(!findExecutable('bwrap'))(titled('picks bubblewrap when it is installed', findExecutable('bwrap') ? undefined : 'bwrap is not installed'), () => {
+  expect(detected, detected.reason).toMatchObject({ kind: 'bwrap' });
+});
+
 it('reports which isolation is active and why', () => {
   expect(['bwrap', 'unshare', 'none']).toContain(detected.kind);
   expect(detected.reason.length).toBeGreaterThan(0);
@@ -81,6 +87,23 @@ for (const { isolation, profile, skip } of modes) describe.skipIf(skip !== undef
     expect(result.isolation).toBe(isolation);
     expect(result.stdout.text.trim()).toBe(box.workspace);
     expect(fs.readFileSync(path.join(box.workspace, 'made.txt'), 'utf8')).toBe('made\n');
+  });
+
+  it('removes its call folder, even one the command made unreadable, and keeps the result', async () => {
+    // The call folder lives in TMPDIR; a fresh one per test shows exactly what is left behind.
+    const workspace = tempDir('acx-exec-ws-');
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tempDir('acx-exec-tmp-');
+    try {
+      const context = toolContext();
+      const tool = createExecuteTool({ workspace, isolation, profile });
+      const output = await tool.execute!({ command: 'mkdir -p "$HOME/locked/deep" && touch "$HOME/locked/deep/f" && chmod 000 "$HOME/locked" && echo answer' }, context);
+      expect(output).toBe('Exit code: 0\n--- stdout ---\nanswer');
+      expect(fs.readdirSync(process.env.TMPDIR).filter((name) => name.startsWith('acx-exec-'))).toEqual([]);
+      expect(context.logger.lines.join('\n')).not.toMatch(/cleanup failed/);
+    } finally {
+      process.env.TMPDIR = saved;
+    }
   });
 
   it('sees no credentials in its environment and a private HOME', async () => {

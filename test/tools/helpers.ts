@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createMemoryLogger } from '../../src/util/logger.ts';
+import { removeTree } from '../../src/util/remove-tree.ts';
 import type { ToolContext } from '../../src/tools/tool.ts';
 
 const created: string[] = [];
@@ -14,7 +15,8 @@ export function tempDir(prefix = 'acx-tools-'): string {
 }
 
 export function removeTempDirs(): void {
-  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  // What a test's command left unreadable must not fail the clean-up of an ordinary user.
+  for (const dir of created.splice(0)) removeTree(dir);
 }
 
 export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext & { logger: ReturnType<typeof createMemoryLogger> } {

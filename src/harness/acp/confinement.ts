@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processIsRoot } from '../../tools/policy.ts';
+import { removeTree } from '../../util/remove-tree.ts';
 import { bwrapArgv, findExecutable, probeIsolation } from '../../tools/sandbox/isolation.ts';
 import { commandView, createMasks, type ViewMasks, type ViewMount } from '../../tools/sandbox/view.ts';
 
@@ -101,7 +102,7 @@ export async function prepareConfinedSpawner(layout: ConfinedLayout): Promise<Co
       });
       const release = () => {
         for (const relay of relays) relay.close();
-        fs.rmSync(socketDir, { recursive: true, force: true });
+        removeTree(socketDir); // holds mode-000 masks; runs in an exit handler, so it must not throw
       };
       child.once('exit', release);
       child.once('error', release);

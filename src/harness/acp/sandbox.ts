@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { AcxError } from '../../core/errors.ts';
 import { type Confinement, detectConfinement, prepareConfinedSpawner } from './confinement.ts';
-import { isSafeRelativePath } from './settings.ts';
+import { isSafeRelativePath } from './relative-path.ts';
+import { removeTree } from '../../util/remove-tree.ts';
 
 /**
  * Where an ACP agent runs. The adapter only needs: an empty working directory, an isolated
@@ -151,7 +152,8 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
         },
         recordPath: options.sessionsRoot !== undefined ? join(root, 'acp-session.json') : undefined,
         async destroy() {
-          if (!options.keep) rmSync(root, { recursive: true, force: true });
+          // What an agent left unreadable in its HOME must not make ending the session fail.
+          if (!options.keep) removeTree(root);
         },
       };
     },

@@ -3,6 +3,7 @@ import { ConfigError, HarnessCapabilityUnsupportedError } from '../../core/error
 import type { Logger } from '../../util/logger.ts';
 import type { CredentialRequestTransformation } from './credential-proxy.ts';
 import { checkNetworkPolicy, type NetworkPolicy } from './network-policy.ts';
+import { isSafeRelativePath } from './relative-path.ts';
 import type { Sandbox } from './sandbox.ts';
 
 /**
@@ -175,12 +176,6 @@ function checkEnvNames(setting: string, names: unknown): void {
   for (const name of names) {
     if (typeof name !== 'string' || !ENV_NAME.test(name)) fail(setting, `has an invalid variable name ${JSON.stringify(name)}`, 'Names match ^[A-Za-z_][A-Za-z0-9_]*$.');
   }
-}
-
-/** A relative path that stays below its root: no absolute paths, no `..`, no backslashes or NUL. */
-export function isSafeRelativePath(path: string): boolean {
-  if (path.length === 0 || path.startsWith('/') || path.includes('\\') || path.includes('\0')) return false;
-  return path.split('/').every((segment) => segment !== '..' && segment !== '');
 }
 
 function checkPath(setting: string, path: unknown): void {

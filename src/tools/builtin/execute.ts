@@ -7,6 +7,7 @@ import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type Isol
 import { diffSnapshots, SNAPSHOT_MAX_FILES, snapshotWorkspace } from '../sandbox/file-changes.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
 import { commandView, createCallDirectory, SANDBOX_UID } from '../sandbox/view.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Tool, ToolContext } from '../tool.ts';
 
 /**
@@ -88,10 +89,10 @@ export class Sandbox {
   }
 
   /** The isolation this sandbox will use, or why it cannot run at all. */
-  async isolation(): Promise<IsolationInfo> {
+  async isolation(logger?: Logger): Promise<IsolationInfo> {
     const wanted = this.options.isolation ?? 'auto';
     if (wanted === 'none') return { kind: 'none', reason: 'OS isolation disabled by configuration' };
-    const detected = wanted === 'auto' ? await detectIsolation() : await probeIsolation(wanted);
+    const detected = wanted === 'auto' ? await detectIsolation({ logger }) : await probeIsolation(wanted, { logger });
     if (wanted === 'auto' || wanted === detected.kind) return detected;
     throw new AcxError('sandbox-unavailable', `OS isolation "${wanted}" was required but is not available: ${detected.reason}.`, {
       hint: wanted === 'bwrap' ? 'Install bubblewrap (apt-get install bubblewrap) or use isolation "auto".' : 'Use isolation "auto".',
@@ -108,8 +109,9 @@ export class Sandbox {
     return this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   }
 
-  async run(input: ExecuteInput, signal?: AbortSignal): Promise<SandboxRunResult> {
-    const isolation = await this.isolation();
+  /** Runs one command; `logger` hears of a call folder that could not be removed (the result stands). */
+  async run(input: ExecuteInput, signal?: AbortSignal, logger?: Logger): Promise<SandboxRunResult> {
+    const isolation = await this.isolation(logger);
     const isRoot = (this.options.isRoot ?? processIsRoot)();
     const profile = this.options.profile ?? 'locked';
     if (isolation.kind === 'none' && isRoot && profile !== 'unlocked') {
@@ -141,7 +143,8 @@ export class Sandbox {
       });
       return { ...result, isolation: isolation.kind, timeoutMs };
     } finally {
-      call.remove();
+      const failed = call.remove();
+      if (failed) logger?.warn('sandbox cleanup failed', { what: 'execute call folder', reason: failed.message });
     }
   }
 }
@@ -194,7 +197,7 @@ export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
   /** Through the runner when there is one and the call needs no stdin (a terminal has none). */
   const run = async (input: ExecuteInput, context: ToolContext): Promise<{ result: ProcessResult; timeoutMs: number }> => {
     if (!runner || input.stdin !== undefined) {
-      const result = await sandbox.run(input, context.abortSignal);
+      const result = await sandbox.run(input, context.abortSignal, context.logger);
       return { result, timeoutMs: result.timeoutMs };
     }
     const timeoutMs = sandbox.timeoutFor(input);

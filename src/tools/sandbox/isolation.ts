@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Logger } from '../../core/logger.ts';
+import { removeTree } from '../../util/remove-tree.ts';
 import { processIsRoot } from '../policy.ts';
 import { commandView, createCallDirectory, SANDBOX_UID, type CallDirectory, type ViewMasks, type ViewMount } from './view.ts';
 
@@ -178,37 +180,43 @@ exec unshare --user --map-user="$uid" --map-group="$uid" --keep-caps -- \\
 let cached: Promise<IsolationInfo> | undefined;
 const cachedKinds = new Map<IsolationKind, Promise<IsolationInfo>>();
 
+export interface ProbeOptions {
+  fresh?: boolean;
+  /** Where a probe's failed cleanup is reported (it never changes the answer). */
+  logger?: Logger;
+}
+
 /**
  * Which OS isolation works here: bwrap, else unshare, else none (with the reasons). The probe
  * runs a real command through each wrapper and checks that the network is gone, the system is
  * read-only and the workspace writable. Cached per process unless `fresh`.
  */
-export function detectIsolation(options: { fresh?: boolean } = {}): Promise<IsolationInfo> {
-  if (options.fresh || !cached) cached = probeAll();
+export function detectIsolation(options: ProbeOptions = {}): Promise<IsolationInfo> {
+  if (options.fresh || !cached) cached = probeAll(options);
   return cached;
 }
 
 /** Whether one particular kind works here (`kind` in the answer is `none` when it does not). */
-export function probeIsolation(kind: Exclude<IsolationKind, 'none'>, options: { fresh?: boolean } = {}): Promise<IsolationInfo> {
+export function probeIsolation(kind: Exclude<IsolationKind, 'none'>, options: ProbeOptions = {}): Promise<IsolationInfo> {
   let found = cachedKinds.get(kind);
   if (options.fresh || !found) {
-    found = probeKind(kind);
+    found = probeKind(kind, options.logger);
     cachedKinds.set(kind, found);
   }
   return found;
 }
 
-async function probeAll(): Promise<IsolationInfo> {
+async function probeAll(options: ProbeOptions): Promise<IsolationInfo> {
   const notes: string[] = [];
   for (const kind of ['bwrap', 'unshare'] as const) {
-    const info = await probeIsolation(kind);
+    const info = await probeIsolation(kind, options);
     if (info.kind !== 'none') return info;
     notes.push(info.reason);
   }
   return { kind: 'none', reason: notes.join('; ') };
 }
 
-async function probeKind(kind: Exclude<IsolationKind, 'none'>): Promise<IsolationInfo> {
+async function probeKind(kind: Exclude<IsolationKind, 'none'>, logger: Logger | undefined): Promise<IsolationInfo> {
   if (process.platform !== 'linux') {
     return { kind: 'none', reason: `OS isolation needs Linux (bwrap or unshare); this is ${process.platform}` };
   }
@@ -217,13 +225,13 @@ async function probeKind(kind: Exclude<IsolationKind, 'none'>): Promise<Isolatio
   if (kind === 'unshare' && !findExecutable('setpriv')) {
     return { kind: 'none', reason: 'unshare needs setpriv (util-linux) to drop capabilities, and it is not installed' };
   }
-  const failure = await probe(kind, executable);
+  const failure = await probe(kind, executable, logger);
   if (failure) return { kind: 'none', reason: `${kind} at ${executable} does not work here (${failure})` };
   return { kind, reason: `${kind} at ${executable}: no network, read-only system, writable workspace, uid ${SANDBOX_UID}` };
 }
 
 /** Returns undefined when the isolation works, else what went wrong. */
-async function probe(kind: 'bwrap' | 'unshare', executable: string): Promise<string | undefined> {
+async function probe(kind: 'bwrap' | 'unshare', executable: string, logger: Logger | undefined): Promise<string | undefined> {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'acx-isolation-probe-'));
   const call = createCallDirectory();
   // The workspace must be writable, the system not (nor remountable); only `lo` may exist; the uid is the sandbox's.
@@ -259,7 +267,8 @@ async function probe(kind: 'bwrap' | 'unshare', executable: string): Promise<str
   } catch (error) {
     return (error as Error).message;
   } finally {
-    call.remove();
-    fs.rmSync(workspace, { recursive: true, force: true });
+    for (const failed of [call.remove(), removeTree(workspace)]) {
+      if (failed) logger?.warn('sandbox cleanup failed', { what: 'isolation probe', reason: failed.message });
+    }
   }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { removeTree } from '../../util/remove-tree.ts';
 
 /**
  * What an isolated command sees of the file system, the same for bubblewrap and for unshare:
@@ -51,7 +52,8 @@ export interface CallDirectory {
   /** Empty, mode-000 stand-ins mounted read-only over entries the command must not read. */
   maskFile: string;
   maskDirectory: string;
-  remove(): void;
+  /** Removes the directory, mode-000 stand-ins and all; never throws: the error, if any, is returned to be logged. */
+  remove(): Error | undefined;
 }
 
 /** The mode-000 stand-ins a view's `mask` entries are covered with. */
@@ -63,7 +65,7 @@ export function createCallDirectory(): CallDirectory {
     home: path.join(dir, 'home'),
     newRoot: path.join(dir, 'root'),
     ...createMasks(dir),
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
+    remove: () => removeTree(dir),
   };
   fs.mkdirSync(path.join(call.home, 'tmp'), { recursive: true });
   fs.mkdirSync(call.newRoot);
