@@ -216,12 +216,10 @@ async function loadNamedCartridge(
   env: NodeJS.ProcessEnv,
   logger: Logger | undefined,
 ): Promise<LoadedCartridge> {
-  const [{ loadCartridge }, { resolveTrustFiles }] = await Promise.all([import('./load-cartridge.ts'), import('./trust.ts')]);
-  const trust = resolveTrustFiles({ registry: flags.registry, configHome }, env);
+  const [{ loadCartridge }, { resolveTrustFiles, verifyOptionsOf }] = await Promise.all([import('./load-cartridge.ts'), import('./trust.ts')]);
   return loadCartridge(path, {
     allowPortable: flags.allowPortable === true || isTruthy(env.ACX_ALLOW_PORTABLE),
-    ...(trust.registry ? { registry: trust.registry } : {}),
-    ownKeys: trust.ownKeys,
+    ...verifyOptionsOf(resolveTrustFiles({ registry: flags.registry, configHome }, env)),
     ...(logger ? { logger } : {}),
   });
 }

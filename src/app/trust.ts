@@ -30,3 +30,8 @@ export function resolveTrustFiles(flags: { registry?: string | undefined; config
     ownKeysPath: owned,
   };
 }
+
+/** What a verification takes from the trust files: the registry (when there is one) and the own keys. */
+export function verifyOptionsOf(files: TrustFiles, extraOwnKeys: readonly string[] = []): { registry?: string; ownKeys: string[] } {
+  return { ...(files.registry ? { registry: files.registry } : {}), ownKeys: [...files.ownKeys, ...extraOwnKeys] };
+}

@@ -36,16 +36,25 @@ export interface VerifyOptions {
 
 const RANK: Record<Verdict, number> = { tampered: 0, legacy: 1, portable: 2, trusted: 3, local: 4 };
 
+/**
+ * The one place a registry option becomes a registry: a path is loaded (a missing or invalid file
+ * is an error, never an empty registry that would quietly turn trusted signers portable).
+ */
+function loadedRegistry(registry: VerifyOptions['registry']): LoadedRegistry {
+  if (typeof registry === 'string') return loadTrustRegistry(registry);
+  return registry ?? emptyRegistry();
+}
+
 /** Opens `path` read-only and evaluates the trust taxonomy. Throws AcxError if it is not a cartridge. */
 export function verifyCartridge(path: string, options: VerifyOptions = {}): VerifyResult {
-  const registry = typeof options.registry === 'string' ? loadTrustRegistry(options.registry) : options.registry;
+  const registry = loadedRegistry(options.registry);
   // The identity check and the whole evaluation read one snapshot of the file.
-  return Cartridge.readSnapshot(path, (cart, tables) => verifyGuarded(cart, { ...options, registry: registry ?? emptyRegistry() }, tables));
+  return Cartridge.readSnapshot(path, (cart, tables) => verifyGuarded(cart, { ...options, registry }, tables));
 }
 
 /** Same as verifyCartridge on an already open cartridge. Never throws for content defects. */
 export function verifyOpen(cart: Cartridge, options: VerifyOptions = {}): VerifyResult {
-  return verifyGuarded(cart, options);
+  return verifyGuarded(cart, { ...options, registry: loadedRegistry(options.registry) });
 }
 
 function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: ReadonlySet<string>): VerifyResult {
@@ -60,7 +69,7 @@ function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: Readonl
 
 /** Runs inside one read transaction; `tables` were read in it. */
 function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<string>): VerifyResult {
-  const registry = typeof options.registry === 'object' ? options.registry : emptyRegistry();
+  const registry = loadedRegistry(options.registry);
   const now = (options.now ?? new Date()).getTime();
   // First, before any other read: a schema object the format does not define (a trigger would
   // run inside acx's SAVE writes; a view could stand in for a table) is tampering on its own.

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { inspectCartridge } from '../../src/cartridge/inspect.ts';
 import { EXIT } from '../../src/frontends/cli/output.ts';
 import { EXAMPLE_AGENT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 
@@ -31,6 +32,13 @@ describe.concurrent('acx keygen --trust and acx trust (e2e)', { timeout: 120_000
     expect(verify.stdout).toMatch(/^verdict:\s+local$/m);
     expect(verify.stdout).toContain(`registry:  ${made.trusted.registry}`);
     expect(verify.stdout).toContain("why:       signed by this installation's own key, active for dev.acx.examples");
+    // inspect judges trust exactly as verify does: the config home's registry and own keys.
+    const inspected = await acx(['inspect', 'mine.acx', '--json'], home);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(JSON.parse(inspected.stdout)).toMatchObject({ verification: { verdict: 'local', keyid: made.keyid } });
+    const named = await acx(['inspect', 'mine.acx', '--registry', made.trusted.registry, '--config-home', join(home, 'elsewhere')], home);
+    expect(named.stdout).toMatch(/^verdict:   trusted  key ed25519:/m);
+    expect(inspectCartridge(join(home, 'mine.acx'), { registry: made.trusted.registry }).verification.verdict).toBe('trusted');
 
     // Revoked for a reason other than compromise: portable; for key-compromise: tampered (exit 4).
     const superseded = await acx(['trust', 'revoke', made.keyid, '--reason', 'superseded'], home);

@@ -1,8 +1,33 @@
 import type { Command } from 'commander';
 import { addOwnKey, trustKey, type TrustChange, type TrustKeyInput } from '../../cartridge/trust-store.ts';
-import type { TrustFiles } from '../../app/trust.ts';
+import { keyIdsFromPemFiles } from '../../cartridge/keys.ts';
+import { resolveTrustFiles, verifyOptionsOf, type TrustFiles } from '../../app/trust.ts';
 
-/** What `acx trust add` and `acx keygen --trust` share: their flags, the edit, and its report. */
+/**
+ * What the commands that judge a cartridge's trust share (`verify`, `inspect`): the registry, the
+ * config home and extra own keys; and what `acx trust add` and `acx keygen --trust` share: their
+ * flags, the edit, and its report.
+ */
+
+export interface VerifyTrustFlags {
+  registry?: string;
+  configHome?: string;
+  ownKey?: string[];
+}
+
+/** --registry, --config-home and --own-key, worded the same on every command that judges trust. */
+export function addVerifyTrustOptions(command: Command): Command {
+  return command
+    .option('--registry <file>', 'acx.trust-registry/1 file (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
+    .option('--config-home <dir>', 'config home whose trust registry and own keys are used (env ACX_CONFIG_HOME)')
+    .option('--own-key <pem...>', "this installation's own public/private key files (for the local verdict), besides those `acx keygen --trust` recorded");
+}
+
+/** The trust files these flags name, and the options a verification takes from them. */
+export function verifyTrust(flags: VerifyTrustFlags): { files: TrustFiles; options: { registry?: string; ownKeys: string[] } } {
+  const files = resolveTrustFiles(flags);
+  return { files, options: verifyOptionsOf(files, flags.ownKey ? keyIdsFromPemFiles(flags.ownKey) : []) };
+}
 
 export interface TrustFlags {
   registry?: string;

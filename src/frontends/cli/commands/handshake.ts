@@ -5,7 +5,7 @@ import { describeCartridgeHost } from '../../../app/prepare.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../../../cartridge/save.ts';
 import type { VerifyResult } from '../../../cartridge/verify.ts';
 import { AcxError } from '../../../core/errors.ts';
-import { resolveTrustFiles } from '../../../app/trust.ts';
+import { resolveTrustFiles, verifyOptionsOf } from '../../../app/trust.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../../../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../../../contract/negotiate.ts';
@@ -66,9 +66,9 @@ export interface HandshakeRun {
 export async function runHandshake(file: string, options: HandshakeOptions, sources?: HandshakeSources): Promise<HandshakeRun> {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
   let verify: VerifyResult | undefined;
-  const trust = resolveTrustFiles({ registry: options.registry, configHome: options.configHome });
-  const registry = trust.registry;
-  const source = sources ?? createHandshakeSources({ ...(registry ? { registry } : {}), ownKeys: trust.ownKeys, onVerified: (r) => (verify = r), logger });
+  const trusted = verifyOptionsOf(resolveTrustFiles({ registry: options.registry, configHome: options.configHome }));
+  const registry = trusted.registry;
+  const source = sources ?? createHandshakeSources({ ...trusted, onVerified: (r) => (verify = r), logger });
   // A tampered cartridge is refused here (cartridge-tampered: exit 4), before anything is read.
   const manifestBytes = await source.readManifestBytes(file);
   const cartridge = verify !== undefined || isCartridgePath(file);

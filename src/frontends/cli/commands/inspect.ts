@@ -1,15 +1,18 @@
 import type { Command } from 'commander';
 import { formatInspect, inspectCartridge } from '../../../cartridge/inspect.ts';
+import { addVerifyTrustOptions, verifyTrust, type VerifyTrustFlags } from '../trust-options.ts';
 
 export function register(program: Command): void {
-  program
-    .command('inspect')
-    .description('show what is inside a cartridge: meta, files, memory, skills, signatures')
-    .argument('<file>', '.acx cartridge')
-    .option('--registry <file>', 'acx.trust-registry/1 file (env ACX_TRUST_REGISTRY)', process.env.ACX_TRUST_REGISTRY)
+  addVerifyTrustOptions(
+    program
+      .command('inspect')
+      .description('show what is inside a cartridge: meta, files, memory, skills, signatures, and its trust verdict')
+      .argument('<file>', '.acx cartridge'),
+  )
     .option('--json', 'print the report as JSON')
-    .action((file: string, opts: { registry?: string; json?: boolean }) => {
-      const report = inspectCartridge(file, opts.registry ? { registry: opts.registry } : {});
+    .action((file: string, opts: VerifyTrustFlags & { json?: boolean }) => {
+      // The same trust files and verdict as `acx verify FILE` with these flags.
+      const report = inspectCartridge(file, verifyTrust(opts).options);
       process.stdout.write(`${opts.json ? JSON.stringify(report, null, 2) : formatInspect(report)}\n`);
     });
 }
