@@ -173,10 +173,16 @@ describe.concurrent('acx run FILE.acx (e2e)', { timeout: 120_000 }, () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it('acx handshake: accept persists the descriptor (exit 0); refuse exits 3 and writes nothing', async () => {
+  it('acx handshake: accept prints the descriptor and writes nothing, --save persists it (exit 0); refuse exits 3 and writes nothing', async () => {
     const accepted = copyOf(base.path, 'handshake-accept');
     const env = { ACX_HOME: join(root, 'hs-state'), ACX_CONFIG_HOME: join(root, 'hs-config') };
-    const ok = await runAcx(['handshake', accepted, '--registry', base.registry, '--json'], env);
+    const untouched = saveDigest(accepted);
+    const asked = await runAcx(['handshake', accepted, '--registry', base.registry], env);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('verdict: accept');
+    expect(asked.stdout).toContain("nothing written (--save writes the descriptor into the cartridge's SAVE zone)");
+    expect(saveDigest(accepted)).toBe(untouched);
+    const ok = await runAcx(['handshake', accepted, '--registry', base.registry, '--save', '--json'], env);
     expect(ok.code, ok.stderr).toBe(0);
     const descriptor = JSON.parse(ok.stdout);
     expect(descriptor).toMatchObject({ verdict: 'accept', protocolRevision: '2025-11-25', model: { toolUse: true, contextWindowTokens: 128000 } });
@@ -201,7 +207,7 @@ describe.concurrent('acx run FILE.acx (e2e)', { timeout: 120_000 }, () => {
     const server = await modelServer();
     const file = copyOf(base.path, 'preflight');
     const env = localModelEnv(join(root, 'preflight'), server.openaiBaseURL);
-    expect((await runAcx(['handshake', file, '--registry', base.registry], env)).code).toBe(0);
+    expect((await runAcx(['handshake', file, '--registry', base.registry, '--save'], env)).code).toBe(0);
     const descriptor = JSON.parse(readSaved(file));
     descriptor.bindings.find((b: { role: string }) => b.role === 'acx:dispatch').satisfied = false;
     withSaveZone(file, (save) => save.putComplianceDescriptor(descriptor));

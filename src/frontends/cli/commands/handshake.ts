@@ -39,8 +39,8 @@ export interface HandshakeOptions {
   registry?: string;
   /** Cartridges: offer acx's own built-in tools, as `acx run` would (default true). */
   builtins?: boolean;
-  /** Cartridges: persist an accepted descriptor in SAVE (default true). */
-  persist?: boolean;
+  /** Cartridges: write an accepted descriptor into SAVE, for the preflight self-check (default false: print only). */
+  save?: boolean;
   home?: string;
   configHome?: string;
 }
@@ -60,8 +60,8 @@ export interface HandshakeRun {
 /**
  * The command's core, callable without commander or a process. For a cartridge the host is the
  * one `acx run` would boot it on (acx's built-ins, its MCP drop-ins, plus --tools / --mcp), the
- * verdict is checked first (tampered: refused, nothing read), and an accepted descriptor is
- * persisted in SAVE for the preflight self-check.
+ * verdict is checked first (tampered: refused, nothing read), and with --save an accepted
+ * descriptor is persisted in SAVE for the preflight self-check.
  */
 export async function runHandshake(file: string, options: HandshakeOptions, sources?: HandshakeSources): Promise<HandshakeRun> {
   const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
@@ -119,7 +119,8 @@ export async function runHandshake(file: string, options: HandshakeOptions, sour
 
   const refused = descriptor.verdict === 'refuse';
   let persisted = false;
-  if (cartridge && !refused && options.persist !== false) {
+  // Only when asked: a handshake is a question, and the cartridge may be a tracked file.
+  if (cartridge && !refused && options.save === true) {
     const text = `${JSON.stringify(descriptor, null, 2)}\n`;
     if (readSaveFile(file, COMPLIANCE_PATH)?.toString('utf8') !== text) {
       withSaveZone(file, (save) => save.putComplianceDescriptor(descriptor));
@@ -145,7 +146,7 @@ export function register(program: Command): void {
     .argument('<file>', 'a cartridge, a harness-requirements.json, or a directory containing one')
     .option('--registry <file>', 'trust registry for the cartridge\'s verdict (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
     .option('--no-builtins', 'cartridges: do not offer acx\'s own built-in tools (only --tools / --mcp)')
-    .option('--no-persist', 'cartridges: do not save an accepted descriptor in the SAVE zone')
+    .option('--save', "cartridges: also write an accepted descriptor into the cartridge's SAVE zone (acx run's preflight checks it)")
     .option('--home <dir>', 'state directory, as for acx run (env ACX_HOME)')
     .option('--config-home <dir>', 'config home whose MCP drop-ins acx run would use (env ACX_CONFIG_HOME)')
     .option('--tools <file>', 'host tools as JSON: [{name, inputSchema, grantedScopes, description?, source?}]')
@@ -256,5 +257,6 @@ export function formatDescriptor(file: string, d: ComplianceDescriptor, verify?:
   if (d.optionalAbsent.length > 0) lines.push(`  optional roles absent (the agent runs degraded): ${d.optionalAbsent.join(', ')}`);
   lines.push(d.verdict === 'accept' ? 'verdict: accept' : `verdict: refuse (unmet: ${d.unmet.join(', ')})`);
   if (persisted) lines.push(`descriptor saved in the cartridge's SAVE zone (${COMPLIANCE_PATH})`);
+  else if (verify && d.verdict === 'accept') lines.push('nothing written (--save writes the descriptor into the cartridge\'s SAVE zone)');
   return `${lines.join('\n')}\n`;
 }
