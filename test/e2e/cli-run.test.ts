@@ -106,7 +106,12 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
         if (request.view.messages.some((m) => m.role === 'user' && m.text?.startsWith('AUTH-ECHO'))) {
           return { fail: { status: 401, message: `Incorrect API key provided: ${request.headers.authorization?.replace(/^Bearer /, '')}.` } };
         }
-        if (!request.view.messages.some((m) => m.role === 'tool')) {
+        const tools = request.view.messages.filter((m) => m.role === 'tool').length;
+        // Two writes, one after the other: each needs an approval under allow-reads.
+        if (request.view.messages.some((m) => m.role === 'user' && m.text?.startsWith('DENY-TWICE')) && tools < 2) {
+          return { toolCalls: [{ name: 'memory_write', input: { key: `cli/denied-${tools}`, value: 'x' } }] };
+        }
+        if (tools === 0) {
           return { toolCalls: [{ name: 'memory_write', input: { key: 'cli/fact', value: 'The build is green.' } }] };
         }
         return `Stored. (${request.view.messages.find((m) => m.role === 'user')?.text})`;
@@ -167,6 +172,17 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
     expect(run.stderr).toMatch(/INFO llm provider=openai model=cli-model/);
     expect(run.stderr).not.toContain(KEY);
     expect(run.stderr).not.toContain('CLI-PROMPT-4471');
+  });
+
+  it('a call it must deny for want of an approval is told to the user once, with the remedy', async () => {
+    const run = await acx(['run', AGENT, 'DENY-TWICE remember two things', '--model', 'openai:cli-model', '--permission-mode', 'allow-reads'], cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL }));
+    expect(run.status, run.stderr).toBe(0);
+    const warnings = run.stderr.split('\n').filter((line) => line.startsWith('WARNING'));
+    expect(warnings).toEqual([
+      'WARNING tool call denied tool=memory_write permission_mode=allow-reads why="acx run is non-interactive and nobody can approve it" hint="rerun with --yes or --permission-mode allow-all to allow it"',
+    ]);
+    const yes = await acx(['run', AGENT, 'DENY-TWICE remember two things', '--model', 'openai:cli-model', '--permission-mode', 'allow-reads', '--yes'], cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.openaiBaseURL }));
+    expect(yes.stderr).not.toMatch(/WARNING/);
   });
 
   it('--record then --replay: the same answer offline, with no key and no server', async () => {

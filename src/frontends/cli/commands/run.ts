@@ -29,12 +29,19 @@ export function register(program: Command): void {
     const prepared = await prepareAgent(settings, { logger });
     try {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
+      // Nobody can answer an approval here. The model is told why each call was refused; the user
+      // is told once, on stderr, with the remedy, so a run that quietly did less is not a mystery.
+      let warned = false;
       const onApprovalRequest = options.yes
         ? async () => ({ approved: true })
-        : async (request: ApprovalRequest) => ({
-            approved: false,
-            reason: `acx run is non-interactive and ${request.toolName} needs approval under ${settings.permissionMode}; rerun with --yes or --permission-mode allow-all to allow it.`,
-          });
+        : async (request: ApprovalRequest) => {
+            const remedy = 'rerun with --yes or --permission-mode allow-all to allow it';
+            if (!warned) {
+              warned = true;
+              logger.warn('tool call denied', { tool: request.toolName, permission_mode: settings.permissionMode, why: 'acx run is non-interactive and nobody can approve it', hint: remedy });
+            }
+            return { approved: false, reason: `acx run is non-interactive and ${request.toolName} needs approval under ${settings.permissionMode}; ${remedy}.` };
+          };
       // On a terminal, show what the turn is doing while it runs; elsewhere stay silent and cheap.
       const progress = createProgress();
       let result;
