@@ -111,7 +111,10 @@ export interface CreateLoggerOptions {
   fields?: LogFields;
 }
 
-/** Level defaults to `ACX_LOG_LEVEL` (then `info`); the sink to stderr. */
+/**
+ * Level defaults to `ACX_LOG_LEVEL`, then warnings and errors: a library stays quiet in its
+ * host's stderr unless something needs attention. The sink defaults to stderr.
+ */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? libraryLogLevel();
   const sink = options.sink ?? { write: (line: string) => process.stderr.write(line) };
@@ -130,8 +133,8 @@ export const silentLogger: Logger = createLogger({ level: 'silent' });
 /** A library logger never throws over the environment: a bad ACX_LOG_LEVEL means the default. */
 function libraryLogLevel(): LogLevel {
   try {
-    return parseLogLevel(process.env.ACX_LOG_LEVEL);
+    return parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn');
   } catch {
-    return 'info';
+    return 'warn';
   }
 }

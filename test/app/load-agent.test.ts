@@ -1,4 +1,5 @@
 // loadAgent: an agent directory or cartridge from the library, with acx run's settings and trust.
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,5 +46,20 @@ describe('loadAgent', () => {
     } finally {
       await close();
     }
+  });
+
+  it('logs only warnings and errors on stderr when given no logger (ACX_LOG_LEVEL unset)', () => {
+    const dir = home();
+    // A process of its own: the host's stderr is what a library user sees.
+    const script = `
+      const { loadAgent } = await import(${JSON.stringify(join(ROOT, 'src/index.ts'))});
+      const loaded = await loadAgent(${JSON.stringify(join(ROOT, QUICKSTART_AGENT))}, { replay: ${JSON.stringify(join(ROOT, QUICKSTART_CASSETTE))} });
+      try { console.log((await loaded.agent.generate({ prompt: ${JSON.stringify(QUICKSTART_PROMPT)} })).text); } finally { await loaded.close(); }`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: env(dir), encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Thursday 10 December');
+    expect(run.stderr).toBe('');
+    const loud = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...env(dir), ACX_LOG_LEVEL: 'info' }, encoding: 'utf8' });
+    expect(loud.stderr, 'ACX_LOG_LEVEL still turns the trail on').toMatch(/^INFO /m);
   });
 });

@@ -142,7 +142,8 @@ interface InstallProgress {
 export function installProgress(progress: NodeJS.WritableStream | null): InstallProgress {
   if (!progress) return { started() {}, beat() {}, endBeats() {}, finished() {} };
   if ((progress as { isTTY?: boolean }).isTTY !== true) {
-    const log = createLogger({ sink: { write: (line) => void progress.write(line) } });
+    // Progress the caller asked for by passing a stream: INFO whatever the library's default level.
+    const log = createLogger({ level: 'info', sink: { write: (line) => void progress.write(line) } });
     return {
       started: (f) => log.info('acp install started', { harness: f.harness, source: f.source, package: f.package, dir: f.dir, note: 'first run; reused afterwards' }),
       beat: (f) => log.info('acp install running', { harness: f.harness, step: f.step, elapsed_s: f.elapsedSeconds, size: f.size }),

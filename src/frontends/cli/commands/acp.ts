@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { serveAcp } from '../../acp-server/serve.ts';
 import { takeStdio } from '../../acp-server/stdio.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx acp [agent]`: serve an agent over stdio as an ACP agent, for editors (Zed, JetBrains,
@@ -15,7 +15,7 @@ export function register(program: Command): void {
       .description('serve an agent over stdio as an Agent Client Protocol (ACP) agent, e.g. for Zed')
       .argument('[agent]', 'agent directory (default: the config home agent)'),
   ).action(async (agent: string | undefined, options: Record<string, unknown>) => {
-    const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+    const logger = commandLogger('answer');
     const stdio = takeStdio();
     try {
       await serveAcp({ flags: runFlags(agent, options), input: stdio.input, output: stdio.output, logger });

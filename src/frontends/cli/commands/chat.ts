@@ -4,9 +4,9 @@ import { prepareAgent } from '../../../app/prepare.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import type { ApprovalRequest } from '../../../engine/events.ts';
 import { AcxError, errorMessage } from '../../../core/errors.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { writeFinal } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx chat <agent>`: an interactive session. Replies stream as they are written, each tool call
@@ -20,7 +20,7 @@ export function register(program: Command): void {
       .description('talk to an agent interactively (Ctrl-C cancels a turn; Ctrl-D or /exit leaves)')
       .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent'),
   ).action(async (agent: string, options: Record<string, unknown>) => {
-    const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+    const logger = commandLogger('answer');
     const settings = await resolveSettings(runFlags(agent, options), { logger });
     const prepared = await prepareAgent(settings, { logger });
     const out = process.stdout;

@@ -8,8 +8,8 @@ import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
 import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine
@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .option('--store <url>', 'the sessions are kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
     .action(async (agent: string, options: Record<string, unknown>) => {
-      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
+      const logger = commandLogger('service');
       if (options.sweep || options.timeline !== undefined) {
         if (options.session !== undefined || options.idleDays !== undefined) {
           throw new CliExit('usage', 'acx cleanup: --sweep and --timeline are for timelines; give them without --session or --idle-days.');

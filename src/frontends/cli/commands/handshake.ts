@@ -6,12 +6,12 @@ import { COMPLIANCE_PATH, withSaveZone } from '../../../cartridge/save.ts';
 import type { VerifyResult } from '../../../cartridge/verify.ts';
 import { AcxError } from '../../../core/errors.ts';
 import { resolveTrustFiles, verifyOptionsOf } from '../../../app/trust.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../../../contract/descriptor.ts';
 import { negotiate, type HostTool } from '../../../contract/negotiate.ts';
 import { UnsupportedHarnessError } from '../../../contract/refusal.ts';
 import { createHandshakeSources, readHostToolsFile, type HandshakeSources } from '../../../contract/sources.ts';
 import { CliExit, EXIT } from '../output.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx handshake FILE`: run the SPEC §8.5 negotiation against the host tools on offer and print
@@ -64,7 +64,7 @@ export interface HandshakeRun {
  * descriptor is persisted in SAVE for the preflight self-check.
  */
 export async function runHandshake(file: string, options: HandshakeOptions, sources?: HandshakeSources): Promise<HandshakeRun> {
-  const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+  const logger = commandLogger('answer');
   let verify: VerifyResult | undefined;
   const trusted = verifyOptionsOf(resolveTrustFiles({ registry: options.registry, configHome: options.configHome }));
   const registry = trusted.registry;

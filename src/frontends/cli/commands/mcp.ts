@@ -6,9 +6,10 @@ import { createHostToolServer, type HostToolServerOptions } from '../../../mcp/h
 import { serveHttp, serveStdio } from '../../../mcp/serve.ts';
 import type { Tool } from '../../../tools/tool.ts';
 import { AcxError } from '../../../core/errors.ts';
-import { createLogger, parseLogLevel, type Logger } from '../../../util/logger.ts';
+import { createLogger, type Logger } from '../../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent's host tools (what
@@ -146,7 +147,7 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
 
 /** The agent's own tools, assembled as for a run of it (`openAgentToolHost`). */
 export function agentToolsDeps(agent: string | undefined, options: Record<string, unknown>): McpCommandDeps {
-  const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+  const logger = commandLogger('answer');
   const { http: _http, port: _port, tokenFile: _tokenFile, ...run } = options;
   return { logger, openTools: () => openAgentToolHost(runFlags(agent, run), { logger }) };
 }

@@ -5,9 +5,10 @@ import { resolveStateHome } from '../../../app/paths.ts';
 import { parseAgentList } from '../../router/agents.ts';
 import { startRouter } from '../../router/router.ts';
 import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
-import { createLogger, type Logger, parseLogLevel } from '../../../util/logger.ts';
+import { type Logger } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx platform serve|user …`: the embedded local platform (src/platform). This file only reads
@@ -31,7 +32,7 @@ export function register(program: Command): void {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
       const deliverTo = options.deliverTo.length > 0 ? options.deliverTo : splitList(process.env.ACX_PLATFORM_DELIVER_TO);
-      const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'info') });
+      const logger = commandLogger('service');
       let platformUrl = '';
       const router = options.agents ? await startAgentRouter(home(options), options.agents, () => platformUrl, logger) : undefined;
       const running = await startPlatform({

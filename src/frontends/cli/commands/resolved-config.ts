@@ -14,12 +14,12 @@ import { resolveMcpTimeoutMs } from '../../../mcp/client.ts';
 import type { AgentDefinition } from '../../../agent-def/definition.ts';
 import { sha256Hex } from '../../../util/jcs.ts';
 import { scrubSecrets } from '../../../util/scrub.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
 import { detectConfinement } from '../../../harness/acp/confinement.ts';
 import { describeNetworkPolicy, resolveNetworkPolicy } from '../../../harness/acp/network-policy.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx resolved-config [agent]`: what a run would actually do, as JSON — resolved through the
@@ -27,7 +27,7 @@ import { describeNetworkPolicy, resolveNetworkPolicy } from '../../../harness/ac
  * (no network) or writing anything. A malformed config exits non-zero with the reason.
  */
 export async function resolvedConfig(agent: string | undefined, options: Record<string, unknown>) {
-  const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'error') });
+  const logger = commandLogger('answer');
   const settings = await resolveSettings(runFlags(agent, options), { logger });
   const memory = await openAgentMemory(settings, logger, { seed: false });
   // --timeline: what a timeline wake offers on top, the platform tools (made without contacting the platform).

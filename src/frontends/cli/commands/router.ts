@@ -5,8 +5,8 @@ import { resolveStateHome } from '../../../app/paths.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { startRouter } from '../../router/router.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx router --agents nova=DIR [--platform URL] [--port N] [--queue postgres://…]`: receives a
@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .option('--queue <url>', 'enqueue each delivery on the pg-boss queue in this PostgreSQL database for `acx worker` instead of running wakes here (env ACX_ROUTER_QUEUE)')
     .action(async (options: { agents: string; platform?: string; port: string; home?: string; queue?: string }) => {
       const env = process.env;
-      const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+      const logger = commandLogger('service', env);
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx router: --port must be an integer from 0 to 65535, not "${options.port}".`);
       let listed: Array<{ name: string; dir: string }>;

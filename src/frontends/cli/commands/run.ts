@@ -2,14 +2,14 @@ import type { Command } from 'commander';
 import { prepareAgent } from '../../../app/prepare.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import type { ApprovalRequest } from '../../../engine/events.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
- * `acx run <agent> "prompt"`: one turn, the reply on stdout, the log trail on stderr.
+ * `acx run <agent> "prompt"`: one turn, the reply on stdout, warnings and errors on stderr (command-logger.ts).
  * A turn interrupted earlier in the same session is finished first, by evidence.
  */
 export function register(program: Command): void {
@@ -22,7 +22,7 @@ export function register(program: Command): void {
       .option('--json', 'print the turn result as JSON')
       .option('--yes', 'approve every tool call the permission mode would ask about'),
   ).action(async (agent: string, promptWords: string[], options: Record<string, unknown>) => {
-    const logger = createLogger({ level: parseLogLevel(process.env.ACX_LOG_LEVEL, 'warn') });
+    const logger = commandLogger('answer');
     const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
     if (!prompt.trim()) throw new CliExit('usage', 'acx run: give a prompt as an argument or on stdin.');
     const settings = await resolveSettings(runFlags(agent, options), { logger });

@@ -4,7 +4,6 @@ import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { leaseLostExit } from '../lease-lost-exit.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -12,6 +11,7 @@ import { addWakeTuningOptions } from '../wake-options.ts';
 import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../../app/switches.ts';
 import { nodeCrypto } from '../../../util/node-crypto.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
@@ -38,7 +38,7 @@ export function register(program: Command): void {
     ),
   ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
     const env = process.env;
-    const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const logger = commandLogger('service', env);
     const timeline = (options.timeline as string | undefined) ?? env.BASECRADLE_TIMELINE;
     if (timeline) {
       if (messageWords.length > 0) throw new CliExit('usage', 'acx wake --timeline reads its messages from the platform; give no message words.');

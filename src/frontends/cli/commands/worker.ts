@@ -3,7 +3,6 @@ import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/wake-store.ts';
-import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
@@ -11,6 +10,7 @@ import { startWorker, type WorkerAgent } from '../../worker/worker.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { addWakeTuningOptions } from '../wake-options.ts';
+import { commandLogger } from '../command-logger.ts';
 
 /**
  * `acx worker --agents a=DIR,b=DIR --store postgres://… [--concurrency N]`: answers the wake jobs
@@ -32,7 +32,7 @@ export function register(program: Command): void {
     ),
   ).action(async (options: Record<string, unknown>) => {
     const env = process.env;
-    const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
+    const logger = commandLogger('service', env);
     const storeUrl = (options.store as string | undefined) ?? env.ACX_STORE;
     if (storeKindOf(storeUrl) !== 'postgres') {
       throw new CliExit('usage', 'acx worker: give the PostgreSQL store the queue lives in with --store postgres://… (or ACX_STORE).');
