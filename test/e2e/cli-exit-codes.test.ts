@@ -42,10 +42,35 @@ describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
 
-  it('2: a command\'s own usage check, one line', async () => {
+  it('2: a command\'s own usage check, in the two-line form', async () => {
     const run = await runAcx(['cleanup', join(ROOT, 'examples/notes-keeper')], { ACX_HOME: join(root, 'home-cleanup') }, { fresh: true });
     expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toBe('acx cleanup: give exactly one of --session <id>, --idle-days <n>, --sweep or --timeline <uuid>.\n');
+    expect(run.stderr).toBe('acx: give exactly one of --session <id>, --idle-days <n>, --sweep or --timeline <uuid>.\n  → run `acx cleanup --help` for its usage\n');
+  });
+
+  // Each usage error the argument parser finds, worded by acx (never commander's own lines), exit 2.
+  const parserErrors: Array<[string[], string]> = [
+    [['run', 'x', 'hi', '--hme', 'h'], 'acx: unknown option --hme for acx run (did you mean --home?)\n  → run `acx run --help` for its usage\n'],
+    [['rn'], "acx: unknown command 'rn' (did you mean run?)\n  → run `acx help` for the list of commands\n"],
+    [['trust', 'ad'], "acx: unknown command 'ad' (did you mean add?)\n  → run `acx trust --help` for its usage\n"],
+    [['run', 'x', 'hi', '--permission-mode', 'all'], 'acx: --permission-mode takes allow-reads, allow-edits or allow-all, not "all"\n  → run `acx run --help` for its usage\n'],
+    [['verify'], 'acx: missing <file> (usage: acx verify [options] <file>)\n  → run `acx verify --help` for its usage\n'],
+    [['run', 'x', 'hi', '--max-steps', 'abc'], 'acx: --max-steps: must be a positive whole number (got "abc")\n  → run `acx run --help` for its usage\n'],
+    [['run', 'x', 'hi', '--model'], 'acx: --model needs a value\n  → run `acx run --help` for its usage\n'],
+    [['build', 'x'], 'acx: --out is required\n  → run `acx build --help` for its usage\n'],
+  ];
+  for (const [args, stderr] of parserErrors) {
+    it(`2: acx ${args.join(' ')}`, async () => {
+      const run = await runAcx(args, {}, { fresh: true });
+      expect(run.code).toBe(EXIT.usage);
+      expect(run.stderr).toBe(stderr);
+    });
+  }
+
+  it('2: a model spec that cannot parse, with what to write', async () => {
+    const run = await runAcx(['run', 'x', 'hi', '--model', 'gpt4'], {}, { fresh: true });
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/^acx: --model: "gpt4" is not a model spec\.\n {2}→ Write provider:model-id, e\.g\. openai:gpt-5\.4-mini/);
   });
 
   it('2: an unknown command, found by the argument parser', async () => {

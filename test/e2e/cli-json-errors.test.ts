@@ -14,13 +14,13 @@ describe.concurrent('errors under --json (e2e)', { timeout: 120_000 }, () => {
     const run = await runAcx(['run', AGENT, 'hi', '--json', '--no-such-flag']);
     expect(run.status).toBe(2);
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'usage', message: "unknown option '--no-such-flag'", hint: 'run `acx help` for the list of commands' } });
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'usage', message: 'unknown option --no-such-flag for acx run', hint: 'run `acx run --help` for its usage' } });
   });
 
   it("a command's own refusal (no prompt)", async () => {
     const run = await runAcx(['run', AGENT, '--json', '--replay', join(AGENT, 'cassettes/quickstart.json')]);
     expect(run.status).toBe(2);
-    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'usage', message: 'acx run: give a prompt as an argument or on stdin.' } });
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'usage', message: 'give a prompt as an argument or on stdin.', hint: 'run `acx run --help` for its usage' } });
   });
 
   it('a configuration error, with its hint', async () => {

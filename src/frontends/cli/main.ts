@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { CliExit, EXIT, exitCodeFor, printError } from './output.ts';
+import { EXIT, exitCodeFor, printError } from './output.ts';
+import { asUsageError, tagParseErrors } from './usage-errors.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 
 /**
@@ -33,16 +34,17 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   worker: () => import('./commands/worker.ts'),
 };
 
-export async function buildProgram(only?: string, options: { json?: boolean } = {}): Promise<Command> {
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('acx')
     .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
-    .showHelpAfterError('(run `acx help` for the list of commands)')
+    // Commander's own error lines never reach the user: main() reports every usage error in acx's
+    // two-line form (usage-errors.ts). Subcommands inherit both settings.
+    .configureOutput({ outputError: () => {} })
     .exitOverride();
-  // Under --json a usage error is reported as JSON too (by printError), not as commander's text.
-  if (options.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
   const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
   for (const load of loaders) (await load()).register(program);
+  tagParseErrors(program);
   return program;
 }
 
@@ -59,18 +61,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const json = wantsJson(argv);
+  let program: Command | undefined;
   try {
-    const program = await buildProgram(argv[0], { json });
+    program = await buildProgram(argv[0]);
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      const exitCode = exitCodeFor(error);
-      // Commander has printed its message (text mode); under --json it is reported here.
-      if (json && exitCode !== EXIT.ok) printError(new CliExit('usage', `${error.message.replace(/^error: /, '')}\n  → run \`acx help\` for the list of commands`), { json });
-      return exitCode;
-    }
-    return printError(error, { json });
+    if (error instanceof CommanderError && exitCodeFor(error) === EXIT.ok) return EXIT.ok; // --help, --version
+    return printError(program ? asUsageError(error, program, argv) : error, { json });
   }
 }
 
