@@ -8,6 +8,7 @@ import type { WakeQueue } from '../worker/queue.ts';
 import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys, type VerifiedDelivery } from './admission.ts';
 import type { RoutedAgent } from './agents.ts';
 import { DeliveryLog } from './delivery-log.ts';
+import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
 
 export type { RoutedAgent } from './agents.ts';
 
@@ -16,10 +17,11 @@ export type { RoutedAgent } from './agents.ts';
  * addressed to, as the BaseCradle router does (FACTS.md): the signature checked first, over the
  * raw bytes in constant time, and the body's own event id, event name and time believed over the
  * unsigned headers (admission.ts); a delivery seen before answered and ignored; wakes serialized
- * per agent, `acx wake <agent> --timeline <uuid>` run with BASECRADLE_DELIVERY_ID; a non-zero
- * exit retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded in router.db. A
- * message delivery for an agent and timeline that already has a message wake waiting in the
- * queue joins that wake (recorded as coalesced): in a burst, one process answers what piled up.
+ * per agent, `acx wake <agent> --timeline <uuid>` run with only the environment wake-env.ts
+ * allows; a non-zero exit retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded
+ * in router.db. A message delivery for an agent and timeline that already has a message wake
+ * waiting in the queue joins that wake (recorded as coalesced): in a burst, one process answers
+ * what piled up.
  *
  * Answer codes (the platform counts any non-2xx as a failed delivery, and disables an
  * integration after five): 401 without a valid signature, whatever else is wrong; 400 for a
@@ -39,8 +41,10 @@ export interface RouterOptions {
   host?: string;
   /** The command a wake runs: default this Node on this acx's bin. Tests may point it elsewhere. */
   wakeCommand?: { command: string; args: readonly string[] };
-  /** Environment for every wake (model keys, ACX_HOME …); each wake adds its own BASECRADLE_* values. */
+  /** The environment wakes draw from (default process.env): each gets only what wake-env.ts allows, and its own BASECRADLE_* values. */
   env?: NodeJS.ProcessEnv;
+  /** More variables each wake gets from `env` (`--pass-env`): never BASECRADLE_* or a webhook secret. */
+  passEnv?: readonly string[];
   /** Keys a delivery for a recipient not hosted here may be signed with (the shared secret): such a delivery is answered 200, not 401. */
   sharedSecrets?: readonly string[];
   /** How old (and how far ahead) a delivery's occurred_at may be; default 24 h back, 5 min ahead. */
@@ -80,6 +84,7 @@ type Delivery = VerifiedDelivery & { agent: RoutedAgent };
 
 export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
   const { logger } = options;
+  for (const name of options.passEnv ?? []) checkPassEnvName(name);
   const now = options.now ?? Date.now;
   const window = options.replayWindow ?? DEFAULT_REPLAY_WINDOW;
   const log = new DeliveryLog(options.databasePath, now, window.pastMs + window.futureMs);
@@ -220,6 +225,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });
+  const unset = (options.passEnv ?? []).filter((name) => (options.env ?? process.env)[name] === undefined);
+  if (unset.length > 0) logger.warn('router pass-env not set', { names: unset.join(','), reason: 'listed with --pass-env (or ACX_ROUTER_PASS_ENV) but absent here, so wakes do not get them' });
   return {
     url,
     port,
@@ -245,12 +252,8 @@ function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
   const flag = WAKING_EVENTS[delivery.event];
   // A task needs no trigger: the wake takes up every activated task it has not seen.
   const trigger: string[] = flag && flag !== '--task' && delivery.resource ? [flag, delivery.resource] : [];
-  const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? process.env),
-    BASECRADLE_BASE_URL: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
-    BASECRADLE_TOKEN: delivery.agent.token,
-    BASECRADLE_DELIVERY_ID: delivery.id,
-  };
+  const own = { baseUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl, token: delivery.agent.token, deliveryId: delivery.id };
+  const env = wakeEnvironment(options.env ?? process.env, own, options.passEnv);
   return new Promise((resolve) => {
     const child = spawn(command.command, [...command.args, 'wake', delivery.agent.dir, '--timeline', delivery.timeline, ...trigger], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr.on('data', (chunk: Buffer) => {

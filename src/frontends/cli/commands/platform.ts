@@ -8,7 +8,7 @@ import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } fro
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
-import { replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
+import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
 /**
  * `acx platform serve|user …`: the embedded local platform (src/platform). This file only reads
@@ -28,6 +28,7 @@ export function register(program: Command): void {
     .option('--deliver-to <url>', 'POST every event delivery here (repeatable; env ACX_PLATFORM_DELIVER_TO, comma-separated)', collect, [])
     .option('--agents <list>', 'also run a router that wakes these agents (handle=DIR pairs, comma-separated): each gets an AI user here (created if missing) and answers as it')
     .option('--webhook-secret <secret>', 'signs deliveries (env ACX_PLATFORM_WEBHOOK_SECRET, preferred: flags show in ps); ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own')
+    .addOption(passEnvOption())
     .addOption(replayWindowOption())
     .action(async (options: RouterFlags & { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
       const port = Number(options.port);
@@ -139,7 +140,7 @@ function agentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
  * `serve --agents`: an AI user per agent (created on first use, a fresh token each start), its own
  * random signing secret, and a router in this process that wakes it for its deliveries.
  */
-async function startAgentRouter(homeDir: string, list: string, settings: Pick<RouterOptions, 'replayWindow' | 'sharedSecrets' | 'logger'> & { platformUrl: () => string }) {
+async function startAgentRouter(homeDir: string, list: string, settings: Pick<RouterOptions, 'passEnv' | 'replayWindow' | 'sharedSecrets' | 'logger'> & { platformUrl: () => string }) {
   const { logger } = settings;
   let agents: Array<{ name: string; dir: string }>;
   try {

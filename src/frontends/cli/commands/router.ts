@@ -7,7 +7,7 @@ import { startRouter } from '../../router/router.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { createLogger, parseLogLevel } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
-import { replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
+import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
 /**
  * `acx router --agents nova=DIR [--platform URL] [--port N] [--queue postgres://…]`: receives a
@@ -25,13 +25,14 @@ export function register(program: Command): void {
     .option('--port <n>', 'port to receive deliveries on (env ACX_ROUTER_PORT; 0 picks a free one)', process.env.ACX_ROUTER_PORT ?? '4710')
     .option('--home <dir>', "the router's state: router.db, the deliveries and their outcomes (default <state home>/router)")
     .option('--queue <url>', 'enqueue each delivery on the pg-boss queue in this PostgreSQL database for `acx worker` instead of running wakes here (env ACX_ROUTER_QUEUE)')
+    .addOption(passEnvOption())
     .addOption(replayWindowOption())
     .action(async (options: RouterFlags & { agents: string; platform?: string; port: string; home?: string; queue?: string }) => {
       const env = process.env;
       const logger = createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, 'info') });
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx router: --port must be an integer from 0 to 65535, not "${options.port}".`);
-      const { replayWindow } = resolveRouterFlags('acx router', options, env);
+      const { passEnv, replayWindow } = resolveRouterFlags('acx router', options, env);
       let listed: Array<{ name: string; dir: string }>;
       try {
         listed = parseAgentList(options.agents);
@@ -59,7 +60,7 @@ export function register(program: Command): void {
       const home = options.home ?? join(resolveStateHome(undefined), 'router');
       // A delivery for a recipient not hosted here, signed with the shared secret, is answered 200 (not 401).
       const sharedSecrets = env.ACX_ROUTER_WEBHOOK_SECRET ? [env.ACX_ROUTER_WEBHOOK_SECRET] : [];
-      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, replayWindow, sharedSecrets, ...(queue ? { queue } : {}) });
+      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, passEnv, replayWindow, sharedSecrets, ...(queue ? { queue } : {}) });
       process.stdout.write(`${router.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => void router.close().then(() => queue?.close()).then(resolve);
