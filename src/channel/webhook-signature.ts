@@ -19,12 +19,30 @@ export function webhookSignature(secret: string, rawBody: string | Uint8Array): 
 
 /** Whether a delivery's signature header is the body's HMAC under `secret`, and if not, why. */
 export function checkWebhookSignature(input: { rawBody: string | Uint8Array; headers: HeaderBag; secret: string }): SignatureCheck {
+  const found = findSigningSecret({ rawBody: input.rawBody, headers: input.headers, secrets: [input.secret] });
+  return found.ok ? { ok: true } : found;
+}
+
+/**
+ * Which of `secrets` signed the delivery (a receiver that does not yet know whose it is tries
+ * each key it holds), or why none did. Every key is compared, each in constant time.
+ */
+export function findSigningSecret(input: {
+  rawBody: string | Uint8Array;
+  headers: HeaderBag;
+  secrets: readonly string[];
+}): { ok: true; secret: string } | Extract<SignatureCheck, { ok: false }> {
   const header = headerValue(input.headers, SIGNATURE_HEADER);
   if (header === undefined || header.trim() === '') return { ok: false, reason: 'missing' };
   const match = /^\s*sha256=([0-9a-f]{64})\s*$/i.exec(header);
   if (!match) return { ok: false, reason: 'malformed' };
-  const expected = Buffer.from(webhookSignature(input.secret, input.rawBody).slice('sha256='.length), 'hex');
-  return secureEqual(Buffer.from(match[1]!, 'hex'), expected) ? { ok: true } : { ok: false, reason: 'mismatch' };
+  const presented = Buffer.from(match[1]!, 'hex');
+  let signer: string | undefined;
+  for (const secret of input.secrets) {
+    const expected = Buffer.from(webhookSignature(secret, input.rawBody).slice('sha256='.length), 'hex');
+    if (secureEqual(presented, expected)) signer ??= secret;
+  }
+  return signer === undefined ? { ok: false, reason: 'mismatch' } : { ok: true, secret: signer };
 }
 
 export function verifyWebhookSignature(input: { rawBody: string | Uint8Array; headers: HeaderBag; secret: string }): boolean {

@@ -120,6 +120,11 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   vllm: openaiCompatible('vllm', 'vLLM', 'http://127.0.0.1:8000/v1'),
 };
 
+/** Every variable a provider reads its key or endpoint from: what a process needs to reach its model. */
+export const PROVIDER_ENV_NAMES: readonly string[] = [
+  ...new Set(Object.values(PROVIDERS).flatMap((provider) => [...provider.keyEnv, ...(provider.baseUrlEnv ? [provider.baseUrlEnv] : [])])),
+];
+
 const MISSING_API_KEY_MARKER = errorMarker('MissingApiKeyError');
 
 /** The provider needs a key and none of the variables it reads holds one. */

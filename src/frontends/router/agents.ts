@@ -1,5 +1,18 @@
 import { resolve } from 'node:path';
 
+/** An agent the router hosts: who it answers as on the platform and the key its deliveries are signed with. */
+export interface RoutedAgent {
+  /** The agent's platform handle (its name in --agents). */
+  name: string;
+  /** Agent directory or cartridge, as `acx wake` takes it. */
+  dir: string;
+  /** The platform user it speaks as: its token, and its uuid (the deliveries' recipient_uuid). */
+  token: string;
+  uuid: string;
+  /** The key its deliveries are signed with. */
+  secret: string;
+}
+
 /** `--agents nova=DIR,ada=DIR`: each agent's platform handle and its directory (or cartridge). */
 export function parseAgentList(value: string): Array<{ name: string; dir: string }> {
   const agents = value

@@ -1,32 +1,34 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkWebhookSignature, headerValue } from '../../channel/webhook-signature.ts';
-import { openDatabase, type Database } from '../../store/database.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { WakeQueue } from '../worker/queue.ts';
+import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys, type VerifiedDelivery } from './admission.ts';
+import type { RoutedAgent } from './agents.ts';
+import { DeliveryLog } from './delivery-log.ts';
+import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
+
+export type { RoutedAgent } from './agents.ts';
 
 /**
  * `acx router`: receives the platform's signed webhook deliveries and wakes the agent each is
- * addressed to, as the BaseCradle router does (FACTS.md): the signature checked over the raw
- * bytes in constant time, a delivery id seen before answered and ignored, wakes serialized per
- * agent, `acx wake <agent> --timeline <uuid>` run with BASECRADLE_DELIVERY_ID, a non-zero exit
- * retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded in router.db. A message
- * delivery for an agent and timeline that already has a message wake waiting in the queue joins
- * that wake (recorded as coalesced): in a burst, one process answers what piled up.
+ * addressed to, as the BaseCradle router does (FACTS.md): the signature checked first, over the
+ * raw bytes in constant time, and the body's own event id, event name and time believed over the
+ * unsigned headers (admission.ts); a delivery seen before answered and ignored; wakes serialized
+ * per agent, `acx wake <agent> --timeline <uuid>` run with only the environment wake-env.ts
+ * allows; a non-zero exit retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded
+ * in router.db. A message delivery for an agent and timeline that already has a message wake
+ * waiting in the queue joins that wake (recorded as coalesced): in a burst, one process answers
+ * what piled up.
+ *
+ * Answer codes (the platform counts any non-2xx as a failed delivery, and disables an
+ * integration after five): 401 without a valid signature, whatever else is wrong; 400 for a
+ * signed delivery that is malformed, stale or whose headers contradict its body; 200 for one
+ * addressed to a recipient not hosted here, for an event that wakes no one and for a duplicate;
+ * 202 for one accepted.
  */
-export interface RoutedAgent {
-  /** The agent's platform handle (its name in --agents). */
-  name: string;
-  /** Agent directory or cartridge, as `acx wake` takes it. */
-  dir: string;
-  /** The platform user it speaks as: its token, and its uuid (the deliveries' recipient_uuid). */
-  token: string;
-  uuid: string;
-  /** The key its deliveries are signed with. */
-  secret: string;
-}
 
 export interface RouterOptions {
   agents: readonly RoutedAgent[];
@@ -39,8 +41,16 @@ export interface RouterOptions {
   host?: string;
   /** The command a wake runs: default this Node on this acx's bin. Tests may point it elsewhere. */
   wakeCommand?: { command: string; args: readonly string[] };
-  /** Environment for every wake (model keys, ACX_HOME …); each wake adds its own BASECRADLE_* values. */
+  /** The environment wakes draw from (default process.env): each gets only what wake-env.ts allows, and its own BASECRADLE_* values. */
   env?: NodeJS.ProcessEnv;
+  /** More variables each wake gets from `env` (`--pass-env`): never BASECRADLE_* or a webhook secret. */
+  passEnv?: readonly string[];
+  /** Keys a delivery for a recipient not hosted here may be signed with (the shared secret): such a delivery is answered 200, not 401. */
+  sharedSecrets?: readonly string[];
+  /** How old (and how far ahead) a delivery's occurred_at may be; default 24 h back, 5 min ahead. */
+  replayWindow?: { pastMs: number; futureMs: number };
+  /** The clock (tests). */
+  now?: () => number;
   /** Waits between attempts; default 500 ms then 1000 ms (three attempts). */
   retryDelaysMs?: readonly number[];
   /**
@@ -67,28 +77,23 @@ export const WAKING_EVENTS: Readonly<Record<string, '--message' | '--asset' | '-
   'webhook_event.received': '--event',
 };
 
-const MIGRATIONS = [
-  `CREATE TABLE deliveries (
-     delivery TEXT PRIMARY KEY, agent TEXT NOT NULL, event TEXT NOT NULL, timeline TEXT NOT NULL,
-     state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, exit_code INTEGER, received_at TEXT NOT NULL, finished_at TEXT)`,
-  // A delivery folded into a wake already queued for the same agent and timeline: that wake's delivery.
-  `ALTER TABLE deliveries ADD COLUMN covered_by TEXT`,
-];
-
 const MAX_BODY_BYTES = 1024 * 1024;
 
-interface Delivery {
-  id: string;
-  event: string;
-  timeline: string;
-  resource: string | undefined;
-  agent: RoutedAgent;
-}
+/** A delivery accepted for a hosted agent. */
+type Delivery = VerifiedDelivery & { agent: RoutedAgent };
 
 export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
   const { logger } = options;
-  const db = openDatabase(options.databasePath, { migrations: MIGRATIONS });
-  const byRecipient = new Map(options.agents.map((agent) => [agent.uuid, agent]));
+  for (const name of options.passEnv ?? []) checkPassEnvName(name);
+  const now = options.now ?? Date.now;
+  const window = options.replayWindow ?? DEFAULT_REPLAY_WINDOW;
+  const log = new DeliveryLog(options.databasePath, now, window.pastMs + window.futureMs);
+  const keys: Keys = {
+    byRecipient: new Map(options.agents.map((agent) => [agent.uuid, agent])),
+    all: [...new Set([...options.agents.map((agent) => agent.secret), ...(options.sharedSecrets ?? [])])],
+  };
+  // A stranger decides how often these are written: bounded per kind (src/util/log-throttle.ts).
+  const throttled = createLogThrottle(logger, { now });
   const queues = new Map<string, Promise<void>>();
   const delays = options.retryDelaysMs ?? [500, 1000];
 
@@ -104,7 +109,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     const key = `${delivery.agent.name}\n${delivery.timeline}`;
     const covering = delivery.event === 'message.created' ? waiting.get(key) : undefined;
     if (covering) {
-      db.prepare("UPDATE deliveries SET state = 'coalesced', covered_by = ? WHERE delivery = ?").run(covering.id, delivery.id);
+      log.coalesced(delivery.id, covering.id);
       logger.info('router delivery coalesced', { agent: delivery.agent.name, delivery: delivery.id, timeline: delivery.timeline, into: covering.id });
       return;
     }
@@ -132,10 +137,10 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
         deliveryId: delivery.id,
         platformUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
       });
-      db.prepare("UPDATE deliveries SET state = 'enqueued', finished_at = datetime('now') WHERE delivery = ?").run(delivery.id);
+      log.finished(delivery.id, 'enqueued');
       logger.info('router delivery enqueued', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, job });
     } catch (error) {
-      db.prepare("UPDATE deliveries SET state = 'failed', finished_at = datetime('now') WHERE delivery = ?").run(delivery.id);
+      log.finished(delivery.id, 'failed');
       logger.error('router enqueue failed', { agent: delivery.agent.name, delivery: delivery.id, error: errorMessage(error) });
     } finally {
       queues.delete(delivery.id);
@@ -145,16 +150,51 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   const runWake = async (delivery: Delivery) => {
     for (let attempt = 1; ; attempt++) {
       const code = await wakeOnce(options, delivery);
-      db.prepare('UPDATE deliveries SET attempts = ?, exit_code = ? WHERE delivery = ?').run(attempt, code, delivery.id);
+      log.attempted(delivery.id, attempt, code);
       if (code === 0 || attempt > delays.length) {
         const state = code === 0 ? 'done' : 'failed';
-        db.prepare("UPDATE deliveries SET state = ?, finished_at = datetime('now') WHERE delivery = ?").run(state, delivery.id);
+        log.finished(delivery.id, state);
         (code === 0 ? logger.info : logger.error).call(logger, 'router wake', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, outcome: state, attempts: attempt, exit: code });
         return;
       }
       logger.warn('router wake retry', { agent: delivery.agent.name, delivery: delivery.id, attempt, exit: code, wait_ms: delays[attempt - 1] });
       await new Promise((resolve) => setTimeout(resolve, delays[attempt - 1]));
     }
+  };
+
+  // Said once per run: a platform whose bodies lack event_id or occurred_at leaves a gap.
+  const warned = new Set<string>();
+  const warnOnce = (gap: string, reason: string) => {
+    if (warned.has(gap)) return;
+    warned.add(gap);
+    logger.warn('router deliveries replayable', { reason });
+  };
+
+  /** What to answer a POST (admission.ts decides what is believed), and the delivery to wake for, if any. */
+  const receive = (raw: Buffer, req: http.IncomingMessage): { status: number; text: string; accepted?: Delivery } => {
+    const admitted = admitDelivery(raw, req.headers, keys, window, now());
+    if (!admitted.ok) {
+      throttled.log('warn', 'router delivery refused', { status: admitted.status, reason: admitted.reason, from: req.socket.remoteAddress });
+      return { status: admitted.status, text: admitted.message };
+    }
+    const delivery = admitted.delivery;
+    if (!delivery.signedId) warnOnce('event_id', "the platform's deliveries carry no event_id: deduped on the unsigned X-BaseCradle-Delivery header, so one re-sent under a new header wakes again");
+    if (!delivery.windowed) warnOnce('occurred_at', "the platform's deliveries carry no occurred_at: no replay window applies");
+    const { agent } = delivery;
+    if (!agent) {
+      throttled.log('info', 'router delivery ignored', { delivery: delivery.id, reason: 'not-hosted', recipient: delivery.recipient });
+      return { status: 200, text: 'no agent here for this recipient_uuid' };
+    }
+    const waking = WAKING_EVENTS[delivery.event] !== undefined;
+    if (!log.record({ id: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline, state: waking ? 'queued' : 'ignored' })) {
+      throttled.log('info', 'router delivery duplicate', { delivery: delivery.id, agent: agent.name, reason: 'seen-before' });
+      return { status: 200, text: 'already received' };
+    }
+    if (!waking) {
+      throttled.log('info', 'router delivery ignored', { delivery: delivery.id, agent: agent.name, event: delivery.event, reason: 'not-a-waking-event' });
+      return { status: 200, text: `${delivery.event} wakes no one` };
+    }
+    return { status: 202, text: 'accepted', accepted: { ...delivery, agent } };
   };
 
   const server = http.createServer((req, res) => {
@@ -170,20 +210,23 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
         res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
       };
       if (req.method !== 'POST') return answer(405, 'POST a platform delivery here');
-      const raw = Buffer.concat(chunks);
-      const received = receive(raw, req.headers, byRecipient, db, logger);
-      if ('reject' in received) return answer(received.status, received.reject);
-      answer(202, received.duplicate ? 'already received' : 'accepted');
-      if (!received.duplicate && received.delivery) enqueue(received.delivery);
+      const received = receive(Buffer.concat(chunks), req);
+      answer(received.status, received.text);
+      if (received.accepted) enqueue(received.accepted);
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => {
+      log.close();
+      reject(error);
+    });
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });
+  const unset = (options.passEnv ?? []).filter((name) => (options.env ?? process.env)[name] === undefined);
+  if (unset.length > 0) logger.warn('router pass-env not set', { names: unset.join(','), reason: 'listed with --pass-env (or ACX_ROUTER_PASS_ENV) but absent here, so wakes do not get them' });
   return {
     url,
     port,
@@ -198,46 +241,10 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(queues.values());
-      db.close();
+      throttled.flush();
+      log.close();
     },
   };
-}
-
-type Received = { status: number; reject: string } | { duplicate: boolean; delivery?: Delivery };
-
-/** Verifies, parses and records one delivery; a delivery id seen before is a duplicate. */
-function receive(raw: Buffer, headers: http.IncomingHttpHeaders, byRecipient: Map<string, RoutedAgent>, db: Database, logger: Logger): Received {
-  const deliveryId = headerValue(headers, 'X-BaseCradle-Delivery');
-  const event = headerValue(headers, 'X-BaseCradle-Event');
-  if (!deliveryId || !event) return { status: 400, reject: 'X-BaseCradle-Event and X-BaseCradle-Delivery are required' };
-  let body: { recipient_uuid?: unknown; timeline_uuid?: unknown; resource?: { uuid?: unknown } };
-  try {
-    body = JSON.parse(raw.toString('utf8')) as typeof body;
-  } catch {
-    return { status: 400, reject: 'the body is not JSON' };
-  }
-  const agent = typeof body.recipient_uuid === 'string' ? byRecipient.get(body.recipient_uuid) : undefined;
-  if (!agent) return { status: 404, reject: 'no agent here for this recipient_uuid' };
-  // Verified before anything else is believed or recorded.
-  const check = checkWebhookSignature({ rawBody: raw, headers, secret: agent.secret });
-  if (!check.ok) {
-    logger.warn('router delivery refused', { delivery: deliveryId, agent: agent.name, reason: `signature ${check.reason}` });
-    return { status: 401, reject: `signature ${check.reason}` };
-  }
-  if (typeof body.timeline_uuid !== 'string') return { status: 400, reject: 'timeline_uuid is required' };
-  const inserted = db
-    .prepare("INSERT OR IGNORE INTO deliveries (delivery, agent, event, timeline, state, received_at) VALUES (?, ?, ?, ?, ?, datetime('now'))")
-    .run(deliveryId, agent.name, event, body.timeline_uuid, WAKING_EVENTS[event] ? 'queued' : 'ignored');
-  if (inserted.changes === 0) {
-    logger.info('router delivery duplicate', { delivery: deliveryId, agent: agent.name });
-    return { duplicate: true };
-  }
-  if (!WAKING_EVENTS[event]) {
-    logger.info('router delivery ignored', { delivery: deliveryId, event });
-    return { duplicate: false };
-  }
-  const resource = typeof body.resource?.uuid === 'string' ? body.resource.uuid : undefined;
-  return { duplicate: false, delivery: { id: deliveryId, event, timeline: body.timeline_uuid, resource, agent } };
 }
 
 function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
@@ -245,12 +252,8 @@ function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
   const flag = WAKING_EVENTS[delivery.event];
   // A task needs no trigger: the wake takes up every activated task it has not seen.
   const trigger: string[] = flag && flag !== '--task' && delivery.resource ? [flag, delivery.resource] : [];
-  const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? process.env),
-    BASECRADLE_BASE_URL: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
-    BASECRADLE_TOKEN: delivery.agent.token,
-    BASECRADLE_DELIVERY_ID: delivery.id,
-  };
+  const own = { baseUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl, token: delivery.agent.token, deliveryId: delivery.id };
+  const env = wakeEnvironment(options.env ?? process.env, own, options.passEnv);
   return new Promise((resolve) => {
     const child = spawn(command.command, [...command.args, 'wake', delivery.agent.dir, '--timeline', delivery.timeline, ...trigger], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr.on('data', (chunk: Buffer) => {

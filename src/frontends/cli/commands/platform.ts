@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveStateHome } from '../../../app/paths.ts';
 import { parseAgentList } from '../../router/agents.ts';
-import { startRouter } from '../../router/router.ts';
+import { type RouterOptions, startRouter } from '../../router/router.ts';
 import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
 import { type Logger } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
+import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
 /**
  * `acx platform serve|user …`: the embedded local platform (src/platform). This file only reads
@@ -28,21 +29,29 @@ export function register(program: Command): void {
     .option('--deliver-to <url>', 'POST every event delivery here (repeatable; env ACX_PLATFORM_DELIVER_TO, comma-separated)', collect, [])
     .option('--agents <list>', 'also run a router that wakes these agents (handle=DIR pairs, comma-separated): each gets an AI user here (created if missing) and answers as it')
     .option('--webhook-secret <secret>', 'signs deliveries (env ACX_PLATFORM_WEBHOOK_SECRET, preferred: flags show in ps); ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own')
-    .action(async (options: { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
+    .addOption(passEnvOption())
+    .addOption(replayWindowOption())
+    .action(async (options: RouterFlags & { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
       const deliverTo = options.deliverTo.length > 0 ? options.deliverTo : splitList(process.env.ACX_PLATFORM_DELIVER_TO);
       const logger = commandLogger('service');
+      const routerFlags = resolveRouterFlags('acx platform serve', options, process.env);
+      const webhookSecret = options.webhookSecret ?? (process.env.ACX_PLATFORM_WEBHOOK_SECRET || undefined);
+      const ownSecrets = agentSecrets(process.env);
       let platformUrl = '';
-      const router = options.agents ? await startAgentRouter(home(options), options.agents, () => platformUrl, logger) : undefined;
+      // The platform's other AI users' deliveries reach the router too, signed with the shared key
+      // or their own: holding those keys, it answers them 200 (not hosted here), not 401.
+      const sharedSecrets = [...(webhookSecret ? [webhookSecret] : []), ...Object.values(ownSecrets)];
+      const router = options.agents ? await startAgentRouter(home(options), options.agents, { ...routerFlags, sharedSecrets, platformUrl: () => platformUrl, logger }) : undefined;
       const running = await startPlatform({
         home: home(options),
         port,
         host: options.host,
         publicUrl: options.publicUrl || undefined,
         deliverTo: router ? [...deliverTo, router.running.url] : deliverTo,
-        webhookSecret: options.webhookSecret ?? (process.env.ACX_PLATFORM_WEBHOOK_SECRET || undefined),
-        webhookSecrets: { ...agentSecrets(process.env), ...router?.secrets },
+        webhookSecret,
+        webhookSecrets: { ...ownSecrets, ...router?.secrets },
         logger,
       });
       platformUrl = running.url;
@@ -132,7 +141,8 @@ function agentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
  * `serve --agents`: an AI user per agent (created on first use, a fresh token each start), its own
  * random signing secret, and a router in this process that wakes it for its deliveries.
  */
-async function startAgentRouter(homeDir: string, list: string, platformUrl: () => string, logger: Logger) {
+async function startAgentRouter(homeDir: string, list: string, settings: Pick<RouterOptions, 'passEnv' | 'replayWindow' | 'sharedSecrets' | 'logger'> & { platformUrl: () => string }) {
+  const { logger } = settings;
   let agents: Array<{ name: string; dir: string }>;
   try {
     agents = parseAgentList(list);
@@ -148,7 +158,7 @@ async function startAgentRouter(homeDir: string, list: string, platformUrl: () =
     secrets[user.handle.toLowerCase()] = secret;
     return { name: user.handle, dir, token: user.token, uuid: user.uuid, secret };
   });
-  const running = await startRouter({ agents: routed, platformUrl, databasePath: join(homeDir, 'router.db'), logger });
+  const running = await startRouter({ ...settings, agents: routed, databasePath: join(homeDir, 'router.db') });
   for (const agent of routed) logger.info('platform agent', { handle: agent.name, dir: agent.dir, router: running.url });
   return { running, secrets };
 }

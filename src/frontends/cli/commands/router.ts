@@ -7,6 +7,7 @@ import { startRouter } from '../../router/router.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { CliExit } from '../output.ts';
 import { commandLogger } from '../command-logger.ts';
+import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
 /**
  * `acx router --agents nova=DIR [--platform URL] [--port N] [--queue postgres://…]`: receives a
@@ -24,11 +25,14 @@ export function register(program: Command): void {
     .option('--port <n>', 'port to receive deliveries on (env ACX_ROUTER_PORT; 0 picks a free one)', process.env.ACX_ROUTER_PORT ?? '4710')
     .option('--home <dir>', "the router's state: router.db, the deliveries and their outcomes (default <state home>/router)")
     .option('--queue <url>', 'enqueue each delivery on the pg-boss queue in this PostgreSQL database for `acx worker` instead of running wakes here (env ACX_ROUTER_QUEUE)')
-    .action(async (options: { agents: string; platform?: string; port: string; home?: string; queue?: string }) => {
+    .addOption(passEnvOption())
+    .addOption(replayWindowOption())
+    .action(async (options: RouterFlags & { agents: string; platform?: string; port: string; home?: string; queue?: string }) => {
       const env = process.env;
       const logger = commandLogger('service', env);
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx router: --port must be an integer from 0 to 65535, not "${options.port}".`);
+      const { passEnv, replayWindow } = resolveRouterFlags('acx router', options, env);
       let listed: Array<{ name: string; dir: string }>;
       try {
         listed = parseAgentList(options.agents);
@@ -54,7 +58,9 @@ export function register(program: Command): void {
       // pg-boss is loaded only by a router that enqueues.
       const queue = queueUrl ? await (await import('../../worker/queue.ts')).openWakeQueue(queueUrl, logger) : undefined;
       const home = options.home ?? join(resolveStateHome(undefined), 'router');
-      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, ...(queue ? { queue } : {}) });
+      // A delivery for a recipient not hosted here, signed with the shared secret, is answered 200 (not 401).
+      const sharedSecrets = env.ACX_ROUTER_WEBHOOK_SECRET ? [env.ACX_ROUTER_WEBHOOK_SECRET] : [];
+      const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, passEnv, replayWindow, sharedSecrets, ...(queue ? { queue } : {}) });
       process.stdout.write(`${router.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => void router.close().then(() => queue?.close()).then(resolve);
