@@ -114,6 +114,19 @@ describe('the shell tool needs both gates and never loads as root', () => {
     expect(run.output).toBe('Exit code: 0\n--- stdout ---\nONE\n--- stderr ---\ntwo');
   });
 
+  it("passes its environment on, but never the fleet's secrets (other agents' platform tokens, signing keys)", async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { ACX_SHELL_PROBE: 'visible', BASECRADLE_TOKEN: 'own-token', BASECRADLE_TOKEN_ADA: 'ada-token', ACX_PLATFORM_WEBHOOK_SECRET: 'hush', BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_NOVA: 'hush2' });
+    try {
+      const registry = new ToolRegistry({ policy: Policy.unlocked({ grants: ['shell'], isRoot: notRoot }) });
+      registry.register(createShellTool({ isRoot: notRoot, cwd: tempDir(), loginShell: false }));
+      const run = await registry.run('shell', { command: 'env | grep -E "^(ACX_SHELL_PROBE|BASECRADLE|ACX_PLATFORM)" | sort' }, toolContext());
+      expect(run.output).toBe('Exit code: 0\n--- stdout ---\nACX_SHELL_PROBE=visible\nBASECRADLE_TOKEN=own-token');
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it('as root: refused at registration even with both gates cleared', () => {
     const registry = new ToolRegistry({ policy: Policy.unlocked({ grants: ['shell'], isRoot: () => true }) });
     expect(() => registry.register(createShellTool())).toThrow(/runs as root/);

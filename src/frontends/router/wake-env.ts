@@ -1,5 +1,5 @@
 import { PROVIDER_ENV_NAMES } from '../../model/providers.ts';
-import { isCredentialName } from '../../tools/sandbox/environment.ts';
+import { isCredentialName, isFleetSecretName } from '../../tools/sandbox/environment.ts';
 
 /**
  * The one rule for what environment a router's wake gets. The router holds every hosted agent's
@@ -30,8 +30,8 @@ const SYSTEM_NAMES = new Set([
 const SYSTEM_PREFIXES = ['LC_'];
 const PROVIDER_NAMES = new Set(PROVIDER_ENV_NAMES);
 
-/** Names `--pass-env` may not list: the router sets the wake's BASECRADLE_* itself, and signing secrets stay with it. */
-const NEVER_PASSED = /^BASECRADLE_|WEBHOOK_SECRET/;
+/** Names `--pass-env` may not list: the router sets the wake's BASECRADLE_* itself, and the fleet's secrets stay with it. */
+const neverPassed = (name: string): boolean => name.startsWith('BASECRADLE_') || isFleetSecretName(name);
 
 /** `--pass-env NAME[,NAME…]` (or ACX_ROUTER_PASS_ENV): the names, each checked by checkPassEnvName. */
 export function parsePassEnv(value: string | undefined): string[] {
@@ -43,7 +43,7 @@ export function parsePassEnv(value: string | undefined): string[] {
 /** A name the operator may pass to wakes; otherwise a TypeError that says why not. */
 export function checkPassEnvName(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`--pass-env takes variable names separated by commas, not "${name}".`);
-  if (NEVER_PASSED.test(name)) {
+  if (neverPassed(name)) {
     throw new TypeError(
       `--pass-env cannot pass ${name}: a wake gets its own agent's BASECRADLE_TOKEN, BASECRADLE_BASE_URL and BASECRADLE_DELIVERY_ID from the router, and never another agent's token or a webhook signing secret.`,
     );
@@ -52,7 +52,7 @@ export function checkPassEnvName(name: string): void {
 
 function allowed(name: string, passEnv: ReadonlySet<string>): boolean {
   if (SYSTEM_NAMES.has(name) || SYSTEM_PREFIXES.some((prefix) => name.startsWith(prefix))) return true;
-  if (PROVIDER_NAMES.has(name) || (passEnv.has(name) && !NEVER_PASSED.test(name))) return true;
+  if (PROVIDER_NAMES.has(name) || (passEnv.has(name) && !neverPassed(name))) return true;
   return name.startsWith('ACX_') && !isCredentialName(name);
 }
 

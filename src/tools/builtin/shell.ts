@@ -2,12 +2,14 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import { PolicyError } from '../../core/errors.ts';
 import { processIsRoot, type PolicyTool } from '../policy.ts';
+import { withoutFleetSecrets } from '../sandbox/environment.ts';
 import { findExecutable } from '../sandbox/isolation.ts';
 import { formatProcessResult, runProcess } from '../sandbox/process.ts';
 
 /**
- * `shell`: the unsandboxed host shell. The command runs as this process's OS user with its full
- * environment; that user's Unix permissions are the whole boundary. Two gates, both required:
+ * `shell`: the unsandboxed host shell. The command runs as this process's OS user with its
+ * environment (less the secrets a process hosting several agents holds for all of them:
+ * isFleetSecretName); that user's Unix permissions are the whole boundary. Two gates, both required:
  * it is opt-in (granted by name) AND it needs `host-shell`, which only the unlocked profile
  * allows. It refuses to load (Policy) or run (here) as root.
  */
@@ -34,7 +36,7 @@ export function createShellTool(options: ShellOptions = {}): PolicyTool {
   return {
     name: 'shell',
     description:
-      'Run a command line directly on the host as the agent\'s OS user, with its full environment and network. ' +
+      'Run a command line directly on the host as the agent\'s OS user, with its environment (never other agents\' platform tokens or webhook secrets) and network. ' +
       'Each call is a fresh login shell (no TTY); long output keeps its beginning and end.',
     inputSchema: shellInputSchema,
     capabilityScopes: ['exec'],
@@ -54,7 +56,7 @@ export function createShellTool(options: ShellOptions = {}): PolicyTool {
       const timeoutMs = Math.min(input.timeoutMs ?? options.timeoutMs ?? 60_000, options.maxTimeoutMs ?? 10 * 60_000);
       const result = await runProcess(file, args, {
         cwd,
-        env: process.env,
+        env: withoutFleetSecrets(process.env),
         stdin: input.stdin,
         timeoutMs,
         maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,

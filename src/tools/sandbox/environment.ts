@@ -14,6 +14,23 @@ export function isCredentialName(name: string): boolean {
   return CREDENTIAL_NAME.test(name);
 }
 
+/**
+ * Secrets a process that hosts several agents holds for all of them (a worker, a router, a
+ * platform with agents): each agent's platform token (BASECRADLE_TOKEN_<HANDLE>) and the keys
+ * deliveries are signed with. No tool of one agent may hand them to a command, even the host
+ * shell that otherwise passes its full environment on.
+ */
+const FLEET_SECRET_NAME = /^BASECRADLE_TOKEN_.|WEBHOOK_SECRET/;
+
+export function isFleetSecretName(name: string): boolean {
+  return FLEET_SECRET_NAME.test(name);
+}
+
+/** The host's environment without the fleet's secrets (see isFleetSecretName). */
+export function withoutFleetSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isFleetSecretName(name)));
+}
+
 export function buildSandboxEnv(
   home: string,
   options: { hostEnv?: NodeJS.ProcessEnv; extra?: Record<string, string> } = {},
