@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, errorMessage } from '../core/errors.ts';
 import { DEFAULT_EMBEDDING_ENGINE, defaultHarnessRequirements, defaultLoopContextPolicy } from './defaults.ts';
@@ -34,7 +34,19 @@ export function detectLayout(dir: string): AgentLayout | null {
 
 export function readDirectorySource(path: string): AgentSource {
   const dir = resolve(path);
-  const layout = existsSync(dir) && statSync(dir).isDirectory() ? detectLayout(dir) : null;
+  const isDirectory = existsSync(dir) && statSync(dir).isDirectory();
+  if (!isDirectory && /^(agent|manifest)\.json$/.test(basename(dir))) {
+    // A common slip: naming the agent's definition file instead of the agent.
+    throw new ConfigError(`${path} is the agent's ${basename(dir)}; acx takes the agent's directory.`, {
+      hint: `Pass the directory that holds it: ${relativeOrAbsolute(dirname(dir))}.`,
+    });
+  }
+  if (!existsSync(dir)) {
+    throw new ConfigError(`${path} does not exist.`, {
+      hint: `Give an agent directory or a .acx cartridge; \`acx init ${path}\` creates an agent there (the layout: ${LAYOUT_DOC}).`,
+    });
+  }
+  const layout = isDirectory ? detectLayout(dir) : null;
   if (!layout) {
     throw new ConfigError(`${dir} is not an acx agent directory (no agent.json).`, {
       hint: `Create one with \`acx init ${path}\`, or run the example agent at ${EXAMPLE_AGENT} (the layout: ${LAYOUT_DOC}).`,
@@ -201,4 +213,10 @@ export function parseJson(bytes: Buffer, where: string): unknown {
 
 function slug(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+}
+
+/** A path as the user would type it from here: relative when below the working directory. */
+function relativeOrAbsolute(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }

@@ -141,7 +141,7 @@ export function parseOptInNames(values: Iterable<string>): OptInName[] {
     if (unknown.length > 0) parts.push(`Unknown opt-in tool${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`);
     for (const name of defaultOn) parts.push(`Nothing to grant: ${DEFAULT_ON_TOOLS[name]}.`);
     throw new ConfigError(parts.join(' '), {
-      hint: `Leave ${[...unknown, ...defaultOn].join(', ')} out of --opt-in. The tools that need a grant are:\n${knownOptInsText()}`,
+      hint: `Leave ${[...unknown, ...defaultOn].join(', ')} out of --opt-in; the tools that need a grant are ${Object.keys(OPT_IN_TOOLS).join(', ')} (\`acx install --help\` says what each does).`,
     });
   }
   return names;

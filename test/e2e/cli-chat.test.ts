@@ -75,6 +75,29 @@ describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
     expect(await terminal.exited).toBe(0);
   });
 
+  it('/help lists the chat commands, /session says how to come back, /tools lists the tools; an unknown /word goes nowhere', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-chat-'));
+    terminal = new Terminal(['chat', QUICKSTART_AGENT, '--replay', QUICKSTART_CASSETTE, '--home', home, '--config-home', home], cleanEnv());
+    let at = await terminal.waitFor('/help lists commands; /exit leaves.');
+    at = await terminal.waitFor('you> ', at);
+    terminal.type('/help\r');
+    at = await terminal.waitFor('/session  this session\'s id, and how to come back to it', at);
+    at = await terminal.waitFor('you> ', at);
+    terminal.type('/session\r');
+    at = await terminal.waitFor(new RegExp(`to come back to it: acx chat ${QUICKSTART_AGENT} --session [\\w-]+`), at);
+    at = await terminal.waitFor('you> ', at);
+    terminal.type('/tools\r');
+    at = await terminal.waitFor('memory_write', at);
+    at = await terminal.waitFor('you> ', at);
+    // Were it sent, the replay cassette would fail on a prompt it never recorded.
+    terminal.type('/frobnicate\r');
+    at = await terminal.waitFor('unknown command /frobnicate; /help lists the commands', at);
+    at = await terminal.waitFor('you> ', at);
+    terminal.type('/quit\r');
+    expect(await terminal.exited).toBe(0);
+    expect(terminal.output).not.toContain('[error]');
+  });
+
   it('Ctrl-C cancels the running turn, not the process; approvals are answered at the prompt', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));

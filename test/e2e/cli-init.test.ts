@@ -48,6 +48,11 @@ describe.concurrent('acx init (e2e)', { timeout: 120_000 }, () => {
     });
     expect(readdirSync(root), 'no temporary directory is left behind').toEqual(['release-bot']);
 
+    // Started by npx (a checkout, or a project that depends on acx), where `acx` alone is not on PATH.
+    const viaNpx = await runAcx(['init', 'npx-bot'], { cwd: root, env: cleanEnv({ npm_command: 'exec' }) });
+    expect(viaNpx.stdout).toContain('Next: npx acx run ./npx-bot "What can you do?"\n');
+    expect(viaNpx.stdout).toContain('what it would use: npx acx resolved-config ./npx-bot)');
+
     // The printed command, with the key and a local endpoint for the model it names.
     const env = cleanEnv({ OPENAI_API_KEY: 'sk-test-init', OPENAI_BASE_URL: server.openaiBaseURL });
     const run = await runAcx(['run', './release-bot', 'What can you do?'], { cwd: root, env });

@@ -28,10 +28,17 @@ describe.concurrent('errors under --json (e2e)', { timeout: 120_000 }, () => {
     expect(run.status).toBe(1);
     const { error } = JSON.parse(run.stdout) as { error: { code: string; message: string; hint: string } };
     expect(error.code).toBe('config');
-    expect(error.message).toBe('/nonexistent/agent is not an acx agent directory (no agent.json).');
-    expect(error.hint).toBe(
-      `Create one with \`acx init /nonexistent/agent\`, or run the example agent at ${join(ROOT, 'examples/notes-keeper')} (the layout: ${join(ROOT, 'docs/agent-layout.md')}).`,
-    );
+    expect(error.message).toBe('/nonexistent/agent does not exist.');
+    expect(error.hint).toBe(`Give an agent directory or a .acx cartridge; \`acx init /nonexistent/agent\` creates an agent there (the layout: ${join(ROOT, 'docs/agent-layout.md')}).`);
+    const notAnAgent = JSON.parse((await runAcx(['run', join(ROOT, 'docs'), 'hi', '--json'])).stdout) as { error: { message: string; hint: string } };
+    expect(notAnAgent.error).toEqual({
+      code: 'config',
+      message: `${join(ROOT, 'docs')} is not an acx agent directory (no agent.json).`,
+      hint: `Create one with \`acx init ${join(ROOT, 'docs')}\`, or run the example agent at ${join(ROOT, 'examples/notes-keeper')} (the layout: ${join(ROOT, 'docs/agent-layout.md')}).`,
+    });
+    // Naming the agent's agent.json instead of its directory: said plainly, with the directory to pass.
+    const file = JSON.parse((await runAcx(['run', 'examples/notes-keeper/agent.json', 'hi', '--json'])).stdout) as { error: { message: string; hint: string } };
+    expect(file.error).toEqual({ code: 'config', message: "examples/notes-keeper/agent.json is the agent's agent.json; acx takes the agent's directory.", hint: 'Pass the directory that holds it: examples/notes-keeper.' });
     expect(run.stderr).not.toMatch(STACK_FRAME);
   });
 

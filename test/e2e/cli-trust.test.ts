@@ -69,7 +69,7 @@ describe.concurrent('acx keygen --trust and acx trust (e2e)', { timeout: 120_000
     expect(added.code, added.stderr).toBe(0);
     const keyid = KEYID.exec(added.stdout)![0];
     expect(added.stdout).toContain(`added ${keyid} in ${join(home, 'config', 'trust-registry.json')}`);
-    expect(added.stdout).toContain('valid:     2026-01-01T00:00:00Z → 2031-01-01T00:00:00Z');
+    expect(added.stdout).toContain(`valid:     2026-01-01T00:00:00Z → 2031-01-01T00:00:00Z (cartridges signed before the start stay portable; to trust those too: acx trust add ${keyid} --not-before <their signing time>)`);
     expect(added.stdout).toContain('namespace: dns-txt _acx-challenge.team.example.com');
     expect(added.stdout).toContain('own key:   no');
     const listed = await acx(['trust', 'list'], home);

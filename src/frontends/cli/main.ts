@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, exitCodeFor, printError } from './output.ts';
+import { selfName } from './self-name.ts';
 import { asUsageError, tagParseErrors } from './usage-errors.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 
@@ -35,7 +36,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
 };
 
 export async function buildProgram(only?: string): Promise<Command> {
-  const program = new Command('acx')
+  const program = new Command(selfName())
     .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
     // Commander's own error lines never reach the user: main() reports every usage error in acx's

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { addOwnKey, trustKey, type TrustChange, type TrustKeyInput } from '../../cartridge/trust-store.ts';
 import { keyIdsFromPemFiles } from '../../cartridge/keys.ts';
+import { selfName } from './self-name.ts';
 import { resolveTrustFiles, verifyOptionsOf, type TrustFiles } from '../../app/trust.ts';
 
 /**
@@ -86,7 +87,7 @@ export function describeTrusted(registry: string, result: TrustChange & { own: b
   return [
     `${result.change === 'unchanged' ? 'already trusted' : result.change} ${entry.keyid} in ${registry}`,
     `  publisher: ${entry.publisherId}`,
-    `  valid:     ${entry.notBefore} → ${entry.notAfter} (cartridges signed before the start stay portable)`,
+    `  valid:     ${entry.notBefore} → ${entry.notAfter} (cartridges signed before the start stay portable; to trust those too: ${selfName()} trust add ${entry.keyid} --not-before <their signing time>)`,
     `  namespace: ${namespace}, recorded as verified by you (acx looks nothing up)`,
     `  own key:   ${result.own ? 'yes: cartridges it signs verify as local' : 'no: cartridges it signs verify as trusted'}`,
   ];

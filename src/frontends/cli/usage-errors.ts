@@ -48,7 +48,7 @@ function wording(message: string, command: Command): string {
   const didYouMean = suggestion ? ` (did you mean ${suggestion}?)` : '';
   const name = pathOf(command);
   const unknown = /^unknown option '(.+)'$/.exec(first);
-  if (unknown) return `unknown option ${unknown[1]} for ${name}${didYouMean}`;
+  if (unknown) return `unknown option ${unknown[1]} for ${name.replace(/^npx /, '')}${didYouMean}`;
   const option = /^option '([^']*)' argument (?:'(.*)' is invalid\. (.+)|(missing))$/.exec(first);
   if (option) {
     const flag = /--[\w-]+/.exec(option[1] ?? '')?.[0] ?? option[1];
@@ -76,7 +76,7 @@ function withHelpLine(error: CliExit, command: Command): CliExit {
 }
 
 function helpHint(command: Command): string {
-  return command.parent ? `run \`${pathOf(command)} --help\` for its usage` : 'run `acx help` for the list of commands';
+  return command.parent ? `run \`${pathOf(command)} --help\` for its usage` : `run \`${command.name()} help\` for the list of commands`;
 }
 
 /** `acx trust add`: the command's names from the root. */

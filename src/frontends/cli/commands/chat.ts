@@ -7,6 +7,7 @@ import { AcxError, errorMessage } from '../../../core/errors.ts';
 import { writeFinal } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { commandLogger } from '../command-logger.ts';
+import { selfName } from '../self-name.ts';
 
 /**
  * `acx chat <agent>`: an interactive session. Replies stream as they are written, each tool call
@@ -54,13 +55,20 @@ export function register(program: Command): void {
     });
     try {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
-      out.write(`acx chat: ${settings.agent.name} (session ${session.id}). Ctrl-C cancels a turn; /exit leaves.\n`);
+      out.write(`acx chat: ${settings.agent.name} (session ${session.id}). Ctrl-C cancels a turn; /help lists commands; /exit leaves.\n`);
+      const commands = chatCommands({ agent, sessionId: session.id, tools: prepared.toolset.tools.map((tool) => tool.name) });
       for (;;) {
         const line = await ask('you> ');
         if (line === undefined) break; // Ctrl-D, or the end of piped input
         const prompt = line.trim();
         if (!prompt) continue;
-        if (prompt === '/exit' || prompt === '/quit') break;
+        // A lone `/word` is a chat command; anything longer (a path, a sentence) goes to the agent.
+        if (/^\/[a-z]+$/.test(prompt)) {
+          const command = commands[prompt];
+          if (command === 'exit') break;
+          out.write(command ?? `unknown command ${prompt}; /help lists the commands\n`);
+          continue;
+        }
         turn = new AbortController();
         try {
           await runTurn(prepared, session, prompt, turn.signal, ask);
@@ -80,6 +88,24 @@ export function register(program: Command): void {
 }
 
 type Ask = (question: string, signal?: AbortSignal) => Promise<string | undefined>;
+
+/** What each chat command prints (`exit` ends the chat). */
+function chatCommands(chat: { agent: string; sessionId: string; tools: readonly string[] }): Record<string, string> {
+  const help = [
+    '/help     this list',
+    '/session  this session\'s id, and how to come back to it',
+    '/tools    the tools the agent has',
+    '/exit     leave (also /quit, Ctrl-D, or Ctrl-C at an empty prompt)',
+    'Ctrl-C during a reply cancels that turn; anything else you type goes to the agent.',
+  ];
+  return {
+    '/help': `${help.join('\n')}\n`,
+    '/session': `session ${chat.sessionId}; to come back to it: ${selfName()} chat ${chat.agent} --session ${chat.sessionId}\n`,
+    '/tools': `${chat.tools.length > 0 ? chat.tools.join(', ') : '(no tools)'}\n`,
+    '/exit': 'exit',
+    '/quit': 'exit',
+  };
+}
 
 async function runTurn(
   prepared: Awaited<ReturnType<typeof prepareAgent>>,

@@ -2,6 +2,7 @@ import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_INIT_MODEL, scaffoldAgentDirectory } from '../../../app/agent-template.ts';
 import { parseModelSpec, PROVIDERS } from '../../../model/providers.ts';
+import { selfName } from '../self-name.ts';
 
 /**
  * `acx init [dir]`: a new agent directory that runs as it is (agent.json, prompts, one skill),
@@ -21,7 +22,8 @@ export function register(program: Command): void {
       const result = scaffoldAgentDirectory({ dir, model, ...(opts.name ? { name: opts.name } : {}) });
       const shown = relative(process.cwd(), result.dir) || '.';
       const target = shown.startsWith('..') || shown.startsWith('/') ? result.dir : shown.startsWith('.') ? shown : `./${shown}`;
-      const next = `acx run ${target} "What can you do?"`;
+      const acx = selfName();
+      const next = `${acx} run ${target} "What can you do?"`;
       const key = PROVIDERS[provider]!.keyEnv[0];
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ ...result, model, next }, null, 2)}\n`);
@@ -33,7 +35,7 @@ export function register(program: Command): void {
           ...result.files.map((file) => `  ${file}`),
           '',
           `Next: ${next}`,
-          `      (it uses ${model}${key ? `: export ${key}=... first` : ''}; another model: --model provider:id; what it would use: acx resolved-config ${target})`,
+          `      (it uses ${model}${key ? `: export ${key}=... first` : ''}; another model: --model provider:id; what it would use: ${acx} resolved-config ${target})`,
           '',
         ].join('\n'),
       );

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { installConfigHome, NEW_SUFFIX, type DefaultsMap, type InstallSummary } from '../../../app/install.ts';
-import { grantFileName, OPT_IN_TOOLS } from '../../../app/opt-in.ts';
+import { grantFileName, knownOptInsText, OPT_IN_TOOLS } from '../../../app/opt-in.ts';
 import { resolveConfigHome } from '../../../app/paths.ts';
 import { createLogger, type Logger } from '../../../util/logger.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
@@ -90,6 +90,7 @@ export function register(program: Command): void {
     .option('--provider <name>', "lay down only the tool plugin defaults for this provider (default: ACX_MODEL's provider; unknown: all)")
     .option('--all-providers', "lay down every provider's tool plugin defaults")
     .option('--json', 'print what was done as JSON (the same lists as the text)')
+    .addHelpText('after', () => `\nThe tools --opt-in grants (each off until granted):\n${knownOptInsText()}\n`)
     .action((opts: { configHome?: string; optIn?: string[]; json?: boolean; provider?: string; allProviders?: boolean }) => {
       const summary = runInstall({
         ...(opts.configHome ? { configHome: opts.configHome } : {}),
