@@ -20,6 +20,18 @@ export function resolveStateHome(explicit: string | undefined, env: NodeJS.Proce
   return join(base, 'acx');
 }
 
+/**
+ * A library app's state: `createEngineHarness({ home })` keeps its journal directly in `home`
+ * (`<home>/journal.db`), not under `agents/<id>/` as the CLI does. The CLI's session commands
+ * read it there too, as the agent named LIBRARY_AGENT, so `acx sessions --home <home>` shows what
+ * a library app wrote. Undefined when the home holds no such journal.
+ */
+export const LIBRARY_AGENT = 'library';
+
+export function libraryStateDir(stateHome: string): string | undefined {
+  return existsSync(join(stateHome, 'journal.db')) ? stateHome : undefined;
+}
+
 /** Each agent identity gets its own journal and memory under the state home. */
 export function agentStateDir(stateHome: string, agentId: string): string {
   return join(stateHome, 'agents', agentId);

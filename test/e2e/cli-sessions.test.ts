@@ -5,7 +5,11 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
+import { fromLanguageModel } from '../../src/model/providers.ts';
 import { Journal } from '../../src/store/journal.ts';
+import { scriptedModel } from '../support/scripted-model.ts';
 import { cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 
 const AGENT = join(ROOT, 'examples/notes-keeper');
@@ -132,5 +136,30 @@ describe('acx sessions (e2e)', { timeout: 120_000 }, () => {
     const listed = await runAcx(['sessions'], { home: empty });
     expect(listed.status).toBe(0);
     expect(listed.stdout).toBe(`No sessions in ${empty}.\n`);
+  });
+
+  it("a library app's sessions (createEngineHarness({ home })) are listed, shown and cleaned up by the CLI", async () => {
+    const library = tempDir('acx-sessions-library-');
+    const model = scriptedModel([{ text: 'Hello from the library.' }]);
+    const harness = createEngineHarness({ model: fromLanguageModel(model), home: library });
+    const agent = new HarnessAgent({ harness });
+    const session = await agent.createSession({ sessionId: 'lib-1' });
+    expect((await agent.generate({ session, prompt: 'Say hello.' })).text).toBe('Hello from the library.');
+    await harness.close?.();
+
+    const listed = JSON.parse((await runAcx(['sessions', '--json'], { home: library })).stdout) as { sessions: Array<{ agent: string; id: string; turns: number }> };
+    expect(listed.sessions.map(({ agent: name, id, turns }) => ({ name, id, turns }))).toEqual([{ name: 'library', id: 'lib-1', turns: 1 }]);
+    const shown = await runAcx(['sessions', 'show', 'lib-1'], { home: library });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^Session lib-1 \(agent library\)/);
+    expect(shown.stdout).toContain('Hello from the library.');
+    const cleaned = await runAcx(['cleanup', '--session', 'lib-1'], { home: library });
+    expect(cleaned.status, cleaned.stderr).toBe(0);
+    expect(cleaned.stdout).toMatch(/^removed lib-1 \(2 messages, 0 wake events\)$/m);
+    expect((await runAcx(['sessions'], { home: library })).stdout).toBe(`No sessions in ${library}.\n`);
+    // With neither an agent nor a library journal, cleanup asks which agent.
+    const nothing = await runAcx(['cleanup', '--session', 'x'], { home: tempDir('acx-sessions-empty-') });
+    expect(nothing.status).toBe(2);
+    expect(nothing.stderr).toMatch(/^acx: name the agent whose sessions to clean/);
   });
 });

@@ -3,7 +3,8 @@ import { isUuid } from '../../../channel/ids.ts';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { acpSessionsRoot, sessionDirName } from '../../../harness/acp/sandbox.ts';
-import { resolveSettings } from '../../../app/settings.ts';
+import { type ResolvedSettings, resolveSettings } from '../../../app/settings.ts';
+import { LIBRARY_AGENT, libraryStateDir, resolveStateHome } from '../../../app/paths.ts';
 import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
@@ -22,7 +23,7 @@ export function register(program: Command): void {
   program
     .command('cleanup')
     .description("remove a finished session's transcript and wake state (--session), or sweep sessions idle for N days")
-    .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
+    .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent; omit it for a library app\'s journal (createEngineHarness({ home }) with --home)')
     .option('--session <id>', 'the session to remove')
     .option('--sweep', "a timeline agent: ask the platform about each timeline it keeps state for; a deleted one's transcript, marks and claims go")
     .option('--timeline <uuid>', "a timeline agent: remove one timeline's transcript, marks and claims, whatever the platform says")
@@ -32,7 +33,7 @@ export function register(program: Command): void {
     .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
     .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
     .option('--store <url>', 'the sessions are kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
-    .action(async (agent: string, options: Record<string, unknown>) => {
+    .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const logger = commandLogger('service');
       if (options.sweep || options.timeline !== undefined) {
         if (options.session !== undefined || options.idleDays !== undefined) {
@@ -41,6 +42,7 @@ export function register(program: Command): void {
         if (options.timeline !== undefined && !isUuid(options.timeline as string)) {
           throw new CliExit('usage', `acx cleanup: --timeline must be a timeline uuid, not "${String(options.timeline)}".`);
         }
+        if (agent === undefined) throw new CliExit('usage', 'acx cleanup: --sweep and --timeline clean a timeline agent; name it.');
         const { runTimelineCleanup } = await import('../timeline-cleanup.ts');
         await runTimelineCleanup(agent, options, logger);
         return;
@@ -56,7 +58,7 @@ export function register(program: Command): void {
       }
       const dryRun = Boolean(options.dryRun);
       // Cleaning runs nothing from a cartridge, so a portable one's sessions may go (tampered is still refused).
-      const settings = await resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
+      const settings = agent === undefined ? libraryHome(options.home as string | undefined) : await resolveSettings({ agent, ...(options as object), allowPortable: true }, { logger });
       const report: CleanupReport = { agent: settings.agent.id, stateDir: settings.stateDir, dryRun, removed: [], kept: [] };
       // --json: one object on stdout at the end; otherwise a line per session as it goes.
       const say = (line: string) => {
@@ -121,6 +123,16 @@ export function register(program: Command): void {
         await journal?.close();
       }
     });
+}
+
+/** What cleanup needs of an agent's settings, for a library app's journal in the state home. */
+function libraryHome(home: string | undefined): { agent: Pick<ResolvedSettings['agent'], 'id' | 'name'> } & Pick<ResolvedSettings, 'stateDir' | 'journalPath' | 'storeScope'> & { store?: undefined } {
+  const stateHome = resolveStateHome(home);
+  const stateDir = libraryStateDir(stateHome);
+  if (!stateDir) {
+    throw new CliExit('usage', `acx cleanup: name the agent whose sessions to clean (${stateHome} holds no library journal, journal.db).`);
+  }
+  return { agent: { id: LIBRARY_AGENT, name: LIBRARY_AGENT }, stateDir, journalPath: join(stateDir, 'journal.db'), storeScope: LIBRARY_AGENT };
 }
 
 /** `acx cleanup --json`: under --dry-run, `removed` lists what would be removed. */

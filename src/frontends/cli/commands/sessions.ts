@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { cartridgeStateDir } from '../../../app/load-cartridge.ts';
-import { agentStateDir, resolveStateHome } from '../../../app/paths.ts';
+import { agentStateDir, LIBRARY_AGENT, libraryStateDir, resolveStateHome } from '../../../app/paths.ts';
 import { locateAgent, resolveStoreUrl } from '../../../app/settings.ts';
 import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
@@ -53,7 +53,7 @@ export function register(program: Command): void {
     program
       .command('sessions')
       .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
-      .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home'),
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home (and a library app\'s journal in it)'),
   ).action(async (agent: string | undefined, options: StoreOptions) => {
     const states = await statesOf(agent, options);
     const rows: Array<SessionSummary & { agent: string }> = [];
@@ -123,10 +123,11 @@ async function agentState(agent: string, options: StoreOptions): Promise<AgentSt
   return { name: basename(located.stateDir), dir: located.stateDir };
 }
 
-/** Every agent and cartridge that has state under the state home. */
+/** Every agent and cartridge that has state under the state home, and a library app's journal in it. */
 function allAgentStates(options: StoreOptions): AgentState[] {
   const home = resolveStateHome(options.home);
-  return [dirname(agentStateDir(home, 'x')), dirname(cartridgeStateDir(home, 'x'))].flatMap((root) =>
+  const library = libraryStateDir(home);
+  const agents = [dirname(agentStateDir(home, 'x')), dirname(cartridgeStateDir(home, 'x'))].flatMap((root) =>
     existsSync(root)
       ? readdirSync(root, { withFileTypes: true })
           .filter((entry) => entry.isDirectory())
@@ -134,6 +135,7 @@ function allAgentStates(options: StoreOptions): AgentState[] {
           .sort((a, b) => a.name.localeCompare(b.name))
       : [],
   );
+  return [...(library ? [{ name: LIBRARY_AGENT, dir: library }] : []), ...agents];
 }
 
 /** Opens the agent's stores that exist (reading never creates one) for the time of `read`. */
