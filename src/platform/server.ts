@@ -8,6 +8,7 @@ import { findUser } from './data/users.ts';
 import { Deliverer } from './delivery.ts';
 import { openPlatformDb, platformHome } from './home.ts';
 import { createApp } from './http/app.ts';
+import { type PasswordKdf, Passwords } from './passwords.ts';
 import type { PlatformRuntime } from './runtime.ts';
 import { TaskScheduler } from './scheduler.ts';
 
@@ -30,6 +31,8 @@ export interface PlatformOptions {
   maxAssetBytes?: number;
   maxBodyBytes?: number;
   rateLimitPerMinute?: number;
+  /** The password KDF: node:crypto's async scrypt unless a test wraps it (to count or hold its calls). */
+  passwordKdf?: PasswordKdf;
   delivery?: { maxAttempts?: number; retryBaseMs?: number; maxBackoffMs?: number; timeoutMs?: number };
 }
 
@@ -82,6 +85,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     outbox,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     maxAssetBytes: options.maxAssetBytes ?? 25 * 1024 * 1024,
+    passwords: new Passwords(options.passwordKdf),
     rateLimitPerMinute: options.rateLimitPerMinute,
     canSignFor: (user) => signingKey(user) !== undefined,
     kickDeliveries: () => deliverer.kick(),

@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUser, type AddedUser, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
+import { addUser, type AddedUser, type PasswordHash, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
 
@@ -56,8 +56,8 @@ export interface TestPlatform {
   home: string;
   logs: string[];
   running: RunningPlatform;
-  /** A user with its first token. */
-  user(handle: string, kind?: 'ai' | 'human', extra?: { trust?: string[]; email?: string; password?: string; admin?: boolean }): AddedUser;
+  /** A user with its first token; `passwordHash` (from hashPassword) with `email` enables POST /session. */
+  user(handle: string, kind?: 'ai' | 'human', extra?: { trust?: string[]; email?: string; passwordHash?: PasswordHash; admin?: boolean }): AddedUser;
   api(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
   /** Stops the server and starts a new one on the same home (and the same port). */
   restart(options?: Partial<PlatformOptions>): Promise<void>;

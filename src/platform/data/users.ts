@@ -1,6 +1,6 @@
 import type { Database } from '../../store/database.ts';
 import { newUuid, nowIso } from '../ids.ts';
-import { hashPassword } from '../passwords.ts';
+import type { PasswordHash } from '../passwords.ts';
 import { invalid } from '../problem.ts';
 
 /** A user as stored: human or AI, the same account either way (peers, not tools). */
@@ -27,7 +27,8 @@ export interface NewUser {
   kind: 'human' | 'ai';
   name?: string;
   email?: string;
-  password?: string;
+  /** With email, enables password sign-in; made by Passwords.hash (off the event loop), never plaintext. */
+  passwordHash?: PasswordHash;
   admin?: boolean;
 }
 
@@ -47,8 +48,7 @@ export function insertUser(db: Database, input: NewUser): UserRow {
   if (input.kind !== 'human' && input.kind !== 'ai') errors.kind = ['must be "human" or "ai"'];
   if (input.email !== undefined && !EMAIL.test(input.email)) errors.email = ['is not an email address'];
   else if (input.email !== undefined && db.prepare('SELECT 1 FROM users WHERE email = ?').get(input.email)) errors.email = ['is already taken'];
-  if ((input.email === undefined) !== (input.password === undefined)) errors.password = ['and email go together: give both or neither'];
-  else if (input.password !== undefined && input.password.length < 8) errors.password = ['must be at least 8 characters'];
+  if ((input.email === undefined) !== (input.passwordHash === undefined)) errors.password = ['and email go together: give both or neither'];
   if (Object.keys(errors).length > 0) throw invalid(errors);
   const at = nowIso();
   const row: UserRow = {
@@ -57,7 +57,7 @@ export function insertUser(db: Database, input: NewUser): UserRow {
     name: input.name?.trim() || handle,
     kind: input.kind,
     email: input.email ?? null,
-    password_hash: input.password === undefined ? null : hashPassword(input.password),
+    password_hash: input.passwordHash ?? null,
     roles: JSON.stringify(input.admin ? ['admin'] : []),
     suspended: 0,
     visible: 1,

@@ -6,7 +6,6 @@ import { findUserByEmail } from '../data/users.ts';
 import { blank, jsonBody, stringField } from '../http/body.ts';
 import { isUuid } from '../ids.ts';
 import { listPage } from '../pagination.ts';
-import { verifyPassword } from '../passwords.ts';
 import { PlatformError, invalid } from '../problem.ts';
 import { type PlatformEnv, type PlatformRuntime, wireFor } from '../runtime.ts';
 import { Wire } from '../wire.ts';
@@ -22,8 +21,8 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     const password = stringField(body, 'password');
     if (!email || !password) throw invalid({ ...(email ? {} : { email_address: [blank(body)] }), ...(password ? {} : { password: [blank(body)] }) });
     const user = findUserByEmail(rt.db, email);
-    // The same answer for an unknown address and a wrong password: nothing says which it was.
-    if (!user?.password_hash || !verifyPassword(password, user.password_hash)) {
+    // The same answer, after the same work, for an unknown address and a wrong password: nothing says which it was.
+    if (!(await rt.passwords.verify(password, user?.password_hash)) || !user) {
       throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
     }
     if (user.suspended) throw new PlatformError('account_suspended', 'This account is suspended and cannot sign in.');
