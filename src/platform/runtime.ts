@@ -6,6 +6,7 @@ import type { UserRow } from './data/users.ts';
 import type { OutboxConfig } from './events.ts';
 import type { PlatformHome } from './home.ts';
 import type { Passwords } from './passwords.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
 import { Wire } from './wire.ts';
 
 /** What every route of the running platform shares. */
@@ -19,6 +20,7 @@ export interface PlatformRuntime {
   maxBodyBytes: number;
   maxAssetBytes: number;
   passwords: Passwords;
+  signIns: SignInThrottle;
   /** Requests per minute one token may make; undefined is unlimited. */
   rateLimitPerMinute: number | undefined;
   /** Whether deliveries to this user can be signed (a key is configured for them). */

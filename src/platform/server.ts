@@ -10,6 +10,7 @@ import { openPlatformDb, platformHome } from './home.ts';
 import { createApp } from './http/app.ts';
 import { type PasswordKdf, Passwords } from './passwords.ts';
 import type { PlatformRuntime } from './runtime.ts';
+import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.ts';
 import { TaskScheduler } from './scheduler.ts';
 
 export interface PlatformOptions {
@@ -31,6 +32,8 @@ export interface PlatformOptions {
   maxAssetBytes?: number;
   maxBodyBytes?: number;
   rateLimitPerMinute?: number;
+  /** Failed POST /session sign-ins per account and per address (sign-in-throttle.ts; defaults there). */
+  signInThrottle?: Partial<SignInThrottleOptions>;
   /** The password KDF: node:crypto's async scrypt unless a test wraps it (to count or hold its calls). */
   passwordKdf?: PasswordKdf;
   delivery?: { maxAttempts?: number; retryBaseMs?: number; maxBackoffMs?: number; timeoutMs?: number };
@@ -86,6 +89,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     maxAssetBytes: options.maxAssetBytes ?? 25 * 1024 * 1024,
     passwords: new Passwords(options.passwordKdf),
+    signIns: new SignInThrottle(options.signInThrottle),
     rateLimitPerMinute: options.rateLimitPerMinute,
     canSignFor: (user) => signingKey(user) !== undefined,
     kickDeliveries: () => deliverer.kick(),

@@ -1,6 +1,7 @@
 // The embedded platform as the tests' peer: a real server on 127.0.0.1 over a real SQLite home in a
 // temp dir, and a client whose every response is checked against openapi.yaml (test/support/openapi.ts).
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addUser, type AddedUser, type PasswordHash, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
@@ -21,6 +22,8 @@ export interface CallOptions {
   form?: FormData;
   body?: string;
   headers?: Record<string, string>;
+  /** The client's own address (any 127.x.y.z): the request goes through node:http, which can bind one. */
+  from?: string;
 }
 
 /** What the file's tests reached, as `METHOD /template STATUS`, and what the spec found wrong. */
@@ -36,7 +39,8 @@ export async function call(baseUrl: string, method: string, path: string, option
     body = JSON.stringify(options.json);
   }
   if (options.form) body = options.form;
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const response =
+    options.from === undefined ? await fetch(`${baseUrl}${path}`, { method, headers, body }) : await requestFrom(options.from, `${baseUrl}${path}`, method, headers, body);
   const text = await response.text();
   let parsed: unknown = text;
   if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
@@ -49,6 +53,26 @@ export async function call(baseUrl: string, method: string, path: string, option
     }
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** One request from a chosen local address, answered as a fetch Response. */
+function requestFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | FormData | undefined): Promise<Response> {
+  if (body instanceof FormData) throw new Error('call(): a form cannot be sent with `from`');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, localAddress, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) answer.set(name, String(value));
+        const status = res.statusCode!;
+        resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: answer }));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 export interface TestPlatform {

@@ -20,15 +20,25 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     const email = stringField(body, 'email_address');
     const password = stringField(body, 'password');
     if (!email || !password) throw invalid({ ...(email ? {} : { email_address: [blank(body)] }), ...(password ? {} : { password: [blank(body)] }) });
+    const address = remoteAddress(c);
+    const admitted = rt.signIns.admit(email, address);
+    if (!admitted.attempt) {
+      const retryAfter = admitted.retryAfterSeconds;
+      throw new PlatformError('rate_limited', `Too many failed sign-ins for this account or from this address; try again in ${retryAfter} s.`, { retryAfter });
+    }
     const user = findUserByEmail(rt.db, email);
     // The same answer, after the same work, for an unknown address and a wrong password: nothing says which it was.
-    if (!(await rt.passwords.verify(password, user?.password_hash)) || !user) {
-      throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
+    let matches = false;
+    try {
+      matches = await rt.passwords.verify(password, user?.password_hash);
+    } finally {
+      admitted.attempt.settle(matches);
     }
+    if (!matches || !user) throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
     if (user.suspended) throw new PlatformError('account_suspended', 'This account is suspended and cannot sign in.');
     const minted = mintSession(rt.db, user, {
       name: stringField(body, 'name')?.trim() || null,
-      ipAddress: remoteAddress(c),
+      ipAddress: address,
       userAgent: c.req.header('user-agent') ?? null,
     });
     const wire = new Wire(rt.db, rt.baseUrl, user);
