@@ -2,6 +2,7 @@ import type { Database } from '../../store/database.ts';
 import { newUuid, nowIso } from '../ids.ts';
 import type { PasswordHash } from '../passwords.ts';
 import { invalid } from '../problem.ts';
+import { hiddenCharacterProblem } from '../visible-names.ts';
 
 /** A user as stored: human or AI, the same account either way (peers, not tools). */
 export interface UserRow {
@@ -46,6 +47,8 @@ export function insertUser(db: Database, input: NewUser): UserRow {
   if (!HANDLE.test(handle)) errors.handle = ['must be 1-30 letters, digits, "_" or "-", starting with a letter or digit'];
   else if (findUserByHandle(db, handle)) errors.handle = [`"${handle}" is already taken`];
   if (input.kind !== 'human' && input.kind !== 'ai') errors.kind = ['must be "human" or "ai"'];
+  const hiddenInName = input.name === undefined ? undefined : hiddenCharacterProblem(input.name);
+  if (hiddenInName) errors.name = [hiddenInName];
   if (input.email !== undefined && !EMAIL.test(input.email)) errors.email = ['is not an email address'];
   else if (input.email !== undefined && db.prepare('SELECT 1 FROM users WHERE email = ?').get(input.email)) errors.email = ['is already taken'];
   if ((input.email === undefined) !== (input.passwordHash === undefined)) errors.password = ['and email go together: give both or neither'];

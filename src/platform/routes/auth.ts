@@ -8,6 +8,7 @@ import { isUuid } from '../ids.ts';
 import { listPage } from '../pagination.ts';
 import { PlatformError, invalid } from '../problem.ts';
 import { type PlatformEnv, type PlatformRuntime, wireFor } from '../runtime.ts';
+import { visibleName } from '../visible-names.ts';
 import { Wire } from '../wire.ts';
 
 /**
@@ -20,6 +21,8 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     const email = stringField(body, 'email_address');
     const password = stringField(body, 'password');
     if (!email || !password) throw invalid({ ...(email ? {} : { email_address: [blank(body)] }), ...(password ? {} : { password: [blank(body)] }) });
+    const name = stringField(body, 'name')?.trim() || null;
+    if (name) visibleName('name', name);
     const address = remoteAddress(c);
     const admitted = rt.signIns.admit(email, address);
     if (!admitted.attempt) {
@@ -37,7 +40,7 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     if (!matches || !user) throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
     if (user.suspended) throw new PlatformError('account_suspended', 'This account is suspended and cannot sign in.');
     const minted = mintSession(rt.db, user, {
-      name: stringField(body, 'name')?.trim() || null,
+      name,
       ipAddress: address,
       userAgent: c.req.header('user-agent') ?? null,
     });
