@@ -20,8 +20,9 @@ async function holdThreadpool(): Promise<{ release(): Promise<void> }> {
   const readers = fifos.map((fifo) => open(fifo, 'r'));
   return {
     async release() {
-      // A non-blocking open for writing needs no pool thread, and wakes the blocked reader.
-      const writers = fifos.map((fifo) => openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      // Opening a FIFO read-write never blocks on Linux and gives it a writer, so each reader's
+      // open returns, whether it already waits in a pool thread or is still queued for one.
+      const writers = fifos.map((fifo) => openSync(fifo, constants.O_RDWR));
       for (const handle of await Promise.all(readers)) await handle.close();
       for (const fd of writers) closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
