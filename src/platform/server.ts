@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { getRequestListener } from '@hono/node-server';
 import { AcxError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
 import { findUser } from './data/users.ts';
 import { Deliverer } from './delivery.ts';
 import { openPlatformDb, platformHome } from './home.ts';
 import { createApp } from './http/app.ts';
+import { serveApp } from './http/node-listener.ts';
 import { type PasswordKdf, Passwords } from './passwords.ts';
 import type { PlatformRuntime } from './runtime.ts';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.ts';
@@ -96,7 +96,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     kickTasks: () => scheduler.kick(),
   };
   const app = createApp(rt, allowedHosts);
-  server.on('request', getRequestListener(app.fetch));
+  serveApp(server, app.fetch);
   scheduler.kick();
   deliverer.kick();
   logger.info('platform listening', { url: baseUrl, home: home.dir, subscribers: subscribers.length });

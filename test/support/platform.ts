@@ -42,17 +42,22 @@ export async function call(baseUrl: string, method: string, path: string, option
   const response =
     options.from === undefined ? await fetch(`${baseUrl}${path}`, { method, headers, body }) : await requestFrom(options.from, `${baseUrl}${path}`, method, headers, body);
   const text = await response.text();
+  return checkedResponse(method, path, response.status, response.headers, text);
+}
+
+/** A response as tests see it: its body parsed when it is JSON, and held to the spec (`reached`, `violations`). */
+export function checkedResponse(method: string, path: string, status: number, headers: Headers, text: string): ApiResponse {
   let parsed: unknown = text;
-  if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
+  if (/json/.test(headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
   if (!OPENAPI_MISSING) {
     const spec = openApiSpec();
     const op = spec.match(method, path);
     if (op) {
-      reached.add(`${op.method} ${op.path} ${response.status}`);
-      violations.push(...spec.check(op, response.status, response.headers.get('content-type'), parsed));
+      reached.add(`${op.method} ${op.path} ${status}`);
+      violations.push(...spec.check(op, status, headers.get('content-type'), parsed));
     }
   }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  return { status, headers, body: parsed, text };
 }
 
 /** One request from a chosen local address, answered as a fetch Response. */

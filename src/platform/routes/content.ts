@@ -20,7 +20,7 @@ import {
 } from '../data/items.ts';
 import { assertUnlocked, viewableTimeline, VISIBLE_TIMELINES } from '../data/timelines.ts';
 import { isAdmin } from '../data/users.ts';
-import { jsonBody, member, requiredText, tooLarge } from '../http/body.ts';
+import { assetTooLarge, jsonBody, member, requiredText } from '../http/body.ts';
 import { newUuid } from '../ids.ts';
 import { choiceFilter, listPage, uuidFilter } from '../pagination.ts';
 import { invalid, PlatformError } from '../problem.ts';
@@ -65,7 +65,7 @@ export function registerContentRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntim
     if (description !== undefined && typeof description !== 'string') throw invalid({ 'asset[description]': ['must be text'] });
     const hidden = hiddenCharacterProblem(file.name);
     if (hidden) throw invalid({ 'asset[file]': [`name ${hidden}`] });
-    if (file.size > rt.maxAssetBytes) throw tooLarge(rt.maxAssetBytes);
+    if (file.size > rt.maxAssetBytes) throw assetTooLarge(rt.maxAssetBytes);
     const bytes = Buffer.from(await file.arrayBuffer());
     const uuid = newUuid();
     const path = join(rt.home.assetsDir, timeline.uuid, uuid);
