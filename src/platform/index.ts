@@ -3,6 +3,7 @@ import { AcxError } from '../core/errors.ts';
 import { mintSession } from './data/sessions.ts';
 import { findUserByHandle, grantTrust, insertUser, listUsers, type NewUser, type UserRow } from './data/users.ts';
 import { openPlatformDb, platformHome } from './home.ts';
+import { type PasswordHash, passwords } from './passwords.ts';
 import { PlatformError } from './problem.ts';
 
 /**
@@ -12,6 +13,7 @@ import { PlatformError } from './problem.ts';
  */
 export { startPlatform, type PlatformOptions, type RunningPlatform } from './server.ts';
 export { signBody } from './delivery.ts';
+export type { PasswordHash } from './passwords.ts';
 
 export interface AddedUser {
   uuid: string;
@@ -20,6 +22,18 @@ export interface AddedUser {
   kind: 'human' | 'ai';
   /** Shown once; only its hash is stored. */
   token: string;
+}
+
+/**
+ * A new user's password, checked and hashed (on the threadpool, as every password is) for
+ * addUser's `passwordHash`. Too short is a usage error that says so.
+ */
+export async function hashPassword(password: string): Promise<PasswordHash> {
+  try {
+    return await passwords.hash(password);
+  } catch (error) {
+    throw asUsageError(error);
+  }
 }
 
 /**
@@ -86,9 +100,13 @@ function withHome<T>(homeDir: string, fn: (db: Database) => T): T {
   try {
     return fn(db);
   } catch (error) {
-    if (error instanceof PlatformError) throw new AcxError('usage', error.message, { cause: error });
-    throw error;
+    throw asUsageError(error);
   } finally {
     db.close();
   }
+}
+
+/** The platform's refusal of an operator's input, as a usage error that says what was wrong. */
+function asUsageError(error: unknown): unknown {
+  return error instanceof PlatformError ? new AcxError('usage', error.message, { cause: error }) : error;
 }

@@ -5,6 +5,8 @@ import type { SessionRow } from './data/sessions.ts';
 import type { UserRow } from './data/users.ts';
 import type { OutboxConfig } from './events.ts';
 import type { PlatformHome } from './home.ts';
+import type { Passwords } from './passwords.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
 import { Wire } from './wire.ts';
 
 /** What every route of the running platform shares. */
@@ -17,6 +19,8 @@ export interface PlatformRuntime {
   outbox: OutboxConfig;
   maxBodyBytes: number;
   maxAssetBytes: number;
+  passwords: Passwords;
+  signIns: SignInThrottle;
   /** Requests per minute one token may make; undefined is unlimited. */
   rateLimitPerMinute: number | undefined;
   /** Whether deliveries to this user can be signed (a key is configured for them). */

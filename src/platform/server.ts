@@ -1,14 +1,16 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { getRequestListener } from '@hono/node-server';
 import { AcxError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
 import { findUser } from './data/users.ts';
 import { Deliverer } from './delivery.ts';
 import { openPlatformDb, platformHome } from './home.ts';
 import { createApp } from './http/app.ts';
+import { serveApp } from './http/node-listener.ts';
+import { type PasswordKdf, Passwords } from './passwords.ts';
 import type { PlatformRuntime } from './runtime.ts';
+import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.ts';
 import { TaskScheduler } from './scheduler.ts';
 
 export interface PlatformOptions {
@@ -30,6 +32,10 @@ export interface PlatformOptions {
   maxAssetBytes?: number;
   maxBodyBytes?: number;
   rateLimitPerMinute?: number;
+  /** Failed POST /session sign-ins per account and per address (sign-in-throttle.ts; defaults there). */
+  signInThrottle?: Partial<SignInThrottleOptions>;
+  /** The password KDF: node:crypto's async scrypt unless a test wraps it (to count or hold its calls). */
+  passwordKdf?: PasswordKdf;
   delivery?: { maxAttempts?: number; retryBaseMs?: number; maxBackoffMs?: number; timeoutMs?: number };
 }
 
@@ -82,13 +88,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     outbox,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     maxAssetBytes: options.maxAssetBytes ?? 25 * 1024 * 1024,
+    passwords: new Passwords(options.passwordKdf),
+    signIns: new SignInThrottle(options.signInThrottle),
     rateLimitPerMinute: options.rateLimitPerMinute,
     canSignFor: (user) => signingKey(user) !== undefined,
     kickDeliveries: () => deliverer.kick(),
     kickTasks: () => scheduler.kick(),
   };
   const app = createApp(rt, allowedHosts);
-  server.on('request', getRequestListener(app.fetch));
+  serveApp(server, app.fetch);
   scheduler.kick();
   deliverer.kick();
   logger.info('platform listening', { url: baseUrl, home: home.dir, subscribers: subscribers.length });

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, BaseCradleClient, InvalidCredentialsError, MissingCredentialsError, UnauthorizedError } from '../../src/channel/index.ts';
-import type { AddedUser } from '../../src/platform/index.ts';
+import { type AddedUser, hashPassword } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { checkedClient, newObservations, refusal } from '../support/channel.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -33,8 +33,8 @@ describe('credentials', () => {
 
   beforeAll(async () => {
     p = await startTestPlatform();
-    ada = p.user('ada', 'ai', { email: 'ada@example.com', password: PASSWORD });
-    bob = p.user('bob', 'human', { email: 'bob@example.com', password: PASSWORD });
+    ada = p.user('ada', 'ai', { email: 'ada@example.com', passwordHash: await hashPassword(PASSWORD) });
+    bob = p.user('bob', 'human', { email: 'bob@example.com', passwordHash: await hashPassword(PASSWORD) });
   });
   afterAll(() => p?.close());
 

@@ -22,7 +22,7 @@ import {
   ValidationError,
   ValidationFailedError,
 } from '../../src/channel/index.ts';
-import type { AddedUser } from '../../src/platform/index.ts';
+import { type AddedUser, hashPassword } from '../../src/platform/index.ts';
 import { checkedClient, newObservations, refusal, specOperations } from '../support/channel.ts';
 import { OPENAPI_MISSING } from '../support/openapi.ts';
 import { startTestPlatform, type TestPlatform } from '../support/platform.ts';
@@ -45,7 +45,7 @@ describe.skipIf(OPENAPI_MISSING)('the BaseCradle client against the local platfo
 
   beforeAll(async () => {
     p = await startTestPlatform({ maxAssetBytes: 64 * 1024 });
-    ada = p.user('ada', 'human', { email: 'ada@example.com', password: 'correct horse battery' });
+    ada = p.user('ada', 'human', { email: 'ada@example.com', passwordHash: await hashPassword('correct horse battery') });
     nova = p.user('nova', 'ai', { trust: ['ada'] });
     eve = p.user('eve', 'human');
     asAda = checkedClient(seen, { baseUrl: p.url, token: ada.token });

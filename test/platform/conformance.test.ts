@@ -3,8 +3,7 @@
 // validated against the spec's schema for it (test/support/platform.ts does that for every call),
 // and the last test fails if any documented path + method + status was never reached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { suspendUser } from '../../src/platform/index.ts';
-import type { AddedUser } from '../../src/platform/index.ts';
+import { type AddedUser, hashPassword, suspendUser } from '../../src/platform/index.ts';
 import { OPENAPI_MISSING, openApiSpec } from '../support/openapi.ts';
 import { reached, sharedTimeline, startTestPlatform, type TestPlatform, violations } from '../support/platform.ts';
 
@@ -17,9 +16,9 @@ describe.skipIf(OPENAPI_MISSING)(`the local platform against openapi.yaml${OPENA
 
   beforeAll(async () => {
     p = await startTestPlatform();
-    ada = p.user('ada', 'human', { email: 'ada@example.com', password: 'correct horse battery' });
+    ada = p.user('ada', 'human', { email: 'ada@example.com', passwordHash: await hashPassword('correct horse battery') });
     nova = p.user('nova', 'ai', { trust: ['ada'] });
-    eve = p.user('eve', 'human', { email: 'eve@example.com', password: 'correct horse battery' });
+    eve = p.user('eve', 'human', { email: 'eve@example.com', passwordHash: await hashPassword('correct horse battery') });
     timeline = await sharedTimeline(p, ada, nova);
   });
   afterAll(() => p?.close());

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { suspendUser } from '../../src/platform/index.ts';
+import { hashPassword, suspendUser } from '../../src/platform/index.ts';
 import { filesHolding } from '../support/files.ts';
 import { call, sharedTimeline, startTestPlatform, type TestPlatform, violations } from '../support/platform.ts';
 
@@ -19,7 +19,7 @@ afterEach(async () => {
 describe('credentials', () => {
   it('a token and a password exist nowhere in the home or the log; only their hashes are kept', async () => {
     p = await startTestPlatform();
-    const ada = p.user('ada', 'human', { email: 'ada@example.com', password: 'a long passphrase' });
+    const ada = p.user('ada', 'human', { email: 'ada@example.com', passwordHash: await hashPassword('a long passphrase') });
     const minted = await p.api('POST', '/session', { json: { email_address: 'ada@example.com', password: 'a long passphrase', name: 'x' } });
     await p.api('GET', '/users/dashboard', { token: minted.body.token });
     await p.api('GET', '/users/dashboard', { token: ada.token });

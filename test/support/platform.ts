@@ -1,9 +1,10 @@
 // The embedded platform as the tests' peer: a real server on 127.0.0.1 over a real SQLite home in a
 // temp dir, and a client whose every response is checked against openapi.yaml (test/support/openapi.ts).
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUser, type AddedUser, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
+import { addUser, type AddedUser, type PasswordHash, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
 
@@ -21,6 +22,8 @@ export interface CallOptions {
   form?: FormData;
   body?: string;
   headers?: Record<string, string>;
+  /** The client's own address (any 127.x.y.z): the request goes through node:http, which can bind one. */
+  from?: string;
 }
 
 /** What the file's tests reached, as `METHOD /template STATUS`, and what the spec found wrong. */
@@ -36,19 +39,45 @@ export async function call(baseUrl: string, method: string, path: string, option
     body = JSON.stringify(options.json);
   }
   if (options.form) body = options.form;
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const response =
+    options.from === undefined ? await fetch(`${baseUrl}${path}`, { method, headers, body }) : await requestFrom(options.from, `${baseUrl}${path}`, method, headers, body);
   const text = await response.text();
+  return checkedResponse(method, path, response.status, response.headers, text);
+}
+
+/** A response as tests see it: its body parsed when it is JSON, and held to the spec (`reached`, `violations`). */
+export function checkedResponse(method: string, path: string, status: number, headers: Headers, text: string): ApiResponse {
   let parsed: unknown = text;
-  if (/json/.test(response.headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
+  if (/json/.test(headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
   if (!OPENAPI_MISSING) {
     const spec = openApiSpec();
     const op = spec.match(method, path);
     if (op) {
-      reached.add(`${op.method} ${op.path} ${response.status}`);
-      violations.push(...spec.check(op, response.status, response.headers.get('content-type'), parsed));
+      reached.add(`${op.method} ${op.path} ${status}`);
+      violations.push(...spec.check(op, status, headers.get('content-type'), parsed));
     }
   }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  return { status, headers, body: parsed, text };
+}
+
+/** One request from a chosen local address, answered as a fetch Response. */
+function requestFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | FormData | undefined): Promise<Response> {
+  if (body instanceof FormData) throw new Error('call(): a form cannot be sent with `from`');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, localAddress, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) answer.set(name, String(value));
+        const status = res.statusCode!;
+        resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: answer }));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 export interface TestPlatform {
@@ -56,8 +85,8 @@ export interface TestPlatform {
   home: string;
   logs: string[];
   running: RunningPlatform;
-  /** A user with its first token. */
-  user(handle: string, kind?: 'ai' | 'human', extra?: { trust?: string[]; email?: string; password?: string; admin?: boolean }): AddedUser;
+  /** A user with its first token; `passwordHash` (from hashPassword) with `email` enables POST /session. */
+  user(handle: string, kind?: 'ai' | 'human', extra?: { trust?: string[]; email?: string; passwordHash?: PasswordHash; admin?: boolean }): AddedUser;
   api(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
   /** Stops the server and starts a new one on the same home (and the same port). */
   restart(options?: Partial<PlatformOptions>): Promise<void>;

@@ -1,7 +1,8 @@
 import type { Database } from '../../store/database.ts';
 import { newUuid, nowIso } from '../ids.ts';
-import { hashPassword } from '../passwords.ts';
+import type { PasswordHash } from '../passwords.ts';
 import { invalid } from '../problem.ts';
+import { hiddenCharacterProblem } from '../visible-names.ts';
 
 /** A user as stored: human or AI, the same account either way (peers, not tools). */
 export interface UserRow {
@@ -27,7 +28,8 @@ export interface NewUser {
   kind: 'human' | 'ai';
   name?: string;
   email?: string;
-  password?: string;
+  /** With email, enables password sign-in; made by Passwords.hash (off the event loop), never plaintext. */
+  passwordHash?: PasswordHash;
   admin?: boolean;
 }
 
@@ -45,10 +47,11 @@ export function insertUser(db: Database, input: NewUser): UserRow {
   if (!HANDLE.test(handle)) errors.handle = ['must be 1-30 letters, digits, "_" or "-", starting with a letter or digit'];
   else if (findUserByHandle(db, handle)) errors.handle = [`"${handle}" is already taken`];
   if (input.kind !== 'human' && input.kind !== 'ai') errors.kind = ['must be "human" or "ai"'];
+  const hiddenInName = input.name === undefined ? undefined : hiddenCharacterProblem(input.name);
+  if (hiddenInName) errors.name = [hiddenInName];
   if (input.email !== undefined && !EMAIL.test(input.email)) errors.email = ['is not an email address'];
   else if (input.email !== undefined && db.prepare('SELECT 1 FROM users WHERE email = ?').get(input.email)) errors.email = ['is already taken'];
-  if ((input.email === undefined) !== (input.password === undefined)) errors.password = ['and email go together: give both or neither'];
-  else if (input.password !== undefined && input.password.length < 8) errors.password = ['must be at least 8 characters'];
+  if ((input.email === undefined) !== (input.passwordHash === undefined)) errors.password = ['and email go together: give both or neither'];
   if (Object.keys(errors).length > 0) throw invalid(errors);
   const at = nowIso();
   const row: UserRow = {
@@ -57,7 +60,7 @@ export function insertUser(db: Database, input: NewUser): UserRow {
     name: input.name?.trim() || handle,
     kind: input.kind,
     email: input.email ?? null,
-    password_hash: input.password === undefined ? null : hashPassword(input.password),
+    password_hash: input.passwordHash ?? null,
     roles: JSON.stringify(input.admin ? ['admin'] : []),
     suspended: 0,
     visible: 1,

@@ -11,7 +11,7 @@ import { registerTimelineRoutes } from '../routes/timelines.ts';
 import { registerUserRoutes } from '../routes/users.ts';
 import { registerWebhookRoutes } from '../routes/webhooks.ts';
 import { bearerAuth } from './auth.ts';
-import { tooLarge } from './body.ts';
+import { assetTooLarge, tooLarge } from './body.ts';
 
 /**
  * The platform's HTTP surface: the BaseCradle REST API, the unauthenticated webhook ingest,
@@ -39,7 +39,7 @@ export function createApp(rt: PlatformRuntime, allowedHosts: ReadonlySet<string>
   app.use('*', async (c, next) => {
     const upload = c.req.method === 'POST' && /^\/timelines\/[^/]+\/assets$/.test(c.req.path);
     const limit = upload ? rt.maxAssetBytes + 64 * 1024 : rt.maxBodyBytes;
-    return bodyLimit({ maxSize: limit, onError: () => { throw tooLarge(limit); } })(c, next);
+    return bodyLimit({ maxSize: limit, onError: () => { throw upload ? assetTooLarge(rt.maxAssetBytes) : tooLarge(limit); } })(c, next);
   });
 
   app.onError((error, c) => {

@@ -51,3 +51,7 @@ export function requiredText(object: Fields, key: string): string {
 
 export const tooLarge = (limit: number): PlatformError =>
   new PlatformError('payload_too_large', `The request body is larger than this platform accepts (${limit} bytes).`);
+
+/** An upload's refusal names the file limit, not the multipart envelope's (which allows for the form around it). */
+export const assetTooLarge = (maxAssetBytes: number): PlatformError =>
+  new PlatformError('payload_too_large', `The file is larger than this platform accepts for an asset (${maxAssetBytes} bytes).`);

@@ -6,9 +6,9 @@ import { findUserByEmail } from '../data/users.ts';
 import { blank, jsonBody, stringField } from '../http/body.ts';
 import { isUuid } from '../ids.ts';
 import { listPage } from '../pagination.ts';
-import { verifyPassword } from '../passwords.ts';
 import { PlatformError, invalid } from '../problem.ts';
 import { type PlatformEnv, type PlatformRuntime, wireFor } from '../runtime.ts';
+import { visibleName } from '../visible-names.ts';
 import { Wire } from '../wire.ts';
 
 /**
@@ -21,15 +21,27 @@ export function registerAuthRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntime, 
     const email = stringField(body, 'email_address');
     const password = stringField(body, 'password');
     if (!email || !password) throw invalid({ ...(email ? {} : { email_address: [blank(body)] }), ...(password ? {} : { password: [blank(body)] }) });
-    const user = findUserByEmail(rt.db, email);
-    // The same answer for an unknown address and a wrong password: nothing says which it was.
-    if (!user?.password_hash || !verifyPassword(password, user.password_hash)) {
-      throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
+    const name = stringField(body, 'name')?.trim() || null;
+    if (name) visibleName('name', name);
+    const address = remoteAddress(c);
+    const admitted = rt.signIns.admit(email, address);
+    if (!admitted.attempt) {
+      const retryAfter = admitted.retryAfterSeconds;
+      throw new PlatformError('rate_limited', `Too many failed sign-ins for this account or from this address; try again in ${retryAfter} s.`, { retryAfter });
     }
+    const user = findUserByEmail(rt.db, email);
+    // The same answer, after the same work, for an unknown address and a wrong password: nothing says which it was.
+    let matches = false;
+    try {
+      matches = await rt.passwords.verify(password, user?.password_hash);
+    } finally {
+      admitted.attempt.settle(matches);
+    }
+    if (!matches || !user) throw new PlatformError('invalid_credentials', 'The email address or password is incorrect.');
     if (user.suspended) throw new PlatformError('account_suspended', 'This account is suspended and cannot sign in.');
     const minted = mintSession(rt.db, user, {
-      name: stringField(body, 'name')?.trim() || null,
-      ipAddress: remoteAddress(c),
+      name,
+      ipAddress: address,
       userAgent: c.req.header('user-agent') ?? null,
     });
     const wire = new Wire(rt.db, rt.baseUrl, user);

@@ -20,11 +20,12 @@ import {
 } from '../data/items.ts';
 import { assertUnlocked, viewableTimeline, VISIBLE_TIMELINES } from '../data/timelines.ts';
 import { isAdmin } from '../data/users.ts';
-import { jsonBody, member, requiredText, tooLarge } from '../http/body.ts';
+import { assetTooLarge, jsonBody, member, requiredText } from '../http/body.ts';
 import { newUuid } from '../ids.ts';
 import { choiceFilter, listPage, uuidFilter } from '../pagination.ts';
 import { invalid, PlatformError } from '../problem.ts';
 import { type PlatformContext, type PlatformEnv, type PlatformRuntime, wireFor } from '../runtime.ts';
+import { hiddenCharacterProblem } from '../visible-names.ts';
 import { keyedCreate, replay, scopeOf } from './keyed-create.ts';
 
 /** Messages, assets (and their files) and tasks: what peers post on timelines. */
@@ -62,7 +63,9 @@ export function registerContentRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntim
     const description = form['asset[description]'];
     if (!(file instanceof File)) throw invalid({ 'asset[file]': ['must be attached (multipart/form-data field "asset[file]")'] });
     if (description !== undefined && typeof description !== 'string') throw invalid({ 'asset[description]': ['must be text'] });
-    if (file.size > rt.maxAssetBytes) throw tooLarge(rt.maxAssetBytes);
+    const hidden = hiddenCharacterProblem(file.name);
+    if (hidden) throw invalid({ 'asset[file]': [`name ${hidden}`] });
+    if (file.size > rt.maxAssetBytes) throw assetTooLarge(rt.maxAssetBytes);
     const bytes = Buffer.from(await file.arrayBuffer());
     const uuid = newUuid();
     const path = join(rt.home.assetsDir, timeline.uuid, uuid);
@@ -196,10 +199,11 @@ function parseTime(text: string): Date {
   return when;
 }
 
-/** A filename safe to store and to put in a URL and a header: no directories, no control characters. */
+/** A filename safe to store and to put in a URL and a header: no directories (control characters were refused). */
 function safeFilename(name: string): string {
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f"]/g, '').trim();
-  return (base === '' || base === '.' || base === '..' ? 'file' : base).slice(0, 200);
+  const base = basename(name.replace(/\\/g, '/')).replace(/"/g, '').trim();
+  // By code point, so the cut never leaves half a surrogate pair.
+  return [...(base === '' || base === '.' || base === '..' ? 'file' : base)].slice(0, 200).join('');
 }
 
 const BY_EXTENSION: Record<string, string> = {

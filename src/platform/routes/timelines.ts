@@ -24,6 +24,7 @@ import { isUuid } from '../ids.ts';
 import { listPage, PAGE_SIZE } from '../pagination.ts';
 import { invalid } from '../problem.ts';
 import { type PlatformEnv, type PlatformRuntime, wireFor } from '../runtime.ts';
+import { visibleName } from '../visible-names.ts';
 import type { Wire } from '../wire.ts';
 
 /** Timelines: the rooms everything else lives on; their participants, lock and deletion. */
@@ -36,7 +37,7 @@ export function registerTimelineRoutes(app: Hono<PlatformEnv>, rt: PlatformRunti
 
   app.post('/timelines', auth, async (c) => {
     const me = c.get('user');
-    const name = requiredText(member(await jsonBody(c), 'timeline'), 'name').trim();
+    const name = visibleName('name', requiredText(member(await jsonBody(c), 'timeline'), 'name').trim());
     const timeline = transaction(rt.db, () => {
       if (ownedTimelineCount(rt.db, me.uuid) >= me.max_timelines) throw invalid({ base: [`you already own ${me.max_timelines} timelines, the most your account may`] });
       return insertTimeline(rt.db, me, name);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { resolveStateHome } from '../../../app/paths.ts';
 import { parseAgentList } from '../../router/agents.ts';
 import { type RouterOptions, startRouter } from '../../router/router.ts';
-import { addUser, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
+import { addUser, hashPassword, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
 import { type Logger } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
 import { readStdin } from '../stdin.ts';
@@ -79,12 +79,12 @@ export function register(program: Command): void {
     .action(async (options: { handle: string; kind: string; name?: string; email?: string; passwordStdin?: boolean; admin?: boolean; trust: string[]; home?: string; json?: boolean }) => {
       if (options.kind !== 'ai' && options.kind !== 'human') throw new CliExit('usage', `acx platform user add: --kind must be ai or human, not "${options.kind}".`);
       if (Boolean(options.email) !== Boolean(options.passwordStdin)) throw new CliExit('usage', 'acx platform user add: --email and --password-stdin go together (the password is never a flag: flags show in ps).');
-      const password = options.passwordStdin ? (await readStdin()).split(/\r?\n/)[0] : undefined;
+      const passwordHash = options.passwordStdin ? await hashPassword((await readStdin()).split(/\r?\n/)[0] ?? '') : undefined;
       const added = addUser(home(options), {
         handle: options.handle,
         kind: options.kind,
         ...(options.name ? { name: options.name } : {}),
-        ...(options.email ? { email: options.email, password: password ?? '' } : {}),
+        ...(options.email ? { email: options.email, passwordHash } : {}),
         admin: Boolean(options.admin),
         trust: options.trust,
       });
