@@ -5,7 +5,7 @@ import { readOptIns } from './opt-in.ts';
 import { agentMcpDir, agentWorkspace, type ResolvedSettings } from './settings.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir, untrustedDropIn } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
@@ -214,9 +214,15 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   };
 }
 
-/** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */
+/**
+ * A directory agent's drop-ins as its definition read them (relative paths resolve against its
+ * mcp/), each refused when someone else could have written its file.
+ */
 function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
   const dir = agentMcpDir(settings);
   if (!dir) return [];
-  return settings.definition!.mcp.map((dropIn) => ({ name: dropIn.name, source: join(dir, `${dropIn.name}.json`), text: dropIn.text, baseDir: dir }));
+  return settings.definition!.mcp.map((dropIn) => {
+    const source = join(dir, `${dropIn.name}.json`);
+    return { name: dropIn.name, source, text: untrustedDropIn(source) ?? dropIn.text, baseDir: dir };
+  });
 }

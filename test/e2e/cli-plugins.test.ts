@@ -2,7 +2,7 @@
 // agent directory and cartridge ROM; `acx resolved-config` and `acx run` as real child processes
 // on the pinned Node (so Node itself imports the plugins); the model is the local model server.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
@@ -163,6 +163,33 @@ describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
     // The next command loads nothing the model made, and no code of its ran.
     const next = await resolved([agent, '--workspace', workspace], home);
     expect(next.config.plugins).toEqual([]);
+    expect(existsSync(MARKER)).toBe(false);
+  });
+
+  it('a plugin or an MCP drop-in someone else could have written is refused before use, with a WARNING naming the file and the fix', async () => {
+    const home = homeWith({});
+    const agent = join(tempDir('acx-plugins-agent-'), 'agent');
+    cpSync(join(ROOT, 'examples/notes-keeper'), agent, { recursive: true });
+    mkdirSync(join(agent, 'tools'));
+    mkdirSync(join(agent, 'mcp'));
+    const plugin = join(agent, 'tools', 'greet.mjs');
+    const dropIn = join(agent, 'mcp', 'helper.json');
+    writeFileSync(plugin, PWN.replace('export default [];', GREET));
+    writeFileSync(dropIn, JSON.stringify({ command: 'true' }));
+    chmodSync(plugin, 0o664);
+    chmodSync(dropIn, 0o666);
+    const { config, stderr } = await resolved([agent], home);
+    expect(config.tools).not.toContain('greet');
+    expect(config.skipped).toContainEqual({
+      name: 'plugin:greet.mjs',
+      reason: `${plugin}: not loaded: it is writable by group (mode 0664), so someone else could change the code acx runs (fix: chmod go-w ${plugin})`,
+    });
+    expect(config.skipped).toContainEqual({
+      name: 'mcp:helper',
+      reason: `${dropIn}: MCP config ${dropIn}: not used: it is writable by group and others (mode 0666), so someone else could change the code acx runs (fix: chmod go-w ${dropIn})`,
+    });
+    expect(stderr).toContain(`WARNING tool plugin skipped file=${plugin} reason="not loaded: it is writable by group (mode 0664)`);
+    expect(stderr).toContain(`WARNING mcp drop-in skipped server=helper file=${dropIn} reason="MCP config ${dropIn}: not used: it is writable by group and others (mode 0666)`);
     expect(existsSync(MARKER)).toBe(false);
   });
 
