@@ -25,6 +25,16 @@ const LAYOUT_DOC = join(PACKAGE_ROOT, 'docs', 'agent-layout.md');
 
 const REFERENCE_KNOWLEDGE = ['IDENTITY.md', 'SKILLS.md', 'MEMORY.md', 'CAREER.md', 'EQUIPMENT.md', 'LEARNING_PATH.md', 'EXCHANGE.md', 'STYLE.md'];
 
+/**
+ * Every entry of an agent directory that acx reads, in either layout: what readDirectorySource
+ * below reads, and tools/ (code plugins). A new file the reader learns to read belongs here too:
+ * acx keeps these out of its tools' reach when the directory lies in a workspace.
+ */
+export const AGENT_DIRECTORY_ENTRIES = {
+  directories: ['prompts', 'skills', 'mcp', 'tools', 'memory'],
+  files: ['agent.json', 'manifest.json', 'harness-requirements.json', 'loop-context-policy.json', 'memory-records.json', ...REFERENCE_KNOWLEDGE],
+} as const;
+
 /** Which layout a directory uses, or null when it is neither. */
 export function detectLayout(dir: string): AgentLayout | null {
   if (existsSync(join(dir, 'agent.json'))) return 'acx';

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import type { BaseCradleClient } from '../channel/client.ts';
 import type { ResolvedSettings } from './settings.ts';
 import { readSearchParams } from './search-params.ts';
@@ -11,6 +10,9 @@ import { createCodeAttachTool } from '../tools/builtin/code-attach.ts';
 import type { SkippedTool } from '../tools/registry.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
+import type { GuardedDirectory } from '../tools/sandbox/protected.ts';
+import { replaceContent, Workspace } from '../tools/sandbox/workspace.ts';
+import { guardedDirectories } from './guarded.ts';
 
 /**
  * The provider's server-side built-ins an agent gets: the granted ones its provider runs on its
@@ -39,11 +41,16 @@ export const CODE_OUTPUT_DIR = 'code-output';
  */
 export type OutputSink = (file: { name: string; data: Uint8Array | string; callId: string }) => Promise<string>;
 
-export function workspaceOutputSink(workspace: string): OutputSink {
-  const dir = join(workspace, CODE_OUTPUT_DIR);
+/**
+ * Code outputs are written with fs_write's confinement: the model's code names them, and
+ * code-output/ may have been made a link (by a command) to a folder acx loads code from.
+ */
+export function workspaceOutputSink(workspace: string, guarded: readonly GuardedDirectory[] = []): OutputSink {
+  const confined = new Workspace(workspace, {}, guarded);
   return async ({ name, data }) => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, name), data);
+    mkdirSync(workspace, { recursive: true }); // an agent without fs or execute has none yet
+    const file = confined.openWrite(`${CODE_OUTPUT_DIR}/${name}`);
+    replaceContent(file, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     return `${CODE_OUTPUT_DIR}/${name}`;
   };
 }
@@ -99,7 +106,7 @@ export async function assembleBuiltins(options: {
   const builtins = await providerBuiltins(
     availability.active,
     { provider, surface, searchParams },
-    files ? (activity) => keepCodeOutputs(activity, files, options.keepOutput ?? workspaceOutputSink(workspace), logger) : undefined,
+    files ? (activity) => keepCodeOutputs(activity, files, options.keepOutput ?? workspaceOutputSink(workspace, guardedDirectories(settings)), logger) : undefined,
   );
   if (files) {
     tools.push(

@@ -1,6 +1,7 @@
 import { isMediaProvider, mediaModels, type MediaProviderId } from '../model/media.ts';
 import type { PolicyTool } from '../tools/policy.ts';
 import type { SkippedTool } from '../tools/registry.ts';
+import type { GuardedDirectory } from '../tools/sandbox/protected.ts';
 import { createGrokImageTools, createOpenAIImageTools } from '../tools/builtin/images.ts';
 import { createListenTool } from '../tools/builtin/listen.ts';
 import { createGrokVideoTool } from '../tools/builtin/video.ts';
@@ -28,6 +29,8 @@ export interface MediaToolsetOptions {
   provider: string | null;
   baseURL?: string | null;
   workspace: string;
+  /** The folders acx loads code and configuration from: no generated file is saved in them. */
+  guarded?: readonly GuardedDirectory[];
   /** Names the Policy will let load (the expanded grants). */
   grants: ReadonlySet<string>;
   env?: NodeJS.ProcessEnv;
@@ -39,7 +42,7 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
   const tools: PolicyTool[] = [];
   if (provider && isMediaProvider(provider)) {
     const media = mediaModels({ provider, env, ...(options.baseURL ? { baseURL: options.baseURL } : {}) });
-    const base = { workspace: options.workspace, media };
+    const base = { workspace: options.workspace, media, ...(options.guarded ? { guarded: options.guarded } : {}) };
     const model = (name: string) => (env[name] ? { modelId: env[name] } : {});
     if (provider === 'openai') {
       tools.push(...createOpenAIImageTools({ ...base, ...model('ACX_IMAGE_MODEL') }));

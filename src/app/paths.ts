@@ -58,6 +58,11 @@ export function isCartridgePath(path: string): boolean {
   }
 }
 
+/** The operator's model parameters (docs: model_params.json), unless --model-params names another file. */
+export function modelParamsPath(configHome: string): string {
+  return join(configHome, 'model_params.json');
+}
+
 /** The installation's own trust registry (acx.trust-registry/1, public keys only; docs/trust.md). */
 export function trustRegistryPath(configHome: string): string {
   return join(configHome, 'trust-registry.json');

@@ -22,6 +22,7 @@ import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
+import { guardedDirectories } from './guarded.ts';
 
 /**
  * Turns resolved settings into a running agent: the model (real, recorded or replayed), the
@@ -131,6 +132,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
             options.sandbox ??
             acp.createLocalSandbox({
               workdir: agentWorkspace(settings),
+              guarded: guardedDirectories(settings),
               env, // ACX_ACP_SANDBOX=none turns the bubblewrap sandbox off
               ...(settings.sessionId ? { sessionsRoot: acp.acpSessionsRoot(settings.stateDir) } : {}),
             }),

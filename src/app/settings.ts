@@ -16,7 +16,7 @@ import { isPermissionMode, type PermissionMode } from '../tools/permission.ts';
 import { resolveHarnessName, type HarnessName } from '../harness/acp/profiles/names.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { agentStateDir, cartridgeStateDir, isCartridgePath, resolveConfigHome, resolveStateHome } from './paths.ts';
+import { agentStateDir, cartridgeStateDir, isCartridgePath, modelParamsPath, resolveConfigHome, resolveStateHome } from './paths.ts';
 import { isSwitchedOff } from './switches.ts';
 
 /**
@@ -293,7 +293,7 @@ export async function resolveSettings(
   const maxSteps = policy?.maxSteps ?? hostMaxSteps ?? DEFAULT_MAX_STEPS;
   const contextTokens = policy ? (policy.contextTokens ?? undefined) : hostContextTokens;
   const retries = positiveInt(flags.retries ?? env.ACX_RESPONSE_RETRIES, 'ACX_RESPONSE_RETRIES', true) ?? DEFAULT_RETRIES;
-  const paramsFile = flags.modelParams ?? join(configHome, 'model_params.json');
+  const paramsFile = flags.modelParams ?? modelParamsPath(configHome);
   const params = loadModelParams({
     file: paramsFile,
     ...(flags.param ? { overrides: flags.param } : {}),

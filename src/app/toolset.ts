@@ -5,7 +5,7 @@ import { readOptIns } from './opt-in.ts';
 import { agentMcpDir, agentWorkspace, type ResolvedSettings } from './settings.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir, untrustedDropIn } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
@@ -23,6 +23,7 @@ import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtin
 import { createSkillTool } from './skills.ts';
 import { mediaTools } from './media-tools.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
+import { guardedDirectories, warnGuardedInWorkspace } from './guarded.ts';
 
 /**
  * Assembles the tools an agent gets: the built-ins it asks for, its skills, MCP drop-ins and
@@ -94,6 +95,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const policy = Policy.fromEnv(process.env, { grants: readOptIns(settings.configHome, { logger }) });
   const registry = new ToolRegistry({ policy, logger });
   const workspace = agentWorkspace(settings);
+  // The agent's own definition and the config home: never writable to the tools, wherever the workspace is.
+  const guarded = guardedDirectories(settings);
   // Probing spawns a sandboxed process; do it only for agents that can execute commands.
   const isolation: IsolationInfo = wanted.has('execute')
     ? await detectIsolation({ logger })
@@ -104,22 +107,22 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, grants: policy.grants });
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, guarded, grants: policy.grants });
   skipped.push(...media.skipped);
   // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
-  if (options.createWorkspace && (wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name)))) {
-    mkdirSync(workspace, { recursive: true });
-  }
+  const writesWorkspace = wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name));
+  if (options.createWorkspace && writesWorkspace) mkdirSync(workspace, { recursive: true });
+  if (writesWorkspace) warnGuardedInWorkspace(logger, [workspace], guarded);
   let executeAllowed = false;
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
   const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, { contents, commands }: RootedToolOptions = {}): Tool[] => [
-    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, ...(contents ? { contents } : {}) }) : []),
+    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, guarded, ...(contents ? { contents } : {}) }) : []),
     // view shows a workspace image, so it comes with the file tools.
     ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
     // A runner (the editor's terminal) is used only where the policy allowed execute at all.
     ...(executeAllowed
-      ? [createExecuteTool({ workspace: cwd, additionalRoots, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
+      ? [createExecuteTool({ workspace: cwd, additionalRoots, guarded, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
       : []),
   ];
   if (wanted.has('execute')) {
@@ -201,6 +204,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     builtins,
     rootedTools(roots, rootedOptions = {}) {
       const rooted = [...workspaceTools(roots, rootedOptions), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
+      if (rooted.length > 0) warnGuardedInWorkspace(logger, [roots.cwd, ...(roots.additionalDirectories ?? [])], guarded);
       if (!registry.has('dispatch') || !options.dispatch) return rooted;
       // Sub-agents work in the same roots as the session that dispatches them.
       const byName = new Map(rooted.map((tool) => [tool.name, tool]));
@@ -210,9 +214,15 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   };
 }
 
-/** A directory agent's drop-ins as its definition read them; relative paths resolve against its mcp/. */
+/**
+ * A directory agent's drop-ins as its definition read them (relative paths resolve against its
+ * mcp/), each refused when someone else could have written its file.
+ */
 function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
   const dir = agentMcpDir(settings);
   if (!dir) return [];
-  return settings.definition!.mcp.map((dropIn) => ({ name: dropIn.name, source: join(dir, `${dropIn.name}.json`), text: dropIn.text, baseDir: dir }));
+  return settings.definition!.mcp.map((dropIn) => {
+    const source = join(dir, `${dropIn.name}.json`);
+    return { name: dropIn.name, source, text: untrustedDropIn(source) ?? dropIn.text, baseDir: dir };
+  });
 }

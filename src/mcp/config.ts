@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, errorMessage } from '../core/errors.ts';
 import { isCapabilityScope, type CapabilityScope, type ToolEffect, type ToolKind } from '../tools/tool.ts';
+import { untrustedFileReason } from '../util/file-trust.ts';
 
 /**
  * MCP drop-in configuration: one server per `mcp/*.json` file (the file stem names it), in the
@@ -225,7 +226,16 @@ export interface McpDropInDocument {
 
 export type SkippedDropIn = { name: string; source: string; reason: string };
 
-/** The `*.json` drop-ins of a directory (sorted, hidden files left out); a missing directory has none. */
+/**
+ * Why a drop-in file is not used, when someone other than acx's user or root could have written
+ * it or its folder: a drop-in names a command acx starts (file-trust.ts). Undefined when it is safe.
+ */
+export function untrustedDropIn(source: string): ConfigError | undefined {
+  const reason = untrustedFileReason(source);
+  return reason === undefined ? undefined : new ConfigError(`MCP config ${source}: not used: ${reason}`);
+}
+
+/** The `*.json` drop-ins of a directory (sorted, hidden files left out, untrusted ones refused); a missing directory has none. */
 export function readMcpDropInDir(dir: string): { documents: McpDropInDocument[]; skipped: SkippedDropIn[] } {
   let names: string[];
   try {
@@ -241,7 +251,7 @@ export function readMcpDropInDir(dir: string): { documents: McpDropInDocument[];
       const source = path.join(dir, file);
       let text: string | Error;
       try {
-        text = fs.readFileSync(source, 'utf8');
+        text = untrustedDropIn(source) ?? fs.readFileSync(source, 'utf8');
       } catch (error) {
         text = new ConfigError(`MCP config ${source}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
       }

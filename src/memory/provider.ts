@@ -3,7 +3,7 @@ import { createAddMemoryTool, createMemoryTools, createSearchMemoryTool, preview
 import type { Tool } from '../core/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { scrubSecrets } from '../util/scrub.ts';
+import { scrubDeep, scrubSecrets } from '../util/scrub.ts';
 import { slugifyKey, validateMemoryKey } from './keys.ts';
 import { type MemoryRecords, openSqliteMemory } from './records.ts';
 
@@ -154,18 +154,21 @@ export function observedSource(sessionId: string): string {
 /**
  * The compact text kept for one exchange: the prompt, the reply (marked when unspoken), and
  * the tool calls with bounded inputs. Credential shapes are scrubbed: this text was not written
- * deliberately by the model, and memory can end up in a cartridge's SAVE zone.
+ * deliberately by the model, and memory can end up in a cartridge's SAVE zone. Each part is
+ * scrubbed before it is cut (a cut through a key would leave a piece no pattern knows) or
+ * serialised (JSON's escapes would hide a key's edges), and the whole again at the end (the
+ * halves of a key pair may sit in different parts).
  */
 export function formatExchange(exchange: MemoryExchange): string | undefined {
   const lines: string[] = [];
-  const prompt = exchange.prompt.trim();
-  const text = exchange.text.trim();
+  const prompt = scrubSecrets(exchange.prompt.trim());
+  const text = scrubSecrets(exchange.text.trim());
   if (prompt) lines.push(`User: ${clip(prompt, OBSERVED_PROMPT_CHARS)}`);
   if (text) lines.push(`${exchange.unspoken ? 'Agent (unspoken)' : 'Agent'}: ${clip(text, OBSERVED_TEXT_CHARS)}`);
   const calls = exchange.toolCalls.slice(0, OBSERVED_TOOL_CALLS).map((call) => {
     let input: string;
     try {
-      input = JSON.stringify(call.input) ?? '';
+      input = JSON.stringify(scrubDeep(call.input)) ?? '';
     } catch {
       input = '[unserialisable input]';
     }

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'no
 import { basename, extname, join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { errorMessage } from '../core/errors.ts';
+import { untrustedFileReason } from '../util/file-trust.ts';
 import type { Logger } from '../util/logger.ts';
 import { fromSdkTool, isSdkTool, type SdkTool } from './ai-sdk-tool.ts';
 import { ToolDefinitionError, type SkippedTool, type ToolRegistry } from './registry.ts';
@@ -14,7 +15,9 @@ export { isPluginFileName, PLUGIN_EXTENSIONS } from './plugin-names.ts';
  * Drop-in tool plugins: `tools/*.js|*.mjs|*.ts` in the config home and in an agent directory
  * (and, only when the host grants it, in a cartridge's ROM). A plugin is code the operator
  * installed; it runs with acx's own rights, so it is loaded only from those folders (a symbolic
- * link pointing out of one is refused), and every tool it gives still goes through the Policy.
+ * link pointing out of one is refused), only when no one but acx's user or root could have
+ * written it (file-trust.ts; checked before the file is read, so a refused file's top-level code
+ * never runs), and every tool it gives still goes through the Policy.
  *
  * The export rule (one): the module's **default export** is an acx tool, an AI SDK tool (named
  * by the file's stem), an array of acx tools, or an object of named tools (`{ weather: tool(…) }`,
@@ -89,6 +92,11 @@ export async function loadToolPlugins(folders: readonly PluginFolder[], options:
       const outside = linkOutside(folder.dir, file);
       if (outside) {
         fail(`it is a symbolic link to ${outside}, outside ${folder.dir}; plugins load only from the tools/ folders themselves`);
+        continue;
+      }
+      const untrusted = untrustedFileReason(file);
+      if (untrusted) {
+        fail(`not loaded: ${untrusted}`);
         continue;
       }
       let source: string;

@@ -22,11 +22,40 @@ const CREDENTIAL_PATTERNS: readonly RegExp[] = [
   /(?<=\b[\w-]*(?:authorization|api[_-]?key|access[_-]?key|token|secret|password|passwd)[\w-]*["']?\s*[:=]\s*["']?(?:Bearer\s+)?)(?!Bearer\b|[\d.]+\b)[^\s"',;]{6,}/gi,
 ];
 
-const AWS_KEY_ID = /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g;
-/** A 40-character AWS secret access key: base64 letters, bounded on both sides. */
-const AWS_SECRET = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
-/** How close (in characters) a 40-character secret must be to an access key id to be taken for its secret. */
-const AWS_PAIR_DISTANCE = 200;
+/**
+ * A token of `core` standing alone: not inside a longer run of `alphabet` (a character class
+ * body), though right after an escape (`\n`, `\t`, `\r` in JSON or source text) is a start:
+ * the escape's letter would otherwise join the token. `after` may forbid more after it.
+ */
+function token(core: string, alphabet: string, after = alphabet): RegExp {
+  return new RegExp(String.raw`(?:(?<=\\[nrt])|(?<![${alphabet}]))${core}(?![${after}])`, 'g');
+}
+const ALNUM = 'A-Za-z0-9';
+const BASE64 = 'A-Za-z0-9/+';
+/** Base64 and the `=` padding that would follow a longer token. */
+const BASE64_END = 'A-Za-z0-9/+=';
+
+/**
+ * Cloud access keys come in halves: a key id with a vendor prefix, and a secret with no shape of
+ * its own but its length and alphabet. The id is scrubbed wherever it is; the secret is taken to
+ * be a token of its vendor's shape near an anchor: an id, a name that says it is one
+ * (`aws_secret_access_key SECRET`, `"SecretAccessKey": …`), or a `[REDACTED]` where an id or a
+ * secret was already removed (by the live values, or by whatever scrubbed the text before).
+ */
+const KEY_PAIRS: ReadonlyArray<{ id: RegExp; secret: RegExp }> = [
+  // AWS: long-term (AKIA), temporary (ASIA) and service-specific ids; a 40-character base64 secret.
+  { id: token('(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}', ALNUM), secret: token('[A-Za-z0-9/+]{40}', BASE64, BASE64_END) },
+  // Google Cloud Storage HMAC keys: a GOOG… access id, a 40-character base64 secret.
+  { id: token('GOOG[0-9A-Z]{20,57}', ALNUM), secret: token('[A-Za-z0-9/+]{40}', BASE64, BASE64_END) },
+  // Alibaba Cloud: an LTAI… AccessKey id, a 30-character secret.
+  { id: token('LTAI[0-9A-Za-z]{12,20}', ALNUM), secret: token('[A-Za-z0-9]{30}', ALNUM) },
+  // Tencent Cloud: an AKID… SecretId, a 32-character SecretKey.
+  { id: token('AKID[0-9A-Za-z]{32}', ALNUM), secret: token('[A-Za-z0-9]{32}', ALNUM) },
+];
+/** Names that announce the secret half of a key pair, in the spellings CLIs, env files and SDK JSON use. */
+const SECRET_NAME = /(?:secret[_-]?access[_-]?key|access[_-]?key[_-]?secret|secret[_-]?key)/gi;
+/** How close (in characters) a secret-shaped token must be to an anchor to be taken for a secret. */
+const PAIR_DISTANCE = 200;
 
 /** Shorter values are not scrubbed as live secrets: "test" or "1" would blank out ordinary text. */
 export const MIN_LIVE_SECRET_CHARS = 8;
@@ -76,16 +105,41 @@ function liveValues(): readonly string[] {
 export function scrubSecrets(text: string): string {
   let out = text;
   for (const value of liveValues()) if (out.includes(value)) out = out.split(value).join(REDACTED);
-  out = scrubAwsSecrets(out);
+  out = scrubKeyPairs(out);
   for (const pattern of CREDENTIAL_PATTERNS) out = out.replace(pattern, REDACTED);
-  return out.replace(AWS_KEY_ID, REDACTED);
+  return out;
 }
 
-/** An AWS secret access key has no prefix of its own: it is the 40-character token beside an access key id. */
-function scrubAwsSecrets(text: string): string {
-  const ids = [...text.matchAll(AWS_KEY_ID)].map((match) => match.index);
-  if (ids.length === 0) return text;
-  return text.replace(AWS_SECRET, (secret, offset: number) =>
-    ids.some((id) => Math.abs(id - offset) <= AWS_PAIR_DISTANCE) ? REDACTED : secret,
-  );
+/** Every string in a JSON-like value (keys too) scrubbed, before it is serialised: JSON's escapes would hide a token's edges. */
+export function scrubDeep(value: unknown): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (Array.isArray(value)) return value.map(scrubDeep);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [scrubSecrets(key), scrubDeep(entry)]));
+  }
+  return value;
+}
+
+/** The ids of KEY_PAIRS and the secrets near an anchor (see there). */
+function scrubKeyPairs(text: string): string {
+  let out = text;
+  for (const { id, secret } of KEY_PAIRS) {
+    const anchors = [...out.matchAll(id), ...out.matchAll(SECRET_NAME), ...out.matchAll(REDACTED_MARKER)].map((match) => match.index);
+    if (anchors.length === 0) continue;
+    out = out.replace(secret, (token, offset: number) =>
+      looksRandom(token) && anchors.some((anchor) => Math.abs(anchor - offset) <= PAIR_DISTANCE) ? REDACTED : token,
+    );
+    out = out.replace(id, REDACTED);
+  }
+  return out;
+}
+
+const REDACTED_MARKER = /\[REDACTED\]/g;
+
+/**
+ * A generated secret mixes upper and lower case (a random 40-character one lacks either with a
+ * chance below 1 in 10^9); a hash in hex (a git commit), a word or a path in one case does not.
+ */
+function looksRandom(token: string): boolean {
+  return /[A-Z]/.test(token) && /[a-z]/.test(token);
 }

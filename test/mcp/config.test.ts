@@ -60,6 +60,27 @@ describe('mcp/ directory', () => {
     expect(loadMcpDropIns(path.join(dir, 'nope'))).toEqual({ configs: [], skipped: [] });
   });
 
+  it('read as drop-ins, a file someone else could have written (or one in such a folder) is refused, naming the file and the fix', () => {
+    const open = write('open.json', { command: 'srv' });
+    write('good.json', { command: 'srv' });
+    fs.chmodSync(open, 0o666);
+    expect(loadMcpDropIns(dir)).toEqual({
+      configs: [expect.objectContaining({ name: 'good' })],
+      skipped: [
+        {
+          name: 'open',
+          source: open,
+          reason: `MCP config ${open}: not used: it is writable by group and others (mode 0666), so someone else could change the code acx runs (fix: chmod go-w ${open})`,
+        },
+      ],
+    });
+    fs.chmodSync(dir, 0o775);
+    expect(loadMcpDropIns(dir).skipped.map((entry) => [entry.name, entry.reason])).toEqual([
+      ['good', `MCP config ${path.join(dir, 'good.json')}: not used: its directory ${dir} is writable by group (mode 0775), so someone else could change the code acx runs (fix: chmod go-w ${dir})`],
+      ['open', expect.stringContaining(`MCP config ${open}: not used: it is writable by group and others`)],
+    ]);
+  });
+
   it('an absent directory means no drop-ins', () => {
     expect(loadMcpConfigDir(path.join(dir, 'nope'))).toEqual([]);
   });

@@ -1,6 +1,6 @@
 // Drop-in tool plugins (src/tools/plugins.ts): real module files in real temp folders, imported by
 // Node as a run imports them, registered through the real ToolRegistry and Policy.
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Policy } from '../../src/tools/policy.ts';
@@ -190,6 +190,75 @@ describe('tool plugins', () => {
     expect(lines.filter((line) => line.startsWith('WARNING tool plugin skipped')).map((line) => /file=(\S+)/.exec(line)![1])).toEqual([join(home, 'user-broken.mjs'), join(again, 'greet.mjs')]);
     expect(skipped.map((entry) => entry.name)).toEqual(['plugin:stale.mjs', 'plugin:user-broken.mjs', 'greet']);
     expect(skipped[2]!.reason).toBe(`${join(again, 'greet.mjs')}: its tool "greet" is malformed: A tool named "greet" is already registered.`);
+  });
+});
+
+describe('a plugin someone other than acx\'s user (or root) could have written is never imported', () => {
+  /** A plugin whose top-level code leaves a marker file: proof that it was imported at all. */
+  function marking(marker: string): string {
+    return `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'imported');\n${GREET}`;
+  }
+
+  it('a group-writable file is refused with a WARNING naming it and the fix, before its top-level code runs', async () => {
+    const marker = join(tempDir('acx-plugins-marker-'), 'imported');
+    const dir = folder({ 'greet.mjs': marking(marker) });
+    const file = join(dir, 'greet.mjs');
+    chmodSync(file, 0o664);
+    const registry = new ToolRegistry();
+    const { skipped, lines } = await loadInto(registry, [{ dir, origin: 'agent' }]);
+    const reason = `not loaded: it is writable by group (mode 0664), so someone else could change the code acx runs (fix: chmod go-w ${file})`;
+    expect(skipped).toEqual([{ name: 'plugin:greet.mjs', reason: `${file}: ${reason}` }]);
+    expect(lines).toContain(`WARNING tool plugin skipped file=${file} reason="${reason}"`);
+    expect(registry.names()).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+
+    // The fix the warning names is all it takes.
+    chmodSync(file, 0o644);
+    const fixed = new ToolRegistry();
+    expect((await loadInto(fixed, [{ dir, origin: 'agent' }])).skipped).toEqual([]);
+    expect(fixed.names()).toEqual(['greet']);
+    expect(readFileSync(marker, 'utf8')).toBe('imported');
+  });
+
+  it('a file in a folder others may write is refused, and so is a link to a file in such a folder', async () => {
+    const marker = join(tempDir('acx-plugins-marker-'), 'imported');
+    const open = folder({ 'greet.mjs': marking(marker) });
+    chmodSync(open, 0o757);
+    const registry = new ToolRegistry();
+    const { skipped } = await loadInto(registry, [{ dir: open }]);
+    expect(skipped).toEqual([
+      {
+        name: 'plugin:greet.mjs',
+        reason: `${join(open, 'greet.mjs')}: not loaded: its directory ${open} is writable by others (mode 0757), so someone else could change the code acx runs (fix: chmod go-w ${open})`,
+      },
+    ]);
+    // tools/greet.mjs -> tools/lib/greet.mjs, where lib/ is writable by everyone: the file Node would import is judged.
+    const dir = folder({});
+    mkdirSync(join(dir, 'lib'));
+    writeFileSync(join(dir, 'lib', 'greet.mjs'), marking(marker));
+    chmodSync(join(dir, 'lib'), 0o777);
+    symlinkSync(join(dir, 'lib', 'greet.mjs'), join(dir, 'greet.mjs'));
+    const viaLink = await loadInto(registry, [{ dir }]);
+    expect(viaLink.skipped.map((entry) => entry.reason)).toEqual([
+      `${join(dir, 'greet.mjs')}: not loaded: its directory ${join(dir, 'lib')} is writable by group and others (mode 0777), so someone else could change the code acx runs (fix: chmod go-w ${join(dir, 'lib')})`,
+    ]);
+    expect(registry.names()).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it.skipIf(process.geteuid?.() !== 0)('a file owned by another user is refused (root only: only root can give a file away)', async () => {
+    const marker = join(tempDir('acx-plugins-marker-'), 'imported');
+    const dir = folder({ 'greet.mjs': marking(marker) });
+    const file = join(dir, 'greet.mjs');
+    chownSync(file, 65534, 65534);
+    const { skipped } = await loadInto(new ToolRegistry(), [{ dir }]);
+    expect(skipped).toEqual([
+      {
+        name: 'plugin:greet.mjs',
+        reason: `${file}: not loaded: it is owned by uid 65534, not by the user acx runs as (uid 0) or root; only they may hold code acx runs (fix: chown 0 ${file})`,
+      },
+    ]);
+    expect(existsSync(marker)).toBe(false);
   });
 });
 

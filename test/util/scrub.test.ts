@@ -88,6 +88,45 @@ describe('credential shapes', () => {
     expect(scrubSecrets(`${KEY_ID} ${'.'.repeat(300)} ${SECRET}`)).toBe(`${REDACTED} ${'.'.repeat(300)} ${SECRET}`);
   });
 
+  it('a secret next to a key id that is already redacted (a live value, an earlier scrub) is scrubbed too', () => {
+    const liveId = 'AKIA2EXAMPLELIVE0001';
+    addLiveSecret(liveId);
+    expect(scrubSecrets(`deploy keys ${liveId} ${SECRET}`)).toBe(`deploy keys ${REDACTED} ${REDACTED}`);
+    expect(scrubSecrets(`deploy keys ${REDACTED} ${SECRET}`)).toBe(`deploy keys ${REDACTED} ${REDACTED}`);
+  });
+
+  it('a secret named without "=" or ":" (the aws CLI), and a pair split by a JSON escape', () => {
+    expect(scrubSecrets(`aws configure set aws_secret_access_key ${SECRET}`)).toBe(`aws configure set aws_secret_access_key ${REDACTED}`);
+    expect(scrubSecrets(`AWS_SECRET_ACCESS_KEY ${SECRET}`)).toBe(`AWS_SECRET_ACCESS_KEY ${REDACTED}`);
+    // JSON text keeps a newline as the two characters \ and n: the n must not join either token.
+    const json = JSON.stringify({ command: `export A=${KEY_ID}\n${SECRET}\tdone` });
+    expect(json).toContain('\\n');
+    expect(scrubSecrets(json)).toBe(JSON.stringify({ command: `export A=${REDACTED}\n${REDACTED}\tdone` }));
+  });
+
+  it('other clouds\' key id + secret pairs: Google Cloud Storage HMAC, Alibaba Cloud, Tencent Cloud', () => {
+    expect(scrubSecrets(`GOOG1EXAMPLEEXAMPLEEXAMPLEEXAMPLE ${SECRET}`)).toBe(`${REDACTED} ${REDACTED}`);
+    expect(scrubSecrets('AccessKeyId LTAI5tExampleExample12 AccessKeySecret Abcdefghijklmnopqrstuvwxyz0123')).toBe(
+      `AccessKeyId ${REDACTED} AccessKeySecret ${REDACTED}`,
+    );
+    expect(scrubSecrets('SecretId AKIDExampleExampleExampleExample1234 SecretKey ExampleExampleExampleExample1234')).toBe(
+      `SecretId ${REDACTED} SecretKey ${REDACTED}`,
+    );
+  });
+
+  it('ordinary text beside a key id or a [REDACTED] is left alone: hashes, words, paths, longer or shorter tokens', () => {
+    const sha = '3f786850e387550fdab836ed7e6dc881de23001b';
+    expect(scrubSecrets(`${KEY_ID} was rotated in commit ${sha}`)).toBe(`${REDACTED} was rotated in commit ${sha}`);
+    expect(scrubSecrets(`${KEY_ID} HEAD ${sha.toUpperCase()}`)).toBe(`${REDACTED} HEAD ${sha.toUpperCase()}`);
+    const ordinary = [
+      `${REDACTED} was rotated on 2024-01-01 by the platform team; see docs/security/rotation-policy-for-production.md`,
+      `${REDACTED} sha256 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= 123e4567-e89b-12d3-a456-426614174000`,
+      `${REDACTED} internationalizationandlocalizationsupport`,
+      'The secret key rotation runs monthly; the access key secret is kept in the vault, never in chat.',
+    ];
+    for (const text of ordinary) expect(scrubSecrets(text)).toBe(text);
+  });
+
   it('a credential-named value is scrubbed; a number under such a name is not', () => {
     expect(scrubSecrets('OPENAI_API_KEY=abcdef123456 max_tokens: 100000')).toBe(`OPENAI_API_KEY=${REDACTED} max_tokens: 100000`);
     expect(scrubSecrets('Authorization: Bearer qwertyuiop123')).toBe(`Authorization: Bearer ${REDACTED}`);

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { processIsRoot } from '../../tools/policy.ts';
 import { removeTree } from '../../util/remove-tree.ts';
 import { bwrapArgv, findExecutable, probeIsolation } from '../../tools/sandbox/isolation.ts';
+import type { GuardedDirectory } from '../../tools/sandbox/protected.ts';
 import { commandView, createMasks, type ViewMasks, type ViewMount } from '../../tools/sandbox/view.ts';
 
 /**
@@ -73,13 +74,14 @@ export interface ConfinedSpawner {
   spawn(command: string, args: readonly string[], options: { env: Record<string, string>; cwd: string; expose: readonly number[]; readOnly: readonly string[] }): ChildProcess;
 }
 
-export async function prepareConfinedSpawner(layout: ConfinedLayout): Promise<ConfinedSpawner> {
+export async function prepareConfinedSpawner(layout: ConfinedLayout, guarded: readonly GuardedDirectory[] = []): Promise<ConfinedSpawner> {
   const bwrap = findExecutable('bwrap')!;
   const view = await commandView(layout.workdir, { home: layout.home }, {
     maskUnreadable: processIsRoot(),
     etcEntries: AGENT_ETC,
     readOnly: acxInstallPaths(),
     additionalRoots: [layout.tmp],
+    guarded,
   });
   return {
     spawn(command, args, options) {

@@ -7,6 +7,7 @@ import { AcxError } from '../../core/errors.ts';
 import { type Confinement, detectConfinement, prepareConfinedSpawner } from './confinement.ts';
 import { isSafeRelativePath } from './relative-path.ts';
 import { removeTree } from '../../util/remove-tree.ts';
+import type { GuardedDirectory } from '../../tools/sandbox/protected.ts';
 
 /**
  * Where an ACP agent runs. The adapter only needs: an empty working directory, an isolated
@@ -85,6 +86,8 @@ export interface LocalSandboxOptions {
   confine?: 'auto' | 'none';
   /** The environment read for ACX_ACP_SANDBOX; default process.env. */
   env?: Record<string, string | undefined>;
+  /** The folders acx loads code and configuration from: read-only to a confined agent where workdir holds them. */
+  guarded?: readonly GuardedDirectory[];
 }
 
 /** The system PATH the agent gets, after the directory of the Node that runs acx (agents' `#!/usr/bin/env node`). */
@@ -120,7 +123,7 @@ export function createLocalSandbox(options: LocalSandboxOptions = {}): Sandbox {
       for (const key of ['XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'CODEX_HOME'] as const) mkdirSync(env[key]!, { recursive: true });
       const confinement: Confinement =
         options.confine === 'none' ? { kind: 'none', reason: 'turned off by the sandbox options (confine: none)' } : await detectConfinement(options.env ?? process.env);
-      const confined = confinement.kind === 'bubblewrap' ? await prepareConfinedSpawner({ root, home, workdir, tmp }) : undefined;
+      const confined = confinement.kind === 'bubblewrap' ? await prepareConfinedSpawner({ root, home, workdir, tmp }, options.guarded) : undefined;
       return {
         confinement,
         id,

@@ -6,6 +6,7 @@ import { buildSandboxEnv, resolveWorkspace } from '../sandbox/environment.ts';
 import { detectIsolation, findExecutable, probeIsolation, wrapCommand, type IsolationInfo, type IsolationKind } from '../sandbox/isolation.ts';
 import { diffSnapshots, SNAPSHOT_MAX_FILES, snapshotWorkspace } from '../sandbox/file-changes.ts';
 import { formatProcessResult, runProcess, type ProcessResult } from '../sandbox/process.ts';
+import type { GuardedDirectory } from '../sandbox/protected.ts';
 import { commandView, createCallDirectory, SANDBOX_UID } from '../sandbox/view.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Tool, ToolContext } from '../tool.ts';
@@ -31,6 +32,8 @@ export interface ExecuteOptions {
   maxTimeoutMs?: number;
   /** Bytes kept per stream (head and tail), default 64 KiB. */
   maxOutputBytes?: number;
+  /** The folders acx loads code and configuration from: read-only to an isolated command. */
+  guarded?: readonly GuardedDirectory[];
   /** Extra environment variables; any name that looks like a credential is dropped. */
   env?: Record<string, string>;
   isRoot?: () => boolean;
@@ -131,6 +134,7 @@ export class Sandbox {
           : await commandView(this.workspace, call, {
               maskUnreadable: processIsRoot(),
               additionalRoots: (this.options.additionalRoots ?? []).map(resolveWorkspace),
+              ...(this.options.guarded ? { guarded: this.options.guarded } : {}),
             });
       const { file, args } = wrapCommand(isolation.kind, { workspace: this.workspace, call, view }, input.command, executable);
       const result = await runProcess(file, args, {

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import type { GuardedDirectory } from '../sandbox/protected.ts';
 import { WorkspaceRoots } from '../sandbox/roots.ts';
-import { type OpenedFile, type Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
+import { type OpenedFile, replaceContent, type Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
 import type { Tool } from '../tool.ts';
 
 /**
@@ -25,6 +26,8 @@ export interface FsToolsOptions {
   hooks?: WorkspaceHooks;
   /** Where file contents are read and written once a path is confined; default the disk. */
   contents?: FileContents;
+  /** The folders acx loads code and configuration from: fs_write refuses every path in them. */
+  guarded?: readonly GuardedDirectory[];
 }
 
 /**
@@ -61,6 +64,7 @@ export function createFsTools(options: FsToolsOptions): [Tool, Tool, Tool] {
     primary: options.workspace,
     ...(options.additionalRoots ? { additional: options.additionalRoots } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.guarded ? { guarded: options.guarded } : {}),
   });
   return [createFsRead(roots, options), createFsList(roots, options), createFsWrite(roots, options)];
 }
@@ -185,14 +189,7 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
         fs.closeSync(file.fd);
         return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => (changed(), done));
       }
-      try {
-        // Truncate only after the descriptor was verified to be inside the workspace.
-        fs.ftruncateSync(file.fd, 0);
-        let written = 0;
-        while (written < data.length) written += fs.writeSync(file.fd, data, written, data.length - written, written);
-      } finally {
-        fs.closeSync(file.fd);
-      }
+      replaceContent(file, data);
       changed();
       return done;
     },

@@ -1,6 +1,7 @@
 import type { ToolContentPart, ToolContext } from '../../core/tool.ts';
 import type { GeneratedMedia } from '../../model/media.ts';
 import type { PolicyTool } from '../policy.ts';
+import type { GuardedDirectory } from '../sandbox/protected.ts';
 import { WorkspaceRoots } from '../sandbox/roots.ts';
 import { EXTENSION_OF, freshMediaPath, writeNewWorkspaceFile } from './media-files.ts';
 
@@ -14,13 +15,19 @@ export interface MediaToolOptions {
   workspace: string;
   additionalRoots?: readonly string[];
   now?: () => Date;
+  /** The folders acx loads code and configuration from: no result is saved in them. */
+  guarded?: readonly GuardedDirectory[];
 }
 
 /** The largest image a generated result is shown inline (larger ones are only saved). */
 const MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024;
 
 export function mediaRoots(options: MediaToolOptions): WorkspaceRoots {
-  return new WorkspaceRoots({ primary: options.workspace, ...(options.additionalRoots ? { additional: options.additionalRoots } : {}) });
+  return new WorkspaceRoots({
+    primary: options.workspace,
+    ...(options.additionalRoots ? { additional: options.additionalRoots } : {}),
+    ...(options.guarded ? { guarded: options.guarded } : {}),
+  });
 }
 
 /** The declarations every generating tool carries. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { GuardedDirectory } from './protected.ts';
 import { Workspace, WorkspacePathError, type WorkspaceHooks } from './workspace.ts';
 
 /**
@@ -13,6 +14,8 @@ export interface WorkspaceRootsOptions {
   primary: string;
   additional?: readonly string[];
   hooks?: WorkspaceHooks;
+  /** The folders acx loads code and configuration from: no root writes into them. */
+  guarded?: readonly GuardedDirectory[];
 }
 
 export interface LocatedPath {
@@ -27,8 +30,8 @@ export class WorkspaceRoots {
   private readonly inputs: readonly string[];
 
   constructor(options: WorkspaceRootsOptions) {
-    this.primary = new Workspace(options.primary, options.hooks);
-    this.additional = (options.additional ?? []).map((root) => new Workspace(root, options.hooks));
+    this.primary = new Workspace(options.primary, options.hooks, options.guarded);
+    this.additional = (options.additional ?? []).map((root) => new Workspace(root, options.hooks, options.guarded));
     this.inputs = [options.primary, ...(options.additional ?? [])].map((root) => path.resolve(root));
   }
 

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { removeTree } from '../../util/remove-tree.ts';
+import type { GuardedDirectory } from './protected.ts';
+import { protectionMounts } from './protected-mounts.ts';
 
 /**
  * What an isolated command sees of the file system, the same for bubblewrap and for unshare:
@@ -95,6 +97,8 @@ export interface ViewOptions {
   etcEntries?: readonly string[];
   /** Further host paths the command may read (not write), at the same paths. */
   readOnly?: readonly string[];
+  /** The folders acx loads code and configuration from: read-only where a writable root holds them. */
+  guarded?: readonly GuardedDirectory[];
 }
 
 export async function commandView(workspace: string, call: Pick<CallDirectory, 'home'>, options: ViewOptions): Promise<ViewMount[]> {
@@ -126,6 +130,8 @@ export async function commandView(workspace: string, call: Pick<CallDirectory, '
   view.push({ type: 'bind', path: call.home }, { type: 'bind', path: workspace });
   // An editor's extra roots are workspace too: writable, at the same paths.
   for (const root of options.additionalRoots ?? []) view.push({ type: 'bind', path: root });
+  // Last: they cover parts of the writable roots.
+  if (options.guarded) view.push(...protectionMounts([workspace, ...(options.additionalRoots ?? [])], options.guarded));
   return view;
 }
 

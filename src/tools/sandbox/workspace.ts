@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AcxError, errorMarker, setMarker } from '../../core/errors.ts';
 import { resolveWorkspace } from './environment.ts';
+import { type GuardedDirectory, type ProtectedPath, protectedPathOf, protectedPathsIn } from './protected.ts';
 
 const WORKSPACE_PATH_MARKER = errorMarker('WorkspacePathError');
 
@@ -24,6 +25,9 @@ const WORKSPACE_PATH_MARKER = errorMarker('WorkspacePathError');
  *
  * Without /proc (not Linux) the walk resolves each step by path: every component is still
  * opened with O_NOFOLLOW, but a concurrent swap of a directory already walked is not caught.
+ *
+ * Writing never reaches a guarded directory (the agent directory, the config home: see
+ * protected.ts): the real path of everything a write would create or open is checked first.
  */
 export class WorkspacePathError extends AcxError {
   constructor(message: string, hint = 'Use a relative path inside the workspace, without "..".') {
@@ -54,7 +58,7 @@ export interface OpenedFile {
   stat: fs.Stats;
 }
 
-type Intent = 'read' | 'write' | 'directory';
+type Intent = 'read' | 'write' | 'directory' | 'make-directory';
 
 const PROC_FD = '/proc/self/fd';
 const hasProcFd = process.platform === 'linux' && fs.existsSync(PROC_FD);
@@ -74,10 +78,13 @@ export class Workspace {
   private readonly rootInput: string;
   private resolvedRoot: string | undefined;
   private readonly hooks: WorkspaceHooks;
+  private readonly guarded: readonly GuardedDirectory[];
 
-  constructor(root: string, hooks: WorkspaceHooks = {}) {
+  /** `guarded`: the folders acx loads code and configuration from; nothing is written in them. */
+  constructor(root: string, hooks: WorkspaceHooks = {}, guarded: readonly GuardedDirectory[] = []) {
     this.rootInput = root;
     this.hooks = hooks;
+    this.guarded = guarded;
   }
 
   /** The workspace's real path, resolved on first use (describing tools must not need it to exist). */
@@ -120,6 +127,11 @@ export class Workspace {
     return this.open(input, 'write');
   }
 
+  /** Opens a directory, creating it and missing parents first. */
+  makeDirectory(input: string): OpenedFile {
+    return this.open(input, 'make-directory');
+  }
+
   /** A path through which the opened descriptor's directory can be read (Linux: the fd itself). */
   descriptorPath(file: OpenedFile): string {
     return hasProcFd ? `${PROC_FD}/${file.fd}` : file.realPath;
@@ -127,7 +139,15 @@ export class Workspace {
 
   private open(input: string, intent: Intent): OpenedFile {
     const pending = this.segments(input);
-    if (intent !== 'directory' && pending.length === 0) throw new WorkspacePathError('A file path is required.');
+    const directory = intent === 'directory' || intent === 'make-directory';
+    const creates = intent === 'write' || intent === 'make-directory';
+    if (!directory && pending.length === 0) throw new WorkspacePathError('A file path is required.');
+    // Computed per call: a guarded folder may have appeared (or moved) since the last one.
+    const guard = creates ? protectedPathsIn(this.guarded, [this.root]) : [];
+    const refuseGuarded = (realPath: string) => {
+      const hit = protectedPathOf(realPath, guard);
+      if (hit) throw guardedError(input, hit);
+    };
     const walk = new DescriptorWalk(this.root);
     let symlinks = 0;
     let retries = 0;
@@ -136,7 +156,7 @@ export class Workspace {
         const name = pending.shift();
         if (name === undefined) {
           // Only a directory walk (or a symlink chain ending at a directory) runs out of names.
-          if (intent !== 'directory') throw notRegular(input, intent, true);
+          if (!directory) throw notRegular(input, intent, true);
           return walk.finish(this.verify(input, walk.current(), intent, walk.pathOf()));
         }
         if (name === '..') {
@@ -144,13 +164,19 @@ export class Workspace {
           if (!walk.up()) throw escapeError(input);
           continue;
         }
-        const final = pending.length === 0 && intent !== 'directory';
+        const final = pending.length === 0 && !directory;
         const where = walk.at(name);
+        if (final && intent === 'write') refuseGuarded(walk.realPathOf(name));
         const opened = tryOpen(where, final ? FILE_FLAGS[intent as 'read' | 'write'] : DIRECTORY_FLAGS);
         if (typeof opened === 'number') {
           retries = 0;
           walk.track(opened);
-          if (final) return walk.finish(this.verify(input, opened, intent, walk.pathOf(name)));
+          if (final) {
+            const file = this.verify(input, opened, intent, walk.pathOf(name));
+            // What was opened, wherever a concurrent rename put it.
+            if (intent === 'write') refuseGuarded(file.realPath);
+            return walk.finish(file);
+          }
           walk.enter(opened, name);
           this.hooks.afterEnter?.(walk.relative());
           continue;
@@ -164,7 +190,8 @@ export class Workspace {
         }
         // ENOTDIR is final only for a name that is neither a directory nor a symlink by now.
         const changed = opened === 'ELOOP' || opened === 'EEXIST' || (opened === 'ENOTDIR' && !isPlainEntry(where));
-        if (opened === 'ENOENT' && intent === 'write') {
+        if (opened === 'ENOENT' && creates) {
+          refuseGuarded(walk.realPathOf(name));
           if (final) {
             const created = tryOpen(where, CREATE_FLAGS, 0o644);
             if (typeof created === 'number') {
@@ -209,7 +236,7 @@ export class Workspace {
       throw escapeError(input, 'a directory on its path was moved out of the workspace while it was being opened');
     }
     const stat = fs.fstatSync(fd);
-    if (intent === 'directory') {
+    if (intent === 'directory' || intent === 'make-directory') {
       if (!stat.isDirectory()) throw new WorkspacePathError(`"${input}" is not a directory.`, 'Read a file with fs_read.');
     } else if (!stat.isFile()) {
       throw notRegular(input, intent, stat.isDirectory());
@@ -298,6 +325,12 @@ class DescriptorWalk {
     return path.join(this.root, ...names, ...(name === undefined ? [] : [name]));
   }
 
+  /** The real path of `name` in the current directory (through its descriptor on Linux). */
+  realPathOf(name?: string): string {
+    const dir = hasProcFd ? fs.readlinkSync(`${PROC_FD}/${this.top.fd}`) : this.pathOf();
+    return name === undefined ? dir : path.join(dir, name);
+  }
+
   relative(name?: string): string {
     return [...this.stack.slice(1).map((entry) => entry.name), ...(name === undefined ? [] : [name])].join('/') || '.';
   }
@@ -367,6 +400,20 @@ class DescriptorWalk {
   }
 }
 
+/**
+ * Replaces the content of a file opened by openWrite with `data`, and closes it. Truncating only
+ * now: the descriptor was verified to be inside the workspace (and outside guarded folders).
+ */
+export function replaceContent(file: OpenedFile, data: Uint8Array): void {
+  try {
+    fs.ftruncateSync(file.fd, 0);
+    let written = 0;
+    while (written < data.length) written += fs.writeSync(file.fd, data, written, data.length - written, written);
+  } finally {
+    fs.closeSync(file.fd);
+  }
+}
+
 /** fs.openSync that returns the errno code instead of throwing it. */
 function tryOpen(where: string, flags: number, mode?: number): number | string {
   try {
@@ -397,6 +444,13 @@ function isPlainEntry(where: string): boolean {
 
 function escapeError(input: string, detail = 'it resolves outside the workspace through a symlink'): WorkspacePathError {
   return new WorkspacePathError(`Refused "${input}": ${detail}.`, 'Only files inside the workspace can be used.');
+}
+
+function guardedError(input: string, hit: ProtectedPath): WorkspacePathError {
+  return new WorkspacePathError(
+    `Refused "${input}": it is inside ${hit.where}, which acx loads code and configuration from; no tool may write there.`,
+    'Write somewhere else in the workspace. Those files are changed by the operator, outside acx.',
+  );
 }
 
 function notFound(input: string): WorkspacePathError {
