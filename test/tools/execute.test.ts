@@ -102,7 +102,8 @@ for (const { isolation, profile, skip } of modes) describe.skipIf(skip !== undef
       expect(fs.readdirSync(process.env.TMPDIR).filter((name) => name.startsWith('acx-exec-'))).toEqual([]);
       expect(context.logger.lines.join('\n')).not.toMatch(/cleanup failed/);
     } finally {
-      process.env.TMPDIR = saved;
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
     }
   });
 
