@@ -361,10 +361,6 @@ export function cartridgeEnvGrant(flags: readonly string[] | undefined, env: str
   return [...new Set(names)].sort();
 }
 
-/** Where an agent's fs, execute and media tools work: --workspace, or <stateDir>/workspace. */
-export function agentWorkspace(settings: Pick<ResolvedSettings, 'workspace' | 'stateDir'>): string {
-  return resolve(settings.workspace ?? join(settings.stateDir, 'workspace'));
-}
 
 /** A directory agent's own MCP drop-in directory (a cartridge's come from its ROM, started only when trusted). */
 export function agentMcpDir(settings: Pick<ResolvedSettings, 'definition'>): string | undefined {

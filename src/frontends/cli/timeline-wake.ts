@@ -1,6 +1,7 @@
 import { BaseCradleClient } from '../../channel/client.ts';
 import { isUuid } from '../../channel/ids.ts';
-import { agentWorkspace, locateAgent, resolveSettings } from '../../app/settings.ts';
+import { locateAgent, resolveSettings } from '../../app/settings.ts';
+import { agentWorkspace } from '../../app/workspace.ts';
 import { type ChannelState, openChannelState } from '../../store/channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
