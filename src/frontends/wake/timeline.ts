@@ -132,7 +132,17 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     recentToolImages: () => turnImages,
     ...(options.workspace ? { workspace: options.workspace } : {}),
   });
-  const prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+  let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
+  try {
+    prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+  } catch (error) {
+    // An agent that cannot start (a required MCP server down, a broken config) is the operator's
+    // problem, not the items': they go back as this wake found them, unanswered and unsettled,
+    // and the wake fails so the router retries it; no retry brings them nearer to being set aside.
+    await state.giveBack(work.flatMap((turn) => turn.refs), wakeId);
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the agent could not start; the items stay unanswered for the next wake', duration: seconds(started) });
+    throw error;
+  }
   let posted = 0;
   let steps = 0;
   let last: HarnessTurnResult | undefined;
