@@ -23,6 +23,8 @@ import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
+import { fromOrigin } from '../mcp/config.ts';
+import { requiredServersDown } from '../mcp/required.ts';
 
 /**
  * Turns resolved settings into a running agent: the model (real, recorded or replayed), the
@@ -150,15 +152,18 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
   });
+  // Nothing is started after a failure here: what was opened is closed again before the error goes up.
+  const giveUp = async (error: unknown): Promise<never> => {
+    await toolset.close();
+    await memory.close();
+    await dispatchHarness.close?.();
+    throw error;
+  };
+  const serversDown = requiredServersDown(toolset.mcpServers);
+  if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
   if (cartridge) {
-    try {
-      activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger);
-    } catch (error) {
-      await toolset.close();
-      await memory.close();
-      throw error;
-    }
+    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger).catch(giveUp);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
@@ -387,7 +392,7 @@ async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: Agent
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...config, envGrant: cartridge.envGrant })) : [],
+    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...fromOrigin(config, 'cartridge'), envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

@@ -6,7 +6,7 @@ import { agentMcpDir, type ResolvedSettings } from './settings.ts';
 import { agentWorkspace } from './workspace.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir, untrustedDropIn } from '../mcp/config.ts';
+import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir, fromOrigin, untrustedDropIn } from '../mcp/config.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
@@ -45,7 +45,7 @@ export interface ToolsetOptions {
   dispatch?: (tools: () => readonly Tool[]) => Tool;
   /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
   extraTools?: readonly Tool[];
-  /** Cartridge boot: MCP drop-ins declared in the ROM. */
+  /** Cartridge boot: MCP drop-ins declared in the ROM (their origin already set). */
   extraMcpConfigs?: readonly McpServerConfig[];
   /** Where code_execution's outputs go (a timeline agent: assets); default the workspace. */
   keepOutput?: OutputSink | undefined;
@@ -161,14 +161,16 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
 
   // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
   // The config home's drop-ins, then a directory agent's own (from its definition); a cartridge's
-  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted.
+  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted. Each knows its origin,
+  // which decides whether a turn may start without it when its file does not say (fromOrigin).
   const home = readMcpDropInDir(join(settings.configHome, 'mcp'));
   const dropIns = parseMcpDropIns([...home.documents, ...agentDropIns(settings)], home.skipped);
   for (const bad of dropIns.skipped) {
     logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
     skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
   }
-  const mcpConfigs = [...dropIns.configs, ...(options.extraMcpConfigs ?? []), ...loadMcpConfigs({ specs: settings.mcp })];
+  const specs = loadMcpConfigs({ specs: settings.mcp }).map((config) => fromOrigin(config, 'flag'));
+  const mcpConfigs = [...dropIns.configs, ...(options.extraMcpConfigs ?? []), ...specs];
   const notices: string[] = [];
   let mcpServers: McpServerStatus[] = [];
   let closeMcp = async () => {};
@@ -224,6 +226,6 @@ function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropIn
   if (!dir) return [];
   return settings.definition!.mcp.map((dropIn) => {
     const source = join(dir, `${dropIn.name}.json`);
-    return { name: dropIn.name, source, text: untrustedDropIn(source) ?? dropIn.text, baseDir: dir };
+    return { name: dropIn.name, source, text: untrustedDropIn(source) ?? dropIn.text, baseDir: dir, origin: 'agent' as const };
   });
 }

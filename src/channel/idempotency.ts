@@ -8,7 +8,11 @@ import { createHash } from 'node:crypto';
  * - timeline: the timeline the wake fired on;
  * - anchor: the oldest message of the batch, or the item's own uuid;
  * - kind: what is created (stall_note is the harness's own note, ordinal 1);
- * - ordinal: 1 + the creates of that kind in this turn that already have a result.
+ * - ordinal: 1 + the creates of that kind before this one in the turn, in the journal's order
+ *   (step, then place in the step). FACTS.md says "that already have a result": the same when
+ *   creates run one at a time. For two run side by side in one step neither has a result yet, so
+ *   counting results would give both one key and the platform would return the first record for
+ *   the second; their places in the journal tell them apart, the same in every process.
  * No anchor, no key: the create is sent without the header.
  */
 export const IDEMPOTENCY_NAMESPACE = '9f2b0c4e-6a1d-4f7e-9c3b-8d5a2e1f0b74';

@@ -2,19 +2,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';
-import { expandEnvReferences, type McpServerConfig } from './config.ts';
+import { expandEnvReferences, type McpOrigin, type McpServerConfig } from './config.ts';
 import { bridgedToolName } from './names.ts';
 
 /**
  * Connects the MCP drop-in servers and bridges their tools. A server that cannot be spawned,
  * initialized or listed is skipped with its reason and a WARNING line: the caller always gets
- * a result, never an exception, so one broken drop-in never stops a wake.
+ * a result, never an exception. Whether the turn may go ahead without a skipped server is the
+ * caller's decision (a required one stops it: requiredServersDown in ./required.ts).
  */
 export const DEFAULT_MCP_TIMEOUT_MS = 20_000;
 
@@ -23,6 +25,11 @@ export interface McpServerStatus {
   transport: 'stdio' | 'http';
   status: 'ok' | 'skipped';
   reason?: string;
+  /** Whether a turn may not start without it (McpServerConfig.required). */
+  required: boolean;
+  /** Where its config came from (a file path, `--mcp ...`) and what kind of place that is, for messages. */
+  source: string;
+  origin: McpOrigin;
   /** The protocol revision the server agreed to during initialize (e.g. "2025-06-18"). */
   protocolVersion?: string;
   serverInfo?: { name: string; version: string };
@@ -40,7 +47,9 @@ export interface McpConnection {
 export interface ConnectMcpOptions {
   /** Per-request timeout (initialize, tools/list, each tools/call). Default: `ACX_MCP_TIMEOUT` seconds, else 20 s. */
   timeoutMs?: number;
-  /** Timeout for each tools/call only; defaults to `timeoutMs`. Start-up keeps `timeoutMs`. */
+  /** Timeout for each start-up request (initialize, tools/list). Default: `ACX_MCP_START_TIMEOUT` seconds, else `timeoutMs`. */
+  startTimeoutMs?: number;
+  /** Timeout for each tools/call only; defaults to `timeoutMs`. */
   callTimeoutMs?: number;
   logger?: Logger;
   /** Where `${VAR}` references are read from. Default: process.env. */
@@ -50,10 +59,19 @@ export interface ConnectMcpOptions {
 
 /** `ACX_MCP_TIMEOUT` is in seconds (as an operator types it); invalid values fall back to the default. */
 export function resolveMcpTimeoutMs(explicit: number | undefined, env: NodeJS.ProcessEnv = process.env): number {
-  if (explicit !== undefined && Number.isFinite(explicit) && explicit > 0) return explicit;
-  const seconds = Number(env.ACX_MCP_TIMEOUT);
-  if (env.ACX_MCP_TIMEOUT && Number.isFinite(seconds) && seconds > 0) return seconds * 1000;
-  return DEFAULT_MCP_TIMEOUT_MS;
+  return millisecondsSetting(explicit, env, 'ACX_MCP_TIMEOUT', DEFAULT_MCP_TIMEOUT_MS);
+}
+
+/** `ACX_MCP_START_TIMEOUT` (seconds) bounds a server's start-up alone; unset or invalid, the request timeout does. */
+export function resolveMcpStartTimeoutMs(explicit: number | undefined, requestTimeoutMs: number, env: NodeJS.ProcessEnv = process.env): number {
+  return millisecondsSetting(explicit, env, 'ACX_MCP_START_TIMEOUT', requestTimeoutMs);
+}
+
+function millisecondsSetting(explicitMs: number | undefined, env: NodeJS.ProcessEnv, variable: string, fallbackMs: number): number {
+  if (explicitMs !== undefined && Number.isFinite(explicitMs) && explicitMs > 0) return explicitMs;
+  const seconds = Number(env[variable]);
+  if (env[variable] && Number.isFinite(seconds) && seconds > 0) return seconds * 1000;
+  return fallbackMs;
 }
 
 const STDERR_TAIL = 600;
@@ -70,7 +88,7 @@ class SkipServer extends Error {}
 
 async function connectOne(
   config: McpServerConfig,
-  timeoutMs: number,
+  startTimeoutMs: number,
   env: NodeJS.ProcessEnv,
   logger: Logger,
 ): Promise<Connected> {
@@ -116,12 +134,12 @@ async function connectOne(
   let stage = 'start';
   try {
     stage = 'initialize';
-    await client.connect(transport, { timeout: timeoutMs });
+    await client.connect(transport, { timeout: startTimeoutMs });
     stage = 'list tools';
     const remote: McpToolDescriptor[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+      const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: startTimeoutMs });
       remote.push(...(listed.tools as McpToolDescriptor[]));
       cursor = listed.nextCursor;
       if (!cursor) break;
@@ -142,7 +160,9 @@ async function connectOne(
   } catch (error) {
     await client.close().catch(() => {});
     const what = stage === 'initialize' ? 'failed to start or initialize' : 'failed to list its tools';
-    throw new SkipServer(withStderr(`${what}: ${errorMessage(error)}`));
+    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+    const why = timedOut ? `timed out after ${startTimeoutMs / 1000} s (raise ACX_MCP_START_TIMEOUT if it is only slow to start)` : errorMessage(error);
+    throw new SkipServer(withStderr(`${what}: ${why}`));
   }
 }
 
@@ -164,11 +184,12 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   const logger = options.logger ?? silentLogger;
   const env = options.env ?? process.env;
   const timeoutMs = resolveMcpTimeoutMs(options.timeoutMs, env);
+  const startTimeoutMs = resolveMcpStartTimeoutMs(options.startTimeoutMs, timeoutMs, env);
   const callTimeoutMs = options.callTimeoutMs !== undefined && options.callTimeoutMs > 0 ? options.callTimeoutMs : timeoutMs;
   const settled = await Promise.allSettled(
     configs.map((config) => {
       if (config.disabled) return Promise.reject(new SkipServer('disabled in its config'));
-      return connectOne(config, timeoutMs, env, logger);
+      return connectOne(config, startTimeoutMs, env, logger);
     }),
   );
 
@@ -196,6 +217,9 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
         name: config.name,
         transport: config.transport,
         status: 'ok',
+        required: config.required === true,
+        source: config.source,
+        origin: config.origin ?? 'host',
         protocolVersion,
         serverInfo,
         toolCount: own.length,
@@ -205,9 +229,11 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
       return;
     }
     const reason = outcome.reason instanceof SkipServer ? outcome.reason.message : `unexpected failure: ${errorMessage(outcome.reason)}`;
-    servers.push({ name: config.name, transport: config.transport, status: 'skipped', reason, toolCount: 0, toolNames: [] });
+    // A server switched off in its config is not missing: only one that should have started is.
+    const required = config.required === true && !config.disabled;
+    servers.push({ name: config.name, transport: config.transport, status: 'skipped', reason, required, source: config.source, origin: config.origin ?? 'host', toolCount: 0, toolNames: [] });
     if (config.disabled) logger.info('mcp server skipped', { server: config.name, reason });
-    else logger.warn('mcp server skipped', { server: config.name, source: config.source, reason });
+    else logger.warn('mcp server skipped', { server: config.name, source: config.source, required, reason });
   });
 
   let closed = false;

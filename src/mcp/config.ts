@@ -13,7 +13,8 @@ import { untrustedFileReason } from '../util/file-trust.ts';
  *   { "mcpServers": { "name": { ...one of the above... } } }                            wrapper
  *
  * acx-specific optional keys per server: `scopes` (capability scopes granted to its tools,
- * default none), `kind` (default 'other'), `effect` (default 'unsafe'), `disabled` (skip it).
+ * default none), `kind` (default 'other'), `effect` (default 'unsafe'), `disabled` (skip it),
+ * `required` / `optional` (whether a turn may start without it; see `required` below).
  * Other keys that editors write into these snippets (`autoApprove`, `description`...) are ignored.
  * `${VAR}` in env and header values is read from the host environment when connecting — any
  * variable for the host's own drop-ins, only the granted ones for a cartridge's (`envGrant`).
@@ -27,6 +28,15 @@ interface McpServerConfigBase {
   kind: ToolKind;
   effect: ToolEffect;
   disabled: boolean;
+  /**
+   * Whether a turn may start without this server: a required one that fails to start stops the
+   * run, wake or worker job before its turn (the event stays pending for a later try) instead of
+   * letting the agent answer without its tools. From the file's `"required": true` or
+   * `"optional": true`; absent there, what its origin implies (fromOrigin).
+   */
+  required?: boolean;
+  /** Where the config came from (fromOrigin); absent: not said (taken as the host's). */
+  origin?: McpOrigin;
   /**
    * The host variables `${VAR}` may name, when the host restricts them: a cartridge's ROM
    * drop-ins get only the variables the operator granted (none by default), so a signed file
@@ -122,7 +132,8 @@ export function parseMcpServerEntry(name: string, raw: unknown, source: string, 
   const effect = raw.effect ?? 'unsafe';
   if (!TOOL_EFFECTS.includes(effect as ToolEffect)) fail(source, `"effect" must be one of ${TOOL_EFFECTS.join(', ')}`);
   if (raw.disabled !== undefined && typeof raw.disabled !== 'boolean') fail(source, '"disabled" must be true or false');
-  const base = { name, source, scopes, kind: kind as ToolKind, effect: effect as ToolEffect, disabled: raw.disabled === true };
+  const required = requirementOf(raw, source);
+  const base = { name, source, scopes, kind: kind as ToolKind, effect: effect as ToolEffect, disabled: raw.disabled === true, ...(required === undefined ? {} : { required }) };
 
   if (hasCommand) {
     if (typeof raw.command !== 'string' || raw.command.trim() === '') fail(source, '"command" must be a non-empty string');
@@ -157,6 +168,37 @@ export function parseMcpServerEntry(name: string, raw: unknown, source: string, 
     if (raw[key] !== undefined) fail(source, `"${key}" only applies to a "command" server`);
   }
   return { ...base, transport: 'http', url: url.toString(), headers: stringRecord(raw.headers, source, 'headers') };
+}
+
+/** `"required": true|false` or `"optional": true|false` (the same thing said the other way); absent: undefined. */
+function requirementOf(raw: Record<string, unknown>, source: string): boolean | undefined {
+  for (const key of ['required', 'optional'] as const) {
+    if (raw[key] !== undefined && typeof raw[key] !== 'boolean') fail(source, `"${key}" must be true or false`);
+  }
+  const required = raw.required as boolean | undefined;
+  const optional = raw.optional as boolean | undefined;
+  if (required !== undefined && optional !== undefined && required === optional) {
+    fail(source, `says both "required": ${required} and "optional": ${optional}`, 'Keep one of them: "optional": true lets a turn start without this server.');
+  }
+  return required ?? (optional === undefined ? undefined : !optional);
+}
+
+/**
+ * Where a server's config came from: the agent's own `mcp/`, a cartridge's ROM, a `--mcp` flag,
+ * the config home's `mcp/` (the host's), or an editor over ACP (the client's).
+ */
+export type McpOrigin = 'agent' | 'cartridge' | 'flag' | 'host' | 'client';
+
+/**
+ * What the agent ships (its mcp/, a cartridge's ROM) and what the command line names are required
+ * unless their file says `"optional": true`: the agent was built around them. What the host or an
+ * editor adds is optional unless its file says `"required": true`.
+ */
+const REQUIRED_BY_DEFAULT: Record<McpOrigin, boolean> = { agent: true, cartridge: true, flag: true, host: false, client: false };
+
+/** The config with its origin, and `required` as its file says or else as the origin implies. */
+export function fromOrigin(config: McpServerConfig, origin: McpOrigin): McpServerConfig {
+  return { ...config, origin, required: config.required ?? REQUIRED_BY_DEFAULT[origin] };
 }
 
 /**
@@ -222,6 +264,8 @@ export interface McpDropInDocument {
   source: string;
   text: string | Error;
   baseDir: string;
+  /** Where the document came from (McpOrigin); default the host's config home. */
+  origin?: McpOrigin;
 }
 
 export type SkippedDropIn = { name: string; source: string; reason: string };
@@ -270,7 +314,7 @@ export function parseMcpDropIns(documents: readonly McpDropInDocument[], skipped
   for (const document of documents) {
     try {
       if (document.text instanceof Error) throw document.text;
-      const config = parseMcpConfigDocument(document.text, document.source, document.name, document.baseDir);
+      const config = fromOrigin(parseMcpConfigDocument(document.text, document.source, document.name, document.baseDir), document.origin ?? 'host');
       const clash = configs.find((c) => c.name.toLowerCase() === config.name.toLowerCase());
       if (clash) skipped.push({ name: config.name, source: document.source, reason: `the name "${config.name}" is already used by ${clash.source}` });
       else configs.push(config);

@@ -5,16 +5,21 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../core/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { tokenMatches } from '../util/secure-compare.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';
+import { DEFAULT_SESSION_LIMITS, HttpSessions } from './http-sessions.ts';
 
 /**
  * The two ways the host tool server is reached. stdio: one client, our stdin/stdout.
  * Streamable HTTP: 127.0.0.1 only, one MCP session per client, and a bearer token on every
  * request (a loopback port is reachable by every local process, so the token is the boundary).
+ * Against DNS rebinding (a web page whose name now points at 127.0.0.1), the Host must be this
+ * server's and a browser's Origin a loopback one or one the operator allowed: 403 otherwise; a
+ * request without an Origin (a CLI client) is fine. Sessions are capped and expire when idle
+ * (./http-sessions.ts).
  */
 
 export interface StdioServing {
@@ -53,6 +58,12 @@ export interface ServeHttpOptions {
   /** Default: 32 random bytes, base64url. */
   token?: string;
   logger?: Logger;
+  /** The most sessions at once (default DEFAULT_SESSION_LIMITS.maxSessions). */
+  maxSessions?: number;
+  /** Idle time after which a session is closed, ms (default DEFAULT_SESSION_LIMITS.idleMs); 0: never. */
+  sessionIdleMs?: number;
+  /** Browser origins allowed besides loopback ones (`http://localhost:6274`, …), e.g. `https://app.example`. */
+  allowedOrigins?: readonly string[];
 }
 
 export { tokenMatches };
@@ -87,17 +98,54 @@ async function readJson(req: http.IncomingMessage, limit: number): Promise<unkno
 
 const MAX_BODY = 4 * 1024 * 1024;
 
+/** `origin` in the form a browser sends it (`scheme://host[:port]`), or a thrown usage error naming it. */
+export function normalizedOrigin(origin: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  const bare = url && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !origin.endsWith('/');
+  if (!url || !bare || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new AcxError('usage', `"${origin}" is not a web origin`, { hint: 'Give it as a browser sends it: scheme, host and port only, e.g. http://localhost:6274.' });
+  }
+  return url.origin;
+}
+
+/** A browser page's Origin may use the server when it is served from this machine (a loopback host, any port) or was allowed. */
+export function originAllowed(origin: string, allowed: ReadonlySet<string>): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // "null" (a sandboxed page, a file) and anything malformed
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return allowed.has(url.origin) || url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+}
+
 export async function serveHttp(host: HostToolServer, options: ServeHttpOptions = {}): Promise<HttpServing> {
   const token = options.token ?? generateToken();
   addLiveSecret(token);
   if (token.length < 16) throw new Error('serveHttp: the token must be at least 16 characters');
   const logger = options.logger ?? silentLogger;
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new HttpSessions(
+    { maxSessions: options.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions, idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_LIMITS.idleMs },
+    logger,
+  );
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map(normalizedOrigin));
   let port = 0;
 
   const server = http.createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const origin = req.headers.origin;
+      if (origin !== undefined && !originAllowed(origin, allowedOrigins)) {
+        logger.debug('mcp http origin refused', { origin, path: url.pathname });
+        sendJsonError(res, 403, `Forbidden: a page from ${origin} may not use this server (DNS-rebinding protection): only pages on this machine, or origins it was started with --allow-origin for, may.`);
+        return;
+      }
       if (!tokenMatches(bearer(req), token)) {
         logger.warn('mcp http unauthorized', { method: req.method, path: url.pathname });
         sendJsonError(res, 401, 'Unauthorized: a valid bearer token is required', { 'www-authenticate': 'Bearer realm="acx-mcp"' });
@@ -110,11 +158,12 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
       const sessionHeader = req.headers['mcp-session-id'];
       const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
       if (sessionId) {
-        const transport = transports.get(sessionId);
+        const transport = sessions.transport(sessionId);
         if (!transport) {
           sendJsonError(res, 404, 'Unknown or expired MCP session; initialize again');
           return;
         }
+        sessions.track(sessionId, res);
         await transport.handleRequest(req, res);
         return;
       }
@@ -127,19 +176,32 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
         sendJsonError(res, 400, 'Bad request: no MCP session; start with an initialize POST');
         return;
       }
-      const transport = new StreamableHTTPServerTransport({
+      if (!sessions.hasRoom()) {
+        logger.warn('mcp http session refused', { reason: `all ${sessions.size} sessions are in use` });
+        sendJsonError(
+          res,
+          503,
+          `Too many MCP sessions: all ${sessions.size} are in use. Close one (DELETE /mcp with its Mcp-Session-Id) and initialize again, or serve with a higher --max-sessions.`,
+          { 'retry-after': '5' },
+        );
+        return;
+      }
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          transports.set(id, transport);
-        },
+        // Only once the request passed the SDK's Host check and initialized.
+        onsessioninitialized: (id: string): void => sessions.add(id, transport, res),
+        // The SDK's DNS-rebinding check of the Host (its Origin check matches whole origins only, so
+        // the Origin, allowed from any loopback port, is checked above for every request).
         enableDnsRebindingProtection: true,
         allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
       });
       transport.onclose = () => {
-        if (transport.sessionId) transports.delete(transport.sessionId);
+        if (transport.sessionId) sessions.remove(transport.sessionId);
       };
-      await host.connect(transport);
+      const session = await host.connect(transport);
       await transport.handleRequest(req, res, body);
+      // Refused (a foreign Host) or not an initialize after all: no session, nothing kept.
+      if (!transport.sessionId) await session.close();
     })().catch((error: unknown) => {
       logger.warn('mcp http request failed', { reason: errorMessage(error) });
       sendJsonError(res, 400, `Bad request: ${errorMessage(error)}`);
@@ -161,8 +223,7 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
     port,
     close() {
       closing ??= (async () => {
-        await Promise.allSettled([...transports.values()].map((t) => t.close()));
-        transports.clear();
+        await sessions.closeAll();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       })();

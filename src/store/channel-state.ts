@@ -58,6 +58,13 @@ export interface ChannelState {
   commit(refs: readonly ItemRef[], wake: string): Promise<ItemRef[]>;
   abandon(refs: readonly ItemRef[], wake: string, reason: string): Promise<ItemRef[]>;
   /**
+   * Gives back claims wake `wake` took but never worked on (its agent could not start), leaving
+   * each item as the wake found it: one it took fresh is unclaimed again, one it resumed is in
+   * flight for the next wake to resume, that resume not counted (nothing was tried, so nothing
+   * brings the item nearer to being set aside).
+   */
+  giveBack(refs: readonly ItemRef[], wake: string): Promise<void>;
+  /**
    * Aborted once the store finds that wake `wake` has lost its in-flight claims (PostgreSQL: a
    * lease not renewed within its TTL, so another wake may be running the same turn); the reason
    * names the items. Never aborted on SQLite, where a live holder's claim is never taken.

@@ -276,6 +276,17 @@ export class PostgresChannelState implements ChannelState {
     return refs.filter((ref) => !found.has(refKey(ref)));
   }
 
+  /** A resumed claim goes back lapsed (its expiry now), so the next wake takes it over at once. */
+  async giveBack(refs: readonly ItemRef[], wake: string): Promise<void> {
+    // Renewals stop first, so none extends a claim once it is given back.
+    this.settled(refs, wake);
+    const where = "agent_id = $1 AND wake = $2 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))";
+    await this.transaction(async (client) => {
+      await this.rows(`DELETE FROM acx_channel_claims WHERE ${where} AND resumes = 0`, [wake, ...columnsOf(refs)], client);
+      await this.rows(`UPDATE acx_channel_claims SET resumes = resumes - 1, expires_at = now() WHERE ${where} AND resumes > 0`, [wake, ...columnsOf(refs)], client);
+    });
+  }
+
   async admitWake(timeline: string, settings: BreakerSettings): Promise<BreakerAdmission> {
     return this.transaction(async (client) => {
       // The timeline's wakes take turns, so two on different hosts both count and one decision stands.

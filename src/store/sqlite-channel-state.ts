@@ -119,6 +119,19 @@ export class SqliteChannelState implements ChannelState {
     return this.release(refs, wake, 'abandoned', reason);
   }
 
+  /** A resumed claim goes back dated the epoch: stale, so the next wake takes it over even while this process lives on (a worker). */
+  async giveBack(refs: readonly ItemRef[], wake: string): Promise<void> {
+    const where = "timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'";
+    const unclaim = this.db.prepare(`DELETE FROM claims WHERE ${where} AND resumes = 0`);
+    const unresume = this.db.prepare(`UPDATE claims SET resumes = resumes - 1, at = ? WHERE ${where} AND resumes > 0`);
+    transaction(this.db, () => {
+      for (const ref of refs) {
+        unclaim.run(ref.timeline, ref.kind, ref.item, wake);
+        unresume.run(new Date(0).toISOString(), ref.timeline, ref.kind, ref.item, wake);
+      }
+    });
+  }
+
   /** A live pid's claim is never taken here, so this wake never loses one. */
   claimsLost(_wake: string): AbortSignal {
     return new AbortController().signal;

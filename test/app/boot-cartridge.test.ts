@@ -110,7 +110,7 @@ describe('model facts and revision', () => {
   });
 
   it('negotiates the oldest revision any connected MCP server agreed to', () => {
-    const server = (name: string, protocolVersion: string, status: 'ok' | 'skipped' = 'ok') => ({ name, transport: 'stdio' as const, status, protocolVersion, toolCount: 0, toolNames: [] });
+    const server = (name: string, protocolVersion: string, status: 'ok' | 'skipped' = 'ok') => ({ name, transport: 'stdio' as const, status, required: false, source: 'test', origin: 'host' as const, protocolVersion, toolCount: 0, toolNames: [] });
     expect(negotiatedRevision([])).toBe('2025-11-25');
     expect(negotiatedRevision([server('a', '2025-06-18'), server('b', '2024-11-05'), server('c', '2024-10-07', 'skipped')])).toBe('2024-11-05');
   });

@@ -91,6 +91,16 @@ setInterval(() => {}, 60_000);`;
   });
 }
 
+/** Takes `ref` once its killed holder is gone: SQLite sees the pid gone at once; PostgreSQL once the lease the dead process renewed lapses. */
+async function takeOnceHolderGone(backend: Backend, state: ChannelState, ref: ReturnType<typeof item>, wake: string): Promise<string> {
+  let outcome = await state.take(ref, wake);
+  while (outcome === 'held' && backend === postgresBackend) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    outcome = await state.take(ref, wake);
+  }
+  return outcome;
+}
+
 describe.each(backends)('channel state on %s', (_name, backend, skip) => {
   it.skipIf(skip !== '')(`the per-timeline breaker trips past max wakes in the window, stays tripped, resets after its cooldown once the burst cleared${skip}`, async () => {
     let now = Date.parse('2026-12-01T10:00:00Z');
@@ -150,6 +160,26 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect(await state.phase(item(8))).toBe('in-flight');
   });
 
+  it.skipIf(skip !== '')(`claims given back leave each item as the wake found it: a fresh one unclaimed, a resumed one in flight for the next wake, that resume uncounted${skip}`, async () => {
+    const place = backend.place();
+    const state = await backend.open(place);
+    const holder = await holderProcess(backend, place, item(2), 'dead-wake');
+    await holder.kill();
+    expect(await takeOnceHolderGone(backend, state, item(2), 'failed-start')).toBe('resumed');
+    expect(await state.take(item(1), 'failed-start')).toBe('taken');
+    expect(await state.take(item(3), 'another-wake')).toBe('taken');
+    await state.giveBack([item(1), item(2), item(3)], 'failed-start');
+    expect(await state.phase(item(1)), 'taken fresh: unclaimed again').toBeUndefined();
+    expect(await state.phase(item(2))).toBe('in-flight');
+    expect(await state.resumes(item(2)), 'the resume that tried nothing is not counted').toBe(0);
+    expect(await state.phase(item(3)), "another wake's claim is not this wake's to give back").toBe('in-flight');
+    // The next wake of this same (live) process takes both at once, as if the failed one never ran.
+    expect(await state.take(item(1), 'next-wake')).toBe('taken');
+    expect(await state.take(item(2), 'next-wake')).toBe('resumed');
+    expect(await state.resumes(item(2))).toBe(1);
+    expect(await state.take(item(3), 'next-wake')).toBe('held');
+  });
+
   it.skipIf(skip !== '')(`marks and the seen-set persist across opens, per timeline and kind${skip}`, async () => {
     const place = backend.place();
     const state = await backend.open(place);
@@ -190,13 +220,7 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect(holder.outcome).toBe('taken');
     expect(await state.take(item(1), 'mine')).toBe('held');
     await holder.kill();
-    // SQLite sees the pid gone at once; PostgreSQL once the lease the dead process renewed lapses.
-    let outcome = await state.take(item(1), 'mine');
-    while (outcome === 'held' && backend === postgresBackend) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      outcome = await state.take(item(1), 'mine');
-    }
-    expect(outcome).toBe('resumed');
+    expect(await takeOnceHolderGone(backend, state, item(1), 'mine')).toBe('resumed');
     expect(await state.resumes(item(1))).toBe(1);
     expect(await state.take(item(1), 'mine')).toBe('taken'); // this wake already holds it
     expect(await state.take(item(1), 'another-wake-here')).toBe('held');

@@ -121,10 +121,12 @@ describe.concurrent('hostile cartridges against acx run (e2e)', { timeout: 120_0
     const refused = await model();
     const env = localModelEnv(join(root, 'mcp-env'), refused.openaiBaseURL); // OPENAI_API_KEY=sk-local-test
     const run = await runAcx(['run', cartridge.path, 'hello', '--registry', cartridge.registry], env);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/WARNING mcp server skipped server=reporter .*asks for host variable OPENAI_API_KEY in \\"env\\", which the host has not granted to cartridges; grant it with --allow-cartridge-env OPENAI_API_KEY \(or ACX_CARTRIDGE_ENV=OPENAI_API_KEY\)/);
-    expect(refused.requests[0]!.view.tools).not.toContain('reporter__env_value');
-    expect(toolOutputs(refused)).toEqual([]);
+    // The server the cartridge ships is required: without the variable it does not start, and no turn runs without it.
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/WARNING mcp server skipped server=reporter .*required=true .*asks for host variable OPENAI_API_KEY in \\"env\\", which the host has not granted to cartridges; grant it with --allow-cartridge-env OPENAI_API_KEY \(or ACX_CARTRIDGE_ENV=OPENAI_API_KEY\)/);
+    expect(run.stderr).toMatch(/^acx: No turn was started: the required MCP server "reporter" did not start\./m);
+    expect(run.stderr).toMatch(/"reporter" is in the cartridge's signed ROM, so only its author can mark it "optional": true/);
+    expect(refused.requests).toHaveLength(0);
 
     const granted = await model();
     const allowed = await runAcx(['run', cartridge.path, 'hello', '--registry', cartridge.registry, '--allow-cartridge-env', 'OPENAI_API_KEY'], {

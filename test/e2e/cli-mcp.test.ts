@@ -185,11 +185,11 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
-  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 401, the right one lists and calls', async () => {
+  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 401, a foreign page 403, the right one lists and calls', async () => {
     const token = 'fixed-token-for-the-e2e-test';
     const env = freshEnv({ ACX_MCP_TOKEN: token });
     const port = await freePort();
-    const child = spawn(process.execPath, [...ACX, 'mcp', NOTES_KEEPER, '--http', '--port', String(port)], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...ACX, 'mcp', NOTES_KEEPER, '--http', '--port', String(port), '--allow-origin', 'https://notes.example'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -208,6 +208,11 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
       expect((await fetch(url, { method: 'POST', headers, body: initialize })).status).toBe(401);
       expect((await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-the-token-at-all' }, body: initialize })).status).toBe(401);
+      // A browser page elsewhere (DNS rebinding) is refused even with the token; one on this machine, or one --allow-origin names, is served.
+      const withToken = { ...headers, authorization: `Bearer ${token}` };
+      expect((await fetch(url, { method: 'POST', headers: { ...withToken, origin: 'http://rebound.example' }, body: initialize })).status).toBe(403);
+      expect((await fetch(url, { method: 'POST', headers: { ...withToken, origin: 'https://notes.example' }, body: initialize })).status).toBe(200);
+      expect((await fetch(url, { method: 'POST', headers: { ...withToken, origin: 'http://localhost:5173' }, body: initialize })).status).toBe(200);
 
       const client = new Client({ name: 'acx-e2e', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));

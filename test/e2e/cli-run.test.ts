@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,6 +238,35 @@ describe.concurrent('acx run against a live model (e2e, the local model server)'
     }
     // The transcript keeps what the user wrote; nothing else under the home does.
     expect(filesHolding(home, secret).filter((p) => !/journal\.db(-wal|-shm)?$/.test(p))).toEqual([]);
+  });
+
+  it('an MCP server the agent ships that does not start stops the run before its turn; marked optional, or in the config home, it only warns', async () => {
+    const agent = join(mkdtempSync(join(tmpdir(), 'acx-run-mcp-')), 'agent');
+    cpSync(AGENT, agent, { recursive: true });
+    mkdirSync(join(agent, 'mcp'));
+    const crashing = { command: process.execPath, args: [join(ROOT, 'test/fixtures/mcp/crash-server.ts')] };
+    writeFileSync(join(agent, 'mcp', 'widgets.json'), JSON.stringify(crashing));
+    const refused = await acx(['run', agent, QUICKSTART_PROMPT, '--replay', CASSETTE]);
+    expect(refused.status, refused.stderr).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/WARNING mcp server skipped server=widgets source=\S+widgets\.json required=true reason="failed to start or initialize: .*fatal: cannot open the widget database/);
+    expect(refused.stderr).toMatch(/^acx: No turn was started: the required MCP server "widgets" did not start\. widgets \(\S+widgets\.json\): failed to start or initialize/m);
+    expect(refused.stderr).toMatch(/^ {2}→ Fix the server and try again .*To let turns run without it: set "optional": true in \S+widgets\.json\.$/m);
+
+    writeFileSync(join(agent, 'mcp', 'widgets.json'), JSON.stringify({ ...crashing, optional: true }));
+    const optional = await acx(['run', agent, QUICKSTART_PROMPT, '--replay', CASSETTE]);
+    expect(optional.status, optional.stderr).toBe(0);
+    expect(optional.stdout).toMatch(/release freeze starts on 12 December/);
+    expect(optional.stderr).toMatch(/WARNING mcp server skipped server=widgets .*required=false/);
+
+    rmSync(join(agent, 'mcp'), { recursive: true });
+    const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+    mkdirSync(join(home, 'mcp'));
+    writeFileSync(join(home, 'mcp', 'widgets.json'), JSON.stringify(crashing));
+    const hosted = await acx(['run', agent, QUICKSTART_PROMPT, '--replay', CASSETTE], cleanEnv(), home);
+    expect(hosted.status, hosted.stderr).toBe(0);
+    expect(hosted.stdout).toMatch(/release freeze starts on 12 December/);
+    expect(hosted.stderr).toMatch(/WARNING mcp server skipped server=widgets .*required=false/);
   });
 
   it('a malformed model_params.json fails at start-up, before any model call', async () => {

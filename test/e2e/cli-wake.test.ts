@@ -4,7 +4,7 @@
 // message that lands while the reply is generated gets the reply built again; the circuit
 // breaker declines without a model call and keeps the event for later.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -212,6 +212,24 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const later = await wake(home, ['--session', 'room-9']).done;
     expect(later.status, later.stderr).toBe(0);
     expect(later.stdout).toBe('Answered: chat: are you there\n');
+  });
+
+  it('a required MCP server that does not start keeps its event: exit 1 naming the server, no turn; a wake after the fix answers it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-wake-'));
+    // The config home's drop-ins are optional unless they say "required": true.
+    mkdirSync(join(home, 'mcp'));
+    const dropIn = join(home, 'mcp', 'widgets.json');
+    writeFileSync(dropIn, JSON.stringify({ command: process.execPath, args: [join(ROOT, 'test/fixtures/mcp/crash-server.ts')], required: true }));
+    const down = await wake(home, ['--session', 'room-13', '--event', 'm1', 'chat: widgets?']).done;
+    expect(down.status, down.stderr).toBe(1);
+    expect(down.stderr).toMatch(/WARNING mcp server skipped server=widgets source=\S+widgets\.json required=true reason="failed to start or initialize: .*fatal: cannot open the widget database/);
+    expect(down.stderr).toMatch(/ERROR wake end session=room-13 outcome=error answered=0 error="No turn was started: the required MCP server \\"widgets\\" did not start\..* note="pending events stay in the inbox for the next wake"/);
+    expect(down.stderr).toMatch(/→ .*To let turns run without it: drop "required": true from \S+widgets\.json/);
+    expect(requestsFor('chat: widgets?')).toHaveLength(0);
+    rmSync(dropIn);
+    const fixed = await wake(home, ['--session', 'room-13']).done;
+    expect(fixed.status, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toBe('Answered: chat: widgets?\n');
   });
 
   it('a broken configuration keeps its event: the wake says why, and a wake after the fix answers it', async () => {

@@ -1,6 +1,10 @@
 // SIGKILL a timeline wake at every durability boundary of a turn that posts a message and
 // schedules a task (and right after each platform create, before the journal knows of it),
 // restart it, and count what the platform holds: exactly one message and one task each time.
+// Then a turn that makes two creates of each kind (two messages side by side in one step, a task
+// in each of the next two steps), killed around each create: each create's Idempotency-Key has
+// its own ordinal, so the recovering wake re-issues the first under its old key and the second
+// under its own, and the platform ends with exactly two of each.
 // Twice: with the channel state in the wake's channel.db, and on PostgreSQL (ACX_STORE), where a
 // killed wake's claims are taken over once their lease lapses.
 import { spawn } from 'node:child_process';
@@ -9,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotencyKey } from '../../src/channel/idempotency.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
@@ -29,9 +35,12 @@ const CLAIM_TTL_MS = 400;
 /** The PostgreSQL channel state's URL while its cases run (null: channel.db). */
 let storeUrl: string | null = null;
 
-async function wake(home: string, timeline: string, crash: string): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+/** The fixture's scripted turn (see test/fixtures/agents/timeline-crash.ts). */
+type Script = 'message-task' | 'two-of-a-kind';
+
+async function wake(home: string, timeline: string, crash: string, script: Script = 'message-task'): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   const env = { ...process.env, ...(storeUrl ? { ACX_STORE: storeUrl, ACX_TEST_CLAIM_TTL_MS: String(CLAIM_TTL_MS) } : {}) };
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', WAKE, home, platform.url, nova.token, timeline, crash], { env });
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', WAKE, home, platform.url, nova.token, timeline, crash, script], { env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -54,6 +63,25 @@ async function countOn(timeline: string): Promise<{ messages: number; tasks: num
   const messages = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ user: { handle: string } }>;
   const tasks = (await platform.api('GET', `/tasks?timeline=${timeline}`, { token: ana.token })).body.tasks as unknown[];
   return { messages: messages.filter((m) => m.user.handle === 'nova').length, tasks: tasks.length };
+}
+
+/** The Idempotency-Keys the platform recorded nova's creates on the timeline under, by kind. */
+function keysOn(timeline: string): Record<string, string[]> {
+  const db = openDatabase(join(platform.home, 'platform.db'));
+  try {
+    const rows = db.prepare('SELECT kind, key FROM idempotency_keys WHERE timeline_uuid = ? AND user_uuid = ? ORDER BY kind, key').all(timeline, nova.uuid) as Array<{ kind: string; key: string }>;
+    const byKind: Record<string, string[]> = {};
+    for (const row of rows) (byKind[row.kind] ??= []).push(row.key);
+    return byKind;
+  } finally {
+    db.close();
+  }
+}
+
+/** The oldest message on the timeline: the anchor of the batch the wake answers. */
+async function anchorOf(timeline: string): Promise<string> {
+  const messages = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ content: { uuid: string } }>;
+  return messages.at(-1)!.content.uuid;
 }
 
 const stores: Array<[name: string, skip: string]> = [
@@ -122,5 +150,43 @@ describe.each(stores)('a timeline wake killed at every boundary, its state on %s
     expect(JSON.parse(next.stdout)).toEqual({ outcome: 'answered', posted: 1 });
     expect(await countOn(timeline)).toEqual({ messages: 2, tasks: 1 });
     expect((await wake(home, timeline, 'none')).stdout).toContain('"nothing-new"');
+  });
+});
+
+describe.each(stores)('a turn that makes two creates of each kind, killed around each create, its state on %s (e2e)', { timeout: 300_000 }, (name, skip) => {
+  let boundaries: string[] = [];
+  beforeAll(() => {
+    storeUrl = name === 'postgres' && skip === '' ? postgres.database('timeline_crash_two') : null;
+  });
+
+  it.skipIf(skip !== '')(`uninterrupted: two messages and two tasks, each under its own key (ordinals 1 and 2 per kind)${skip}`, async () => {
+    const timeline = await freshRoom();
+    const run = await wake(mkdtempSync(join(tmpdir(), 'acx-tl-crash-')), timeline, 'none', 'two-of-a-kind');
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ outcome: 'answered', posted: 2 });
+    expect(await countOn(timeline)).toEqual({ messages: 2, tasks: 2 });
+    // FACTS.md: uuid5 over timeline:anchor:kind:ordinal, the ordinal counting that kind's creates only.
+    const anchor = await anchorOf(timeline);
+    const key = (kind: 'message' | 'task', ordinal: number) => createIdempotencyKey({ timeline, anchor, kind, ordinal })!;
+    expect(keysOn(timeline)).toEqual({ message: [key('message', 1), key('message', 2)].sort(), task: [key('task', 1), key('task', 2)].sort() });
+    // Where a kill can fall between one create and the next: as each create starts, and as it finishes.
+    boundaries = run.stderr.split('\n').filter((line) => / tool-(started|finished)$/.test(line));
+    expect(boundaries).toHaveLength(8);
+  });
+
+  it.skipIf(skip !== '')(`killed right after the first create of a kind is acknowledged, or as any create starts or finishes, then woken again: exactly two of each${skip}`, async () => {
+    const cases = ['inside:messages_create', 'inside:tasks_create', ...boundaries.map((line) => `checkpoint:${line.split(' ')[0]}`)];
+    const failures: string[] = [];
+    for (const crash of cases) {
+      const timeline = await freshRoom();
+      const home = mkdtempSync(join(tmpdir(), 'acx-tl-crash-'));
+      const killed = await wake(home, timeline, crash, 'two-of-a-kind');
+      if (killed.signal !== 'SIGKILL') failures.push(`${crash}: was not killed (${killed.code})`);
+      const again = await wake(home, timeline, 'none', 'two-of-a-kind');
+      if (again.code !== 0) failures.push(`${crash}: the next wake failed: ${again.stderr.slice(-400)}`);
+      const counts = await countOn(timeline);
+      if (counts.messages !== 2 || counts.tasks !== 2) failures.push(`${crash} (${boundaries.find((b) => `checkpoint:${b.split(' ')[0]}` === crash) ?? crash}): ${counts.messages} messages, ${counts.tasks} tasks`);
+    }
+    expect(failures).toEqual([]);
   });
 });

@@ -2,12 +2,12 @@
 // the local model server: a peer's message is read, answered through messages_create, and never
 // answered twice — not on a repeated delivery, not after the wake is killed mid-turn.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
-import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { ACX_BIN, cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 import { startCannedServer, startFlakyProxy } from '../support/flaky-proxy.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
@@ -261,6 +261,49 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
     expect(instructions).toContain('## Your tools on this platform');
     expect(instructions).not.toContain('## The platform (its dashboard)');
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
+  it('a required MCP drop-in that hangs past its start timeout fails the wake: exit 1, nothing posted, the message left for a wake with the server up, which answers it once', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova look up the release date');
+    // The agent ships its drop-in (its own mcp/): required unless the file says "optional": true.
+    const agent = join(tempDir(), 'agent');
+    cpSync(AGENT, agent, { recursive: true });
+    mkdirSync(join(agent, 'mcp'));
+    const pidFile = join(tempDir(), 'lookup.pid');
+    const dropIn = (server: string, ...args: string[]) =>
+      writeFileSync(join(agent, 'mcp', 'lookup.json'), JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp', server), ...args] }));
+    dropIn('silent-server.ts', pidFile);
+    const home = tempDir();
+    // It never answers initialize, so any start timeout ends the wait; a short one keeps the test quick.
+    const failed = await runAcx(['wake', agent, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token, { ACX_MCP_START_TIMEOUT: '0.5' }), home });
+    expect(failed.status, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/WARNING mcp server skipped server=lookup source=\S+lookup\.json required=true reason="failed to start or initialize: timed out after 0\.5 s/);
+    expect(failed.stderr).toMatch(/ERROR wake end timeline=\S+ outcome=error error=".*required MCP server \\"lookup\\" did not start.*note="the agent could not start; the items stay unanswered for the next wake"/);
+    expect(failed.stderr).toMatch(/^acx: No turn was started: the required MCP server "lookup" did not start\. lookup \(\S+lookup\.json\): failed to start or initialize: timed out after 0\.5 s/m);
+    expect(failed.stderr).toMatch(/→ Fix the server and try again .*raise ACX_MCP_START_TIMEOUT .*To let turns run without it: set "optional": true in \S+lookup\.json/);
+    expect(failed.stderr).not.toMatch(STACK_FRAME);
+    expect(model.requests, 'no turn ran without the tool').toHaveLength(0);
+    expect(await messagesOn(ana.token, timeline)).toEqual([{ handle: 'ana', body: '@nova look up the release date' }]);
+    // The hung server went with the wake, not left running.
+    expect(() => process.kill(Number(readFileSync(pidFile, 'utf8')), 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+
+    // The server fixed: the next wake (a retry, or the next delivery without --message) answers the message, with the tool.
+    dropIn('stdio-server.ts');
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Thursday.' } }] }, 'answered');
+    const retried = await runAcx(['wake', agent, '--timeline', timeline], { env: wakeEnv(nova.token), home });
+    expect(retried.status, retried.stderr).toBe(0);
+    expect(retried.stderr).toMatch(/wake end .*outcome=answered posted=1/);
+    expect(model.requests[0]!.view.tools).toContain('lookup__echo');
+    expect(JSON.stringify(model.requests[0]!.body)).toContain('@ana: @nova look up the release date');
+    expect(await messagesOn(ana.token, timeline)).toEqual([
+      { handle: 'ana', body: '@nova look up the release date' },
+      { handle: 'nova', body: 'Thursday.' },
+    ]);
+    const again = await runAcx(['wake', agent, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token), home });
+    expect(again.stderr).toMatch(/wake end .*outcome=nothing-new posted=0/);
     expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
   });
 });

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Command } from 'commander';
 import { register, startMcpCommand } from '../../src/frontends/cli/commands/mcp.ts';
-import { silentLogger } from '../../src/util/logger.ts';
+import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { sampleHostTools } from '../fixtures/mcp/host-tools.ts';
 
 function capture(): PassThrough & { text(): string } {
@@ -54,6 +54,29 @@ describe('acx mcp (core)', () => {
     }
   });
 
+  it('--max-sessions, --session-idle and --allow-origin (or their ACX_MCP_* variables) reach the server', async () => {
+    const logger = createMemoryLogger('debug');
+    const env = { ACX_MCP_MAX_SESSIONS: '1', ACX_MCP_ALLOW_ORIGINS: 'https://a.example, https://b.example' };
+    const running = await startMcpCommand({ http: true, sessionIdle: '0.2' }, { openTools: () => ({ tools: sampleHostTools() }), stdout: capture(), logger, env });
+    try {
+      const initialize = (origin?: string) =>
+        fetch(running.url!, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(origin ? { origin } : {}) },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+        }).then(async (response) => ({ status: response.status, session: response.headers.get('mcp-session-id'), text: await response.text() }));
+      expect((await initialize('https://b.example')).status).toBe(200);
+      expect((await initialize('https://c.example')).status).toBe(403);
+      const first = await initialize('https://a.example');
+      // One session at most: the idle one before it was closed to make room.
+      expect(logger.lines.filter((line) => line.includes('reason="the session cap (1) was reached'))).toHaveLength(1);
+      // And it expires 0.2 s after its last request (waited for by the log line, not a sleep).
+      while (!logger.lines.some((line) => line.includes(`session=${first.session} reason="idle for 0.2 s"`))) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      await running.close();
+    }
+  });
+
   it('serves stdio by default', async () => {
     const stdin = new PassThrough();
     const stdout = capture();
@@ -75,6 +98,10 @@ describe('acx mcp (core)', () => {
     const deps = { openTools: () => ({ tools: sampleHostTools() }), logger: silentLogger, env: {} };
     await expect(startMcpCommand({ http: true, port: '70000' }, deps)).rejects.toMatchObject({ code: 'usage' });
     await expect(startMcpCommand({ port: '8080' }, deps)).rejects.toMatchObject({ code: 'usage', message: expect.stringMatching(/only apply with --http/) });
+    await expect(startMcpCommand({ maxSessions: '4', allowOrigin: ['https://a.example'] }, deps)).rejects.toMatchObject({ code: 'usage', message: '--max-sessions, --allow-origin only apply with --http' });
+    await expect(startMcpCommand({ http: true, maxSessions: '0' }, deps)).rejects.toMatchObject({ code: 'usage', message: '--max-sessions must be a whole number of at least 1, not "0".' });
+    await expect(startMcpCommand({ http: true }, { ...deps, env: { ACX_MCP_SESSION_IDLE: 'soon' } })).rejects.toMatchObject({ code: 'usage', message: 'ACX_MCP_SESSION_IDLE must be zero or more seconds, not "soon".' });
+    await expect(startMcpCommand({ http: true, allowOrigin: ['https://a.example/app'] }, deps)).rejects.toMatchObject({ code: 'usage', message: '"https://a.example/app" is not a web origin' });
     await expect(startMcpCommand({ http: true }, { ...deps, env: { ACX_MCP_TOKEN: 'short' } })).rejects.toThrow(/at least 16/);
   });
 

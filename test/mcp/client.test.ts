@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpAuditNotice } from '../../src/mcp/audit.ts';
 import { bridgedKind } from '../../src/mcp/bridge.ts';
-import { connectMcpServers, resolveMcpTimeoutMs, type McpConnection } from '../../src/mcp/client.ts';
+import { connectMcpServers, resolveMcpStartTimeoutMs, resolveMcpTimeoutMs, type McpConnection } from '../../src/mcp/client.ts';
+import { requiredServersDown } from '../../src/mcp/required.ts';
 import { parseMcpServerEntry, type McpServerConfig } from '../../src/mcp/config.ts';
 import { describeImageForTextModel, McpToolError, type McpToolOutput } from '../../src/mcp/content.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
@@ -192,6 +193,47 @@ describe('timeouts', () => {
     );
     expect(connection.servers[0]).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/timed out/i) });
     await connection.close();
+  });
+
+  it('a required server that does not start is named, with why and what to do; an optional or disabled one stops nothing', async () => {
+    const logger = createMemoryLogger('debug');
+    // It never answers, so only the start timeout ends the wait: a short one races nothing.
+    const stuck = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)'] };
+    const connection = await connectMcpServers(
+      [
+        { ...server('lookup', stuck), required: true },
+        { ...server('extra', fixtureCommand('crash-server.ts')), required: false },
+        { ...server('off', { ...fixtureCommand('stdio-server.ts'), disabled: true }), required: true },
+      ],
+      { logger, env: { ACX_MCP_START_TIMEOUT: '0.5' } },
+    );
+    try {
+      expect(connection.servers.map((s) => [s.name, s.status, s.required])).toEqual([
+        ['lookup', 'skipped', true],
+        ['extra', 'skipped', false],
+        ['off', 'skipped', false],
+      ]);
+      expect(logger.lines).toContain('WARNING mcp server skipped server=lookup source=test:lookup required=true reason="failed to start or initialize: timed out after 0.5 s (raise ACX_MCP_START_TIMEOUT if it is only slow to start)"');
+      expect(logger.lines.find((l) => l.startsWith('WARNING') && l.includes('server=extra'))).toMatch(/^WARNING mcp server skipped server=extra source=test:extra required=false reason="failed to start or initialize: .*fatal: cannot open the widget database/);
+      const down = requiredServersDown(connection.servers)!;
+      expect(down.code).toBe('mcp-unavailable');
+      expect(down.message).toBe(
+        'No turn was started: the required MCP server "lookup" did not start. lookup (test:lookup): failed to start or initialize: timed out after 0.5 s (raise ACX_MCP_START_TIMEOUT if it is only slow to start).',
+      );
+      expect(down.hint).toBe(
+        "Fix the server and try again (a wake's event stays pending for the retry); if it is only slow to start, raise ACX_MCP_START_TIMEOUT (seconds). To let turns run without it: drop \"required\": true from test:lookup.",
+      );
+      expect(requiredServersDown(connection.servers.filter((s) => s.name !== 'lookup'))).toBeUndefined();
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('ACX_MCP_START_TIMEOUT bounds start-up alone, in seconds; unset or invalid, the request timeout does', () => {
+    expect(resolveMcpStartTimeoutMs(undefined, 20_000, { ACX_MCP_START_TIMEOUT: '2.5' })).toBe(2_500);
+    expect(resolveMcpStartTimeoutMs(undefined, 20_000, { ACX_MCP_START_TIMEOUT: 'soon' })).toBe(20_000);
+    expect(resolveMcpStartTimeoutMs(undefined, 45_000, {})).toBe(45_000);
+    expect(resolveMcpStartTimeoutMs(700, 20_000, { ACX_MCP_START_TIMEOUT: '3' })).toBe(700);
   });
 
   it('ACX_MCP_TIMEOUT is read in seconds', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expandEnvReferences, loadMcpConfigDir, loadMcpConfigs, loadMcpDropIns, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
+import { expandEnvReferences, fromOrigin, loadMcpConfigDir, loadMcpConfigs, loadMcpDropIns, parseMcpDropIns, parseMcpSpec, splitCommandLine } from '../../src/mcp/config.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 
 let dir: string;
@@ -79,6 +79,32 @@ describe('mcp/ directory', () => {
       ['good', `MCP config ${path.join(dir, 'good.json')}: not used: its directory ${dir} is writable by group (mode 0775), so someone else could change the code acx runs (fix: chmod go-w ${dir})`],
       ['open', expect.stringContaining(`MCP config ${open}: not used: it is writable by group and others`)],
     ]);
+  });
+
+  it('"required" / "optional" say whether a turn may start without the server; left out, where the drop-in came from decides', () => {
+    const document = (name: string, text: unknown, origin?: 'agent') => ({ name, source: path.join(dir, `${name}.json`), text: JSON.stringify(text), baseDir: dir, ...(origin ? { origin } : {}) });
+    const { configs, skipped } = parseMcpDropIns([
+      document('shipped', { command: 'srv' }, 'agent'),
+      document('shipped-optional', { command: 'srv', optional: true }, 'agent'),
+      document('hosted', { command: 'srv' }),
+      document('hosted-required', { command: 'srv', required: true }),
+      document('hosted-not-optional', { command: 'srv', optional: false }),
+    ]);
+    expect(skipped).toEqual([]);
+    expect(Object.fromEntries(configs.map((c) => [c.name, [c.origin, c.required]]))).toEqual({
+      shipped: ['agent', true],
+      'shipped-optional': ['agent', false],
+      hosted: ['host', false],
+      'hosted-required': ['host', true],
+      'hosted-not-optional': ['host', true],
+    });
+    // A --mcp flag and a cartridge's ROM are required by default too; an editor's servers are not.
+    const spec = parseMcpSpec('lookup=srv --stdio');
+    expect([fromOrigin(spec, 'flag').required, fromOrigin(spec, 'cartridge').required, fromOrigin(spec, 'client').required]).toEqual([true, true, false]);
+    write('both.json', { command: 'srv', required: true, optional: true });
+    expect(configError(() => loadMcpConfigDir(dir)).message).toBe(`MCP config ${path.join(dir, 'both.json')}: says both "required": true and "optional": true`);
+    write('both.json', { command: 'srv', optional: 'yes' });
+    expect(configError(() => loadMcpConfigDir(dir)).message).toBe(`MCP config ${path.join(dir, 'both.json')}: "optional" must be true or false`);
   });
 
   it('an absent directory means no drop-ins', () => {

@@ -46,6 +46,8 @@ export interface InProcessWake {
   tools?: Tool[];
   /** The channel state on this PostgreSQL database (claims lapse STATE_LEASE_TTL_MS after the wake); absent: `<home>/channel.db`. */
   storeUrl?: string;
+  /** The agent cannot start: making it throws this (a required MCP server down, a broken configuration). */
+  agentFails?: Error;
 }
 
 /** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
@@ -72,6 +74,7 @@ export async function wakeInProcess(
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
       agent: async (platformTools) => {
+        if (options.agentFails) throw options.agentFails;
         const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
         const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };

@@ -1,5 +1,5 @@
 import type * as acp from '@agentclientprotocol/sdk';
-import { parseMcpServerEntry, type McpServerConfig } from '../../mcp/config.ts';
+import { fromOrigin, parseMcpServerEntry, type McpServerConfig } from '../../mcp/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 
 /**
@@ -37,11 +37,11 @@ export function clientMcpConfigs(servers: readonly acp.McpServer[], cwd: string)
       }
       if ('url' in server) {
         const headers = Object.fromEntries(server.headers.map((h) => [h.name, h.value]));
-        configs.push(parseMcpServerEntry(name, { url: server.url, headers }, source, cwd));
+        configs.push(fromOrigin(parseMcpServerEntry(name, { url: server.url, headers }, source, cwd), 'client'));
         return;
       }
       const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));
-      configs.push(parseMcpServerEntry(name, { command: server.command, args: server.args, env, cwd }, source, cwd));
+      configs.push(fromOrigin(parseMcpServerEntry(name, { command: server.command, args: server.args, env, cwd }, source, cwd), 'client'));
     } catch (error) {
       rejected.push({ name: server.name, reason: errorMessage(error) });
     }

@@ -1,8 +1,8 @@
-import { AcxError } from '../../core/errors.ts';
 import type { BreakerSettings } from '../../store/wake-store.ts';
 import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS } from './session.ts';
 import { DEFAULT_PACING, type PacingSettings } from './pacing.ts';
 import { isSwitchedOff } from '../../app/switches.ts';
+import { numberSetting as number } from '../number-setting.ts';
 
 /**
  * Wake mode's tuning from flags, else ACX_* variables, else defaults: one resolution shared by
@@ -42,27 +42,4 @@ export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = p
     },
     maxAttempts: number(flags.maxAttempts, env, 'ACX_WAKE_MAX_ATTEMPTS', '--max-attempts', DEFAULT_MAX_ATTEMPTS, 'positive integer'),
   };
-}
-
-type Kind = 'integer' | 'positive integer' | 'positive' | 'positive seconds' | 'non-negative seconds';
-
-const RULES: Record<Kind, { ok: (value: number) => boolean; must: string }> = {
-  integer: { ok: Number.isInteger, must: 'a whole number' },
-  'positive integer': { ok: (v) => Number.isInteger(v) && v >= 1, must: 'a whole number of at least 1' },
-  positive: { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number' },
-  'positive seconds': { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number of seconds' },
-  'non-negative seconds': { ok: (v) => Number.isFinite(v) && v >= 0, must: 'zero or more seconds' },
-};
-
-function number(flag: unknown, env: NodeJS.ProcessEnv, variable: string, name: string, fallback: number, kind: Kind): number {
-  const fromFlag = flag !== undefined && flag !== '';
-  const raw = fromFlag ? flag : env[variable]?.trim() || undefined;
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!RULES[kind].ok(value)) {
-    throw new AcxError('usage', `${fromFlag ? name : variable} must be ${RULES[kind].must}, not "${String(raw)}".`, {
-      hint: `Set ${name} (or ${variable}), or leave it out for the default (${fallback}).`,
-    });
-  }
-  return value;
 }

@@ -3,19 +3,17 @@ import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts'
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ChannelState, ItemKind, ItemRef } from '../../store/channel-state.ts';
+import type { ItemKind, ItemRef } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
-import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
-import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
+import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
-import type { Addressed } from '../../engine/brief.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
-import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
+import { messageWork, singleItemWork, taskWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -32,14 +30,7 @@ import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.
  * Unseen messages batch into one turn; each unseen asset, webhook event and activated task gets
  * a turn of its own, every item shown with its [created_at].
  */
-export interface TimelineWakeOptions {
-  client: BaseCradleClient;
-  state: ChannelState;
-  timeline: string;
-  /** The message the delivery is about (`--message`): on a first wake, the reply starts there. */
-  trigger?: string;
-  /** The asset or webhook event the delivery is about (`--asset`, `--event`): a first wake starts there. */
-  triggers?: { asset?: string; webhook_event?: string };
+export interface TimelineWakeOptions extends TimelineWorkOptions {
   deliveryId?: string;
   /**
    * The agent for this wake, given the platform tools it must offer (they are how it perceives and
@@ -47,18 +38,10 @@ export interface TimelineWakeOptions {
    * the platform's dashboard.md (absent when it could not be fetched).
    */
   agent: (platformTools: Tool[], brief: readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
-  logger: Logger;
   /** The per-timeline circuit breaker (ACX_WAKE_BREAKER_*); absent: none. */
   breaker?: BreakerSettings;
-  /** How many messages a first wake reads (FACTS.md: the newest 50). */
-  firstWakeWindow?: number;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
   workspace?: string;
-  /** Read-speed pacing of a peer AI's message, per timeline (ACX_PACE_*; default on, as for a session wake). */
-  pacing?: PacingSettings;
-  /** For tests: the clock and the wait pacing uses. */
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -149,7 +132,17 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     recentToolImages: () => turnImages,
     ...(options.workspace ? { workspace: options.workspace } : {}),
   });
-  const prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+  let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
+  try {
+    prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+  } catch (error) {
+    // An agent that cannot start (a required MCP server down, a broken config) is the operator's
+    // problem, not the items': they go back as this wake found them, unanswered and unsettled,
+    // and the wake fails so the router retries it; no retry brings them nearer to being set aside.
+    await state.giveBack(work.flatMap((turn) => turn.refs), wakeId);
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the agent could not start; the items stay unanswered for the next wake', duration: seconds(started) });
+    throw error;
+  }
   let posted = 0;
   let steps = 0;
   let last: HarnessTurnResult | undefined;
@@ -287,216 +280,8 @@ async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], l
   }
 }
 
-/** One turn's worth of work: the items it answers (claimed), the key anchor, the prompt. */
-interface WorkTurn {
-  kind: ItemKind;
-  refs: ItemRef[];
-  anchor: string;
-  prompt: string;
-  /** Why the turn calls for a reply (arms the nudge): message turns only; a mention wins. */
-  addressed: Addressed;
-  /** After the turn committed (a task joins the seen-set). */
-  after?: () => Promise<void>;
-}
-
-/** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
-async function messageWork(options: TimelineWakeOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => Promise<void>; busy: boolean }> {
-  const { state, timeline } = options;
-  let view = await readUnseen(options, me);
-  // A fresh batch whose newest message is a peer AI's is read at human speed first, and what
-  // lands meanwhile is folded in; a batch an earlier wake already took up is answered as it was.
-  // Loop 2 (rebuilding a turn for messages that land while it generates) has no work here: a
-  // timeline turn speaks only through a tool, a turn that called one is never rebuilt, and a
-  // message that lands mid-turn wakes its own delivery.
-  if (!(await anyInFlight(state, view.candidates.map((message) => ref(timeline, message))))) {
-    await readAtHumanSpeed(view.candidates, {
-      pacing: options.pacing ?? DEFAULT_PACING,
-      logger: options.logger,
-      fields: { timeline },
-      idField: 'message',
-      describe: (message) => ({ id: message.content.uuid, fromPeerAi: message.user.kind === 'ai', text: message.content.body, at: Date.parse(message.created_at) }),
-      reread: async () => (view = await readUnseen(options, me)).candidates,
-      now: options.now,
-      sleep: options.sleep,
-    });
-  }
-  const { unseen, candidates, firstWake } = view;
-  // Claim in order; a message a live wake holds, and everything after it, is that wake's.
-  const claimed: Array<{ message: Message; resumed: boolean }> = [];
-  let held: Message | undefined;
-  for (const message of candidates) {
-    const outcome = await state.take(ref(timeline, message), wakeId);
-    if (outcome === 'held') {
-      held = message;
-      break;
-    }
-    if (outcome === 'taken' || outcome === 'resumed') claimed.push({ message, resumed: outcome === 'resumed' });
-  }
-  // The leading messages a dead wake had claimed are its batch: its turn (anchored on the first
-  // of them) is finished as that wake fixed it, since the journal already holds its prompt. What
-  // arrived since is a batch of its own, in a turn after it, so it is never swallowed unread.
-  const split = claimed[0]?.resumed ? claimed.findIndex((entry) => !entry.resumed) : 0;
-  const batches = (split > 0 ? [claimed.slice(0, split), claimed.slice(split)] : [claimed]).map((run) => run.map((entry) => entry.message)).filter((run) => run.length > 0);
-  const turns = batches.map((batch, i): WorkTurn => ({
-    kind: 'message',
-    refs: batch.map((message) => ref(timeline, message)),
-    anchor: batch[0]!.content.uuid,
-    prompt: batchPrompt(batch, { firstWake, earlier: firstWake && i === 0 ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
-    addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
-  }));
-  return { turns, settle: () => settleMarks(state, timeline, unseen, held), busy: held !== undefined };
-}
-
-/** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
-async function readUnseen(options: TimelineWakeOptions, me: Actor): Promise<{ unseen: Message[]; candidates: Message[]; firstWake: boolean }> {
-  const { client, state, timeline } = options;
-  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
-  const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
-  const firstWake = (await state.mark(timeline, 'message')) === undefined;
-  // A first wake also takes up what an earlier wake claimed and never finished (it was killed
-  // before its first settle, so there is no mark yet).
-  const phases = await Promise.all(fromPeers.map((message) => state.phase(ref(timeline, message))));
-  const stranded = new Set(fromPeers.filter((_, i) => phases[i] === 'in-flight'));
-  const chosen = firstWake ? new Set([...firstWakeReplySet(unseen, me, options.trigger), ...stranded]) : new Set(fromPeers);
-  return { unseen, candidates: unseen.filter((message) => chosen.has(message)), firstWake };
-}
-
-type SingleKind = 'asset' | 'webhook_event';
-type SingleItem = Asset | WebhookEvent;
-
-/**
- * Unseen assets or webhook events, each in a turn of its own. Since the mark: every newer one;
- * on a first wake: the trigger and what is newer, else only the newest. The agent's own assets
- * are skipped (their mark advances).
- */
-async function singleItemWork(options: TimelineWakeOptions, me: Actor, kind: SingleKind, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => Promise<void>; busy: boolean }> {
-  const { client, state, timeline } = options;
-  const mark = await state.mark(timeline, kind);
-  const trigger = options.triggers?.[kind];
-  const list = kind === 'asset' ? client.assets.list({ timeline }) : client.webhookEvents.list({ timeline });
-  const newestFirst: SingleItem[] = [];
-  for await (const item of list as AsyncIterable<SingleItem>) {
-    if (item.content.uuid === mark) break;
-    newestFirst.push(item);
-    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? 50))) break;
-  }
-  const unseen = newestFirst.reverse();
-  const turns: WorkTurn[] = [];
-  let held: SingleItem | undefined;
-  for (const item of unseen) {
-    if (kind === 'asset' && (item as Asset).user.uuid === me.uuid) continue;
-    const itemRef: ItemRef = { timeline, kind, item: item.content.uuid };
-    const outcome = await state.take(itemRef, wakeId);
-    if (outcome === 'held') {
-      held = item;
-      break;
-    }
-    if (outcome !== 'taken' && outcome !== 'resumed') continue;
-    const line = kind === 'asset' ? assetLine(item as Asset) : webhookEventLine(item as WebhookEvent);
-    const noun = kind === 'asset' ? 'A new asset was shared on this timeline' : 'A webhook event arrived on this timeline';
-    turns.push({ kind, refs: [itemRef], anchor: item.content.uuid, prompt: `${noun}:\n${line}\n\nAct on it if it calls for it; speak only by calling messages_create.`, addressed: false });
-  }
-  const settle = async () => {
-    const stop = held ? unseen.indexOf(held) : unseen.length;
-    const lastSettled = unseen[stop - 1];
-    if (lastSettled) await state.setMark(timeline, kind, lastSettled.content.uuid);
-  };
-  return { turns, settle, busy: held !== undefined };
-}
-
-/** Activated tasks not yet taken up (the seen-set), each in a turn of its own; the agent's own tasks run too. */
-async function taskWork(options: TimelineWakeOptions, wakeId: string): Promise<{ turns: WorkTurn[]; busy: boolean }> {
-  const { client, state, timeline } = options;
-  const turns: WorkTurn[] = [];
-  let busy = false;
-  const activated: Task[] = [];
-  for await (const task of client.tasks.list({ timeline, status: 'activated' })) {
-    activated.push(task);
-    if (activated.length >= (options.firstWakeWindow ?? 50)) break;
-  }
-  for (const task of activated.reverse()) {
-    const itemRef: ItemRef = { timeline, kind: 'task', item: task.content.uuid };
-    if (await state.hasSeen(itemRef)) continue;
-    const outcome = await state.take(itemRef, wakeId);
-    if (outcome === 'held') {
-      busy = true;
-      continue;
-    }
-    if (outcome === 'done' || outcome === 'abandoned') {
-      await state.markSeen(itemRef);
-      continue;
-    }
-    turns.push({
-      kind: 'task',
-      refs: [itemRef],
-      anchor: task.content.uuid,
-      prompt: `A scheduled task activated on this timeline:\n${taskLine(task)}\n\nDo what it says; speak only by calling messages_create.`,
-      addressed: false,
-      after: () => state.markSeen(itemRef),
-    });
-  }
-  return { turns, busy };
-}
-
 const HEARTBEAT_MS = 5 * 60_000;
 
-/** What the model reads: each message with its time and author; on a first wake, the earlier ones as context. */
-export function batchPrompt(batch: readonly Message[], context: { firstWake: boolean; earlier: readonly Message[] }): string {
-  const lines = (messages: readonly Message[]) => messages.map((message) => `[${message.created_at}] @${message.user.handle}: ${message.content.body}`).join('\n');
-  const intro = context.earlier.length > 0 ? `Earlier on this timeline (already answered or not for you):\n${lines(context.earlier)}\n\n` : '';
-  const noun = batch.length === 1 ? 'A new message' : `${batch.length} new messages`;
-  return `${intro}${noun} on this timeline:\n${lines(batch)}\n\nReply only by calling messages_create; your final text is not posted.`;
-}
-
-/** The agent's exact @handle, not part of a longer one (case-insensitive). */
-export function mentions(body: string, handle: string): boolean {
-  const escaped = handle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w@])@${escaped}(?![\\w-])`, 'i').test(body);
-}
-
-/** A one-on-one room (its owner and participants are exactly two viewers): every message is for the agent. */
-function twoViewers(room: Timeline): boolean {
-  return new Set([room.owner.uuid, ...room.participants.map((participant) => participant.uuid)]).size === 2;
-}
-
-/** Messages newer than the mark, oldest first; on a first wake, the newest `window`. */
-async function unseenMessages(client: BaseCradleClient, state: ChannelState, timeline: string, window: number): Promise<Message[]> {
-  const mark = await state.mark(timeline, 'message');
-  const newestFirst: Message[] = [];
-  for await (const message of client.messages.list({ timeline })) {
-    if (message.content.uuid === mark) break;
-    newestFirst.push(message);
-    if (mark === undefined && newestFirst.length >= window) break;
-  }
-  return newestFirst.reverse();
-}
-
-/**
- * A first wake (no mark yet) answers the trigger and what follows it when the trigger is in the
- * window; else everything after the agent's own latest post; else only the newest message.
- */
-export function firstWakeReplySet(window: readonly Message[], me: Pick<Actor, 'uuid'>, trigger: string | undefined): Message[] {
-  const peers = (from: number) => window.slice(from).filter((message) => message.user.uuid !== me.uuid);
-  const at = trigger ? window.findIndex((message) => message.content.uuid === trigger) : -1;
-  if (at >= 0) return peers(at);
-  const ownLatest = window.map((message) => message.user.uuid).lastIndexOf(me.uuid);
-  if (ownLatest >= 0) return peers(ownLatest + 1);
-  const newest = window.at(-1);
-  return newest && newest.user.uuid !== me.uuid ? [newest] : [];
-}
-
-/** The mark moves to the newest unseen message before the first one still pending (none: to the newest). */
-async function settleMarks(state: ChannelState, timeline: string, unseen: readonly Message[], firstPending: Message | undefined): Promise<void> {
-  const stop = firstPending ? unseen.indexOf(firstPending) : unseen.length;
-  const last = unseen[stop - 1];
-  if (last) await state.setMark(timeline, 'message', last.content.uuid);
-}
-
-async function anyInFlight(state: ChannelState, refs: readonly ItemRef[]): Promise<boolean> {
-  return (await Promise.all(refs.map((item) => state.phase(item)))).includes('in-flight');
-}
-
-const ref = (timeline: string, message: Message): ItemRef => ({ timeline, kind: 'message', item: message.content.uuid });
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(2)}s`;
 
 /** The batch's turn id: the same batch (same timeline, same oldest message) is the same turn. */

@@ -87,7 +87,8 @@ export async function serveHostTools(input: HostToolsInput): Promise<HostTools> 
         hint: 'Return a random token, e.g. randomBytes(32).toString("base64url"), or leave mintBridgeToken out for a generated one.',
       });
     }
-    serving = await serveHttp(catalog.host, { port: input.port, ...(token !== undefined ? { token } : {}), logger: log }).catch((error: unknown) => {
+    // One client, the ACP agent's bridge, which does not initialize again after a 404: its session never expires.
+    serving = await serveHttp(catalog.host, { port: input.port, ...(token !== undefined ? { token } : {}), logger: log, sessionIdleMs: 0 }).catch((error: unknown) => {
       throw listenError(error, input.port);
     });
     const s = serving;

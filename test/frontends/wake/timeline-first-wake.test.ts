@@ -5,7 +5,7 @@
 // wake through the embedded platform (a real server on 127.0.0.1 over a real SQLite home).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/channel/types.ts';
-import { firstWakeReplySet } from '../../../src/frontends/wake/timeline.ts';
+import { firstWakeReplySet } from '../../../src/frontends/wake/timeline-work.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';

@@ -53,3 +53,27 @@ describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: 6
     expect(said.reverse()).toEqual(['first question', 'second question', 're: first question', 're: second question']);
   });
 });
+
+describe.each(stores)('a timeline wake whose agent cannot start, the state on %s', { timeout: 60_000 }, (name, skip) => {
+  it.skipIf(skip !== '')(`gives its claims back: the next wake of the same process takes the message at once, and failed starts never set it aside${skip}`, async () => {
+    const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_start_fails') } : {};
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, 'are you there?');
+    // One process, as a worker retries a job: its claims' holder stays alive between the wakes.
+    const down = new Error('the required MCP server "lookup" did not start');
+    let home: string | undefined;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const failed = await wakeInProcess(platform, nova, room, { ...(home ? { home } : {}), agentFails: down, ...storeUrl });
+      home = failed.home;
+      expect(failed.outcome, `start ${attempt}`).toEqual({ outcome: 'error', error: down });
+      expect(failed.logger.lines.find((line) => line.startsWith('ERROR wake end'))).toMatch(/outcome=error .*note="the agent could not start; the items stay unanswered for the next wake"/);
+    }
+    const next = await wakeInProcess(platform, nova, room, { home: home!, script: replyToBatch, ...storeUrl });
+    expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse(), 'answered once, and no stall note').toEqual(['are you there?', 're: are you there?']);
+  });
+});

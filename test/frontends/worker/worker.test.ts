@@ -35,7 +35,11 @@ interface JobRow {
   deferred_by_ms: number;
 }
 
-async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn; wakeTimeline?: WorkerAgent['wakeTimeline'] } = {}) {
+async function setUp(
+  breaker: BreakerSettings,
+  maxDeferrals?: number,
+  agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn; wakeTimeline?: WorkerAgent['wakeTimeline']; startFailures?: Error[] } = {},
+) {
   const url = postgres.database('worker_defer');
   const store = await PostgresWakeStore.open(url, { agentId: AGENT, ...(agent.leaseTtlMs !== undefined ? { leaseTtlMs: agent.leaseTtlMs } : {}) });
   const queue: WakeQueue = await openWakeQueue(url, createMemoryLogger(), { superviseSeconds: 1 });
@@ -52,7 +56,19 @@ async function setUp(breaker: BreakerSettings, maxDeferrals?: number, agent: { l
   });
   worker = await startWorker({
     queue,
-    agents: [{ name: AGENT, store, prepare: async () => ({ agent: new HarnessAgent({ harness, ...(agent.tools ? { tools: agent.tools, permissionMode: 'allow-all' as const } : {}) }), close: async () => harness.close?.() }), ...(agent.wakeTimeline ? { wakeTimeline: agent.wakeTimeline } : {}) }],
+    agents: [
+      {
+        name: AGENT,
+        store,
+        prepare: async () => {
+          // The agent's first starts fail with these (a required MCP server down), the later ones succeed.
+          const failure = agent.startFailures?.shift();
+          if (failure) throw failure;
+          return { agent: new HarnessAgent({ harness, ...(agent.tools ? { tools: agent.tools, permissionMode: 'allow-all' as const } : {}) }), close: async () => harness.close?.() };
+        },
+        ...(agent.wakeTimeline ? { wakeTimeline: agent.wakeTimeline } : {}),
+      },
+    ],
     breaker,
     pacing: NO_PACING,
     maxAttempts: 3,
@@ -141,6 +157,17 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(settled.every((r) => r.retry_count === 0), 'no retry spent').toBe(true);
     expect((await store.item('burst', 'b1'))?.state).toBe('done');
     expect(model.calls).toHaveLength(1);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a job whose agent cannot start (a required MCP server down) is retried, its event kept, and the retry answers it once${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+    const down = new Error('No turn was started: the required MCP server "lookup" did not start.');
+    const { store, queue, model, logger, until } = await setUp(OFF, undefined, { startFailures: [down] });
+    await queue.send({ kind: 'session', agent: AGENT, sessionId: 'tools', event: { id: 'r1', text: 'look it up' } });
+    const settled = await until('the job was not retried and answered', (rows) => rows.length === 1 && rows[0]!.state === 'completed');
+    expect(settled[0]!.retry_count, 'one retry spent on the failed start').toBe(1);
+    expect(logger.lines.join('\n')).toMatch(/WARNING worker job retried job=\S+ session=tools attempt=1 error="No turn was started: the required MCP server \\"lookup\\" did not start\."/);
+    expect(await store.item('tools', 'r1')).toMatchObject({ state: 'done', reply: 'answered' });
+    expect(model.calls, 'no turn ran without the server').toHaveLength(1);
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`a job put off maxDeferrals times fails into pg-boss's retries, so a session that never frees up is not a loop${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {

@@ -3,7 +3,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { openAgentToolHost } from '../../../app/tool-host.ts';
 import { createHostToolServer, type HostToolServerOptions } from '../../../mcp/host-server.ts';
-import { serveHttp, serveStdio } from '../../../mcp/serve.ts';
+import { normalizedOrigin, serveHttp, type ServeHttpOptions, serveStdio } from '../../../mcp/serve.ts';
+import { DEFAULT_SESSION_LIMITS } from '../../../mcp/http-sessions.ts';
+import { numberSetting } from '../../number-setting.ts';
 import type { Tool } from '../../../tools/tool.ts';
 import { AcxError } from '../../../core/errors.ts';
 import { createLogger, type Logger } from '../../../util/logger.ts';
@@ -39,6 +41,12 @@ export interface McpCommandOptions {
   http?: boolean;
   port?: string | number;
   tokenFile?: string;
+  /** The most MCP sessions at once (env ACX_MCP_MAX_SESSIONS). */
+  maxSessions?: string | number;
+  /** Seconds a session may sit idle before it is closed, 0 never (env ACX_MCP_SESSION_IDLE). */
+  sessionIdle?: string | number;
+  /** Browser origins allowed besides loopback ones (env ACX_MCP_ALLOW_ORIGINS, comma-separated). */
+  allowOrigin?: string[];
 }
 
 export interface RunningMcpCommand {
@@ -58,13 +66,27 @@ function parsePort(value: string | number | undefined): number {
   return port;
 }
 
+/** The HTTP server's session limits and allowed origins, from flags, else ACX_MCP_* variables. */
+function httpLimits(options: McpCommandOptions, env: NodeJS.ProcessEnv): Pick<ServeHttpOptions, 'maxSessions' | 'sessionIdleMs' | 'allowedOrigins'> {
+  const { maxSessions, idleMs } = DEFAULT_SESSION_LIMITS;
+  const origins = options.allowOrigin ?? (env.ACX_MCP_ALLOW_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  return {
+    maxSessions: numberSetting(options.maxSessions, env, 'ACX_MCP_MAX_SESSIONS', '--max-sessions', maxSessions, 'positive integer'),
+    sessionIdleMs: numberSetting(options.sessionIdle, env, 'ACX_MCP_SESSION_IDLE', '--session-idle', idleMs / 1000, 'non-negative seconds') * 1000,
+    allowedOrigins: origins.map(normalizedOrigin),
+  };
+}
+
 export async function startMcpCommand(options: McpCommandOptions, deps: McpCommandDeps): Promise<RunningMcpCommand> {
   const logger = deps.logger ?? createLogger();
   const env = deps.env ?? process.env;
-  if (!options.http && (options.port !== undefined || options.tokenFile !== undefined)) {
-    throw new AcxError('usage', '--port and --token-file only apply with --http', { hint: 'Add --http to serve over Streamable HTTP.' });
+  const httpOnly = { port: '--port', tokenFile: '--token-file', maxSessions: '--max-sessions', sessionIdle: '--session-idle', allowOrigin: '--allow-origin' } as const;
+  const misplaced = Object.entries(httpOnly).filter(([key]) => options[key as keyof typeof httpOnly] !== undefined);
+  if (!options.http && misplaced.length > 0) {
+    throw new AcxError('usage', `${misplaced.map(([, flag]) => flag).join(', ')} only apply with --http`, { hint: 'Add --http to serve over Streamable HTTP.' });
   }
   const port = parsePort(options.port);
+  const limits = options.http ? httpLimits(options, env) : {};
   const envToken = env.ACX_MCP_TOKEN?.trim();
   if (options.http && envToken !== undefined && envToken !== '' && envToken.length < 16) {
     throw new AcxError('config', 'ACX_MCP_TOKEN must be at least 16 characters', { hint: 'Unset it to get a random token per run.' });
@@ -81,7 +103,7 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
     return { done, close: () => serving.close() };
   }
 
-  const serving = await serveHttp(host, { port, token: envToken || undefined, logger }).catch(async (error: unknown) => {
+  const serving = await serveHttp(host, { port, token: envToken || undefined, logger, ...limits }).catch(async (error: unknown) => {
     await served.close?.();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new AcxError('usage', `Port ${port} on 127.0.0.1 is already in use`, { hint: 'Pick another --port, or --port 0 for a free one.' });
@@ -124,12 +146,16 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 with a bearer token instead of stdio')
     .option('--port <n>', 'HTTP port (0 = pick a free one)')
     .option('--token-file <path>', 'write the bearer token to this file (mode 0600) instead of printing it')
+    .option('--max-sessions <n>', 'with --http: the most MCP sessions at once; at the cap the longest idle one is closed, or a new one refused when all are busy (env ACX_MCP_MAX_SESSIONS, default 32)')
+    .option('--session-idle <seconds>', 'with --http: close a session idle this long, with no request or stream open; 0 never (env ACX_MCP_SESSION_IDLE, default 3600)')
+    .option('--allow-origin <origin>', 'with --http: a browser origin allowed besides loopback ones, e.g. https://app.example (repeatable; env ACX_MCP_ALLOW_ORIGINS, comma-separated)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText(
       'after',
       '\nThe tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. A call the permission\n' +
         'mode would ask about is refused (nobody can be asked over MCP): --permission-mode allow-all leaves it to the client.\n' +
         'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.\n' +
-        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run.',
+        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page\n' +
+        'whose Origin is not loopback (nor --allow-origin) is refused with 403 (DNS-rebinding protection).',
     )
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const running = await startMcpCommand(options as McpCommandOptions, deps(agent, options));
