@@ -78,7 +78,8 @@ describe('opt-in grants', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toBe('Unknown opt-in tool: generate_video.');
-    expect((error as ConfigError).hint).toMatch(/shell:.*\n.*execute-unisolated:.*\n.*system_prompt:/);
+    // One line: the names; `acx install --help` says what each does.
+    expect((error as ConfigError).hint).toMatch(/^Leave generate_video out of --opt-in; the tools that need a grant are shell, execute-unisolated, system_prompt, .*\(`acx install --help` says what each does\)\.$/);
     expect(fs.existsSync(home)).toBe(false);
   });
 
