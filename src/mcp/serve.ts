@@ -7,6 +7,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { tokenMatches } from '../util/secure-compare.ts';
+import { createLogThrottle } from '../util/log-throttle.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';
@@ -130,6 +131,8 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
   addLiveSecret(token);
   if (token.length < 16) throw new Error('serveHttp: the token must be at least 16 characters');
   const logger = options.logger ?? silentLogger;
+  // Lines a stranger's requests cause, bounded: a flood of them must not fill the log.
+  const strangers = createLogThrottle(logger);
   const sessions = new HttpSessions(
     { maxSessions: options.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions, idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_LIMITS.idleMs },
     logger,
@@ -142,12 +145,12 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const origin = req.headers.origin;
       if (origin !== undefined && !originAllowed(origin, allowedOrigins)) {
-        logger.debug('mcp http origin refused', { origin, path: url.pathname });
+        strangers.log('debug', 'mcp http origin refused', { origin, path: url.pathname });
         sendJsonError(res, 403, `Forbidden: a page from ${origin} may not use this server (DNS-rebinding protection): only pages on this machine, or origins it was started with --allow-origin for, may.`);
         return;
       }
       if (!tokenMatches(bearer(req), token)) {
-        logger.warn('mcp http unauthorized', { method: req.method, path: url.pathname });
+        strangers.log('warn', 'mcp http unauthorized', { method: req.method, path: url.pathname });
         sendJsonError(res, 401, 'Unauthorized: a valid bearer token is required', { 'www-authenticate': 'Bearer realm="acx-mcp"' });
         return;
       }
@@ -203,7 +206,7 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
       // Refused (a foreign Host) or not an initialize after all: no session, nothing kept.
       if (!transport.sessionId) await session.close();
     })().catch((error: unknown) => {
-      logger.warn('mcp http request failed', { reason: errorMessage(error) });
+      strangers.log('warn', 'mcp http request failed', { reason: errorMessage(error) });
       sendJsonError(res, 400, `Bad request: ${errorMessage(error)}`);
     });
   });
@@ -223,6 +226,7 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
     port,
     close() {
       closing ??= (async () => {
+        strangers.flush();
         await sessions.closeAll();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -175,4 +175,14 @@ describe('acx mcp --http: how many sessions, and for how long', () => {
     expect(host.connectionCount).toBe(0);
     expect((await initialize(serving)).status).toBe(200);
   });
+
+  it('a flood of requests without the token writes a few WARNING lines, then says how many it held back', async () => {
+    const { serving, logger } = await serve();
+    for (let i = 0; i < 40; i++) expect((await initialize(serving, { authorization: 'Bearer wrong-token-0000000000' })).status).toBe(401);
+    await serving.close(); // writes the summary of the open window
+    const lines = logger.lines.filter((line) => line.includes('mcp http unauthorized'));
+    expect(lines).toHaveLength(6);
+    expect(lines.slice(0, 5).every((line) => line.startsWith('WARNING mcp http unauthorized method=POST path=/mcp'))).toBe(true);
+    expect(lines[5]).toMatch(/^WARNING mcp http unauthorized suppressed=35 window=60\.00s/);
+  });
 });
