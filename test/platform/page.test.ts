@@ -3,19 +3,18 @@
 // is a scripted peer: it takes the platform's signed webhook and answers through the REST API with its
 // own token, as a woken agent would. Peer content is text on the page, never markup.
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { AddedUser } from '../../src/platform/index.ts';
+import { CHROMIUM_MISSING, launchChromium } from '../support/browser.ts';
 import { startTestPlatform, type TestPlatform, violations } from '../support/platform.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SECRET = 'page-test-secret';
 // A 2x2 red PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAwMAAAAX+AP+3vJCjAAAAAElFTkSuQmCC', 'base64');
 
-describe.skipIf(!existsSync(CHROMIUM))(`the web page in Chromium${existsSync(CHROMIUM) ? '' : ` (skipped: ${CHROMIUM} is not installed; .ci/run installs Debian's chromium)`}`, () => {
+describe.skipIf(CHROMIUM_MISSING !== '')(`the web page in Chromium${CHROMIUM_MISSING}`, () => {
   let platform: TestPlatform;
   let agent: WebhookReceiver;
   let browser: Browser;
@@ -41,10 +40,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the web page in Chromium${existsSync(CHR
         headers: { 'idempotency-key': `reply-${message.content.uuid}` },
       });
     };
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on('dialog', (dialog) => void dialog.accept());
   }, 60_000);
