@@ -148,8 +148,10 @@ describe('the HTTP surface', () => {
     const page = await fetch(`${p.url}/`);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
-    // The one script renders peer content as text: it never assigns markup.
-    const script = readFileSync(join(import.meta.dirname, '../../src/platform/web/app.js'), 'utf8');
-    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    // Its scripts render peer content as text: none ever assigns markup.
+    const web = join(import.meta.dirname, '../../src/platform/web');
+    const scripts = readdirSync(web).filter((name) => name.endsWith('.js'));
+    expect(scripts).toContain('app.js');
+    for (const name of scripts) expect({ name, markup: /innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(web, name), 'utf8')) }).toEqual({ name, markup: false });
   });
 });
