@@ -118,18 +118,25 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
   addRunOptions(
     program
       .command('mcp')
-      .description("Serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1).")
-      .argument('[agent]', 'agent directory, .acx cartridge, or default (the config home agent; the default)'),
+      .description("serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1)")
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
+    // The client names no acx session, the agent's MCP servers are not re-served, and dispatch runs on acx's engine.
+    ['--session', '--mcp', '--harness'],
   )
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 with a bearer token instead of stdio')
-    .option('--port <n>', 'HTTP port (0 = pick a free one)')
-    .option('--token-file <path>', 'write the bearer token to this file (mode 0600) instead of printing it')
+    .option('--port <n>', 'with --http: the port; 0 picks a free one (default 0)')
+    .option('--token-file <path>', 'with --http: write the bearer token to this file (mode 0600) instead of printing it')
     .addHelpText(
       'after',
-      '\nThe tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. A call the permission\n' +
-        'mode would ask about is refused (nobody can be asked over MCP): --permission-mode allow-all leaves it to the client.\n' +
-        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.\n' +
+      [
+        '',
+        'The tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. The model options',
+        "set up dispatch's sub-agents (on half the --max-steps budget): the only model calls acx mcp makes.",
+        'A call the permission mode would ask about is refused (nobody can be asked over MCP): --permission-mode',
+        'allow-all leaves it to the client.',
+        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.',
         'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run.',
+      ].join('\n'),
     )
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const running = await startMcpCommand(options as McpCommandOptions, deps(agent, options));
