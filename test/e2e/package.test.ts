@@ -210,7 +210,7 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
       'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
-      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor'],
+      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor', 'createLogger'],
     };
     expect(Object.keys(named).map((name) => (name === 'acx' ? '.' : `./${name.slice(4)}`))).toEqual(subpaths);
     const probe = `const named = ${JSON.stringify(named)};
@@ -227,12 +227,12 @@ console.log(JSON.stringify(missing));`;
 
   // Every TypeScript/JavaScript block of README.md and docs/*.md, against the installed package: all
   // type-check; those not marked `compile-only` in their fence (```ts compile-only: they need a real
-  // model key or coding agent) also run, in a project whose examples/ is the package's own.
+  // model key or coding agent) also run, in a project of the user's own: a file a block names must
+  // resolve from the installed package (import.meta.resolve('acx/package.json')), not the checkout.
   it('every code block of README.md and docs/ type-checks against the package, and the runnable ones run', () => {
     const blocksDir = join(app, 'docs-blocks');
     mkdirSync(blocksDir, { recursive: true });
     writeFileSync(join(blocksDir, 'package.json'), JSON.stringify({ type: 'module' }));
-    symlinkSync(join(app, 'node_modules/acx/examples'), join(blocksDir, 'examples'));
     const blocks = docCodeBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     for (const block of blocks) writeFileSync(join(blocksDir, block.file), block.code);
@@ -247,6 +247,8 @@ console.log(JSON.stringify(missing));`;
     expect(check.status, `${check.stdout}${check.stderr}\n(blocks are written as ${blocks.map((b) => `${b.file} <- ${b.source}`).join(', ')})`).toBe(0);
     const runnable = blocks.filter((block) => !block.compileOnly);
     expect(runnable.length).toBeGreaterThanOrEqual(3);
+    // acx/mcp and acx/wake each have a block that runs (issue 26 item 10).
+    for (const subpath of ['acx/mcp', 'acx/wake']) expect(runnable.filter((block) => block.code.includes(`from '${subpath}'`)).map((block) => block.source)).not.toEqual([]);
     for (const block of runnable) {
       const home = mkdtempSync(join(tmpdir(), 'acx-docs-home-'));
       const run = spawnSync(process.execPath, [block.file], {
