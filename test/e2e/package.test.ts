@@ -275,7 +275,11 @@ interface DocBlock {
 
 function docCodeBlocks(): DocBlock[] {
   const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  const blocks: DocBlock[] = [];
+  // The library's three-line start in README's "Which entry point" table (it needs a model key: compiled only).
+  const row = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').find((line) => line.startsWith('| an agent inside your own TypeScript program |'));
+  const start = [...(row?.split(' | ').at(-1) ?? '').matchAll(/`([^`]+)`/g)].map((span) => span[1]!);
+  expect(start.length, 'README: the library row of the entry-point table').toBe(3);
+  const blocks: DocBlock[] = [{ source: 'README.md entry-point table, library', file: 'README-md-entry-library.ts', code: `${start.join('\n')}\n`, compileOnly: true }];
   for (const file of files) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     let n = 0;
