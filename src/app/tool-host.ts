@@ -95,7 +95,7 @@ function subAgentsOnDemand(settings: ResolvedSettings, memory: AgentMemory, mode
   const build = async (): Promise<Harness> => {
     if (settings.harness !== 'engine') {
       throw new HarnessCapabilityUnsupportedError(`Under acx mcp, dispatch runs its sub-agents on acx's engine; the ${settings.harness} harness is not used here.`, {
-        hint: 'Start acx mcp without --harness (and without ACX_HARNESS) to let dispatch run.',
+        hint: 'Start acx mcp without ACX_HARNESS to let dispatch run.',
       });
     }
     if (!modelChosen) {

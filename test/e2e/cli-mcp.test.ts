@@ -2,7 +2,7 @@
 // `acx mcp` child process on the pinned Node, over stdio and over Streamable HTTP, with no model
 // key in the environment and every state directory in a temp dir.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,10 +84,14 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
 
   it("does not re-serve the agent's MCP drop-ins, and says so at info level", async () => {
     const env = freshEnv({ ACX_LOG_LEVEL: 'info' });
-    const dropIn = ['--mcp', `fixture=${process.execPath} --disable-warning=ExperimentalWarning ${join(ROOT, 'test/fixtures/mcp/stdio-server.ts')}`];
-    const resolved = (await resolvedConfig([NOTES_KEEPER, ...dropIn], env)) as { tools: string[]; mcp_servers?: string[] };
+    // The agent's own drop-in (acx mcp offers no --mcp: it would connect nothing).
+    const agent = join(env.HOME!, 'notes-keeper');
+    cpSync(NOTES_KEEPER, agent, { recursive: true });
+    mkdirSync(join(agent, 'mcp'), { recursive: true });
+    writeFileSync(join(agent, 'mcp/fixture.json'), JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp/stdio-server.ts')] }));
+    const resolved = (await resolvedConfig([agent], env)) as { tools: string[]; mcp_servers?: string[] };
     expect(resolved.mcp_servers).toEqual(['fixture']);
-    const { client, stderr } = await stdioClient([NOTES_KEEPER, ...dropIn], env);
+    const { client, stderr } = await stdioClient([agent], env);
     try {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(resolved.tools);
     } finally {

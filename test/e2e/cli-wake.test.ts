@@ -365,9 +365,13 @@ describe.concurrent('acx wake (e2e)', { timeout: 120_000 }, () => {
     const noSession = await wake(home, ['hello']).done;
     expect(noSession.status).toBe(2);
     expect(noSession.stderr).toMatch(/--session <id>/);
-    const acp = await wake(home, ['--session', 's', '--harness', 'codex', 'hello']).done;
+    // Wake mode offers no --harness; an ACP harness chosen by its variable is refused.
+    const acp = await wake(home, ['--session', 's', 'hello'], { ACX_HARNESS: 'codex' }).done;
     expect(acp.status).toBe(2);
-    expect(acp.stderr).toMatch(/needs acx's native engine/);
+    expect(acp.stderr).toMatch(/needs acx's native engine .*ACX_HARNESS=codex cannot resume a turn/);
+    const flag = await wake(home, ['--session', 's', '--harness', 'codex', 'hello']).done;
+    expect(flag.status).toBe(2);
+    expect(flag.stderr).toMatch(/^acx: unknown option --harness for acx wake/);
     const badBreaker = await wake(home, ['--session', 's', '--breaker-window', '-1', 'hello']).done;
     expect(badBreaker.status).toBe(2);
     expect(badBreaker.stderr).toMatch(/^acx: --breaker-window must be a positive number of seconds, not "-1"\.\n  → Set --breaker-window \(or ACX_WAKE_BREAKER_WINDOW\)/);

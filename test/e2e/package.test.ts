@@ -210,7 +210,7 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
       'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
-      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor'],
+      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor', 'createLogger'],
     };
     expect(Object.keys(named).map((name) => (name === 'acx' ? '.' : `./${name.slice(4)}`))).toEqual(subpaths);
     const probe = `const named = ${JSON.stringify(named)};
@@ -227,12 +227,12 @@ console.log(JSON.stringify(missing));`;
 
   // Every TypeScript/JavaScript block of README.md and docs/*.md, against the installed package: all
   // type-check; those not marked `compile-only` in their fence (```ts compile-only: they need a real
-  // model key or coding agent) also run, in a project whose examples/ is the package's own.
+  // model key or coding agent) also run, in a project of the user's own: a file a block names must
+  // resolve from the installed package (import.meta.resolve('acx/package.json')), not the checkout.
   it('every code block of README.md and docs/ type-checks against the package, and the runnable ones run', () => {
     const blocksDir = join(app, 'docs-blocks');
     mkdirSync(blocksDir, { recursive: true });
     writeFileSync(join(blocksDir, 'package.json'), JSON.stringify({ type: 'module' }));
-    symlinkSync(join(app, 'node_modules/acx/examples'), join(blocksDir, 'examples'));
     const blocks = docCodeBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     for (const block of blocks) writeFileSync(join(blocksDir, block.file), block.code);
@@ -247,6 +247,8 @@ console.log(JSON.stringify(missing));`;
     expect(check.status, `${check.stdout}${check.stderr}\n(blocks are written as ${blocks.map((b) => `${b.file} <- ${b.source}`).join(', ')})`).toBe(0);
     const runnable = blocks.filter((block) => !block.compileOnly);
     expect(runnable.length).toBeGreaterThanOrEqual(3);
+    // acx/mcp and acx/wake each have a block that runs (issue 26 item 10).
+    for (const subpath of ['acx/mcp', 'acx/wake']) expect(runnable.filter((block) => block.code.includes(`from '${subpath}'`)).map((block) => block.source)).not.toEqual([]);
     for (const block of runnable) {
       const home = mkdtempSync(join(tmpdir(), 'acx-docs-home-'));
       const run = spawnSync(process.execPath, [block.file], {
@@ -273,7 +275,11 @@ interface DocBlock {
 
 function docCodeBlocks(): DocBlock[] {
   const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  const blocks: DocBlock[] = [];
+  // The library's three-line start in README's "Which entry point" table (it needs a model key: compiled only).
+  const row = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').find((line) => line.startsWith('| an agent inside your own TypeScript program |'));
+  const start = [...(row?.split(' | ').at(-1) ?? '').matchAll(/`([^`]+)`/g)].map((span) => span[1]!);
+  expect(start.length, 'README: the library row of the entry-point table').toBe(3);
+  const blocks: DocBlock[] = [{ source: 'README.md entry-point table, library', file: 'README-md-entry-library.ts', code: `${start.join('\n')}\n`, compileOnly: true }];
   for (const file of files) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     let n = 0;

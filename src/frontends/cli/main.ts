@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, exitCodeFor, printError } from './output.ts';
 import { selfName } from './self-name.ts';
+import { plainHelp } from './common-options.ts';
 import { asUsageError, tagParseErrors } from './usage-errors.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 
@@ -36,11 +37,11 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
 };
 
 export async function buildProgram(only?: string): Promise<Command> {
-  const program = new Command(selfName())
-    .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
+  const program = plainHelp(new Command(selfName()))
+    .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
     // Commander's own error lines never reach the user: main() reports every usage error in acx's
-    // two-line form (usage-errors.ts). Subcommands inherit both settings.
+    // two-line form (usage-errors.ts). Subcommands inherit these settings and plainHelp's.
     .configureOutput({ outputError: () => {} })
     .exitOverride();
   const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);

@@ -140,22 +140,29 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
   addRunOptions(
     program
       .command('mcp')
-      .description("Serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1).")
-      .argument('[agent]', 'agent directory, .acx cartridge, or default (the config home agent; the default)'),
+      .description("serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1)")
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
+    // The client names no acx session, the agent's MCP servers are not re-served, and dispatch runs on acx's engine.
+    ['--session', '--mcp', '--harness'],
   )
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 with a bearer token instead of stdio')
-    .option('--port <n>', 'HTTP port (0 = pick a free one)')
-    .option('--token-file <path>', 'write the bearer token to this file (mode 0600) instead of printing it')
-    .option('--max-sessions <n>', 'with --http: the most MCP sessions at once; at the cap the longest idle one is closed, or a new one refused when all are busy (env ACX_MCP_MAX_SESSIONS, default 32)')
-    .option('--session-idle <seconds>', 'with --http: close a session idle this long, with no request or stream open; 0 never (env ACX_MCP_SESSION_IDLE, default 3600)')
-    .option('--allow-origin <origin>', 'with --http: a browser origin allowed besides loopback ones, e.g. https://app.example (repeatable; env ACX_MCP_ALLOW_ORIGINS, comma-separated)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--port <n>', 'with --http: the port; 0 picks a free one (default 0)')
+    .option('--token-file <path>', 'with --http: write the bearer token to this file (mode 0600) instead of printing it')
+    .option('--max-sessions <n>', 'with --http: the most MCP sessions at once; at the cap the longest idle one is closed, or a new one refused when all are busy (env ACX_MCP_MAX_SESSIONS; default 32)')
+    .option('--session-idle <seconds>', 'with --http: close a session idle this long, with no request or stream open; 0 never (env ACX_MCP_SESSION_IDLE; default 3600)')
+    .option('--allow-origin <origin>', 'with --http: a browser origin allowed besides loopback ones, e.g. https://app.example; repeatable (env ACX_MCP_ALLOW_ORIGINS, comma-separated)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText(
       'after',
-      '\nThe tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. A call the permission\n' +
-        'mode would ask about is refused (nobody can be asked over MCP): --permission-mode allow-all leaves it to the client.\n' +
-        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.\n' +
-        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page\n' +
+      [
+        '',
+        'The tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. The model options',
+        "set up dispatch's sub-agents (on half the --max-steps budget): the only model calls acx mcp makes.",
+        'A call the permission mode would ask about is refused (nobody can be asked over MCP): --permission-mode',
+        'allow-all leaves it to the client.',
+        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.',
+        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page',
         'whose Origin is not loopback (nor --allow-origin) is refused with 403 (DNS-rebinding protection).',
+      ].join('\n'),
     )
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const running = await startMcpCommand(options as McpCommandOptions, deps(agent, options));

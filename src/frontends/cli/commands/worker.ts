@@ -23,12 +23,14 @@ export function register(program: Command): void {
       program
         .command('worker')
         .description("answer wake jobs from the store's PostgreSQL queue (pg-boss), one session at a time across every worker")
-        .requiredOption('--agents <list>', 'name=DIR pairs, comma-separated: the agents this worker answers for (a job names its agent)')
-        .option('--platform <url>', "for a router's timeline jobs: the platform to answer on (env BASECRADLE_BASE_URL; default the router's); each agent's token from BASECRADLE_TOKEN_<NAME>")
-        .option('--concurrency <n>', 'jobs this worker answers at once, each for a different session (env ACX_WORKER_CONCURRENCY, default 1)')
+        .requiredOption('--agents <list>', "name=DIR pairs, comma-separated: the agents this worker answers for (a job names its agent); for a router's timeline jobs, each one's platform token from BASECRADLE_TOKEN_<NAME>")
+        .option('--platform <url>', "the BaseCradle platform's URL (env BASECRADLE_BASE_URL; default the one each timeline job carries)")
+        .option('--concurrency <n>', 'jobs this worker answers at once, each for a different session (env ACX_WORKER_CONCURRENCY; default 1)')
         .option('--retry-limit <n>', `retries a job gets before it is dead-lettered, set when the queue is created (default ${DEFAULT_QUEUE_SETTINGS.retryLimit})`)
         .option('--heartbeat <seconds>', `a worker silent this long is taken for dead and its job retried, at least 10 (default ${DEFAULT_QUEUE_SETTINGS.heartbeatSeconds})`)
         .option('--supervise <seconds>', `how often this worker looks for dead workers' jobs (default ${DEFAULT_QUEUE_SETTINGS.superviseSeconds})`),
+      // Each job names its session, and a worker runs on acx's engine only.
+      ['--session', '--harness'],
     ),
   ).action(async (options: Record<string, unknown>) => {
     const env = process.env;
@@ -37,10 +39,9 @@ export function register(program: Command): void {
     if (storeKindOf(storeUrl) !== 'postgres') {
       throw new CliExit('usage', 'acx worker: give the PostgreSQL store the queue lives in with --store postgres://… (or ACX_STORE).');
     }
-    if (options.session !== undefined) throw new CliExit('usage', 'acx worker: each job names its session; give no --session.');
-    const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
+    const harness = env.ACX_HARNESS?.trim();
     if (harness && harness !== 'engine') {
-      throw new CliExit('usage', `acx worker: workers need acx's native engine (its journal is what lets another worker finish a killed turn); not --harness ${harness}.`);
+      throw new CliExit('usage', `acx worker: workers need acx's native engine (its journal is what lets another worker finish a killed turn); not ACX_HARNESS=${harness}.`);
     }
     let listed: Array<{ name: string; dir: string }>;
     try {
