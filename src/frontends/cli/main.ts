@@ -50,6 +50,11 @@ export async function buildProgram(only?: string): Promise<Command> {
   return program;
 }
 
+function quietOnBrokenPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
+}
+
 /** Whether the command line asks for machine output: `--json` before any `--`. */
 export function wantsJson(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
@@ -63,6 +68,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const json = wantsJson(argv);
+  // A reader that stops early (`acx sessions | head`) is no error: stop quietly, as git and gh do.
+  // Not for the commands that speak a protocol on stdout: they end their own sessions.
+  if (argv[0] !== 'acp' && argv[0] !== 'mcp') process.stdout.on('error', quietOnBrokenPipe);
   let program: Command | undefined;
   try {
     program = await buildProgram(argv[0]);
