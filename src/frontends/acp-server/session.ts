@@ -11,6 +11,7 @@ import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
 import type { SessionChoices } from './config-options.ts';
 import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
+import { clientReason } from './client-errors.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
 
@@ -316,7 +317,7 @@ export class AcpSession {
       } else if (outcome.optionId === OPTION.rejectOnce) answer = { approved: false, reason: 'The user rejected this call.' };
       else answer = { approved: false, reason: `The client chose an unknown option "${outcome.optionId}".` };
     } catch (error) {
-      answer = turn.controller.signal.aborted ? CANCELLED : { approved: false, reason: `The permission request failed: ${errorMessage(error)}` };
+      answer = turn.controller.signal.aborted ? CANCELLED : { approved: false, reason: `The permission request failed: ${clientReason(error)}` };
       if (!turn.controller.signal.aborted) this.logger.warn('acp permission request failed', { error: errorMessage(error) });
     }
     this.logger.info('acp permission', { tool: request.toolName, approved: answer.approved });
