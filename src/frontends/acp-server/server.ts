@@ -19,6 +19,7 @@ import { ClientTerminals } from './client-terminals.ts';
 import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
 import { EditLog } from './edits.ts';
+import { InterruptedCalls } from './interrupted-calls.ts';
 import { ModelEngines } from './model-engines.ts';
 import { clientMcpConfigs } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
@@ -125,6 +126,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     // Files the editor holds open are read and written through it, when it offers that.
     const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
     const edits = new EditLog(workspace, contents);
+    const interrupted = new InterruptedCalls();
     // Commands run in the editor's terminal when it offers one (its output streams there);
     // the terminal's updates go through the session's outbox, which exists once it is open.
     let opened: AcpSession | undefined;
@@ -135,7 +137,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     const through: RootedToolOptions = { ...(contents ? { contents } : {}), ...(terminals ? { commands: terminals.runner } : {}) };
     const mcp = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
-    const tools = joinTools([edits.wrap(rootedAgentTools(roots, through)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const tools = joinTools([interrupted.wrap(edits.wrap(rootedAgentTools(roots, through))), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = async ({ mode, model }: SessionChoices) => {
       const engine = await engines.on(model);
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
@@ -149,6 +151,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         roots: workspace,
         edits,
         ...(terminals ? { terminals } : {}),
+        interrupted,
         choices: {
           mode: (await records?.mode(params.sessionId)) ?? base.settings.permissionMode ?? 'allow-edits',
           model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,

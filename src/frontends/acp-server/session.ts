@@ -11,6 +11,7 @@ import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
 import type { SessionChoices } from './config-options.ts';
 import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
+import type { InterruptedCalls } from './interrupted-calls.ts';
 import { clientReason } from './client-errors.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
@@ -30,6 +31,8 @@ export interface AcpSessionOptions {
   edits: EditLog;
   /** The editor's terminals running this session's commands, when it offers them. */
   terminals?: ClientTerminals;
+  /** The session's commands a cancel cut short. */
+  interrupted: InterruptedCalls;
   /** The permission mode and model the session starts with. */
   choices: SessionChoices;
   tools: readonly Tool[];
@@ -174,6 +177,7 @@ export class AcpSession {
         roots: this.roots,
         edits: this.options.edits,
         ...(this.options.terminals ? { terminals: this.options.terminals } : {}),
+        interrupted: this.options.interrupted,
       });
       const stream = this.agent.stream({
         session: this.agentSession,
