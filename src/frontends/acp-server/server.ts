@@ -21,7 +21,7 @@ import { configOptions, parseConfigChoice, type SessionChoices } from './config-
 import { EditLog } from './edits.ts';
 import { InterruptedCalls } from './interrupted-calls.ts';
 import { ModelEngines } from './model-engines.ts';
-import { clientMcpConfigs } from './mcp-servers.ts';
+import { clientMcpConfigs, type UnusableServer, unusableServerUpdates } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
 import type { PromptAcceptance } from './prompt-content.ts';
 import { replayUpdates } from './replay.ts';
@@ -109,13 +109,22 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     return base.toolList.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
-  /** Connects the client's MCP servers; one that fails is skipped with a log line (stderr). */
-  const connectClientServers = async (servers: readonly acp.McpServer[], cwd: string): Promise<McpConnection | undefined> => {
-    const { configs, rejected } = clientMcpConfigs(servers, cwd);
+  /** Connects the client's MCP servers; those that cannot be used are logged (stderr) and returned, to be told to the user. */
+  const connectClientServers = async (
+    servers: readonly acp.McpServer[],
+    cwd: string,
+  ): Promise<{ mcp: McpConnection | undefined; unusable: UnusableServer[] }> => {
+    const { configs, clientNames, rejected } = clientMcpConfigs(servers, cwd);
     for (const r of rejected) logger.warn('mcp server skipped', { server: r.name, source: 'acp client', reason: r.reason });
-    if (configs.length === 0) return undefined;
-    return connectMcpServers(configs, { logger, ...(options.env ? { env: options.env } : {}) });
+    if (configs.length === 0) return { mcp: undefined, unusable: rejected };
+    const mcp = await connectMcpServers(configs, { logger, ...(options.env ? { env: options.env } : {}) });
+    const skipped = mcp.servers
+      .filter((server) => server.status !== 'ok')
+      .map((server) => ({ name: clientNames.get(server.name) ?? server.name, reason: server.reason ?? 'it could not be started' }));
+    return { mcp, unusable: [...rejected, ...skipped] };
   };
+  /** What each session opened here has yet to tell the user, once the client knows its id (see announce). */
+  const untold = new Map<string, acp.SessionUpdate[]>();
 
   const openSession = async (
     client: acp.AgentContext,
@@ -135,7 +144,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         ? new ClientTerminals({ client, sessionId: params.sessionId, send: (update) => opened?.send(update) })
         : undefined;
     const through: RootedToolOptions = { ...(contents ? { contents } : {}), ...(terminals ? { commands: terminals.runner } : {}) };
-    const mcp = await connectClientServers(params.mcpServers, roots.cwd);
+    const { mcp, unusable } = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
     const tools = joinTools([interrupted.wrap(edits.wrap(rootedAgentTools(roots, through))), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
     const agentFor = async ({ mode, model }: SessionChoices) => {
@@ -165,6 +174,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       });
       opened = session;
       sessions.set(session.id, session);
+      untold.set(session.id, unusableServerUpdates(unusable, clientCapabilities?.session?.notices != null));
       logger.info('acp session open', { session: session.id, cwd: roots.cwd, roots: 1 + roots.additionalDirectories.length, tools: tools.length, mcp_servers: mcp?.servers.filter((s) => s.status === 'ok').length ?? 0 });
       return session;
     } catch (error) {
@@ -215,9 +225,14 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     await records?.setModel(session.id, model);
   };
 
-  /** Sent once the session's id is the client's (after the response that names it). */
-  const announceCommands = (session: AcpSession) => {
-    setImmediate(() => session.send({ sessionUpdate: 'available_commands_update', availableCommands: commands }));
+  /** Sent once the session's id is the client's (after the response that names it): its commands, then the client MCP servers it could not use. */
+  const announce = (session: AcpSession) => {
+    const updates = untold.get(session.id) ?? [];
+    untold.delete(session.id);
+    setImmediate(() => {
+      session.send({ sessionUpdate: 'available_commands_update', availableCommands: commands });
+      for (const update of updates) session.send(update);
+    });
   };
 
   /** /model, /clear and /compact: answered as one agent message, no model turn (but /compact's summary). */
@@ -274,7 +289,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
       await records?.setCwd(session.id, roots.cwd);
       await records?.setMode(session.id, session.mode);
-      announceCommands(session);
+      announce(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async loadSession(params, client) {
@@ -283,12 +298,12 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
-      announceCommands(session);
+      announce(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async resumeSession(params, client) {
       const session = await reopen(client, params);
-      announceCommands(session);
+      announce(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async listSessions(params) {

@@ -284,7 +284,7 @@ describe('acx acp: session/cancel', () => {
 });
 
 describe('acx acp: the client\'s MCP servers', () => {
-  it('joins stdio and Streamable HTTP servers to the agent\'s tools and skips a broken one with a log line on stderr', async () => {
+  it('joins stdio and Streamable HTTP servers to the agent\'s tools and skips a broken one (told to the user, and a log line on stderr)', async () => {
     const { startHttpFixture } = await import('../../fixtures/mcp/http-server.ts');
     const http = await startHttpFixture();
     try {
@@ -308,6 +308,7 @@ describe('acx acp: the client\'s MCP servers', () => {
       expect(done.status).toBe('completed');
       expect(JSON.stringify(done.content)).toContain('echo: hi');
       expect(acx.stderr()).toMatch(/WARNING mcp server skipped .*server=broken/);
+      expect(replyText(updatesOf(acx, sessionId))).toMatch(/^An MCP server from the editor is not available in this session:\n- "broken": /);
       for (const line of acx.stdout().split('\n').filter(Boolean)) expect(JSON.parse(line)).toHaveProperty('jsonrpc', '2.0');
       await acx.agent.request(acp.methods.agent.session.close, { sessionId });
     } finally {
