@@ -355,8 +355,9 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       const session = find(params.sessionId);
       const command = parseSlashCommand(params.prompt, skills);
       if (command?.kind === 'builtin') {
-        const text = await session.exclusively(() => runBuiltin(session, command));
-        session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+        const outcome = await session.exclusively(() => runBuiltin(session, command));
+        if (!outcome.ran) return { stopReason: 'cancelled' };
+        session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.value } });
         await session.flush();
         logger.info('acp command', { session: session.id, command: command.name });
         return { stopReason: 'end_turn' };

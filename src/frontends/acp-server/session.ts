@@ -1,4 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
+import type { UserContent } from 'ai';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
 import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
 import type { McpConnection } from '../../mcp/client.ts';
@@ -8,6 +9,7 @@ import type { Tool } from '../../tools/tool.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
+import { PromptQueue, type Queued } from './prompt-queue.ts';
 import type { SessionChoices } from './config-options.ts';
 import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
@@ -84,7 +86,8 @@ export class AcpSession {
   private sessionCost: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
-  private commandRunning = false;
+  /** Turns and slash commands, one at a time: a prompt sent meanwhile waits its turn. */
+  private readonly queue = new PromptQueue();
   private outbox: Promise<void> = Promise.resolve();
   /** Tools the user chose "always allow" for, in this session only. */
   private readonly alwaysAllowed = new Set<string>();
@@ -117,19 +120,19 @@ export class AcpSession {
     return this.choices.model;
   }
 
+  /** Whether a turn or command is running, or a prompt waits for one. */
   get running(): boolean {
-    return this.turn !== undefined || this.commandRunning;
+    return this.queue.busy;
   }
 
-  /** Runs a slash command's work (e.g. /compact's summary) as the session's one running thing: a prompt meanwhile is refused. */
-  async exclusively<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running) throw this.busy();
-    this.commandRunning = true;
-    try {
-      return await work();
-    } finally {
-      this.commandRunning = false;
-    }
+  /** Runs a slash command's work (e.g. /compact's summary) in the session's queue, after what was sent before it. */
+  exclusively<T>(work: () => Promise<T>): Promise<Queued<T>> {
+    return this.enqueue(work);
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<Queued<T>> {
+    if (this.queue.busy) this.logger.info('acp prompt queued', { ahead: this.queue.ahead });
+    return this.queue.run(work);
   }
 
   /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
@@ -155,14 +158,19 @@ export class AcpSession {
     return this.outbox;
   }
 
+  /** Runs a turn once those sent before it have ended (a cancel meanwhile answers it `cancelled`, unrun). */
   async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
-    if (this.running) throw this.busy();
-    let content;
+    let content: string | UserContent;
     try {
       content = toUserContent(blocks, this.options.accept);
     } catch (error) {
       throw new acp.RequestError(-32602, `Invalid params: ${describe(error)}`);
     }
+    const outcome = await this.enqueue(() => this.runTurn(content));
+    return outcome.ran ? outcome.value : { stopReason: 'cancelled' };
+  }
+
+  private async runTurn(content: string | UserContent): Promise<acp.PromptResponse> {
     const turn: RunningTurn = { controller: new AbortController(), approvals: new Map() };
     this.turn = turn;
     let translator: TurnTranslator | undefined;
@@ -214,15 +222,12 @@ export class AcpSession {
     return { stopReason, ...(usage ? { usage } : {}) } as acp.PromptResponse;
   }
 
-  private busy(): acp.RequestError {
-    return acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
-  }
-
-  /** Stops the running turn: the model call and tools are aborted, open approvals answered "no". */
+  /** Stops the running turn (the model call and tools are aborted, open approvals answered "no") and answers the prompts waiting for it. */
   cancel(): void {
+    const waiting = this.queue.cancelWaiting();
     const turn = this.turn;
     if (!turn) return;
-    this.logger.info('acp cancel');
+    this.logger.info('acp cancel', { waiting });
     turn.controller.abort();
     for (const pending of turn.approvals.values()) pending.resolve(CANCELLED);
   }
