@@ -13,6 +13,7 @@ import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { ReasoningEffort } from '../../model/reasoning.ts';
 import { compactSession } from '../../engine/compaction.ts';
 import { clientFileContents } from './client-files.ts';
 import { ClientTerminals } from './client-terminals.ts';
@@ -91,7 +92,9 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
   const env = options.env ?? process.env;
   const engines = new ModelEngines(prepared, { env, logger });
   const models = engines.models;
-  const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
+  /** What the session's options offer: every reachable model, and a thinking level where its model takes one. */
+  const offeredTo = (session: AcpSession) => ({ models, effort: engines.takesEffort(session.model), model: session.model });
+  const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model, effort: session.effort }, offeredTo(session));
   const skills = base.settings.skills ?? [];
   const commands = availableCommands(skills);
   /** What the client said it can do (its file system for the file tools), from initialize. */
@@ -147,8 +150,8 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     const { mcp, unusable } = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
     const tools = joinTools([interrupted.wrap(edits.wrap(rootedAgentTools(roots, through))), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
-    const agentFor = async ({ mode, model }: SessionChoices) => {
-      const engine = await engines.on(model);
+    const agentFor = async ({ mode, model, effort }: SessionChoices) => {
+      const engine = await engines.on(model, engines.takesEffort(model) ? effort : undefined);
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
     };
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
@@ -164,6 +167,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         choices: {
           mode: (await records?.mode(params.sessionId)) ?? base.settings.permissionMode ?? 'allow-edits',
           model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,
+          effort: await records?.effort(params.sessionId),
         },
         tools,
         agentFor,
@@ -223,6 +227,13 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     await engines.on(model);
     session.setModel(model);
     await records?.setModel(session.id, model);
+  };
+
+  /** A thinking level chosen for the session's model: opened now (so one that cannot be built fails here), kept, used from the next turn. */
+  const chooseEffort = async (session: AcpSession, effort: ReasoningEffort | undefined) => {
+    await engines.on(session.model, effort);
+    session.setEffort(effort);
+    await records?.setEffort(session.id, effort);
   };
 
   /** Sent once the session's id is the client's (after the response that names it): its commands, then the client MCP servers it could not use. */
@@ -345,9 +356,10 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     },
     async setConfigOption(params) {
       const session = find(params.sessionId);
-      const choice = parseConfigChoice(params, models);
+      const choice = parseConfigChoice(params, offeredTo(session));
       if ('mode' in choice) await changeMode(session, choice.mode, 'set_config_option');
-      else await chooseModel(session, choice.model);
+      else if ('model' in choice) await chooseModel(session, choice.model);
+      else await chooseEffort(session, choice.effort);
       await session.flush();
       return { configOptions: optionsOf(session) };
     },

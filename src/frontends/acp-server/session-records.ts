@@ -1,14 +1,15 @@
 import type * as acp from '@agentclientprotocol/sdk';
+import { isReasoningEffort, type ReasoningEffort } from '../../model/reasoning.ts';
 import type { JournalStore } from '../../store/journal-store.ts';
 import { isPermissionMode, type PermissionMode } from '../../tools/permission.ts';
 
 /**
  * What `acx acp` keeps about each ACP session in the journal, beside the engine's messages: its
  * cwd (which also marks a journal session as one an ACP client opened, so `session/list` leaves
- * out `acx run` sessions and sub-agents), its permission mode and model (so they survive
- * `session/load` and `session/resume`), and its title. One ACP session is one journal session.
+ * out `acx run` sessions and sub-agents), its permission mode, model and thinking level (so they
+ * survive `session/load` and `session/resume`), and its title. One ACP session is one journal session.
  */
-const ATTRIBUTE = { cwd: 'acp.cwd', mode: 'acp.mode', model: 'acp.model', title: 'acp.title' } as const;
+const ATTRIBUTE = { cwd: 'acp.cwd', mode: 'acp.mode', model: 'acp.model', effort: 'acp.effort', title: 'acp.title' } as const;
 
 export class SessionRecords {
   private readonly journal: JournalStore;
@@ -45,6 +46,17 @@ export class SessionRecords {
 
   async setModel(sessionId: string, model: string): Promise<void> {
     await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.model, model);
+  }
+
+  /** The kept reasoning effort; undefined when none was chosen (or the kept one is not a level acx knows). */
+  async effort(sessionId: string): Promise<ReasoningEffort | undefined> {
+    const kept = await this.journal.sessionAttribute(sessionId, ATTRIBUTE.effort);
+    return isReasoningEffort(kept) ? kept : undefined;
+  }
+
+  /** Keeps the chosen effort; undefined keeps "as configured". */
+  async setEffort(sessionId: string, effort: ReasoningEffort | undefined): Promise<void> {
+    await this.journal.setSessionAttribute(sessionId, ATTRIBUTE.effort, effort ?? '');
   }
 
   async title(sessionId: string): Promise<string | undefined> {

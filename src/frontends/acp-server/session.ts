@@ -3,6 +3,7 @@ import type { UserContent } from 'ai';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
 import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
 import type { McpConnection } from '../../mcp/client.ts';
+import type { ReasoningEffort } from '../../model/reasoning.ts';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { Tool } from '../../tools/tool.ts';
@@ -120,6 +121,10 @@ export class AcpSession {
     return this.choices.model;
   }
 
+  get effort(): ReasoningEffort | undefined {
+    return this.choices.effort;
+  }
+
   /** Whether a turn or command is running, or a prompt waits for one. */
   get running(): boolean {
     return this.queue.busy;
@@ -145,6 +150,12 @@ export class AcpSession {
   setModel(model: string): void {
     this.choices.model = model;
     this.logger.info('acp model', { model });
+  }
+
+  /** Switches the reasoning effort from the next turn on (undefined: as configured). */
+  setEffort(effort: ReasoningEffort | undefined): void {
+    this.choices.effort = effort;
+    this.logger.info('acp effort', { effort: effort ?? 'default' });
   }
 
   /** Sends updates in order; a failed send is logged (the client may have gone) and never breaks the turn. */
@@ -239,10 +250,11 @@ export class AcpSession {
     await this.options.mcp?.close();
   }
 
-  /** The engine fixes its permission mode and model per session; reopen it (same journal id) after a switch. */
+  /** The engine fixes its permission mode, model and effort per session; reopen it (same journal id) after a switch. */
   private async syncEngine(): Promise<void> {
     const wanted = { ...this.choices };
-    if (this.engineChoices.mode === wanted.mode && this.engineChoices.model === wanted.model) return;
+    const { mode, model, effort } = this.engineChoices;
+    if (mode === wanted.mode && model === wanted.model && effort === wanted.effort) return;
     const built = await this.options.agentFor(wanted);
     this.agent = built.agent;
     this.contextSize = built.contextSize;
