@@ -312,6 +312,19 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       announce(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
+    async forkSession(params, client) {
+      if (!records || !(await records.exists(params.sessionId))) throw acp.RequestError.sessionNotFound(params.sessionId);
+      if (sessions.get(params.sessionId)?.running) {
+        throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn; fork it once the turn has answered');
+      }
+      const roots = sessionRoots(params);
+      const forkId = randomUUID();
+      await records.fork(params.sessionId, forkId, roots.cwd);
+      const session = await openSession(client, { sessionId: forkId, roots, mcpServers: params.mcpServers ?? [] });
+      logger.info('acp session fork', { from: params.sessionId, session: session.id });
+      announce(session);
+      return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
+    },
     async resumeSession(params, client) {
       const session = await reopen(client, params);
       announce(session);

@@ -85,4 +85,28 @@ export class SessionRecords {
   async delete(sessionId: string): Promise<void> {
     await this.journal.deleteSession(sessionId);
   }
+
+  /**
+   * A new session `to` in `cwd` with the history of `from` and its mode, model and thinking level
+   * (not its title: the fork is named by its own first prompt). The messages of a turn `from` left
+   * unfinished are left out, so the fork starts where `from` last finished. Nothing is left of `to`
+   * when the copy fails.
+   */
+  async fork(from: string, to: string, cwd: string): Promise<void> {
+    const unfinished = await this.journal.unfinishedTurn(from);
+    try {
+      await this.setCwd(to, cwd);
+      for (const name of [ATTRIBUTE.mode, ATTRIBUTE.model, ATTRIBUTE.effort]) {
+        const value = await this.journal.sessionAttribute(from, name);
+        if (value !== undefined) await this.journal.setSessionAttribute(to, name, value);
+      }
+      for (const stored of await this.journal.messages(from)) {
+        if (unfinished && stored.turnId === unfinished.id) continue;
+        await this.journal.appendMessage(to, null, stored.kind, stored.message);
+      }
+    } catch (error) {
+      await this.journal.deleteSession(to).catch(() => {});
+      throw error;
+    }
+  }
 }
