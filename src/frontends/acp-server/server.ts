@@ -19,7 +19,7 @@ import { clientFileContents } from './client-files.ts';
 import { ClientTerminals } from './client-terminals.ts';
 import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
-import { EditLog } from './edits.ts';
+import { type DiffKeeper, EditLog, keptDiffs } from './edits.ts';
 import { InterruptedCalls } from './interrupted-calls.ts';
 import { ModelEngines } from './model-engines.ts';
 import { clientMcpConfigs, type UnusableServer, unusableServerUpdates } from './mcp-servers.ts';
@@ -126,6 +126,11 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       .map((server) => ({ name: clientNames.get(server.name) ?? server.name, reason: server.reason ?? 'it could not be started' }));
     return { mcp, unusable: [...rejected, ...skipped] };
   };
+  /** Keeps each write's old text in the journal, for session/load; a failure only loses that replay's diff. */
+  const diffKeeper: DiffKeeper | undefined = records && {
+    keep: (sessionId, key, oldText) =>
+      records.keepEdit(sessionId, key, oldText).catch((error: unknown) => logger.warn('acp diff not kept', { session: sessionId, error: errorMessage(error) })),
+  };
   /** What each session opened here has yet to tell the user, once the client knows its id (see announce). */
   const untold = new Map<string, acp.SessionUpdate[]>();
 
@@ -137,7 +142,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     const workspace = new WorkspaceRoots({ primary: roots.cwd, additional: roots.additionalDirectories });
     // Files the editor holds open are read and written through it, when it offers that.
     const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
-    const edits = new EditLog(workspace, contents);
+    const edits = new EditLog(workspace, contents, diffKeeper);
     const interrupted = new InterruptedCalls();
     // Commands run in the editor's terminal when it offers one (its output streams there);
     // the terminal's updates go through the session's outbox, which exists once it is open.
@@ -305,7 +310,9 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     },
     async loadSession(params, client) {
       const session = await reopen(client, params);
-      const updates = replayUpdates(await journal!.messages(session.id), session.tools, session.roots);
+      const messages = await journal!.messages(session.id);
+      const diffs = keptDiffs(session.roots, await records!.keptEdits(session.id, messages));
+      const updates = replayUpdates(messages, session.tools, session.roots, diffs);
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
