@@ -21,9 +21,10 @@ import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
 
 /**
  * One ACP session served by acx: a journaled engine session, the tools it may call (the
- * agent's own plus the client's MCP servers), its permission mode, and at most one running
- * turn. Every `session/update` goes through one ordered outbox, so the client sees a tool call
- * before the permission request about it and every update of a turn before its stop reason.
+ * agent's own plus the client's MCP servers), its permission mode, model and thinking level, and
+ * at most one running turn (prompts sent meanwhile wait in its queue). Every `session/update`
+ * goes through one ordered outbox, so the client sees a tool call before the permission request
+ * about it and every update of a turn before its stop reason.
  */
 export interface AcpSessionOptions {
   id: string;
@@ -130,12 +131,8 @@ export class AcpSession {
     return this.queue.busy;
   }
 
-  /** Runs a slash command's work (e.g. /compact's summary) in the session's queue, after what was sent before it. */
+  /** Runs a turn's or slash command's work (e.g. /compact's summary) in the session's queue, after what was sent before it. */
   exclusively<T>(work: () => Promise<T>): Promise<Queued<T>> {
-    return this.enqueue(work);
-  }
-
-  private enqueue<T>(work: () => Promise<T>): Promise<Queued<T>> {
     if (this.queue.busy) this.logger.info('acp prompt queued', { ahead: this.queue.ahead });
     return this.queue.run(work);
   }
@@ -177,7 +174,7 @@ export class AcpSession {
     } catch (error) {
       throw new acp.RequestError(-32602, `Invalid params: ${describe(error)}`);
     }
-    const outcome = await this.enqueue(() => this.runTurn(content));
+    const outcome = await this.exclusively(() => this.runTurn(content));
     return outcome.ran ? outcome.value : { stopReason: 'cancelled' };
   }
 
