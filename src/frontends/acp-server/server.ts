@@ -327,7 +327,10 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       const roots = sessionRoots(params);
       const forkId = randomUUID();
       await records.fork(params.sessionId, forkId, roots.cwd);
-      const session = await openSession(client, { sessionId: forkId, roots, mcpServers: params.mcpServers ?? [] });
+      const session = await openSession(client, { sessionId: forkId, roots, mcpServers: params.mcpServers ?? [] }).catch(async (error: unknown) => {
+        await records.delete(forkId).catch(() => {}); // a fork that cannot open leaves no session behind
+        throw error;
+      });
       logger.info('acp session fork', { from: params.sessionId, session: session.id });
       announce(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
