@@ -6,6 +6,7 @@ import { reconcileIfUpgraded } from './install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from './settings.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import type { ReasoningEffort } from '../model/reasoning.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
@@ -44,11 +45,12 @@ export interface PreparedAgent {
   /** For a cartridge: the accepted handshake (descriptor, whether it was persisted). */
   activation?: Activation;
   /**
-   * The agent's native engine on another model (`provider:model-id`), for a front end that lets
-   * the user switch models. Absent on an ACP harness and with --replay/--record (a cassette holds
-   * one model). The caller closes each harness it gets.
+   * The agent's native engine on another model (`provider:model-id`), or on its own model with
+   * another reasoning effort, for a front end that lets the user switch them. Absent on an ACP
+   * harness and with --replay/--record (a cassette holds one model). The caller closes each
+   * harness it gets.
    */
-  engineOn?: (spec: string) => Promise<{ harness: Harness; model: ResolvedModel }>;
+  engineOn?: (spec: string, tuning?: { reasoning?: ReasoningEffort }) => Promise<{ harness: Harness; model: ResolvedModel }>;
   close(): Promise<void>;
 }
 
@@ -188,7 +190,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const engineOn =
     onACP || !chosen || settings.replay || settings.record
       ? undefined
-      : async (spec: string): Promise<{ harness: Harness; model: ResolvedModel }> => {
+      : async (spec: string, tuning: { reasoning?: ReasoningEffort } = {}): Promise<{ harness: Harness; model: ResolvedModel }> => {
           const next = parseModelSpec(spec);
           // The surface and endpoint chosen for the current provider carry over to its other models.
           const sameProvider = next.provider === chosen.provider;
@@ -196,7 +198,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
           }, logger);
-          const harness = createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          const tuned = tuning.reasoning ? { ...settings, modelParams: { ...settings.modelParams, reasoning: tuning.reasoning } } : settings;
+          const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };
         };
   return {
