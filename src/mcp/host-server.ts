@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, isJSONRPCErrorResponse, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tools/schema.ts';
 import { isValidToolName, type Tool, type ToolOutput } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
@@ -112,7 +112,10 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
 
   async function callTool(name: string, args: unknown, sessionId: string, signal: AbortSignal, idempotencyKey?: string): Promise<McpCallToolResult> {
     const entry = entries.get(name);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!entry) {
+      const known = [...entries.keys()];
+      throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}" here. ${known.length > 0 ? `The tools: ${known.join(', ')}.` : 'This server has no tools.'}`);
+    }
     const checked = entry.schema.validate(args ?? {});
     if (!checked.ok) return errorResult(`Invalid arguments for ${name}: ${(checked.errors ?? []).join('; ')}`);
     const toolCallId = `mcp-${randomUUID()}`;
@@ -176,7 +179,7 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
         sessions.delete(server);
         previous?.();
       };
-      await server.connect(transport);
+      await server.connect(withOnePrefix(transport));
       sessions.add(server);
       return server;
     },
@@ -186,4 +189,21 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
       await Promise.allSettled(all.map((s) => s.close()));
     },
   };
+}
+
+/**
+ * The SDK's McpError puts `MCP error <code>: ` into its message, and the SDK client puts it there
+ * again when it reads the error, so a client would show it twice: errors leave without it.
+ * (Wrapping the transport's send catches the SDK's own errors too: an unknown prompt, a bad URI.)
+ */
+function withOnePrefix<T extends Transport>(transport: T): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (isJSONRPCErrorResponse(message)) {
+      const prefix = `MCP error ${message.error.code}: `;
+      if (message.error.message.startsWith(prefix)) message = { ...message, error: { ...message.error, message: message.error.message.slice(prefix.length) } };
+    }
+    return send(message, options);
+  };
+  return transport;
 }
