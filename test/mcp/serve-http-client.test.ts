@@ -82,7 +82,9 @@ describe('acx mcp --http: resumable SSE', () => {
     };
 
     const client = new Client({ name: 'resuming-client', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(serving.url), { fetch: network, requestInit: { headers: { Authorization: `Bearer ${serving.token}` } } }));
+    // Retries to spare: a reconnection the server answers before it has seen the drop is refused (409) and tried again.
+    const reconnectionOptions = { maxRetries: 20, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 };
+    await client.connect(new StreamableHTTPClientTransport(new URL(serving.url), { fetch: network, reconnectionOptions, requestInit: { headers: { Authorization: `Bearer ${serving.token}` } } }));
     cleanups.push(() => client.close());
 
     const call = client.callTool({ name: 'slow_square', arguments: { n: 12 } });
@@ -90,7 +92,8 @@ describe('acx mcp --http: resumable SSE', () => {
     drop!();
     release.resolve();
     expect(await call).toEqual({ content: [{ type: 'text', text: '144' }] });
-    expect(resumedFrom, 'the client resumed once, from the id of the event it had').toHaveLength(1);
+    expect(resumedFrom.length, 'the client resumed').toBeGreaterThan(0);
+    expect(new Set(resumedFrom).size, 'from the id of the one event it had').toBe(1);
     expect(resumedFrom[0]).toMatch(/^\d+$/);
   });
 });
