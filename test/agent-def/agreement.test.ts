@@ -13,6 +13,8 @@ const UNBUILDABLE: Record<string, RegExp> = {
   // tools ["memory"]: no built-in binds the required roles acx:execute and acx:dispatch (SPEC §8.4).
   'examples/notes-keeper': /agent\.json "tools" \["memory"\] has no tool for the required roles acx:execute, acx:dispatch/,
   'examples/nova': /agent\.json "tools" \["memory"\] has no tool for the required roles acx:execute, acx:dispatch/,
+  // acx mcp's tests' agent (prompts with arguments, memory resources), a notes-keeper of its own.
+  'test/fixtures/mcp/served-agent': /agent\.json "tools" \["memory"\] has no tool for the required roles acx:execute, acx:dispatch/,
   // The timeline wake tests' peer: a directory with no built-ins (its tools are the platform's).
   'test/fixtures/agents/timeline-peer': /has no tool for the required roles|system-prompt\.md is missing/,
   // The ACP server tests' editor project agent: a directory run needs no system prompt, a cartridge does.

@@ -189,7 +189,7 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
-  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 401, a foreign page 403, the right one lists and calls', async () => {
+  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 403 (no OAuth challenge), a foreign page 403, the right one lists and calls', async () => {
     const token = 'fixed-token-for-the-e2e-test';
     const env = freshEnv({ ACX_MCP_TOKEN: token });
     const port = await freePort();
@@ -210,8 +210,11 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
       const url = `http://127.0.0.1:${port}/mcp`;
       const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      expect((await fetch(url, { method: 'POST', headers, body: initialize })).status).toBe(401);
-      expect((await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-the-token-at-all' }, body: initialize })).status).toBe(401);
+      for (const refused of [await fetch(url, { method: 'POST', headers, body: initialize }), await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-the-token-at-all' }, body: initialize })]) {
+        expect(refused.status).toBe(403);
+        expect(refused.headers.get('www-authenticate')).toBeNull();
+        expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/^Forbidden: this acx MCP server needs its bearer token/);
+      }
       // A browser page elsewhere (DNS rebinding) is refused even with the token; one on this machine, or one --allow-origin names, is served.
       const withToken = { ...headers, authorization: `Bearer ${token}` };
       expect((await fetch(url, { method: 'POST', headers: { ...withToken, origin: 'http://rebound.example' }, body: initialize })).status).toBe(403);

@@ -143,15 +143,19 @@ describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_00
     child?.kill('SIGTERM');
   });
 
-  it('passes every server scenario that applies to a tools-only server, as the baseline states', async () => {
+  it("passes every server scenario that needs none of the suite's fixture tools, prompts or resources, as the baseline states", async () => {
     const toRun = checkBaselineAgainst(baseline.server, listed.server);
-    expect(toRun).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']));
+    expect(toRun).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'prompts-list', 'resources-list', 'logging-set-level']));
     // One run of the whole suite (each invocation costs seconds of start-up); the results of
     // not-applicable scenarios are not judged.
     const outcomes = await runSuite(['server', '--url', proxy!.url, '--suite', 'all'], toRun);
     // The scenarios really reached acx: tools-list saw the agent's tools.
     const listing = outcomes.get('tools-list')!.checks.find((check) => check.id === 'tools-list') as Check & { details?: { tools?: string[] } };
     expect(listing.details?.tools).toEqual(['memory_write', 'memory_read', 'memory_list', 'memory_search', 'memory_delete', 'load_skill']);
+    // …and prompts-list the agent's skills, resources-list its instructions and memories.
+    const detail = <T,>(scenario: string) => (outcomes.get(scenario)!.checks.find((check) => check.id === scenario) as Check & { details?: T }).details;
+    expect(detail<{ prompts?: string[] }>('prompts-list')?.prompts).toEqual(['release-notes']);
+    expect(detail<{ resources?: string[] }>('resources-list')?.resources).toEqual(['acx://instructions', 'acx://memory/team/deploy-policy', 'acx://memory/team/on-call']);
     expectMatchesBaseline(baseline.server, outcomes, toRun);
   });
 });

@@ -3,6 +3,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { openAgentToolHost } from '../../../app/tool-host.ts';
 import { createHostToolServer, type HostToolServerOptions } from '../../../mcp/host-server.ts';
+import { createClientLogFeed } from '../../../mcp/client-log.ts';
+import type { ServedPrompt } from '../../../mcp/prompts.ts';
+import { INSTRUCTIONS_URI, MEMORY_KEY_TEMPLATE, MEMORY_SEARCH_TEMPLATE, type ServedMemory } from '../../../mcp/resources.ts';
 import { normalizedOrigin, serveHttp, type ServeHttpOptions, serveStdio } from '../../../mcp/serve.ts';
 import { DEFAULT_SESSION_LIMITS } from '../../../mcp/http-sessions.ts';
 import { numberSetting } from '../../number-setting.ts';
@@ -14,23 +17,31 @@ import { ACX_VERSION } from '../../../util/version.ts';
 import { commandLogger } from '../command-logger.ts';
 
 /**
- * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent's host tools (what
- * `acx resolved-config` lists as `tools`) as an MCP server. stdio by default (stdout carries the
- * protocol, logs go to stderr). With --http it listens on 127.0.0.1 and prints one JSON line
- * `{"url", "token"}` for the client to use (`Authorization: Bearer <token>`); --token-file
- * writes the token to a 0600 file instead. The token is ACX_MCP_TOKEN when set, otherwise
- * random per run.
+ * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent as an MCP server:
+ * its host tools (what `acx resolved-config` lists as `tools`), its skills as prompts, its
+ * standing instructions and memory as read-only resources, and the host's log lines. stdio by
+ * default (stdout carries the protocol, logs go to stderr). With --http it listens on 127.0.0.1
+ * and prints one JSON line `{"url", "token"}` for the client to use (`Authorization: Bearer
+ * <token>`); --token-file writes the token to a 0600 file instead. The token is ACX_MCP_TOKEN
+ * when set, otherwise random per run.
  */
 export interface ServedTools {
   tools: readonly Tool[];
   /** Asked before a `needsApproval` tool runs (see HostToolServerOptions.approve). */
   approve?: HostToolServerOptions['approve'];
+  /** The agent's name, for serverInfo.title and the resources' titles (default "default"). */
+  agentName?: string;
+  prompts?: readonly ServedPrompt[];
+  /** The agent's standing instructions, served as acx://instructions. */
+  instructions?: string;
+  /** The agent's memory, served read-only as acx://memory/{key} and acx://memory{?q}. */
+  memory?: ServedMemory;
   close?(): Promise<void>;
 }
 
 export interface McpCommandDeps {
-  /** The host tools to serve. */
-  openTools(): Promise<ServedTools> | ServedTools;
+  /** What to serve; `logger` is the one whose lines reach the clients (pass it to the tools). */
+  openTools(logger: Logger): Promise<ServedTools> | ServedTools;
   logger?: Logger;
   stdin?: Readable;
   stdout?: Writable;
@@ -91,9 +102,21 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
   if (options.http && envToken !== undefined && envToken !== '' && envToken.length < 16) {
     throw new AcxError('config', 'ACX_MCP_TOKEN must be at least 16 characters', { hint: 'Unset it to get a random token per run.' });
   }
-  const served = await deps.openTools();
+  const feed = createClientLogFeed(logger);
+  const served = await deps.openTools(feed.logger);
   const { tools } = served;
-  const host = createHostToolServer(tools, { name: 'acx', version: ACX_VERSION, logger, ...(served.approve ? { approve: served.approve } : {}) });
+  const agentName = served.agentName ?? 'default';
+  const host = createHostToolServer(tools, {
+    name: 'acx',
+    title: `acx: ${agentName}`,
+    version: ACX_VERSION,
+    instructions: serverGuide(agentName, served),
+    logger: feed.logger,
+    clientLog: feed,
+    ...(served.prompts ? { prompts: served.prompts } : {}),
+    resources: { agentName, instructions: served.instructions, memory: served.memory },
+    ...(served.approve ? { approve: served.approve } : {}),
+  });
   const stdout = deps.stdout ?? process.stdout;
 
   if (!options.http) {
@@ -136,11 +159,27 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
   return { url: serving.url, token: serving.token, done, close };
 }
 
+/** `instructions` in initialize: what this server is and how to use it. */
+export function serverGuide(agentName: string, served: Pick<ServedTools, 'prompts' | 'instructions' | 'memory'>): string {
+  const lines = [
+    `acx serves the agent "${agentName}" over MCP.`,
+    "Tools are the agent's host tools. They run in the acx host under its permission mode; a call that mode would ask about is refused, with the reason.",
+  ];
+  if (served.prompts && served.prompts.length > 0) lines.push("Prompts are the agent's skills: get one for its instructions, with its arguments filled in.");
+  const resources = [
+    ...(served.instructions !== undefined ? [`${INSTRUCTIONS_URI} is the system prompt the agent runs with`] : []),
+    ...(served.memory ? [`${MEMORY_KEY_TEMPLATE} reads one of its memories and ${MEMORY_SEARCH_TEMPLATE} searches them (read-only; subscribe to a memory to be told when it changes)`] : []),
+  ];
+  if (resources.length > 0) lines.push(`Resources: ${resources.join('; ')}.`);
+  lines.push("logging/setLevel chooses which of the host's log lines are sent.");
+  return lines.join('\n');
+}
+
 export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): void {
   addRunOptions(
     program
       .command('mcp')
-      .description("serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1)")
+      .description("serve an agent as an MCP server: its host tools, skills (as prompts), instructions and memory (as resources); stdio by default, or Streamable HTTP on 127.0.0.1")
       .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
     // The client names no acx session, the agent's MCP servers are not re-served, and dispatch runs on acx's engine.
     ['--session', '--mcp', '--harness'],
@@ -162,6 +201,8 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
         'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.',
         'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page',
         'whose Origin is not loopback (nor --allow-origin) is refused with 403 (DNS-rebinding protection).',
+        'Also served: the skills as prompts, acx://instructions and acx://memory/{+key}, acx://memory{?q} as resources',
+        "(read-only, subscribable), and the host's log lines at the level the client sets (docs/mcp.md).",
       ].join('\n'),
     )
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
@@ -182,7 +223,13 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
 export function agentToolsDeps(agent: string | undefined, options: Record<string, unknown>): McpCommandDeps {
   const logger = commandLogger('answer');
   const { http: _http, port: _port, tokenFile: _tokenFile, ...run } = options;
-  return { logger, openTools: () => openAgentToolHost(runFlags(agent, run), { logger }) };
+  return {
+    logger,
+    openTools: async (served) => {
+      const host = await openAgentToolHost(runFlags(agent, run), { logger: served });
+      return { ...host, agentName: host.settings.agent.name };
+    },
+  };
 }
 
 export function register(program: Command): void {
