@@ -1,6 +1,8 @@
+import type { UIMessage } from 'ai';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { CompactionResult, HarnessSession } from './harness.ts';
 import type { SessionState, TurnContinuation } from './session-state.ts';
+import { uiMessagesOf } from './ui-messages.ts';
 
 /**
  * A session as HarnessAgent hands it out: the harness's session, plus the call running on it in
@@ -15,6 +17,12 @@ export interface AgentSession {
    * as pending, or passes to abandonTurn.
    */
   unfinishedTurn(): Promise<TurnContinuation | undefined>;
+  /**
+   * The session's history as the AI SDK's UI messages (text, reasoning, tool parts in their
+   * states, approvals), for a `useChat({ messages })` page after a reload: see ui-messages.ts and
+   * uiMessagesResponse. Engine only.
+   */
+  uiMessages(): Promise<UIMessage[]>;
   /**
    * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
    * process or another. A turn running here is first paused at its next safe point (on harnesses
@@ -62,14 +70,17 @@ export class Session implements AgentSession {
   readonly id: string;
   readonly inner: HarnessSession;
   readonly #identity: { harnessId: string; agentId: string };
+  /** The agent's own tools (their parts are `tool-NAME`; any other call is a `dynamic-tool`). */
+  readonly #toolNames: ReadonlySet<string>;
   #running: RunningCall | undefined;
   #detached = false;
   /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
   #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, claim?: string) {
+  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, toolNames: ReadonlySet<string>, claim?: string) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
+    this.#toolNames = toolNames;
     this.#claim = claim;
   }
   hasUnfinishedTurn(): Promise<boolean> {
@@ -83,6 +94,15 @@ export class Session implements AgentSession {
       });
     }
     return this.inner.continuation();
+  }
+
+  async uiMessages(): Promise<UIMessage[]> {
+    if (!this.inner.history) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} keeps the session's history inside the coding agent, so acx cannot give it back as UI messages.`, {
+        hint: 'Keep the chat yourself (createAgentUIStreamResponse onFinish), or run the agent on the engine harness.',
+      });
+    }
+    return uiMessagesOf(await this.inner.history(), this.#toolNames);
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */

@@ -12,7 +12,8 @@ import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
-import { readCallInput } from './sdk-input.ts';
+import { isWaiting, moveOn, type PendingApprovalPolicy, waitingTurn } from './pending-turn.ts';
+import { type CallInput, readCallInput } from './sdk-input.ts';
 import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
 
 export type { AgentSession } from './agent-session.ts';
@@ -45,6 +46,13 @@ export interface HarnessAgentSettings {
   permissionMode?: PermissionMode;
   speech?: SpeechMode;
   onApprovalRequest?: TurnHooks['onApprovalRequest'];
+  /**
+   * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
+   * (default) answers the waiting calls as not run — the model is told the user moved on without
+   * approving — and answers the message; 'error' refuses the message (`turn-suspended`) and the
+   * turn keeps waiting. See pending-turn.ts.
+   */
+  pendingApprovalOnNewMessage?: PendingApprovalPolicy;
 }
 
 export interface CreateSessionOptions {
@@ -102,6 +110,8 @@ export interface ContinueOptions extends TurnCallbacks {
 export type StreamResult = HarnessStreamResult;
 
 type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
+/** Tells the turn's AI SDK view which tool calls its reader already has (see SdkTurn's invariant). */
+type ReaderHas = (calls: Iterable<string> | 'all') => void;
 
 function normalizeTools(tools: HarnessAgentSettings['tools']): Tool[] {
   if (!tools) return [];
@@ -184,7 +194,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, claim);
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), claim);
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -254,25 +264,30 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
-  private runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
-    return this.onSession(options.session, undefined, options.abortSignal, (session, live) => session.inner.continue(this.hooks(options, parts, live)));
+  private runContinue(options: ContinueOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    return this.onSession(options.session, undefined, options.abortSignal, async (session, live) => {
+      // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
+      const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
+      readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
+      return session.inner.continue(this.hooks(options, parts, live));
+    });
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runGenerate(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runGenerate(options, parts, readerHas));
   }
 
   async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runContinue(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runContinue(options, parts, readerHas));
   }
 
   stream(options: GenerateOptions): HarnessStreamResult {
-    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts) => this.runGenerate(options, parts)));
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runGenerate(options, parts, readerHas)));
   }
 
   continueStream(options: ContinueOptions): HarnessStreamResult {
     return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
-      this.runTurn(options, { emit, emitSdk }, (parts) => this.runContinue(options, parts)),
+      this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runContinue(options, parts, readerHas)),
     );
   }
 
@@ -280,7 +295,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   private async runTurn(
     callbacks: TurnCallbacks,
     sinks: { emit: (part: HarnessStreamPart) => void; emitSdk: (part: SdkPart) => void } | undefined,
-    run: (parts: PartHooks) => Promise<TurnResult>,
+    run: (parts: PartHooks, readerHas: ReaderHas) => Promise<TurnResult>,
   ): Promise<HarnessTurnResult> {
     const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
     const turn = new SdkTurn({
@@ -299,6 +314,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
             },
           }
         : { observe: (part) => turn.push(part) },
+      (calls) => turn.readerHas(calls),
     );
     await turn.settled();
     const finished = turnResultOf(turn, result);
@@ -320,31 +336,32 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     };
   }
 
-  private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
+  private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live, readerHas));
   }
 
-  private async generateOn(
-    inner: HarnessSession,
-    input: ReturnType<typeof readCallInput>,
-    options: GenerateOptions,
-    parts: PartHooks,
-    live: LiveHooks,
-  ): Promise<TurnResult> {
+  private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    const hooks = this.hooks(options, parts, live);
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
-    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
+    if (input.kind === 'approvals') {
+      readerHas(input.shownCalls);
+      return inner.continue({ ...hooks, approvals: input.approvals });
+    }
     if (await inner.hasUnfinishedTurn()) {
-      // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, parts, live));
-      // The message delivered again is the one whose turn was interrupted: that turn is its answer.
-      if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
-      // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
-      if (resumed.suspendedBy === 'request') return resumed;
-      if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
-        throw new AcxError('turn-suspended', 'The session has a turn waiting for approvals or tool results.', {
-          hint: 'Answer them with continueGenerate({ session, approvals, toolResults }) before sending a new message.',
-        });
+      const policy = this.settings.pendingApprovalOnNewMessage ?? 'decline';
+      const waiting = await waitingTurn(inner);
+      // The message delivered again is the one whose turn waits: that turn is its answer, still waiting.
+      if (waiting && options.turnId !== undefined && waiting.turnId === options.turnId) return inner.continue(hooks);
+      if (waiting) await moveOn(inner, waiting, policy);
+      else {
+        // A turn interrupted by a crash is finished by evidence before the new message is taken.
+        const resumed = await inner.continue(hooks);
+        // The message delivered again is the one whose turn was interrupted: that turn is its answer.
+        if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
+        // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
+        if (resumed.suspendedBy === 'request') return resumed;
+        if (isWaiting(resumed)) await moveOn(inner, resumed, policy);
       }
     }
     if (options.turnId !== undefined && this.settings.harness.id !== 'engine') {
@@ -356,7 +373,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
-      ...this.hooks(options, parts, live),
+      ...hooks,
     });
   }
 }
