@@ -6,6 +6,8 @@ import './node-guard.ts';
 export { HarnessAgent } from './harness/harness-agent.ts';
 export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './harness/harness-agent.ts';
 export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './harness/harness-results.ts';
+export type { PendingApprovalPolicy } from './harness/pending-turn.ts';
+export { uiErrorText, uiMessagesResponse } from './harness/ui-responses.ts';
 export { createEngineHarness } from './harness/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
 export type { PreparedAgent } from './app/prepare.ts';

@@ -43,7 +43,7 @@ export async function runStepCalls(
       if (decision && !decision.approved) {
         const reason = decision.reason ?? 'The host denied this call.';
         await recordResult(ctx, state, call, { type: 'execution-denied', reason });
-        state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason });
+        state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason, input: call.input });
         state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
         return;
       }

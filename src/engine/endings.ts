@@ -2,13 +2,13 @@ import { AcxError, errorMessage, isLeaseLost, TurnAbortedError } from '../core/e
 import { safeObserve } from '../memory/provider.ts';
 import { logSeconds } from '../util/duration.ts';
 import { isUnspoken } from './brief.ts';
+import { unansweredOutput } from './closing.ts';
 import { maybeCompact } from './compaction-triggers.ts';
 import type { EngineContext } from './engine-context.ts';
 import type { FinishReason } from './events.ts';
 import { withFooters } from './hosted.ts';
 import { commit, recordResult, settleStep } from './persistence.ts';
 import { parseStructuredOutput } from './structured-output.ts';
-import { errorOutput } from './tool-output.ts';
 import { type TurnState, turnResult } from './turn-state.ts';
 import type { TurnResult } from './turn-types.ts';
 
@@ -77,12 +77,12 @@ export async function abortTurn(ctx: EngineContext, state: TurnState): Promise<T
     state.emit({ type: 'abort' });
     return new TurnAbortedError();
   }
-  // Calls that never got a result are settled as cancelled so the transcript stays well-formed.
+  // Calls that never got a result are answered as cancelled (closing.ts states why they must be).
   await commit(ctx, state);
   const open = await journal.openCalls(state.turn.id);
   for (const call of open) {
     if (call.status !== 'done' && !state.outputs.has(call.callId)) {
-      await recordResult(ctx, state, call, errorOutput('Cancelled by the user before it ran.'));
+      await recordResult(ctx, state, call, unansweredOutput(call, 'the user cancelled the turn'));
     }
   }
   if (open.length > 0) settleStep(ctx, state, open[0]!.step, open);

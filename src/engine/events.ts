@@ -53,7 +53,8 @@ export type HarnessStreamPart =
   | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
   | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string }
   | ({ type: 'tool-approval-request' } & ApprovalRequest)
-  | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined }
+  /** `input`: the call's arguments, where the harness has them (a reader that never saw the call needs them to show it). */
+  | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined; input?: unknown }
   /** `costUsd`: what the step's model call cost, when the provider states it (OpenRouter, AI Gateway). */
   | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage; costUsd?: number }
   | { type: 'retry'; attempt: number; error: string }

@@ -117,6 +117,10 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
         ...(engine.journal.leases ? { exclusive: <T>(fn: (leaseLost: AbortSignal) => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
         continuation: async () => continuationOf(engine.journal, await engine.journal.unfinishedTurn(sessionId)),
+        history: async () => ({
+          messages: await engine.journal.messages(sessionId),
+          calls: (await Promise.all((await engine.journal.turns(sessionId)).map((turn) => engine.journal.calls(turn.id)))).flat(),
+        }),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });
           return 'trigger' in outcome ? { compacted: true, ...outcome } : outcome;

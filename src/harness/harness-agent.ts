@@ -8,11 +8,15 @@ import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
 import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
-import type { AgentConfig, CompactionResult, Harness, HarnessSession } from './harness.ts';
+import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
+import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
-import { readCallInput } from './sdk-input.ts';
+import { isWaiting, moveOn, type PendingApprovalPolicy, waitingTurn } from './pending-turn.ts';
+import { type CallInput, readCallInput } from './sdk-input.ts';
 import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+
+export type { AgentSession } from './agent-session.ts';
 
 /**
  * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
@@ -42,37 +46,13 @@ export interface HarnessAgentSettings {
   permissionMode?: PermissionMode;
   speech?: SpeechMode;
   onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
-
-export interface AgentSession {
-  readonly id: string;
-  hasUnfinishedTurn(): Promise<boolean>;
   /**
-   * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
-   * process or another. A turn running here is first paused at its next safe point (on harnesses
-   * that can; otherwise stopped); an unfinished turn comes back as `continuation`, for
-   * `createSession({ continueFrom })`. The session object is unusable afterwards.
+   * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
+   * (default) answers the waiting calls as not run — the model is told the user moved on without
+   * approving — and answers the message; 'error' refuses the message (`turn-suspended`) and the
+   * turn keeps waiting. See pending-turn.ts.
    */
-  detach(): Promise<SessionState>;
-  /** Stops what runs and deletes the session's state (its journal history, an ACP sandbox). */
-  destroy(): Promise<void>;
-  /** Ends the turn running now, cleanly: it is recorded as cancelled (its call rejects with TurnAbortedError). Resolves once it has ended; at once when nothing runs. */
-  stop(): Promise<void>;
-  /**
-   * Pauses the running turn at its next safe point (after the current step's tools, before the
-   * next model call) and resolves once it has paused. The turn is suspended in the journal: its
-   * call resolves with finishReason `other` and `suspendedBy: 'request'`; continue it with
-   * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
-   */
-  suspendTurn(): Promise<void>;
-  /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
-  compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
-  /**
-   * Gives up the unfinished turn `turnId` for good, when what it answered is set aside: it is
-   * recorded as cancelled, saying why, and no longer holds back the next turn. False when there
-   * is no such turn unfinished. Engine only (turn ids are its own).
-   */
-  abandonTurn(turnId: string, reason: string): Promise<boolean>;
+  pendingApprovalOnNewMessage?: PendingApprovalPolicy;
 }
 
 export interface CreateSessionOptions {
@@ -130,133 +110,8 @@ export interface ContinueOptions extends TurnCallbacks {
 export type StreamResult = HarnessStreamResult;
 
 type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
-
-/** What a tracked call adds to the turn's hooks. */
-interface LiveHooks {
-  abortSignal: AbortSignal;
-  pauseRequested: () => boolean;
-  claimSuspended?: string;
-}
-
-/** The call running on a session in this process: what stop() and suspendTurn() act on. */
-interface RunningCall {
-  controller: AbortController;
-  pause: boolean;
-  settled: Promise<unknown>;
-}
-
-class Session implements AgentSession {
-  readonly id: string;
-  readonly inner: HarnessSession;
-  readonly #identity: { harnessId: string; agentId: string };
-  #running: RunningCall | undefined;
-  #detached = false;
-  /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
-  #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, claim?: string) {
-    this.id = inner.id;
-    this.inner = inner;
-    this.#identity = identity;
-    this.#claim = claim;
-  }
-  hasUnfinishedTurn(): Promise<boolean> {
-    return this.inner.hasUnfinishedTurn();
-  }
-
-  /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */
-  async track<T>(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<T>): Promise<T> {
-    if (this.#detached) {
-      throw new AcxError('session-detached', `Session ${this.id} was detached or destroyed.`, {
-        hint: 'Reopen it with agent.createSession({ resumeFrom: state }) (or open a new one after destroy()).',
-      });
-    }
-    const controller = new AbortController();
-    const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
-    const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
-    const claimSuspended = this.#claim;
-    this.#claim = undefined;
-    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
-    call.settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#running = call;
-    try {
-      return await result;
-    } finally {
-      if (this.#running === call) this.#running = undefined;
-    }
-  }
-
-  async abandonTurn(turnId: string, reason: string): Promise<boolean> {
-    if (!this.inner.abandonTurn) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no caller-chosen turn ids, so no turn to abandon.`, {
-        hint: 'Run the agent on the engine harness.',
-      });
-    }
-    return this.inner.abandonTurn(turnId, reason);
-  }
-
-  async stop(): Promise<void> {
-    const running = this.#running;
-    if (!running) return;
-    running.controller.abort();
-    await running.settled;
-  }
-
-  async suspendTurn(): Promise<void> {
-    if (!this.inner.canSuspend) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} cannot pause a turn at a safe point and resume it later.`, {
-        hint: 'Use stop() to end the turn, or run the agent on the engine harness.',
-      });
-    }
-    const running = this.#running;
-    if (!running) {
-      throw new AcxError('no-running-turn', `Session ${this.id} has no turn running in this process.`, {
-        hint: 'Call suspendTurn() while a generate/stream call of this session is under way.',
-      });
-    }
-    running.pause = true;
-    await running.settled;
-  }
-
-  async compact(options: { abortSignal?: AbortSignal } = {}): Promise<CompactionResult> {
-    if (!this.inner.compact) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no manual compaction: standard ACP v1 has no portable API for it.`, {
-        hint: 'Let the agent compact its own context, or run the agent on the engine harness.',
-      });
-    }
-    if (this.#running) {
-      throw new AcxError('usage', `Session ${this.id} has a turn running; compact() runs between turns.`, {
-        hint: 'Await the call (or suspendTurn() it) first.',
-      });
-    }
-    return this.inner.compact({ abortSignal: options.abortSignal });
-  }
-
-  async detach(): Promise<SessionState> {
-    if (this.#running) {
-      if (this.inner.canSuspend) await this.suspendTurn();
-      else await this.stop();
-    }
-    const continuation = await this.inner.continuation?.();
-    this.#detached = true;
-    await this.inner.detach();
-    return {
-      type: 'acx-session',
-      version: 1,
-      ...this.#identity,
-      sessionId: this.id,
-      ...(continuation ? { continuation } : {}),
-    };
-  }
-
-  async destroy(): Promise<void> {
-    await this.stop();
-    this.#detached = true;
-    await this.inner.destroy();
-  }
-}
+/** Tells the turn's AI SDK view which tool calls its reader already has (see SdkTurn's invariant). */
+type ReaderHas = (calls: Iterable<string> | 'all') => void;
 
 function normalizeTools(tools: HarnessAgentSettings['tools']): Tool[] {
   if (!tools) return [];
@@ -339,7 +194,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, claim);
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), claim);
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -409,25 +264,30 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
-  private runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
-    return this.onSession(options.session, undefined, options.abortSignal, (session, live) => session.inner.continue(this.hooks(options, parts, live)));
+  private runContinue(options: ContinueOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    return this.onSession(options.session, undefined, options.abortSignal, async (session, live) => {
+      // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
+      const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
+      readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
+      return session.inner.continue(this.hooks(options, parts, live));
+    });
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runGenerate(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runGenerate(options, parts, readerHas));
   }
 
   async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runContinue(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runContinue(options, parts, readerHas));
   }
 
   stream(options: GenerateOptions): HarnessStreamResult {
-    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts) => this.runGenerate(options, parts)));
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runGenerate(options, parts, readerHas)));
   }
 
   continueStream(options: ContinueOptions): HarnessStreamResult {
     return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
-      this.runTurn(options, { emit, emitSdk }, (parts) => this.runContinue(options, parts)),
+      this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runContinue(options, parts, readerHas)),
     );
   }
 
@@ -435,7 +295,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   private async runTurn(
     callbacks: TurnCallbacks,
     sinks: { emit: (part: HarnessStreamPart) => void; emitSdk: (part: SdkPart) => void } | undefined,
-    run: (parts: PartHooks) => Promise<TurnResult>,
+    run: (parts: PartHooks, readerHas: ReaderHas) => Promise<TurnResult>,
   ): Promise<HarnessTurnResult> {
     const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
     const turn = new SdkTurn({
@@ -454,6 +314,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
             },
           }
         : { observe: (part) => turn.push(part) },
+      (calls) => turn.readerHas(calls),
     );
     await turn.settled();
     const finished = turnResultOf(turn, result);
@@ -475,31 +336,32 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     };
   }
 
-  private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
+  private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live, readerHas));
   }
 
-  private async generateOn(
-    inner: HarnessSession,
-    input: ReturnType<typeof readCallInput>,
-    options: GenerateOptions,
-    parts: PartHooks,
-    live: LiveHooks,
-  ): Promise<TurnResult> {
+  private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    const hooks = this.hooks(options, parts, live);
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
-    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
+    if (input.kind === 'approvals') {
+      readerHas(input.shownCalls);
+      return inner.continue({ ...hooks, approvals: input.approvals });
+    }
     if (await inner.hasUnfinishedTurn()) {
-      // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, parts, live));
-      // The message delivered again is the one whose turn was interrupted: that turn is its answer.
-      if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
-      // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
-      if (resumed.suspendedBy === 'request') return resumed;
-      if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
-        throw new AcxError('turn-suspended', 'The session has a turn waiting for approvals or tool results.', {
-          hint: 'Answer them with continueGenerate({ session, approvals, toolResults }) before sending a new message.',
-        });
+      const policy = this.settings.pendingApprovalOnNewMessage ?? 'decline';
+      const waiting = await waitingTurn(inner);
+      // The message delivered again is the one whose turn waits: that turn is its answer, still waiting.
+      if (waiting && options.turnId !== undefined && waiting.turnId === options.turnId) return inner.continue(hooks);
+      if (waiting) await moveOn(inner, waiting, policy);
+      else {
+        // A turn interrupted by a crash is finished by evidence before the new message is taken.
+        const resumed = await inner.continue(hooks);
+        // The message delivered again is the one whose turn was interrupted: that turn is its answer.
+        if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
+        // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
+        if (resumed.suspendedBy === 'request') return resumed;
+        if (isWaiting(resumed)) await moveOn(inner, resumed, policy);
       }
     }
     if (options.turnId !== undefined && this.settings.harness.id !== 'engine') {
@@ -511,7 +373,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
-      ...this.hooks(options, parts, live),
+      ...hooks,
     });
   }
 }

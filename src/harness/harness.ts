@@ -1,6 +1,7 @@
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
+import type { SessionHistory } from './ui-messages.ts';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
@@ -61,6 +62,8 @@ export interface HarnessSession {
   readonly canSuspend?: boolean;
   /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */
   abandonTurn?(turnId: string, reason: string): Promise<boolean>;
+  /** The session's history as the harness keeps it, for session.uiMessages(); absent when the history lives in the agent (ACP). */
+  history?(): Promise<SessionHistory>;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }
