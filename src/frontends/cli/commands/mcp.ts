@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
 import { commandLogger } from '../command-logger.ts';
+import { registerMcpLoginCommands } from './mcp-login.ts';
 
 /**
  * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent's host tools (what
@@ -136,8 +137,8 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
   return { url: serving.url, token: serving.token, done, close };
 }
 
-export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): void {
-  addRunOptions(
+export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): Command {
+  return addRunOptions(
     program
       .command('mcp')
       .description("Serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1).")
@@ -179,5 +180,5 @@ export function agentToolsDeps(agent: string | undefined, options: Record<string
 }
 
 export function register(program: Command): void {
-  registerMcpCommand(program, agentToolsDeps);
+  registerMcpLoginCommands(registerMcpCommand(program, agentToolsDeps));
 }
