@@ -1,7 +1,7 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';
 import type { McpOrigin, McpServerConfig } from './config.ts';
+import { ELICITATION_CAPABILITY, ElicitationRouter } from './elicitation.ts';
 import { bridgedToolName } from './names.ts';
 import { type LoginCommand, StoredOAuthProvider } from './oauth/provider.ts';
 import type { McpCredentialStore } from './oauth/store.ts';
@@ -88,6 +89,7 @@ export interface Connected {
   close(): Promise<void>;
   remote: McpToolDescriptor[];
   kind: TransportKind;
+  elicitations: ElicitationRouter;
   protocolVersion?: string;
   serverInfo?: { name: string; version: string };
 }
@@ -149,7 +151,9 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
     forward?.(version);
   };
 
-  const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: {} });
+  const elicitations = new ElicitationRouter(config.name, logger);
+  const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
+  client.setRequestHandler(ElicitRequestSchema, (request) => elicitations.answer(request.params));
   const withStderr = (message: string) => {
     const tail = scrubSecrets(opened.stderrTail().trim().split('\n').slice(-3).join(' | '));
     return tail ? `${message} (stderr: ${tail})` : message;
@@ -178,6 +182,7 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
       close,
       remote,
       kind: opened.kind,
+      elicitations,
       protocolVersion,
       serverInfo: serverInfo ? { name: serverInfo.name, version: serverInfo.version } : undefined,
     };
@@ -221,12 +226,12 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   settled.forEach((outcome, i) => {
     const config = configs[i]!;
     if (outcome.status === 'fulfilled') {
-      const { client, remote, protocolVersion, serverInfo, kind } = outcome.value;
+      const { client, remote, protocolVersion, serverInfo, kind, elicitations } = outcome.value;
       const own: Tool[] = [];
       for (const descriptor of remote) {
         const name = bridgedToolName(config.name, descriptor.name, taken);
         try {
-          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs }).tool);
+          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations }).tool);
         } catch (error) {
           logger.warn('mcp tool skipped', { server: config.name, tool: descriptor.name, reason: `unusable input schema: ${errorMessage(error)}` });
         }
