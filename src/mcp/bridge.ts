@@ -94,7 +94,9 @@ export function bridgeMcpTool(options: {
             cause: error,
           });
         }
-        throw new AcxError('mcp-call-failed', `${name} failed: ${(error as Error).message}`, { cause: error });
+        // What to do travels with the failure (a login to run): the model and the user read the same line.
+        const why = AcxError.isInstance(error) && error.hint ? `${error.message}. ${error.hint}` : errorMessage(error);
+        throw new AcxError('mcp-call-failed', `${name} failed: ${why}`, { cause: error });
       } finally {
         deadline.clear();
       }

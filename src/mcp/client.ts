@@ -94,8 +94,8 @@ export interface Connected {
   serverInfo?: { name: string; version: string };
 }
 
-/** How many times one connection may send the user to authorize (a server that keeps refusing stops there). */
-const MAX_AUTHORIZATIONS = 3;
+/** How many times one login may send the user to authorize (a server that keeps refusing stops there). */
+export const MAX_AUTHORIZATIONS = 3;
 
 /**
  * Connects one server: Streamable HTTP first for an `http` server, and the legacy SSE transport
@@ -118,13 +118,11 @@ export async function connectMcpServer(config: McpServerConfig, startTimeoutMs: 
         kind = 'sse';
         continue;
       }
+      // The login counts the authorizations it shows (login.ts); this bound only keeps a loop finite.
       if (options.interactive && cause instanceof UnauthorizedError && authorizations < MAX_AUTHORIZATIONS) {
         authorizations += 1;
         await options.interactive.finish(opened.transport as unknown as { finishAuth(code: string): Promise<void> });
         continue;
-      }
-      if (options.interactive && cause instanceof UnauthorizedError) {
-        throw new SkipServer(`still refuses acx after ${MAX_AUTHORIZATIONS} authorizations (${errorMessage(cause)})`);
       }
       if (streamableFailure) throw new SkipServer(`${streamableFailure}; the legacy SSE transport failed too: ${errorMessage(error)}`);
       throw error;

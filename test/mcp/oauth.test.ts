@@ -78,4 +78,35 @@ describe('an MCP server that asks for OAuth', () => {
     // Tokens never reach a log line.
     expect(logger.lines.join('\n')).not.toMatch(/at-[0-9a-f-]{36}|rt-[0-9a-f-]{36}/);
   });
+
+  it('a call refused for want of scope says to log in again; that login asks for the scope, and the call then works', async () => {
+    fixture = await startOAuthFixture({ callScopes: ['notes:write'] });
+    const credentials = tempStore();
+    const logger = createMemoryLogger('debug');
+    const shown: URL[] = [];
+    const open = async (url: URL) => (shown.push(url), browse(url));
+    await loginMcpServer({ config: server(fixture.url), credentials, logger, open });
+    expect(shown[0]!.searchParams.get('scope')).toBe('notes:read');
+
+    const first = await connectMcpServers([server(fixture.url)], { logger, timeoutMs: 10_000, credentials });
+    try {
+      await expect(byName(first.tools, 'notes__echo').execute!({ text: 'hi' }, context())).rejects.toThrow(
+        'notes__echo failed: MCP server "notes" needs more access than its login granted (scope "notes:write"). Run `acx mcp login notes` once',
+      );
+    } finally {
+      await first.close();
+    }
+    // Nothing was authorized behind the user's back: one authorization so far.
+    expect(fixture.events.filter((event) => event.type === 'authorize')).toHaveLength(1);
+
+    const again = await loginMcpServer({ config: server(fixture.url), credentials, logger, open });
+    expect(shown[1]!.searchParams.get('scope')).toBe('notes:read notes:write');
+    expect(again.scope).toBe('notes:read notes:write');
+    const second = await connectMcpServers([server(fixture.url)], { logger, timeoutMs: 10_000, credentials });
+    try {
+      expect(await byName(second.tools, 'notes__echo').execute!({ text: 'now' }, context())).toBe('echo: now');
+    } finally {
+      await second.close();
+    }
+  });
 });

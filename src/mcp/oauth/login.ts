@@ -2,7 +2,7 @@ import { discoverOAuthServerInfo, selectClientAuthMethod } from '@modelcontextpr
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { connectMcpServer } from '../client.ts';
+import { connectMcpServer, MAX_AUTHORIZATIONS } from '../client.ts';
 import { expandEnvReferences, type McpHttpServerConfig, type McpServerConfig } from '../config.ts';
 import { oauthSecretFields } from '../oauth-config.ts';
 import { SkipServer, type TransportKind } from '../transport.ts';
@@ -67,6 +67,11 @@ export async function loginMcpServer(options: LoginOptions): Promise<LoginResult
       interactive: {
         redirectUrl: catcher.redirectUrl,
         async open(url) {
+          if (authorizations === MAX_AUTHORIZATIONS) {
+            throw new AcxError('mcp-auth-failed', `still refuses acx after ${MAX_AUTHORIZATIONS} authorizations, asking each time for more access than it grants`, {
+              hint: 'Check with the server\'s operator which scope its tools need.',
+            });
+          }
           authorizations += 1;
           // Waiting starts before the URL is shown: the browser may come back at once.
           const state = url.searchParams.get('state') ?? undefined;
