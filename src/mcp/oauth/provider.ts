@@ -69,6 +69,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * only the text of an error thrown under it (the SSE transport's event stream), not the error.
    */
   refusal: AcxError | undefined;
+  /** The access token tokens() last handed out: what this process's requests (and refreshes) were made with. */
+  private handed: string | undefined;
 
   constructor(options: StoredOAuthProviderOptions) {
     this.options = options;
@@ -115,6 +117,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
+    const tokens = await this.currentTokens();
+    this.handed = tokens?.access_token;
+    return tokens;
+  }
+
+  private async currentTokens(): Promise<OAuthTokens | undefined> {
     const stored = this.stored().tokens;
     if (!stored) return undefined;
     if (this.stepUp) {
@@ -165,6 +173,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     if (scope === 'verifier' || scope === 'all') this.verifier = undefined;
     if (scope === 'verifier') return;
+    // The server refused tokens this process read; another process (a worker, a second run) may
+    // have refreshed them since — its newer tokens stay (refresh tokens rotate: only one wins).
+    const stored = this.stored().tokens;
+    if (scope === 'tokens' && stored && this.handed !== undefined && stored.access_token !== this.handed) return;
     this.update((current) => ({
       ...current,
       ...(scope === 'all' || scope === 'client' ? { client: undefined, redirectUri: undefined } : {}),
