@@ -17,6 +17,7 @@ export type { SessionState, SuspendedSession, TurnContinuation } from './harness
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
 export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
+export type { ElicitationField, ElicitationHandler, ElicitationRequest, ElicitationResult, ElicitationValue } from './core/elicitation.ts';
 export type { SpeechMode } from './engine/brief.ts';
 export type { TelemetrySettings } from './engine/telemetry.ts';
 export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';

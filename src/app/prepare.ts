@@ -24,7 +24,6 @@ import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
-import { fromOrigin } from '../mcp/config.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
 /**
@@ -395,7 +394,6 @@ async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: Agent
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...fromOrigin(config, 'cartridge'), envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

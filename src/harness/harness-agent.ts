@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { type PermissionMode } from '../tools/permission.ts';
 import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
@@ -23,7 +24,7 @@ export type { AgentSession } from './agent-session.ts';
  * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
  * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
  */
-export interface HarnessAgentSettings {
+export interface HarnessAgentSettings extends TurnAnswerers {
   /**
    * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
    * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
@@ -45,7 +46,6 @@ export interface HarnessAgentSettings {
   output?: InputSchema;
   permissionMode?: PermissionMode;
   speech?: SpeechMode;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
   /**
    * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
    * (default) answers the waiting calls as not run — the model is told the user moved on without
@@ -76,7 +76,7 @@ export interface TurnCallbacks {
   onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
 }
 
-export interface GenerateOptions extends TurnCallbacks {
+export interface GenerateOptions extends TurnCallbacks, TurnAnswerers {
   session?: AgentSession;
   /**
    * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
@@ -95,15 +95,13 @@ export interface GenerateOptions extends TurnCallbacks {
    */
   turnId?: string;
   abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
 
-export interface ContinueOptions extends TurnCallbacks {
+export interface ContinueOptions extends TurnCallbacks, TurnAnswerers {
   session: AgentSession;
   approvals?: readonly ApprovalDecision[];
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
   abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
 
 /** A streamed turn: `harnessStream` (acx parts), `fullStream` (AI SDK parts), `textStream`, `text`, `result`, and the rest of the AI SDK's StreamTextResult. */
@@ -323,7 +321,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   private hooks(
-    options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
+    options: TurnAnswerers & { abortSignal?: AbortSignal; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
     live: LiveHooks,
   ) {
@@ -331,6 +329,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       ...live,
       ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
+      onElicitation: options.onElicitation ?? this.settings.onElicitation,
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.toolResults ? { toolResults: options.toolResults } : {}),
     };

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,7 +73,9 @@ async function runSuite(args: string[], expected: readonly string[]): Promise<Ou
   const result = await suite([...args, '-o', out]);
   const output = `${result.stdout}\n${result.stderr}`;
   const outcomes: Outcomes = new Map();
-  for (const dir of readdirSync(out)) {
+  // A scenario named `group/name` (auth/…) writes into `group/name-<timestamp>/`.
+  const dirs = readdirSync(out).flatMap((dir) => (existsSync(join(out, dir, 'checks.json')) ? [dir] : readdirSync(join(out, dir)).map((inner) => `${dir}/${inner}`)));
+  for (const dir of dirs) {
     const scenario = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
     outcomes.set(scenario, { checks: JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as Check[], output });
   }
@@ -160,10 +162,10 @@ describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_00
   });
 });
 
-describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 240_000 }, () => {
-  it('passes every client scenario that applies (initialize, tools_call, the Streamable HTTP transport), as the baseline states', async () => {
+describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 900_000 }, () => {
+  it('passes every client scenario (the transports, elicitation, OAuth), as the baseline states', async () => {
     const toRun = checkBaselineAgainst(baseline.client, listed.client);
-    expect(toRun).toEqual(expect.arrayContaining(['initialize', 'tools_call', 'sse-retry']));
+    expect(toRun).toEqual(expect.arrayContaining(['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults', 'auth/metadata-default', 'auth/scope-step-up', 'auth/pre-registration']));
     const command = `"${process.execPath}" --disable-warning=ExperimentalWarning "${CLIENT_ENTRY}"`;
     const outcomes: Outcomes = new Map();
     for (const scenario of toRun) {
@@ -171,6 +173,8 @@ describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 240_00
     }
     // tools_call is passed only when the suite's server saw acx's client call add_numbers(2, 3).
     expect(outcomes.get('tools_call')!.checks.find((check) => check.id === 'tool-add-numbers')?.status).toBe('SUCCESS');
+    // The step-up was a second authorization asking for the scope the server refused the call for.
+    expect(outcomes.get('auth/scope-step-up')!.checks.find((check) => check.id === 'scope-step-up-escalation')?.status).toBe('SUCCESS');
     expectMatchesBaseline(baseline.client, outcomes, toRun);
   });
 });

@@ -212,7 +212,7 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
       'acx/cartridge': ['Cartridge', 'buildCartridge', 'verifyCartridge', 'stripCartridge', 'inspectCartridge', 'generateSigningKey', 'loadTrustRegistry'],
       'acx/channel': ['BaseCradleClient', 'verifyWebhookSignature', 'createPlatformTools', 'createIdempotencyKey', 'NotFoundError'],
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
-      'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
+      'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers', 'loginMcpServer', 'logoutMcpServer', 'McpCredentialStore'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
       'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor', 'createLogger'],
     };
