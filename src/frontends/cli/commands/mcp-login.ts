@@ -69,7 +69,7 @@ function serverCommand(mcp: Command, name: string, description: string): Command
       .command(name)
       .description(description)
       .argument('<server>', 'the drop-in\'s name (its file name without .json)')
-      .argument('[agent]', 'the agent whose drop-in it is (default: the config home\'s)'),
+      .argument('[agent]', 'the agent whose drop-in it is: its directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
   );
 }
 
