@@ -6,6 +6,7 @@ import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { startRouter } from '../../router/router.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { CliExit } from '../output.ts';
+import { untilStopped } from '../until-stopped.ts';
 import { commandLogger } from '../command-logger.ts';
 import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
@@ -61,11 +62,9 @@ export function register(program: Command): void {
       // A delivery for a recipient not hosted here, signed with the shared secret, is answered 200 (not 401).
       const sharedSecrets = env.ACX_ROUTER_WEBHOOK_SECRET ? [env.ACX_ROUTER_WEBHOOK_SECRET] : [];
       const router = await startRouter({ agents, platformUrl, databasePath: join(home, 'router.db'), logger, port, passEnv, replayWindow, sharedSecrets, ...(queue ? { queue } : {}) });
-      process.stdout.write(`${router.url}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => void router.close().then(() => queue?.close()).then(resolve);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await untilStopped(
+        () => process.stdout.write(`${router.url}\n`),
+        () => router.close().then(() => queue?.close()),
+      );
     });
 }
