@@ -61,10 +61,12 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 
 export function admitDelivery(raw: Buffer, headers: http.IncomingHttpHeaders, keys: Keys, window: ReplayWindow, now: number): Admission {
   const body = parseBody(raw);
-  // The key: the recipient's own when the body names a hosted agent, else any key held here. The
-  // body is not trusted for anything else until the signature holds.
+  // The key: the recipient's own when the body names a hosted agent (an agent with none has its
+  // every delivery refused), else any key held here. The body is not trusted for
+  // anything else until the signature holds.
   const agent = body && typeof body.recipient_uuid === 'string' ? keys.byRecipient.get(body.recipient_uuid) : undefined;
-  const signed = findSigningSecret({ rawBody: raw, headers, secrets: agent ? [agent.secret] : keys.all });
+  const own = agent?.secret !== undefined ? [agent.secret] : [];
+  const signed = findSigningSecret({ rawBody: raw, headers, secrets: agent ? own : keys.all });
   if (!signed.ok) return refuse(401, `signature-${signed.reason}`, `signature ${signed.reason}`);
   if (!body) return refuse(400, 'body-not-json', 'the body is not a JSON object');
 
