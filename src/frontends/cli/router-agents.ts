@@ -1,4 +1,5 @@
 import { BaseCradleClient } from '../../channel/client.ts';
+import type { Logger } from '../../util/logger.ts';
 import { assertDistinctHandles, envSlug, type ListedAgent, parseRouterAgentList, type RoutedAgent } from '../router/agents.ts';
 import { loadRegistry } from '../router/registry.ts';
 import { reachesWakes } from '../router/wake-env.ts';
@@ -12,13 +13,14 @@ import { CliExit } from './output.ts';
  *   variable that would reach every wake (wake-env.ts) is refused, so no wake holds another
  *   agent's token;
  * - the key from BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_<HANDLE>, else the shared
- *   ACX_ROUTER_WEBHOOK_SECRET;
+ *   ACX_ROUTER_WEBHOOK_SECRET; a polling router may have none (that agent's deliveries are then
+ *   refused, and it lives on the poll alone);
  * - the uuid from the registry line; for --agents, from the platform (the token's dashboard),
  *   which also checks that the token is that handle's.
  */
 export async function resolveRoutedAgents(
   flags: { agents?: string | undefined; registryFile?: string | undefined },
-  context: { env: NodeJS.ProcessEnv; platformUrl: string; passEnv: readonly string[] },
+  context: { env: NodeJS.ProcessEnv; platformUrl: string; passEnv: readonly string[]; polling: boolean; logger: Logger },
 ): Promise<RoutedAgent[]> {
   const { env } = context;
   let listed: Array<ListedAgent & { uuid?: string; tokenVariable: string }>;
@@ -42,7 +44,9 @@ export async function resolveRoutedAgents(
     if (!token) throw new CliExit('usage', `acx router: set ${tokenVariable} to @${name}'s platform token (acx platform user add prints one).`);
     const secret = env[`BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_${envSlug(name)}`] ?? env.ACX_ROUTER_WEBHOOK_SECRET;
     if (!secret) {
-      throw new CliExit('usage', `acx router: set ACX_ROUTER_WEBHOOK_SECRET or BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_${envSlug(name)} to the secret the platform signs @${name}'s deliveries with.`);
+      const variables = `ACX_ROUTER_WEBHOOK_SECRET or BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_${envSlug(name)}`;
+      if (!context.polling) throw new CliExit('usage', `acx router: set ${variables} to the secret the platform signs @${name}'s deliveries with, or give --poll to read the platform instead.`);
+      context.logger.warn('router no signing key', { agent: name, reason: `its deliveries are refused (401) and the poll alone wakes it; set ${variables} to take them too` });
     }
     const uuid = entry.uuid ?? (await identityOf(name, tokenVariable, token, context.platformUrl));
     agents.push({ name, dir: entry.dir, command: entry.command, token, uuid, secret });

@@ -6,8 +6,9 @@ import type { Logger } from '../../util/logger.ts';
 import type { WakeQueue } from '../worker/queue.ts';
 import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys } from './admission.ts';
 import type { RoutedAgent } from './agents.ts';
-import { DeliveryLog } from './delivery-log.ts';
+import { DeliveryLog, type ItemRef } from './delivery-log.ts';
 import { triggerArgs, WAKING_EVENTS } from './events.ts';
+import { type Poller, startPoller } from './poll.ts';
 import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
 import { runWakeProcess, THIS_ACX, wakeArgv } from './wake-process.ts';
 
@@ -15,11 +16,12 @@ export type { RoutedAgent } from './agents.ts';
 export { WAKING_EVENTS } from './events.ts';
 
 /**
- * `acx router`: receives the platform's signed webhook deliveries and wakes the agent each is
- * addressed to, as the BaseCradle router does (FACTS.md): the signature checked first, over the
- * raw bytes in constant time, and the body's own event id, event name and time believed over the
- * unsigned headers (admission.ts); a delivery seen before answered and ignored; wakes serialized
- * per agent, each agent's wake command (`acx wake <dir>`, or
+ * `acx router`: receives the platform's signed webhook deliveries (or, with a poll interval, reads
+ * the platform's lists itself: poll.ts) and wakes the agent each is addressed to, as the
+ * BaseCradle router does (FACTS.md): the signature checked first, over the raw bytes in constant
+ * time, and the body's own event id, event name and time believed over the unsigned headers
+ * (admission.ts); a delivery seen before, or an item already woken for, answered and ignored
+ * (delivery-log.ts); wakes serialized per agent, each agent's wake command (`acx wake <dir>`, or
  * any harness's: wake-process.ts) run with `--timeline <uuid> [--message|--asset|--event <uuid>]`
  * and only the environment wake-env.ts allows; a non-zero exit retried (3 attempts, 0.5 s then
  * 1 s apart) and every outcome recorded in router.db. A message delivery for an agent and
@@ -63,6 +65,8 @@ export interface RouterOptions {
    * own wake command is still woken here (a worker runs acx agents only).
    */
   queue?: WakeQueue;
+  /** Read each agent's items from the platform this often (`--poll`), besides taking deliveries. */
+  pollIntervalMs?: number;
 }
 
 export interface RunningRouter {
@@ -70,12 +74,14 @@ export interface RunningRouter {
   port: number;
   /** Resolves when every wake queued so far has finished (tests). */
   idle(): Promise<void>;
+  /** With a poll interval: runs one poll of every agent now and resolves once it has read (and queued what it found). */
+  pollNow(): Promise<void>;
   close(): Promise<void>;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** One wake to run: a webhook delivery accepted for a hosted agent. */
+/** One wake to run: a webhook delivery accepted for a hosted agent, or an item the poll found. */
 interface Wake {
   id: string;
   event: string;
@@ -168,6 +174,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     }
   };
 
+  /** The item an event is about, claimed with its delivery so it wakes the agent once, however it arrives. */
+  const itemOf = (event: string, resource: string | undefined, atMs: number): ItemRef | undefined => {
+    const waking = WAKING_EVENTS[event];
+    return waking && resource ? { kind: waking.kind, uuid: resource, atMs } : undefined;
+  };
+
   // Said once per run: a platform whose bodies lack event_id or occurred_at leaves a gap.
   const warned = new Set<string>();
   const warnOnce = (gap: string, reason: string) => {
@@ -184,16 +196,19 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       return { status: admitted.status, text: admitted.message };
     }
     const delivery = admitted.delivery;
-    if (!delivery.signedId) warnOnce('event_id', "the platform's deliveries carry no event_id: deduped on the unsigned X-BaseCradle-Delivery header, so one re-sent under a new header wakes again");
-    if (!delivery.windowed) warnOnce('occurred_at', "the platform's deliveries carry no occurred_at: no replay window applies");
+    if (!delivery.signedId) warnOnce('event_id', "the platform's deliveries carry no event_id: deduped on the unsigned X-BaseCradle-Delivery header and on the item each is about, so one about no item, re-sent under a new header, wakes again");
+    if (delivery.occurredAtMs === undefined) warnOnce('occurred_at', "the platform's deliveries carry no occurred_at: no replay window applies");
     const { agent } = delivery;
     if (!agent) {
       throttled.log('info', 'router delivery ignored', { delivery: delivery.id, reason: 'not-hosted', recipient: delivery.recipient });
       return { status: 200, text: 'no agent here for this recipient_uuid' };
     }
     const waking = WAKING_EVENTS[delivery.event] !== undefined;
-    if (!log.record({ id: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline, state: waking ? 'queued' : 'ignored' })) {
-      throttled.log('info', 'router delivery duplicate', { delivery: delivery.id, agent: agent.name, reason: 'seen-before' });
+    const item = itemOf(delivery.event, delivery.resource, delivery.occurredAtMs ?? now());
+    const recorded = log.admit({ id: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline, state: waking ? 'queued' : 'ignored', item, via: 'webhook' });
+    if (!recorded.fresh) {
+      const covered = recorded.reason === 'item-seen' ? { item: delivery.resource, covered_by: recorded.coveredBy } : {};
+      throttled.log('info', 'router delivery duplicate', { delivery: delivery.id, agent: agent.name, reason: recorded.reason, ...covered });
       return { status: 200, text: 'already received' };
     }
     if (!waking) {
@@ -238,6 +253,28 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     if (local.length > 0) logger.info('router wakes here', { agents: local.join(','), reason: 'their own wake commands; acx worker runs acx agents only' });
   }
 
+  const poller: Poller | undefined =
+    options.pollIntervalMs === undefined
+      ? undefined
+      : startPoller({
+          agents: options.agents,
+          platformUrl,
+          log,
+          intervalMs: options.pollIntervalMs,
+          horizonMs: window.pastMs,
+          now,
+          logger,
+          throttled,
+          take: (agent, item) => {
+            const id = `poll-${agent.name}-${item.uuid}`;
+            const recorded = log.admit({ id, agent: agent.name, event: item.event, timeline: item.timeline, state: 'queued', item: { kind: item.kind, uuid: item.uuid, atMs: item.atMs }, via: 'poll' });
+            if (!recorded.fresh) return false;
+            logger.info('router poll item', { agent: agent.name, delivery: id, event: item.event, timeline: item.timeline });
+            enqueue({ id, event: item.event, timeline: item.timeline, resource: item.uuid, agent });
+            return true;
+          },
+        });
+
   return {
     url,
     port,
@@ -248,7 +285,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
         if ([...queues.values()].every((queue, index) => queue === pending[index])) return;
       }
     },
+    pollNow() {
+      if (!poller) return Promise.reject(new Error('this router does not poll (no poll interval)'));
+      return poller.pollNow();
+    },
     async close() {
+      await poller?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(queues.values());

@@ -33,7 +33,7 @@ describe('acx router --pass-env / --replay-window', { timeout: 60_000 }, () => {
   });
 });
 
-describe('acx router --registry-file', { timeout: 60_000 }, () => {
+describe('acx router --registry-file / --poll', { timeout: 60_000 }, () => {
   const JT = '0190a5f2-0000-7000-8000-00000000000b';
   const registry = (text: string): string => {
     const file = join(tempDir('acx-router-registry-'), 'fleet');
@@ -52,11 +52,13 @@ describe('acx router --registry-file', { timeout: 60_000 }, () => {
     expect(await usage(['--registry-file', missing])).toEqual({ status: 2, message: `acx: cannot read the registry file ${missing}: ENOENT.` });
     const bad = registry(`jt ${JT} JT_TOKEN\n`);
     expect(await usage(['--registry-file', bad])).toEqual({ status: 2, message: `acx: ${bad} line 1: expected "handle recipient-uuid token-variable wake command…", got 3 field(s).` });
+    expect(await usage(['--agents', 'nova=examples/nova', '--poll', '30ms'])).toEqual({ status: 2, message: 'acx: --poll takes an interval of at least 1s, such as 30s, 5m or 1h, not "30ms".' });
+    expect(await usage(['--agents', 'nova=examples/nova'], { ACX_ROUTER_POLL: 'often' })).toEqual({ status: 2, message: 'acx: ACX_ROUTER_POLL takes an interval of at least 1s, such as 30s, 5m or 1h, not "often".' });
     const fleet = registry(`jt ${JT} JT_TOKEN /usr/local/bin/basecradle-harness-wake\n`);
     expect(await usage(['--registry-file', fleet])).toEqual({ status: 2, message: "acx: set JT_TOKEN to @jt's platform token (acx platform user add prints one)." });
     expect(await usage(['--registry-file', fleet], { JT_TOKEN: 'bc_uat_jt' })).toEqual({
       status: 2,
-      message: "acx: set ACX_ROUTER_WEBHOOK_SECRET or BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_JT to the secret the platform signs @jt's deliveries with.",
+      message: "acx: set ACX_ROUTER_WEBHOOK_SECRET or BASECRADLE_ROUTER_BASECRADLE_WEBHOOK_SECRET_JT to the secret the platform signs @jt's deliveries with, or give --poll to read the platform instead.",
     });
   });
 
