@@ -9,6 +9,7 @@ import type { RoutedAgent } from './agents.ts';
 import { DeliveryLog, type ItemRef } from './delivery-log.ts';
 import { triggerArgs, WAKING_EVENTS } from './events.ts';
 import { type Poller, startPoller } from './poll.ts';
+import { answerProbe, isProbeRequest } from './probe.ts';
 import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
 import { runWakeProcess, THIS_ACX, wakeArgv } from './wake-process.ts';
 
@@ -26,7 +27,8 @@ export { WAKING_EVENTS } from './events.ts';
  * and only the environment wake-env.ts allows; a non-zero exit retried (3 attempts, 0.5 s then
  * 1 s apart) and every outcome recorded in router.db. A message delivery for an agent and
  * timeline that already has a message wake waiting in the queue joins that wake (recorded as
- * coalesced): in a burst, one process answers what piled up.
+ * coalesced): in a burst, one process answers what piled up. The fleet's synthetic probe is
+ * answered here and wakes no one (probe.ts); `GET /up` answers 200 while the router runs.
  *
  * Answer codes (the platform counts any non-2xx as a failed delivery, and disables an
  * integration after five): 401 without a valid signature, whatever else is wrong; 400 for a
@@ -67,6 +69,8 @@ export interface RouterOptions {
   queue?: WakeQueue;
   /** Read each agent's items from the platform this often (`--poll`), besides taking deliveries. */
   pollIntervalMs?: number;
+  /** The key the fleet's synthetic probe is signed with (probe.ts); without it a probe is answered 404. */
+  probeSecret?: string;
 }
 
 export interface RunningRouter {
@@ -101,6 +105,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     byRecipient: new Map(options.agents.map((agent) => [agent.uuid, agent])),
     all: [...new Set([...agentKeys, ...(options.sharedSecrets ?? [])])],
   };
+  const byHandle = new Map(options.agents.map((agent) => [agent.name.toLowerCase(), agent]));
   const platformUrl = () => (typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl);
   const acx = options.wakeCommand ? [options.wakeCommand.command, ...options.wakeCommand.args] : THIS_ACX;
   // A stranger decides how often these are written: bounded per kind (src/util/log-throttle.ts).
@@ -190,6 +195,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
 
   /** What to answer a POST (admission.ts decides what is believed), and the wake to run, if any. */
   const receive = (raw: Buffer, req: http.IncomingMessage): { status: number; text: string; accepted?: Wake } => {
+    if (isProbeRequest(req.headers)) {
+      const probe = answerProbe(raw, req.headers, options.probeSecret, (handle) => byHandle.get(handle.toLowerCase()));
+      if (probe.answered) logger.info('router probe answered', { ...probe.answered, reason: probe.reason, note: 'no wake is run for a probe' });
+      else throttled.log(probe.status === 200 ? 'info' : 'warn', 'router probe refused', { status: probe.status, reason: probe.reason, from: req.socket.remoteAddress });
+      return { status: probe.status, text: probe.text };
+    }
     const admitted = admitDelivery(raw, req.headers, keys, window, now());
     if (!admitted.ok) {
       throttled.log('warn', 'router delivery refused', { status: admitted.status, reason: admitted.reason, from: req.socket.remoteAddress });
@@ -230,6 +241,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       const answer = (status: number, text: string) => {
         res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
       };
+      // Liveness for a supervisor or a load balancer: no body read, nothing recorded.
+      if (req.method === 'GET' && req.url === '/up') return answer(200, 'up');
       if (req.method !== 'POST') return answer(405, 'POST a platform delivery here');
       const received = receive(Buffer.concat(chunks), req);
       answer(received.status, received.text);

@@ -83,6 +83,7 @@ describe('acx router --registry-file / --poll', { timeout: 60_000 }, () => {
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     const url = await Promise.race([new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()))), exited.then((code) => `exited ${code}: ${stderr}`)]);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${url}/up`)).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/^INFO router listening url=\S+ agents=jt$/m);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveStateHome } from '../../../app/paths.ts';
+import { PROBE_SECRET_VARIABLE } from '../../router/probe.ts';
 import { startRouter } from '../../router/router.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { parseDuration } from '../../../util/duration.ts';
@@ -15,7 +16,7 @@ import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags
  * [--queue postgres://…]`: receives a BaseCradle platform's signed webhooks (and with --poll reads
  * the platform itself) and runs each agent's wake command (`acx wake DIR` by default) with
  * `--timeline <uuid>` for the agent each event is addressed to, or with --queue enqueues an acx
- * agent's wake for `acx worker`. Tokens and signing keys come from the environment
+ * agent's wake for `acx worker`. Tokens, signing keys and the probe key come from the environment
  * (router-agents.ts says which).
  */
 export function register(program: Command): void {
@@ -50,6 +51,7 @@ export function register(program: Command): void {
       const home = options.home ?? join(resolveStateHome(undefined), 'router');
       // A delivery for a recipient not hosted here, signed with the shared secret, is answered 200 (not 401).
       const sharedSecrets = env.ACX_ROUTER_WEBHOOK_SECRET ? [env.ACX_ROUTER_WEBHOOK_SECRET] : [];
+      const probeSecret = env[PROBE_SECRET_VARIABLE] || undefined;
       const router = await startRouter({
         agents,
         platformUrl,
@@ -59,6 +61,7 @@ export function register(program: Command): void {
         passEnv,
         replayWindow,
         sharedSecrets,
+        ...(probeSecret ? { probeSecret } : {}),
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         ...(queue ? { queue } : {}),
       });
