@@ -32,14 +32,16 @@ function agentModel(request: RecordedRequest): ScriptedResponse {
     return results.length === 0 ? { toolCalls: [{ name: 'memory_search', input: { query: 'plant' } }], usage: USAGE } : { text: `My memory says: ${results[0]!.output}`, usage: USAGE };
   }
   if (user.includes('Say hello')) return { text: 'Hello! I keep the team notes.', usage: USAGE };
+  if (user.includes('Say goodbye')) return { text: 'Goodbye!', usage: USAGE };
   if (user.includes('as JSON')) return { text: '{"day": "Thursday"}', usage: USAGE };
   if (user.includes('When is the party?')) return { text: 'I do not know.', usage: USAGE };
   if (user.includes('Break')) return { fail: { status: 400, message: 'the request is malformed' } };
   throw new Error(`no answer scripted for: ${user}`);
 }
 
-/** The judge's model: passes a reply that greets. */
+/** The judge's model: passes a reply that greets; a farewell leaves it undecided (no verdict). */
 function judgeModel(request: RecordedRequest): ScriptedResponse {
+  if (userText(request).includes('<reply>\nGoodbye!')) return { text: 'Hard to say.' };
   const passes = userText(request).includes('<reply>\nHello!');
   return { text: JSON.stringify({ pass: passes, reason: passes ? 'It greets the user.' : 'It names no day.' }), usage: { inputTokens: 50, outputTokens: 5 } };
 }
@@ -195,6 +197,15 @@ describe('runEval on the local model server', { timeout: 120_000 }, () => {
     expect(report.cases[0]!.passed).toBe(true);
     const answered = model.requests.slice(before).find((r) => toolResults(r).length > 0)!;
     expect(toolResults(answered)[0]!.output).toContain('memory_write needs an approval, and an eval runs with nobody to give one; the call was not run.');
+  });
+
+  it('fails a rubric whose judge answers no verdict, saying so', async () => {
+    const suite = parseSuite('judge: openai:judge-model\ncases:\n  - prompt: Say goodbye.\n    expect: { rubric: Says goodbye }');
+    const report = await runEval({ agent: AGENT, suite, env, logger: createMemoryLogger() });
+    const [check] = report.cases[0]!.checks;
+    expect(check).toMatchObject({ check: 'rubric', expected: 'Says goodbye', passed: false });
+    expect(check!.detail).toMatch(/^the judge openai:judge-model gave no verdict: No object generated: could not parse the response\./);
+    expect(report.cases[0]!.passed).toBe(false);
   });
 
   it('stops before any case when a judge has no key', async () => {
