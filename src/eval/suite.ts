@@ -67,10 +67,12 @@ const text = () => z.string({ error: 'must be text' }).trim().min(1, { error: 'm
 /** One value or a list of them: the file may write either. */
 const oneOrMore = <T extends z.ZodType>(item: T) =>
   z.preprocess((value) => (Array.isArray(value) ? value : value === undefined ? value : [value]), z.array(item).min(1, { error: 'must not be an empty list' }));
+/** A map that may also be written as its main field alone: `memory_write` for `{name: memory_write}`. */
+const orShorthand = <T extends z.ZodType>(field: string, map: T) => z.preprocess((value) => (typeof value === 'string' ? { [field]: value } : value), map);
 const jsonSchemaObject = () => z.record(z.string(), z.unknown(), { error: 'must be a JSON Schema (an object such as {type: object, required: [id]})' });
 
-const toolCall = z.preprocess(
-  (value) => (typeof value === 'string' ? { name: value } : value),
+const toolCall = orShorthand(
+  'name',
   z.strictObject(
     {
       name: text(),
@@ -82,8 +84,8 @@ const toolCall = z.preprocess(
   ),
 );
 
-const pattern = z.preprocess(
-  (value) => (typeof value === 'string' ? { pattern: value } : value),
+const pattern = orShorthand(
+  'pattern',
   z.strictObject(
     {
       pattern: z.string({ error: 'must be text (a regular expression)' }).min(1, { error: 'must not be empty' }),
@@ -93,8 +95,8 @@ const pattern = z.preprocess(
   ),
 );
 
-const rubric = z.preprocess(
-  (value) => (typeof value === 'string' ? { criteria: value } : value),
+const rubric = orShorthand(
+  'criteria',
   z.strictObject(
     {
       criteria: text(),
