@@ -58,12 +58,14 @@ export async function runCase(target: EvalTarget, evalCase: EvalCase, options: {
     const denied: string[] = [];
     let usage = emptyUsage();
     let costUsd: number | null = null;
-    const started = performance.now();
+    let started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const base = { name: evalCase.name, prompt: evalCase.prompt, ...(evalCase.replay ? { replay: evalCase.replay } : {}) };
     let turn: HarnessTurnResult;
     try {
       const session = await agent.createSession();
+      // The clock starts with the prompt: opening the session (an ACP agent's process) is not the turn's latency.
+      started = performance.now();
       const stream = agent.stream({
         session,
         prompt: evalCase.prompt,
