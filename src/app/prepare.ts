@@ -53,7 +53,8 @@ export interface PreparedAgent {
   close(): Promise<void>;
 }
 
-export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+/** `env`: where the provider's key is read (default process.env), as the settings were resolved from it. */
+export async function buildModel(settings: ResolvedSettings, logger?: Logger, env?: NodeJS.ProcessEnv): Promise<ResolvedModel> {
   const chosen = settings.model;
   if (!chosen) throw noModelSelected();
   if (settings.replay) {
@@ -68,6 +69,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
     ...(chosen.surface ? { surface: chosen.surface } : {}),
     ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
     vision: chosen.vision,
+    ...(env ? { env } : {}),
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
@@ -118,7 +120,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
-  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
   let instructions = standingInstructions(settings, logger, options.briefSections);
@@ -196,7 +198,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
           const other = await buildModel({
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
-          }, logger);
+          }, logger, env);
           const tuned = tuning.reasoning ? { ...settings, modelParams: { ...settings.modelParams, reasoning: tuning.reasoning } } : settings;
           const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };

@@ -205,13 +205,14 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
   it('every subpath in package.json exports imports from the installed package and exports what its TSDoc names', () => {
     const exportsMap = JSON.parse(readFileSync(join(app, 'node_modules/acx/package.json'), 'utf8')).exports as Record<string, unknown>;
     const subpaths = Object.keys(exportsMap).filter((key) => key !== './package.json');
-    expect(subpaths).toEqual(['.', './acp', './cartridge', './channel', './contract', './mcp', './memory', './wake']);
+    expect(subpaths).toEqual(['.', './acp', './cartridge', './channel', './contract', './eval', './mcp', './memory', './wake']);
     const named: Record<string, string[]> = {
       acx: ['HarnessAgent', 'createEngineHarness', 'loadAgent', 'tool', 'AcxError'],
       'acx/acp': ['createACP', 'createClaudeCodeACP', 'createCodexACP', 'createGeminiCliACP', 'createOpenCodeACP', 'createCursorACP', 'createGrokBuildACP', 'createAcpServer', 'serveAcp'],
       'acx/cartridge': ['Cartridge', 'buildCartridge', 'verifyCartridge', 'stripCartridge', 'inspectCartridge', 'generateSigningKey', 'loadTrustRegistry'],
       'acx/channel': ['BaseCradleClient', 'verifyWebhookSignature', 'createPlatformTools', 'createIdempotencyKey', 'NotFoundError'],
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
+      'acx/eval': ['runEval', 'compareReports', 'loadSuite', 'parseSuite', 'meetsPassRate'],
       'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers', 'loginMcpServer', 'logoutMcpServer', 'McpCredentialStore'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
       'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor', 'createLogger'],
