@@ -6,10 +6,12 @@ import { scrubSecrets } from '../util/scrub.ts';
 import type { CallIdentity, CallRecord, CallRow, CallStatus, StoredMessage, TurnRecord, TurnRow } from './journal.ts';
 import { openCallsOf, toCall, toolCallParts, toTurn } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
+import { agentScoped } from './postgres-sql.ts';
 import { redactUrl } from './store-url.ts';
 
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 export { DEFAULT_AGENT_ID };
+export { agentScoped, inTransaction } from './postgres-sql.ts';
 
 /**
  * The journal on PostgreSQL: the same tables and the same invariants as the SQLite journal, so
@@ -119,16 +121,6 @@ export function agentScopeMigration(plan: { tables: readonly string[]; foreignKe
   ].join('\n') + '\n';
 }
 
-/**
- * A statement of an agent's store: each `$agent` in it becomes one more parameter bound to the
- * store's agent id, so no statement can forget whose rows it touches without it showing.
- */
-export function agentScoped(sql: string, values: readonly unknown[], agentId: string): [string, unknown[]] {
-  if (!sql.includes('$agent')) return [sql, [...values]];
-  const placeholder = `$${values.length + 1}`;
-  return [sql.replaceAll('$agent', () => placeholder), [...values, agentId]];
-}
-
 /** A fixed advisory-lock key: two processes migrating one database at once take turns. */
 const MIGRATION_LOCK = 0x61637831;
 
@@ -174,22 +166,6 @@ export async function checkPostgres(pool: pg.Pool, url: string): Promise<void> {
       hint: 'Check the URL (host, port, database, user) and that the server accepts connections from here.',
       cause: error,
     });
-  }
-}
-
-/** Runs `fn` on one pooled connection between BEGIN and COMMIT; rolled back if it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
   }
 }
 
