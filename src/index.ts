@@ -13,6 +13,8 @@ export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
 export type { PreparedAgent } from './app/prepare.ts';
 export type { EngineHarnessOptions } from './harness/engine-harness.ts';
 export type { AgentConfig, CompactionResult, Harness, HarnessSession, OpenSessionOptions } from './harness/harness.ts';
+export type { ForkOptions, RewindOptions, RewindResult } from './harness/session-branch.ts';
+export type { RestoredFile } from './harness/file-rewind.ts';
 export type { SessionState, SuspendedSession, TurnContinuation } from './harness/session-state.ts';
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
@@ -28,7 +30,7 @@ export type { CacheMode, ResolvedModel } from './model/providers.ts';
 export { createRecordingModel, createReplayModel } from './model/cassette.ts';
 // Errors: narrow with `X.isInstance(error)` (works across two installed copies of acx) or on
 // `AcxError.hasCode(error, code)`; every code is in the AcxErrorCode union.
-export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, TurnAbortedError } from './core/errors.ts';
+export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, RewindRefusedError, type RewindRefusal, TurnAbortedError } from './core/errors.ts';
 export type { AcxErrorCode, AcxErrorOptions } from './core/errors.ts';
 export { ProviderError } from './engine/provider-failure.ts';
 export type { ProviderErrorCode } from './engine/provider-failure.ts';

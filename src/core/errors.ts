@@ -69,6 +69,7 @@ export type AcxErrorCode =
   | 'no-running-turn'
   | 'session-detached'
   | 'session-state-invalid'
+  | 'rewind-refused'
   | 'unsupported-content'
   // Tools
   | 'tool-input'
@@ -323,6 +324,34 @@ export class TurnAbortedError extends AcxError {
 
   static override isInstance(error: unknown): error is TurnAbortedError {
     return AcxError.hasMarker(error, TURN_ABORTED_MARKER);
+  }
+}
+
+const REWIND_REFUSED_MARKER = errorMarker('RewindRefusedError');
+
+/** Why a rewind cannot restore a file: someone else changed it since the agent's tool last did, or the content to restore was never recorded. */
+export interface RewindRefusal {
+  path: string;
+  reason: 'changed-since' | 'not-recorded';
+}
+
+/** `session.rewind({ files: true })` refused: it names each file it cannot restore, and changed nothing. */
+export class RewindRefusedError extends AcxError {
+  readonly files: readonly RewindRefusal[];
+
+  constructor(sessionId: string, files: readonly RewindRefusal[]) {
+    const listed = files.map((file) => `${file.path} (${file.reason === 'changed-since' ? 'changed by someone else since the agent last wrote it' : 'its earlier content was not recorded'})`).join(', ');
+    super('rewind-refused', `Cannot rewind session ${sessionId}: ${files.length === 1 ? 'a file' : `${files.length} files`} cannot be restored: ${listed}. Nothing was changed.`, {
+      hint: 'Put those files back as the agent left them (or keep them, and rewind without restoring files).',
+      details: { files },
+    });
+    setMarker(this, REWIND_REFUSED_MARKER);
+    this.name = 'RewindRefusedError';
+    this.files = files;
+  }
+
+  static override isInstance(error: unknown): error is RewindRefusedError {
+    return AcxError.hasMarker(error, REWIND_REFUSED_MARKER);
   }
 }
 

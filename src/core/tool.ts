@@ -74,10 +74,23 @@ export interface ToolContext {
   elicit?: (request: Omit<ElicitationRequest, 'toolCallId' | 'toolName'>) => Promise<ElicitationResult>;
 }
 
+/**
+ * The largest content the journal keeps of one side of a file change (the fs_write limit): past
+ * it only the hash is kept, so a rewind can still tell whether someone changed the file since,
+ * but cannot restore that version.
+ */
+export const RECORDED_CONTENT_LIMIT = 10 * 1024 * 1024;
+
 /** A file a tool call changed, its path as the tool shows it to the model. */
 export interface FileChange {
   path: string;
   kind: 'created' | 'modified' | 'deleted';
+  /**
+   * What the engine needs to journal the change for `session.rewind({ files: true })`: the file's
+   * absolute path, and its content just before the change when the tool read it (null: it did
+   * not exist; absent: unknown). Absent: the change is reported, not recorded. Never streamed.
+   */
+  record?: { location: string; before?: Uint8Array | null };
 }
 
 export type ToolContentPart =

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { CallRecord } from '../store/journal.ts';
+import type { FileChangeEntry } from '../store/session-branches.ts';
 import { runTool } from '../tools/run.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { logSeconds } from '../util/duration.ts';
 import { approve } from './approvals.ts';
 import type { EngineContext, RegisteredTool } from './engine-context.ts';
 import { recordResult } from './persistence.ts';
+import { fileChangeEntry } from './file-record.ts';
 import { errorOutput, toToolResultOutput } from './tool-output.ts';
 import type { TurnState } from './turn-state.ts';
 import type { ApprovalDecision } from './turn-types.ts';
@@ -78,6 +80,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   const speech = options.speech;
   if (tool.visible || (speech.mode === 'tool' && tool.name === speech.tool)) state.visibleActions += 1;
   const started = performance.now();
+  const changed: FileChangeEntry[] = [];
   const outcome = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input: call.input }, () =>
     runTool(tool, schema, call.input, {
       toolCallId: call.callId,
@@ -89,10 +92,16 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
           .map(({ toolName, input }) => ({ toolName, input })),
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger,
-      onFileChange: (change) => state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, ...change }),
+      onFileChange: (change) => {
+        const entry = fileChangeEntry(change, { turnId: state.turn.id, callId: call.callId, toolName: tool.name });
+        if (entry) changed.push(entry);
+        state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, path: change.path, kind: change.kind });
+      },
       ...elicitFor(state, call, tool.name),
     }),
   );
+  // Recorded before the result: the journal never holds a call's result without the changes it made.
+  if (changed.length > 0) await journal.branches?.recordFileChanges(changed);
   const output = outcome.ok
     ? toToolResultOutput(outcome.output, {
         vision: options.model.vision,

@@ -59,7 +59,7 @@ export type HarnessStreamPart =
   | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage; costUsd?: number }
   | { type: 'retry'; attempt: number; error: string }
   | ({ type: 'compaction' } & CompactionReport)
-  | ({ type: 'file-change'; toolCallId: string; toolName: string } & FileChange)
+  | ({ type: 'file-change'; toolCallId: string; toolName: string } & Pick<FileChange, 'path' | 'kind'>)
   | { type: 'unspoken'; text: string }
   | { type: 'plan'; entries: Array<{ content: string; status: string; priority?: string }> }
   | { type: 'data'; name: string; value: JSONValue }

@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { CompactionResult, HarnessSession } from './harness.ts';
+import type { ForkOptions, RewindOptions, RewindResult } from './session-branch.ts';
 import type { SessionState, TurnContinuation } from './session-state.ts';
 import { uiMessagesOf } from './ui-messages.ts';
 
@@ -41,6 +42,19 @@ export interface AgentSession {
    * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
    */
   suspendTurn(): Promise<void>;
+  /**
+   * A new session with this one's history up to turn `atTurn` (turns count from 1; default: every
+   * finished turn), opened on the same agent. This session is not touched. Engine sessions; an ACP
+   * harness throws HarnessCapabilityUnsupportedError.
+   */
+  fork(options?: ForkOptions): Promise<AgentSession>;
+  /**
+   * Cuts this session's transcript back to turn `toTurn`, between turns. With `files: true` it
+   * also puts back the workspace files the agent's own tools (fs_write, execute) changed after
+   * that turn, and refuses with RewindRefusedError, changing nothing, when any of them was
+   * changed by someone else since the agent's tool last wrote it. Engine only.
+   */
+  rewind(options: RewindOptions): Promise<RewindResult>;
   /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
   compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
   /**
@@ -76,11 +90,20 @@ export class Session implements AgentSession {
   #detached = false;
   /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
   #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, toolNames: ReadonlySet<string>, claim?: string) {
+  /** Opens another session of the same agent by id (what fork() hands back). */
+  readonly #open: (sessionId: string) => Promise<AgentSession>;
+  constructor(
+    inner: HarnessSession,
+    identity: { harnessId: string; agentId: string },
+    toolNames: ReadonlySet<string>,
+    open: (sessionId: string) => Promise<AgentSession>,
+    claim?: string,
+  ) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
     this.#toolNames = toolNames;
+    this.#open = open;
     this.#claim = claim;
   }
   hasUnfinishedTurn(): Promise<boolean> {
@@ -162,17 +185,42 @@ export class Session implements AgentSession {
     await running.settled;
   }
 
+  async fork(options: ForkOptions = {}): Promise<AgentSession> {
+    if (!this.inner.fork) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} cannot fork a session: the agent offers no session/fork.`, {
+        hint: 'Run the agent on the engine harness, or use an ACP agent that supports session/fork.',
+      });
+    }
+    return this.#open(await this.inner.fork(options));
+  }
+
+  async rewind(options: RewindOptions): Promise<RewindResult> {
+    const rewind = this.inner.rewind?.bind(this.inner);
+    if (!rewind) {
+      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} keeps the session's history inside the coding agent, so acx cannot rewind it.`, {
+        hint: 'Fork from an earlier point where the agent supports it, or run the agent on the engine harness.',
+      });
+    }
+    this.#refuseWhileRunning('rewind()');
+    // On a store shared by replicas, no other process runs a turn of this session meanwhile.
+    return this.inner.exclusive ? this.inner.exclusive(() => rewind(options)) : rewind(options);
+  }
+
+  #refuseWhileRunning(what: string): void {
+    if (this.#running) {
+      throw new AcxError('usage', `Session ${this.id} has a turn running; ${what} runs between turns.`, {
+        hint: 'Await the call (or suspendTurn() it) first.',
+      });
+    }
+  }
+
   async compact(options: { abortSignal?: AbortSignal } = {}): Promise<CompactionResult> {
     if (!this.inner.compact) {
       throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no manual compaction: standard ACP v1 has no portable API for it.`, {
         hint: 'Let the agent compact its own context, or run the agent on the engine harness.',
       });
     }
-    if (this.#running) {
-      throw new AcxError('usage', `Session ${this.id} has a turn running; compact() runs between turns.`, {
-        hint: 'Await the call (or suspendTurn() it) first.',
-      });
-    }
+    this.#refuseWhileRunning('compact()');
     return this.inner.compact({ abortSignal: options.abortSignal });
   }
 

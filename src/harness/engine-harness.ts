@@ -7,6 +7,7 @@ import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts
 import { DeferredJournalStore } from '../store/deferred-journal.ts';
 import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
+import { forkSession, rewindSession } from './session-branch.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import type { TurnContinuation } from './session-state.ts';
@@ -121,6 +122,8 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
           messages: await engine.journal.messages(sessionId),
           calls: (await Promise.all((await engine.journal.turns(sessionId)).map((turn) => engine.journal.calls(turn.id)))).flat(),
         }),
+        fork: (forkOptions) => forkSession(engine.journal, sessionId, forkOptions),
+        rewind: (rewindOptions) => rewindSession(engine.journal, sessionId, rewindOptions),
         compact: async ({ abortSignal }) => {
           const outcome = await engine.compactNow(sessionId, { abortSignal });
           return 'trigger' in outcome ? { compacted: true, ...outcome } : outcome;

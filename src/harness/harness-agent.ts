@@ -192,7 +192,8 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), claim);
+    const open = (id: string) => this.createSession({ sessionId: id });
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), open, claim);
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */

@@ -2,6 +2,7 @@ import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.t
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
 import type { SessionHistory } from './ui-messages.ts';
+import type { ForkOptions, RewindOptions, RewindResult } from './session-branch.ts';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
@@ -64,6 +65,10 @@ export interface HarnessSession {
   abandonTurn?(turnId: string, reason: string): Promise<boolean>;
   /** The session's history as the harness keeps it, for session.uiMessages(); absent when the history lives in the agent (ACP). */
   history?(): Promise<SessionHistory>;
+  /** Copies the session up to a turn into a new session and returns its id; absent when the harness cannot. */
+  fork?(options: ForkOptions): Promise<string>;
+  /** Cuts the session back to a turn (and with `files`, the files the agent's tools changed since); absent when the harness cannot. */
+  rewind?(options: RewindOptions): Promise<RewindResult>;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }

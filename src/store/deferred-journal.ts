@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
+import type { SessionBranches } from './session-branches.ts';
 
 /**
  * A PostgreSQL journal store opened on its first use: a harness hands out its journal
@@ -27,6 +28,14 @@ export class DeferredJournalStore implements JournalStore {
     take: (sessionId, holder, ttlMs) => this.opened().then((store) => store.leases!.take(sessionId, holder, ttlMs)),
     renew: (sessionId, holder, ttlMs) => this.opened().then((store) => store.leases!.renew(sessionId, holder, ttlMs)),
     release: (sessionId, holder) => this.opened().then((store) => store.leases!.release(sessionId, holder)),
+  };
+
+  /** The shared store's fork/rewind support and file change record; they wait for it too. */
+  readonly branches: SessionBranches = {
+    copy: (cut, to, turns) => this.opened().then((store) => store.branches!.copy(cut, to, turns)),
+    truncate: (cut, dropTurns) => this.opened().then((store) => store.branches!.truncate(cut, dropTurns)),
+    recordFileChanges: (entries) => this.opened().then((store) => store.branches!.recordFileChanges(entries)),
+    fileChanges: (turnIds) => this.opened().then((store) => store.branches!.fileChanges(turnIds)),
   };
 
   /** Closes the store if it was opened (a store never used is never connected). */

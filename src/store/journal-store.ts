@@ -1,6 +1,8 @@
 import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
 import type { CallIdentity, CallRecord, CallStatus, Journal, StoredMessage, TurnRecord } from './journal.ts';
+import type { SessionBranches } from './session-branches.ts';
+import { SqliteSessionBranches } from './sqlite-session-branches.ts';
 
 /**
  * The journal as the engine sees it: every read and write returns a promise, so the same engine
@@ -36,6 +38,8 @@ export interface JournalStore {
   readonly kind: StoreKind;
   /** Present on stores shared by several processes (PostgreSQL); absent on the one-host SQLite file. */
   readonly leases?: SessionLeases;
+  /** Session fork and rewind, and the record of the files the agent's tools changed; absent on a store that has none (then fork/rewind are unsupported). */
+  readonly branches?: SessionBranches;
   close(): Promise<void>;
   /** Runs `fn` as one unit: every write it makes through this store commits together or not at all. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
@@ -79,9 +83,11 @@ export interface JournalStore {
 export class SqliteJournalStore implements JournalStore {
   readonly kind = 'sqlite' as const;
   readonly journal: Journal;
+  readonly branches: SessionBranches;
 
   constructor(journal: Journal) {
     this.journal = journal;
+    this.branches = new SqliteSessionBranches(journal.db);
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
 import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
+import { SQLITE_FILE_CHANGES_MIGRATION } from './file-changes-schema.ts';
 
 /**
  * The durable journal: one agent identity, many sessions keyed by id. A turn is written as it
@@ -103,6 +104,7 @@ const MIGRATIONS = [
      value TEXT NOT NULL,
      PRIMARY KEY (session_id, name)
    ) WITHOUT ROWID;`,
+  SQLITE_FILE_CHANGES_MIGRATION,
 ];
 
 const now = () => new Date().toISOString();

@@ -8,6 +8,9 @@ import { openCallsOf, toCall, toolCallParts, toTurn } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import { agentScoped } from './postgres-sql.ts';
 import { redactUrl } from './store-url.ts';
+import { POSTGRES_FILE_CHANGES_MIGRATION } from './file-changes-schema.ts';
+import type { SessionBranches } from './session-branches.ts';
+import { PostgresSessionBranches } from './postgres-session-branches.ts';
 
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 export { DEFAULT_AGENT_ID };
@@ -106,6 +109,7 @@ export const JOURNAL_MIGRATIONS = [
      DROP INDEX acx_turns_by_session;
      CREATE INDEX acx_turns_by_session ON acx_turns(agent_id, session_id, started_at);
      CREATE INDEX acx_turns_suspended ON acx_turns(agent_id, status);`,
+  POSTGRES_FILE_CHANGES_MIGRATION,
 ];
 
 /**
@@ -239,6 +243,7 @@ export class PostgresJournalStore implements JournalStore {
   private readonly url: string;
   /** Whose sessions these are (see DEFAULT_AGENT_ID): every statement reads and writes only this agent's rows. */
   readonly agentId: string;
+  readonly branches: SessionBranches = new PostgresSessionBranches(this);
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, options: PostgresJournalOptions) {
@@ -253,7 +258,8 @@ export class PostgresJournalStore implements JournalStore {
     return store;
   }
 
-  private migrated(): Promise<void> {
+  /** Checks the server and applies the migrations, once (every query waits for it). */
+  migrated(): Promise<void> {
     this.ready ??= checkPostgres(this.pool, this.url).then(() => migratePostgres(this.pool, JOURNAL_MIGRATIONS, 'acx_journal_migrations'));
     return this.ready;
   }

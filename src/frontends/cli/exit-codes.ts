@@ -26,6 +26,7 @@ const EXIT_BY_CODE: Partial<Record<AcxErrorCode, ExitCode>> = {
   'unsupported-harness': EXIT.refused,
   'preflight-refused': EXIT.refused,
   'scrub-blocked': EXIT.refused,
+  'rewind-refused': EXIT.refused,
   // Tampered: the file does not match its signature; never run it.
   tampered: EXIT.tampered,
   'cartridge-tampered': EXIT.tampered,

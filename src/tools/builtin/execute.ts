@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { AcxError, PolicyError } from '../../core/errors.ts';
 import { parseProfile, processIsRoot, type Profile } from '../policy.ts';
@@ -221,8 +222,12 @@ export function createExecuteTool(options: ExecuteOptions): Tool<ExecuteInput> {
       const before = context.onFileChange ? snapshotWorkspace(sandbox.workspace) : undefined;
       const { result, timeoutMs } = await run(input, context);
       const after = before ? snapshotWorkspace(sandbox.workspace) : undefined;
-      if (before && after) for (const change of diffSnapshots(before, after)) context.onFileChange?.(change);
-      else if (context.onFileChange) context.logger.info('file changes not tracked', { tool: 'execute', reason: `workspace over ${SNAPSHOT_MAX_FILES} files` });
+      // A file the command created was not there before; what it modified or deleted is gone by now (no `before`).
+      if (before && after) {
+        for (const change of diffSnapshots(before, after)) {
+          context.onFileChange?.({ ...change, record: { location: join(sandbox.workspace, change.path), ...(change.kind === 'created' ? { before: null } : {}) } });
+        }
+      } else if (context.onFileChange) context.logger.info('file changes not tracked', { tool: 'execute', reason: `workspace over ${SNAPSHOT_MAX_FILES} files` });
       return formatProcessResult(result, timeoutMs);
     },
   };

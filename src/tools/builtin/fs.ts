@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { GuardedDirectory } from '../sandbox/protected.ts';
 import { WorkspaceRoots } from '../sandbox/roots.ts';
 import { type OpenedFile, replaceContent, type Workspace, WorkspacePathError, type WorkspaceHooks } from '../sandbox/workspace.ts';
-import type { Tool } from '../tool.ts';
+import { RECORDED_CONTENT_LIMIT, type Tool } from '../tool.ts';
 
 /**
  * File tools confined to the workspace: `fs_read`, `fs_list` (read-only) and `fs_write`
@@ -70,6 +70,23 @@ export function createFsTools(options: FsToolsOptions): [Tool, Tool, Tool] {
 }
 
 /** How a file is named back to the model: relative in the primary root, absolute in another. */
+/**
+ * The file's content before this write, for the journal's record of the change (FileChange
+ * `record`): null when the write creates it, undefined when nobody listens, it is over the
+ * recording limit, or it cannot be read. Read through the opened descriptor, so it is the
+ * confined file, never a path swapped since.
+ */
+function contentBefore(workspace: Workspace, file: OpenedFile, existed: boolean, listening: boolean): Uint8Array | null | undefined {
+  if (!listening) return undefined;
+  if (!existed) return null;
+  if (file.stat.size > RECORDED_CONTENT_LIMIT) return undefined;
+  try {
+    return fs.readFileSync(workspace.descriptorPath(file));
+  } catch {
+    return undefined;
+  }
+}
+
 function shown(roots: WorkspaceRoots, workspace: Workspace, file: OpenedFile): string {
   return workspace === roots.primary ? file.relative : file.realPath;
 }
@@ -179,8 +196,8 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
       }
       const { workspace, relative } = roots.locate(input.path);
       const existed = fs.existsSync(roots.absolute(input.path));
-      const wrote = (path: string) => {
-        context.onFileChange?.({ path, kind: existed ? 'modified' : 'created' });
+      const wrote = (path: string, file: OpenedFile, before: Uint8Array | null | undefined) => {
+        context.onFileChange?.({ path, kind: existed ? 'modified' : 'created', record: { location: file.realPath, ...(before !== undefined ? { before } : {}) } });
         return `Wrote ${data.length} bytes to ${path}.`;
       };
       const write = options.contents?.write;
@@ -189,14 +206,16 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
         // the editor refuses, they are removed again.
         return workspace.openWriteThen(relative, async (file) => {
           const path = shown(roots, workspace, file);
+          const before = contentBefore(workspace, file, existed, context.onFileChange !== undefined);
           await write(roots.absolute(input.path), input.content, context.abortSignal);
-          return wrote(path);
+          return wrote(path, file, before);
         });
       }
       const file = workspace.openWrite(relative);
       const path = shown(roots, workspace, file);
+      const before = contentBefore(workspace, file, existed, context.onFileChange !== undefined);
       replaceContent(file, data);
-      return wrote(path);
+      return wrote(path, file, before);
     },
   };
 }
