@@ -41,13 +41,13 @@ function branchesOf(journal: JournalStore): SessionBranches {
 }
 
 /** Where a session splits at turn `at`: the turns kept and dropped, and the first message seq that is dropped. */
-async function cutAt(journal: JournalStore, sessionId: string, at: number, flag: string) {
+async function cutAt(journal: JournalStore, sessionId: string, at: number, verb: 'fork' | 'rewind') {
   if (!(await journal.hasSession(sessionId))) {
     throw new AcxError('session-not-found', `There is no session ${sessionId}.`, { hint: 'List the sessions with `acx sessions list`.' });
   }
   const turns = await journal.turns(sessionId);
   if (!Number.isInteger(at) || at < 0 || at > turns.length) {
-    throw new AcxError('usage', `Session ${sessionId} has ${turns.length} turn${turns.length === 1 ? '' : 's'}; ${flag} must be a whole number from 0 to ${turns.length}, not ${at}.`, {
+    throw new AcxError('usage', `Session ${sessionId} has ${turns.length} turn${turns.length === 1 ? '' : 's'}; the turn to ${verb} at is a whole number from 0 to ${turns.length}, not ${at}.`, {
       hint: 'Turns are numbered from 1 in the order they started (`acx sessions show` lists them).',
     });
   }
@@ -82,7 +82,7 @@ export async function forkSession(journal: JournalStore, sessionId: string, opti
     const open = turns.findIndex((turn) => !FINISHED.has(turn.status));
     at = open >= 0 ? open : turns.length;
   }
-  const { kept, cut } = await cutAt(journal, sessionId, at, 'atTurn');
+  const { kept, cut } = await cutAt(journal, sessionId, at, 'fork');
   const forkId = randomUUID();
   await branches.copy(cut, forkId, kept.map((turn) => ({ from: turn.id, to: randomUUID() })));
   return forkId;
@@ -103,7 +103,7 @@ export async function rewindSession(journal: JournalStore, sessionId: string, op
       hint: 'Let it finish, or give it up with session.abandonTurn(turnId, reason), then rewind.',
     });
   }
-  const { kept, dropped, cut } = await cutAt(journal, sessionId, options.toTurn, 'toTurn');
+  const { kept, dropped, cut } = await cutAt(journal, sessionId, options.toTurn, 'rewind');
   if (!options.files) {
     await branches.truncate(cut, dropped.map((turn) => turn.id));
     return { turnsRemoved: dropped.length, files: [] };

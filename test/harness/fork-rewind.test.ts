@@ -97,7 +97,7 @@ describe.each(stores)('fork and rewind on $name', ({ skip, store }) => {
     const whole = await session.fork();
     expect((await harness.journal.turns(whole.id)).length, 'by default every finished turn').toBe(4);
     const refused = await session.fork({ atTurn: 9 }).catch((error: unknown) => error);
-    expect(AcxError.hasCode(refused, 'usage') && refused.message).toBe('Session main has 4 turns; atTurn must be a whole number from 0 to 4, not 9.');
+    expect(AcxError.hasCode(refused, 'usage') && refused.message).toBe('Session main has 4 turns; the turn to fork at is a whole number from 0 to 4, not 9.');
   });
 
   it.skipIf(skip !== '')(`rewind({ toTurn: 1, files: true }) cuts the transcript and puts back what the agent's tools changed after turn 1${skip}`, async () => {

@@ -62,7 +62,7 @@ export function runFlags(agent: string | undefined, options: Record<string, unkn
  * Flag values checked as they are parsed, so a bad one is a usage error (exit 2) naming the flag;
  * the same value from an environment variable or a file is a configuration error, found later.
  */
-function wholeNumberFlag(min: 0 | 1): (value: string) => string {
+export function wholeNumberFlag(min: 0 | 1): (value: string) => string {
   return (value) => {
     if (!/^\d+$/.test(value.trim()) || Number(value) < min) throw new InvalidArgumentError(`must be a ${min === 0 ? 'non-negative' : 'positive'} whole number.`);
     return value.trim();

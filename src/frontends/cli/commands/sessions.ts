@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { cartridgeStateDir } from '../../../app/load-cartridge.ts';
 import { agentStateDir, LIBRARY_AGENT, libraryStateDir, resolveStateHome } from '../../../app/paths.ts';
 import { locateAgent, resolveStoreUrl } from '../../../app/settings.ts';
@@ -10,13 +10,16 @@ import { redactUrl } from '../../../store/store-url.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
 import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
 import { AcxError } from '../../../core/errors.ts';
+import { forkSession, rewindSession } from '../../../harness/session-branch.ts';
+import { wholeNumberFlag } from '../run-options.ts';
 import { allowPortableOption, configHomeOption, homeOption, jsonOption, registryOption, storeOption } from '../common-options.ts';
 
 /**
  * `acx sessions [agent]` lists what agents did — every session in the journal the engine writes
  * (and wake mode's inbox beside it) with its turns, whether one is unfinished, and the wake
  * events still pending; `acx sessions show <id>` prints one session's transcript, tool calls
- * and results marked. Without an agent, every agent under the state home. Nothing is written.
+ * and results marked. Without an agent, every agent under the state home. Those two write
+ * nothing; `acx sessions fork` and `acx sessions rewind` are session.fork() and session.rewind().
  */
 interface StoreOptions {
   home?: string;
@@ -86,29 +89,79 @@ export function register(program: Command): void {
   ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
     // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
     const options = command.optsWithGlobals<StoreOptions>();
-    const states = await statesOf(agent, options);
-    const found: Array<{ agent: string; detail: SessionDetail }> = [];
-    for (const state of states) {
-      const detail = await withStores(state, (journal, wakes) => sessionDetail(id, journal, wakes));
-      if (detail) found.push({ agent: state.name, detail });
-    }
-    if (found.length === 0) {
-      throw new AcxError('session-not-found', `No session "${id}" in ${agent === undefined ? resolveStateHome(options.home) : states[0]!.dir}.`, {
-        hint: 'List the sessions with `acx sessions` (add the agent, and --home if you ran it with one).',
-      });
-    }
-    if (found.length > 1) {
-      throw new AcxError('usage', `Several agents have a session "${id}": ${found.map((f) => f.agent).join(', ')}.`, {
-        hint: `Name the agent: acx sessions show ${id} <agent>.`,
-      });
-    }
-    const { agent: name, detail } = found[0]!;
+    const { state, detail } = await findSession(id, agent, options, 'show');
     if (options.json) {
-      process.stdout.write(`${JSON.stringify({ agent: name, ...detail }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ agent: state.name, ...detail }, null, 2)}\n`);
       return;
     }
-    process.stdout.write(transcriptText(name, detail));
+    process.stdout.write(transcriptText(state.name, detail));
   });
+
+  addStoreOptions(
+    sessions
+      .command('fork')
+      .description("copy a session up to a turn into a new session; the original is left as it is")
+      .argument('<id>', 'the session id (from acx sessions)')
+      .argument('[agent]', 'the agent it belongs to (default whichever agent in the state home has it)')
+      .addOption(new Option('--at-turn <n>', 'keep turns 1 to n, as acx sessions show numbers them (default every finished turn)').argParser(wholeNumberFlag(0))),
+    '{agent, id, forkedFrom, turns}',
+  ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
+    const options = command.optsWithGlobals<StoreOptions & { atTurn?: string }>();
+    const { state } = await findSession(id, agent, options, 'fork');
+    const forked = await withStores(state, async (journal) => {
+      const forkId = await forkSession(journal!, id, options.atTurn === undefined ? {} : { atTurn: Number(options.atTurn) });
+      return { agent: state.name, id: forkId, forkedFrom: id, turns: (await journal!.turns(forkId)).length };
+    });
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(forked, null, 2)}\n`);
+      return;
+    }
+    process.stdout.write(`Forked session ${id} as ${forked.id} (${forked.turns} turn${forked.turns === 1 ? '' : 's'}).\n`);
+  });
+
+  addStoreOptions(
+    sessions
+      .command('rewind')
+      .description("cut a session back to a turn, and with --files put back the files the agent's tools changed after it")
+      .argument('<id>', 'the session id (from acx sessions)')
+      .argument('[agent]', 'the agent it belongs to (default whichever agent in the state home has it)')
+      .addOption(new Option('--to-turn <n>', 'keep turns 1 to n, as acx sessions show numbers them; 0 keeps none').argParser(wholeNumberFlag(0)).makeOptionMandatory())
+      .addOption(new Option('--files', "also restore the workspace files fs_write and execute changed after that turn; refused, changing nothing, when someone else changed one since")),
+    '{agent, id, toTurn, turnsRemoved, files: [{path, action}]}',
+  ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
+    const options = command.optsWithGlobals<StoreOptions & { toTurn: string; files?: boolean }>();
+    const { state } = await findSession(id, agent, options, 'rewind');
+    const toTurn = Number(options.toTurn);
+    const result = await withStores(state, (journal) => rewindSession(journal!, id, { toTurn, files: options.files === true }));
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify({ agent: state.name, id, toTurn, ...result }, null, 2)}\n`);
+      return;
+    }
+    const lines = [`Rewound session ${id} to turn ${toTurn}: ${result.turnsRemoved} turn${result.turnsRemoved === 1 ? '' : 's'} removed.`];
+    for (const file of result.files) lines.push(`  ${file.action} ${file.path}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  });
+}
+
+/** The one agent state that has session `id` (refused when none or several do), with the session's detail. */
+async function findSession(id: string, agent: string | undefined, options: StoreOptions, subcommand: string): Promise<{ state: AgentState; detail: SessionDetail }> {
+  const states = await statesOf(agent, options);
+  const found: Array<{ state: AgentState; detail: SessionDetail }> = [];
+  for (const state of states) {
+    const detail = await withStores(state, (journal, wakes) => sessionDetail(id, journal, wakes));
+    if (detail) found.push({ state, detail });
+  }
+  if (found.length === 0) {
+    throw new AcxError('session-not-found', `No session "${id}" in ${agent === undefined ? resolveStateHome(options.home) : states[0]!.dir}.`, {
+      hint: 'List the sessions with `acx sessions` (add the agent, and --home if you ran it with one).',
+    });
+  }
+  if (found.length > 1) {
+    throw new AcxError('usage', `Several agents have a session "${id}": ${found.map((f) => f.state.name).join(', ')}.`, {
+      hint: `Name the agent: acx sessions ${subcommand} ${id} <agent>.`,
+    });
+  }
+  return found[0]!;
 }
 
 /** What to read: the agent (or every agent) on the PostgreSQL store when --store / ACX_STORE names one, else under the state home. */
