@@ -7,7 +7,7 @@ import { logSeconds } from '../util/duration.ts';
 import { approve } from './approvals.ts';
 import type { EngineContext, RegisteredTool } from './engine-context.ts';
 import { recordResult } from './persistence.ts';
-import { fileChangeEntry } from './file-record.ts';
+import { fileChangeEntry, recordingBudget } from './file-record.ts';
 import { errorOutput, toToolResultOutput } from './tool-output.ts';
 import type { TurnState } from './turn-state.ts';
 import type { ApprovalDecision } from './turn-types.ts';
@@ -81,6 +81,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   if (tool.visible || (speech.mode === 'tool' && tool.name === speech.tool)) state.visibleActions += 1;
   const started = performance.now();
   const changed: FileChangeEntry[] = [];
+  const budget = recordingBudget();
   const outcome = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input: call.input }, () =>
     runTool(tool, schema, call.input, {
       toolCallId: call.callId,
@@ -93,7 +94,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger,
       onFileChange: (change) => {
-        const entry = fileChangeEntry(change, { turnId: state.turn.id, callId: call.callId, toolName: tool.name });
+        const entry = fileChangeEntry(change, { turnId: state.turn.id, callId: call.callId, toolName: tool.name }, budget);
         if (entry) changed.push(entry);
         state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, path: change.path, kind: change.kind });
       },

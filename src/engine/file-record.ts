@@ -9,39 +9,60 @@ import { type FileChange, RECORDED_CONTENT_LIMIT } from '../tools/tool.ts';
  * nothing to record: no `record`, or the path is now something other than a regular file or
  * nothing (a symlink, a directory), which a rewind does not restore.
  */
-export function fileChangeEntry(change: FileChange, call: { turnId: string; callId: string; toolName: string }): FileChangeEntry | undefined {
+export function fileChangeEntry(change: FileChange, call: { turnId: string; callId: string; toolName: string }, budget: RecordingBudget): FileChangeEntry | undefined {
   const { record } = change;
   if (!record) return undefined;
-  const after = readRegularFile(record.location);
-  if (after === 'other') return undefined;
-  const before = record.before === undefined || (record.before !== null && record.before.length > RECORDED_CONTENT_LIMIT) ? { state: 'unknown' as const } : record.before === null ? { state: 'missing' as const } : { state: 'content' as const, content: record.before };
+  const now = fileNow(record.location);
+  if (now === 'other') return undefined;
+  const before = record.before === undefined || !budget.take(record.before?.length ?? 0) ? { state: 'unknown' as const } : record.before === null ? { state: 'missing' as const } : { state: 'content' as const, content: record.before };
+  const after = now?.content && !budget.take(now.content.length) ? { sha256: now.sha256 } : now;
+  return { ...call, path: change.path, location: record.location, before, after };
+}
+
+/** The most file content one call's changes keep in the journal (a build can write thousands of files); past it, hashes only. */
+export const RECORDED_BYTES_PER_CALL = 64 * 1024 * 1024;
+
+export interface RecordingBudget {
+  /** Whether `bytes` more fit (each within RECORDED_CONTENT_LIMIT, all within the call's total); counts them when they do. */
+  take(bytes: number): boolean;
+}
+
+export function recordingBudget(total = RECORDED_BYTES_PER_CALL): RecordingBudget {
+  let left = total;
   return {
-    ...call,
-    path: change.path,
-    location: record.location,
-    before,
-    after: after === null ? null : { sha256: sha256(after), ...(after.length <= RECORDED_CONTENT_LIMIT ? { content: after } : {}) },
+    take(bytes) {
+      if (bytes > RECORDED_CONTENT_LIMIT || bytes > left) return false;
+      left -= bytes;
+      return true;
+    },
   };
 }
 
-/** A regular file's content, null when nothing is there, 'other' when it is not a regular file (never followed through a symlink). */
-export function readRegularFile(location: string): Uint8Array | null | 'other' {
+/**
+ * What is at `location` now, never followed through a symlink: null when nothing is, 'other' when
+ * it is not a regular file, else its hash, with its content when within RECORDED_CONTENT_LIMIT
+ * (a larger file is hashed in pieces, never held whole).
+ */
+export function fileNow(location: string): { sha256: string; content?: Uint8Array } | null | 'other' {
   let fd: number;
   try {
     fd = fs.openSync(location, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    return 'other';
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : 'other';
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return 'other';
-    return fs.readFileSync(fd);
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return 'other';
+    if (stat.size <= RECORDED_CONTENT_LIMIT) {
+      const content = fs.readFileSync(fd);
+      return { sha256: createHash('sha256').update(content).digest('hex'), content };
+    }
+    const hash = createHash('sha256');
+    const chunk = Buffer.alloc(1024 * 1024);
+    for (let read = fs.readSync(fd, chunk); read > 0; read = fs.readSync(fd, chunk)) hash.update(chunk.subarray(0, read));
+    return { sha256: hash.digest('hex') };
   } finally {
     fs.closeSync(fd);
   }
-}
-
-export function sha256(content: Uint8Array): string {
-  return createHash('sha256').update(content).digest('hex');
 }

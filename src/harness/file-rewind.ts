@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { RewindRefusedError, type RewindRefusal } from '../core/errors.ts';
-import { readRegularFile, sha256 } from '../engine/file-record.ts';
+import { fileNow } from '../engine/file-record.ts';
 import type { FileChangeRecord } from '../store/session-branches.ts';
 import { secureEqual } from '../util/secure-compare.ts';
 
@@ -58,10 +58,10 @@ export function planFileRestore(before: readonly FileChangeRecord[], after: read
 
 /** Whether the file is now exactly what the change left (absent when it deleted it). */
 function isAsLeft(location: string, left: FileChangeRecord['after']): boolean {
-  const now = readRegularFile(location);
+  const now = fileNow(location);
   if (now === 'other') return false;
   if (now === null || left === null) return now === left;
-  return secureEqual(sha256(now), left.sha256);
+  return secureEqual(now.sha256, left.sha256);
 }
 
 function earlierContent(first: FileChangeRecord, lastKept: FileChangeRecord | undefined): Uint8Array | null | 'unknown' {
