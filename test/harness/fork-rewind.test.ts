@@ -181,3 +181,29 @@ describe('a harness without fork or rewind', () => {
     await engine.close!();
   });
 });
+
+describe('a cut inside the compacted part of a transcript', () => {
+  it('is refused with turn-compacted; a cut after the summary is not', async () => {
+    const harness = createEngineHarness({ model: await openaiModel(server), home: tmpHome(), contextTokens: 2_000, retryBaseMs: 1 });
+    const agent = new HarnessAgent({ harness });
+    const session = await agent.createSession({ sessionId: 'long' });
+    for (const n of [1, 2, 3]) {
+      server.enqueue(`reply ${n} ${'x'.repeat(1_500)}`);
+      await agent.generate({ session, prompt: `turn ${n}` });
+    }
+    server.enqueue('the summary');
+    expect(await session.compact()).toMatchObject({ compacted: true });
+    const messages = await harness.journal.messages('long');
+    const turns = await harness.journal.turns('long');
+    // The first turn whose opening message survived: turns before it live only in the summary.
+    const firstWhole = turns.findIndex((turn) => messages.some((m) => m.turnId === turn.id && m.kind === 'user'));
+    expect(firstWhole).toBeGreaterThan(0);
+    const refused = await session.fork({ atTurn: firstWhole - 1 }).catch((error: unknown) => error);
+    expect(AcxError.hasCode(refused, 'turn-compacted') && refused.message).toBe(
+      `Turn ${firstWhole} of session long has been compacted into a summary, so the transcript cannot be cut after turn ${firstWhole - 1}.`,
+    );
+    const fork = await session.fork({ atTurn: firstWhole });
+    expect((await harness.journal.messages(fork.id)).map((m) => m.kind)[0]).toBe('summary');
+    await harness.close!();
+  });
+});
