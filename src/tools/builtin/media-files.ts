@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { AcxError } from '../../core/errors.ts';
 import type { FileChange } from '../../core/tool.ts';
+import { sniffMediaType } from '../../util/media-type.ts';
 import type { WorkspaceRoots } from '../sandbox/roots.ts';
 
 /**
@@ -15,23 +16,6 @@ export interface WorkspaceMedia {
   mediaType: string;
   /** The path as shown to the model. */
   path: string;
-}
-
-/** Media types by their first bytes: what a file *is*, whatever its name says. */
-export function sniffMediaType(bytes: Uint8Array): string | undefined {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 16));
-  const ascii = (start: number, end: number) => b.subarray(start, end).toString('latin1');
-  if (b.length >= 8 && b[0] === 0x89 && ascii(1, 4) === 'PNG') return 'image/png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
-  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'image/gif';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
-  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
-  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
-  if (ascii(0, 3) === 'ID3' || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0)) return 'audio/mpeg';
-  if (b.length >= 4 && b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return 'audio/webm';
-  if (ascii(4, 8) === 'ftyp') return ascii(8, 11) === 'M4A' ? 'audio/mp4' : 'video/mp4';
-  return undefined;
 }
 
 export const EXTENSION_OF: Record<string, string> = {
