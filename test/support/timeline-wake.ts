@@ -14,6 +14,7 @@ import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
 import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
+import type { PermissionMode } from '../../src/tools/permission.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { TestPlatform } from './platform.ts';
@@ -48,6 +49,8 @@ export interface InProcessWake {
   storeUrl?: string;
   /** The agent cannot start: making it throws this (a required MCP server down, a broken configuration). */
   agentFails?: Error;
+  /** The agent's permission mode (default allow-all, so a test's own tools run unasked). */
+  permissionMode?: PermissionMode;
 }
 
 /** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
@@ -73,10 +76,11 @@ export async function wakeInProcess(
       logger,
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
+      permissionMode: options.permissionMode ?? 'allow-all',
       agent: async (platformTools) => {
         if (options.agentFails) throw options.agentFails;
         const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
-        const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
+        const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: options.permissionMode ?? 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
       },
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));

@@ -87,6 +87,7 @@ export async function wakeTimelineDelivery(
       ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),
       logger,
       workspace: agentWorkspace(settings),
+      permissionMode: settings.permissionMode,
       agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../../app/prepare.ts');
         const { timelineOutputSink } = await import('../../app/builtins.ts');

@@ -9,9 +9,10 @@ import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts'
 import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
-import { errorMessage } from '../../core/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
+import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
 import { messageWork, singleItemWork, taskWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
 
@@ -42,6 +43,8 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
   breaker?: BreakerSettings;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
   workspace?: string;
+  /** The agent's permission mode, named when a call it does not allow is refused (nobody can approve one in a wake). */
+  permissionMode?: string;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -150,6 +153,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // Aborted if this wake's claims lapse mid-wake (PostgreSQL: not renewed within the lease TTL):
   // another wake may be running the same turn, so this one stops rather than do it all twice.
   const claimsLost = state.claimsLost(wakeId);
+  const onApprovalRequest = refuseUnattended(logger, { subject: 'a wake', remedy: WAKE_APPROVAL_REMEDY, permissionMode: options.permissionMode, fields: bookend });
   try {
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
@@ -171,6 +175,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
           prompt: turn.prompt,
           turnId: timelineTurnId(timeline, turn.anchor),
           addressed: turn.addressed,
+          onApprovalRequest,
           abortSignal: claimsLost,
           onStepFinish: (step) => {
             for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
@@ -189,6 +194,10 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       } finally {
         clearInterval(heartbeat);
       }
+      // A turn still waiting on a call has not answered its items: they stay claimed in flight,
+      // and the wake fails so the next one resumes the turn. Never an item handled mid-call.
+      const waiting = [...result.pendingApprovals, ...result.pendingToolCalls].map((call) => call.toolName);
+      if (waiting.length > 0) throw new AcxError('turn-suspended', `the turn ended waiting on ${waiting.join(', ')}, so its items are not answered`);
       // A failed call stays in toolResults with an `error` field (the engine's result shape).
       const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
       for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
