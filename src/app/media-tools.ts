@@ -1,5 +1,6 @@
 import { isMediaProvider, mediaModels, type MediaProviderId } from '../model/media.ts';
 import type { PolicyTool } from '../tools/policy.ts';
+import type { SharedFiles } from '../tools/builtin/media-files.ts';
 import type { SkippedTool } from '../tools/registry.ts';
 import type { GuardedDirectory } from '../tools/sandbox/protected.ts';
 import { createGrokImageTools, createOpenAIImageTools } from '../tools/builtin/images.ts';
@@ -33,6 +34,8 @@ export interface MediaToolsetOptions {
   guarded?: readonly GuardedDirectory[];
   /** Names the Policy will let load (the expanded grants). */
   grants: ReadonlySet<string>;
+  /** On a platform: its assets, readable by uuid as sources. */
+  shared?: SharedFiles | undefined;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -42,7 +45,7 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
   const tools: PolicyTool[] = [];
   if (provider && isMediaProvider(provider)) {
     const media = mediaModels({ provider, env, ...(options.baseURL ? { baseURL: options.baseURL } : {}) });
-    const base = { workspace: options.workspace, media, ...(options.guarded ? { guarded: options.guarded } : {}) };
+    const base = { workspace: options.workspace, media, shared: options.shared, ...(options.guarded ? { guarded: options.guarded } : {}) };
     const model = (name: string) => (env[name] ? { modelId: env[name] } : {});
     if (provider === 'openai') {
       tools.push(...createOpenAIImageTools({ ...base, ...model('ACX_IMAGE_MODEL') }));

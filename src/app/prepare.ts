@@ -21,7 +21,7 @@ import { HarnessAgent } from '../harness/harness-agent.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
-import { assembleToolset, type Toolset } from './toolset.ts';
+import { type AgentPlatform, assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
 import { fromOrigin } from '../mcp/config.ts';
 import { requiredServersDown } from '../mcp/required.ts';
@@ -97,6 +97,8 @@ export interface PrepareOptions {
   briefSections?: readonly string[];
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
+  /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
+  platform?: AgentPlatform;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -151,6 +153,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     instructions,
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+    ...(options.platform ? { platform: options.platform } : {}),
   });
   // Nothing is started after a failure here: what was opened is closed again before the error goes up.
   const giveUp = async (error: unknown): Promise<never> => {
@@ -255,6 +258,8 @@ export interface AgentToolsOptions {
   extraTools?: readonly Tool[];
   /** See PrepareOptions.keepOutput. */
   keepOutput?: OutputSink;
+  /** See PrepareOptions.platform. */
+  platform?: AgentPlatform;
 }
 
 /**
@@ -272,6 +277,7 @@ export async function assembleAgentTools(settings: ResolvedSettings, options: Ag
     connectMcp: options.connectMcp,
     createWorkspace: options.createWorkspace ?? options.connectMcp,
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+    ...(options.platform ? { platform: options.platform } : {}),
     dispatch: (tools: () => readonly Tool[]) =>
       createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
     ...mergeExtraTools(cartridgeOptions, options.extraTools),

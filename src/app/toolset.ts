@@ -23,6 +23,7 @@ import type { Logger } from '../util/logger.ts';
 import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtins.ts';
 import { createSkillTool } from './skills.ts';
 import { mediaTools } from './media-tools.ts';
+import type { BaseCradleClient } from '../channel/client.ts';
 import { loadAgentPlugins } from './tool-plugins.ts';
 import { guardedDirectories, warnGuardedInWorkspace } from './guarded.ts';
 
@@ -51,6 +52,14 @@ export interface ToolsetOptions {
   keepOutput?: OutputSink | undefined;
   /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
   adaptBuiltin?: (tool: Tool) => Tool;
+  /** The platform a timeline agent is on: media tools read its assets by uuid. */
+  platform?: AgentPlatform | undefined;
+}
+
+/** The platform a timeline wake runs on: the agent's own client and the timeline the wake fired on. */
+export interface AgentPlatform {
+  client: BaseCradleClient;
+  timeline: string;
 }
 
 export interface Toolset {
@@ -108,7 +117,9 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, guarded, grants: policy.grants });
+  // Loaded only for a timeline agent: a plain run never pays for the platform client's modules.
+  const shared = options.platform ? (await import('../channel/shared-files.ts')).platformSharedFiles(options.platform.client) : undefined;
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, guarded, grants: policy.grants, shared });
   skipped.push(...media.skipped);
   // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
   const writesWorkspace = wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name));
@@ -143,7 +154,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   offered.push(...workspaceTools({ cwd: workspace }));
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
-  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput });
+  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput, shared });
   offered.push(...builtins.tools);
   skipped.push(...builtins.skipped);
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).

@@ -77,6 +77,7 @@ export async function callWithRetries(
           system: options.instructions,
           messages: state.transcript.map((entry) => entry.message),
           brief: call.brief,
+          attachments: state.hooks.attachments,
           prompt: state.providerPrompt,
           tools: ctx.callTools(ctx.sdkTools),
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),

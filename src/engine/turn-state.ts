@@ -104,6 +104,9 @@ export async function newState(
     telemetry,
   };
   state.turnContext = await composeTurnContext(ctx, state);
+  const images = hooks.attachments ?? [];
+  // Said loudly: a model without vision reads what the images were, never the pixels.
+  if (images.length > 0 && !options.model.vision) logger.warn('image degraded to text', { session: turn.sessionId, turn: turn.id, images: images.length, reason: 'the model reads text only' });
   logger.info('turn start', {
     session: state.sessionId,
     turn: turn.id,

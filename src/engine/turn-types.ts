@@ -84,6 +84,19 @@ export interface TurnHooks {
    * `continueTurn` from any process); nothing is lost or re-run.
    */
   pauseRequested?: (() => boolean) | undefined;
+  /**
+   * Images shown with the turn's message on each of its model calls in this process (through the
+   * vision gate: described in words to a model without vision), never written to the transcript:
+   * a peer's picture is seen on the turn it arrived, and not paid for again on every later one.
+   */
+  attachments?: readonly TurnAttachment[] | undefined;
+}
+
+/** An image shown with a turn's message (base64 data). */
+export interface TurnAttachment {
+  type: 'image';
+  data: string;
+  mediaType: string;
 }
 
 export interface TurnInput extends TurnHooks {

@@ -108,6 +108,8 @@ export interface GenerateOptions extends TurnCallbacks {
   messages?: ModelMessage[];
   options?: HarnessCallOptions | undefined;
   addressed?: Addressed;
+  /** Images shown with this message on each of the turn's model calls, never kept in the transcript (native engine). */
+  attachments?: TurnHooks['attachments'];
   /**
    * An id for this turn that makes delivering the same message twice safe: if the session already
    * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
@@ -511,6 +513,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
+      ...(options.attachments ? { attachments: options.attachments } : {}),
       ...this.hooks(options, parts, live),
     });
   }

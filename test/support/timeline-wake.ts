@@ -51,6 +51,8 @@ export interface InProcessWake {
   agentFails?: Error;
   /** The agent's permission mode (default allow-all, so a test's own tools run unasked). */
   permissionMode?: PermissionMode;
+  /** Whether the model reads images (default true). */
+  vision?: boolean;
 }
 
 /** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
@@ -79,7 +81,7 @@ export async function wakeInProcess(
       permissionMode: options.permissionMode ?? 'allow-all',
       agent: async (platformTools) => {
         if (options.agentFails) throw options.agentFails;
-        const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
+        const harness = createEngineHarness({ model: fromLanguageModel(model, { vision: options.vision ?? true }), home, logger, ...options.harness });
         const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: options.permissionMode ?? 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
       },

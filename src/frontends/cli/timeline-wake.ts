@@ -92,7 +92,13 @@ export async function wakeTimelineDelivery(
         const { prepareAgent } = await import('../../app/prepare.ts');
         const { timelineOutputSink } = await import('../../app/builtins.ts');
         // What a code run makes is shared on the timeline as assets, not left in a workspace nobody reads.
-        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools, briefSections: brief, keepOutput: timelineOutputSink(client, timeline) });
+        const prepared = await prepareAgent(settings, {
+          logger,
+          extraTools: platformTools,
+          briefSections: brief,
+          keepOutput: timelineOutputSink(client, timeline),
+          platform: { client, timeline },
+        });
         return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
       },
     });

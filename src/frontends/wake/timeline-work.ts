@@ -1,7 +1,10 @@
 import type { BaseCradleClient } from '../../channel/client.ts';
 import type { ChannelState, ItemKind, ItemRef } from '../../store/channel-state.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
+import { viewableImage } from '../../channel/tools/assets.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { TurnAttachment } from '../../engine/turn-types.ts';
 import type { Addressed } from '../../engine/brief.ts';
 import type { Logger } from '../../util/logger.ts';
 import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
@@ -40,6 +43,8 @@ export interface WorkTurn {
   addressed: Addressed;
   /** After the turn committed (a task joins the seen-set). */
   after?: () => Promise<void>;
+  /** Images shown with the prompt (a peer's shared picture), never kept in the transcript. */
+  attachments?: TurnAttachment[];
 }
 
 /** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
@@ -137,7 +142,16 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
     if (outcome !== 'taken' && outcome !== 'resumed') continue;
     const line = kind === 'asset' ? assetLine(item as Asset) : webhookEventLine(item as WebhookEvent);
     const noun = kind === 'asset' ? 'A new asset was shared on this timeline' : 'A webhook event arrived on this timeline';
-    turns.push({ kind, refs: [itemRef], anchor: item.content.uuid, prompt: `${noun}:\n${line}\n\nAct on it if it calls for it; speak only by calling messages_create.`, addressed: false });
+    const image = kind === 'asset' ? await sharedImage(options, item as Asset) : undefined;
+    const seen = image ? '\nIts image is shown to you with this message.' : '';
+    turns.push({
+      kind,
+      refs: [itemRef],
+      anchor: item.content.uuid,
+      prompt: `${noun}:\n${line}${seen}\n\nAct on it if it calls for it; speak only by calling messages_create.`,
+      addressed: false,
+      ...(image ? { attachments: [{ type: 'image', ...image }] } : {}),
+    });
   }
   const settle = async () => {
     const stop = held ? unseen.indexOf(held) : unseen.length;
@@ -145,6 +159,19 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
     if (lastSettled) await state.setMark(timeline, kind, lastSettled.content.uuid);
   };
   return { turns, settle, busy: held !== undefined };
+}
+
+/**
+ * A peer's shared image, to show the model on the turn it arrived (not only when it thinks to call
+ * assets_view). One that cannot be fetched is left to assets_view, with a WARNING saying why.
+ */
+async function sharedImage(options: TimelineWorkOptions, asset: Asset): Promise<{ data: string; mediaType: string } | undefined> {
+  try {
+    return await viewableImage(options.client, asset);
+  } catch (error) {
+    options.logger.warn('shared image not shown', { timeline: options.timeline, asset: asset.content.uuid, error: errorMessage(error), note: 'the model can still look with assets_view' });
+    return undefined;
+  }
 }
 
 /** Activated tasks not yet taken up (the seen-set), each in a turn of its own; the agent's own tasks run too. */

@@ -175,6 +175,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
           prompt: turn.prompt,
           turnId: timelineTurnId(timeline, turn.anchor),
           addressed: turn.addressed,
+          ...(turn.attachments ? { attachments: turn.attachments } : {}),
           onApprovalRequest,
           abortSignal: claimsLost,
           onStepFinish: (step) => {

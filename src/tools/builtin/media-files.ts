@@ -48,12 +48,53 @@ export function readWorkspaceBytes(roots: WorkspaceRoots, input: string, options
   }
 }
 
+interface MediaReadOptions {
+  maxBytes: number;
+  accept: (mediaType: string) => boolean;
+  what: string;
+}
+
 /**
  * Reads a workspace file for a media call: confined, a regular file, at most `maxBytes`, and of a
  * type `accept` admits (sniffed from its bytes).
  */
-export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: { maxBytes: number; accept: (mediaType: string) => boolean; what: string }): WorkspaceMedia {
+export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: MediaReadOptions): WorkspaceMedia {
   const { data, path } = readWorkspaceBytes(roots, input, options);
+  return checkedMedia(data, path, options);
+}
+
+/**
+ * Files shared on the platform a timeline agent is on, read by asset uuid: what lets the media
+ * tools take a peer's picture or voice note, not only a file in the workspace. Absent for an agent
+ * on no platform. `read` refuses a file over `maxBytes` before downloading it (a MediaInputError).
+ */
+export interface SharedFiles {
+  read(asset: string, options: { maxBytes: number; what: string; signal: AbortSignal }): Promise<{ data: Uint8Array; filename: string }>;
+}
+
+/** Whether a source names an asset (the platform's ids are uuids) rather than a workspace path. */
+export const isAssetUuid = (input: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(input);
+
+/** What a source field says it takes, for the tools' schemas. */
+export const SOURCE_HINT = 'a workspace path, or the uuid of an asset shared on the timeline';
+
+/**
+ * A media source: an asset uuid (read from the platform, when the agent is on one) or a workspace
+ * path (read as readWorkspaceMedia does). Either way its type is sniffed from its bytes.
+ */
+export async function readMediaSource(roots: WorkspaceRoots, shared: SharedFiles | undefined, input: string, options: MediaReadOptions & { signal: AbortSignal }): Promise<WorkspaceMedia> {
+  if (!isAssetUuid(input)) return readWorkspaceMedia(roots, input, options);
+  const { data, filename } = await readSharedFile(shared, input, options);
+  return checkedMedia(data, `asset ${input} (${JSON.stringify(filename)})`, options);
+}
+
+/** An asset's file through `shared`, or a plain refusal when the agent is on no platform. */
+export function readSharedFile(shared: SharedFiles | undefined, asset: string, options: { maxBytes: number; what: string; signal: AbortSignal }): Promise<{ data: Uint8Array; filename: string }> {
+  if (!shared) throw new MediaInputError(`${asset} is an asset uuid, and this agent is on no platform to read it from.`, 'Give a workspace path instead.');
+  return shared.read(asset, options);
+}
+
+function checkedMedia(data: Uint8Array, path: string, options: MediaReadOptions): WorkspaceMedia {
   const mediaType = sniffMediaType(data);
   if (!mediaType || !options.accept(mediaType)) {
     throw new MediaInputError(`${path} is ${mediaType ? `of type ${mediaType}` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);
