@@ -1,6 +1,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { AcxError, ConfigError, errorMarker, setMarker } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
+import { withToolImagesAsUserMessages } from './chat-tool-images.ts';
 import { discoverContextWindow } from './context-window.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -49,9 +50,8 @@ const openaiCompatible = (id: string, label: string, defaultBaseUrl?: string): P
       });
     }
     const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-    return createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(
-      modelId,
-    ) as LanguageModelV4;
+    const chat = createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(modelId) as LanguageModelV4;
+    return withToolImagesAsUserMessages(chat);
   },
 });
 
@@ -67,7 +67,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     create: async ({ modelId, apiKey, baseURL, surface }) => {
       const { createOpenAI } = await import('@ai-sdk/openai');
       const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
-      return (surface === 'chat' ? provider.chat(modelId) : provider.responses(modelId)) as LanguageModelV4;
+      // Chat Completions carries no image in a tool message; Responses does.
+      return surface === 'chat' ? withToolImagesAsUserMessages(provider.chat(modelId) as LanguageModelV4) : (provider.responses(modelId) as LanguageModelV4);
     },
   },
   anthropic: {

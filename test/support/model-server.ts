@@ -128,6 +128,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     };
     requests.push(recorded);
     const label = `request #${requests.length} (${describe(recorded)})`;
+    const refusal = adapter.refuse?.(body);
+    if (refusal !== undefined) {
+      sendFailure(res, adapter, n, internalFailure(refusal, 400));
+      return;
+    }
 
     const responder = queue.length > 0 ? queue.shift() : fallback;
     if (responder === undefined) {

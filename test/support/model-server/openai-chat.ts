@@ -149,6 +149,13 @@ export function createOpenAIChatWire(): WireAdapter {
       return out;
     },
 
+    // OpenAI's rule, which the OpenAI-compatible servers share: a tool message is text (a string,
+    // or text parts); an image reaches the model only in a user message.
+    refuse(body) {
+      const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+      const index = messages.findIndex((m) => m?.role === 'tool' && typeof m.content !== 'string' && !(Array.isArray(m.content) && m.content.every((p: any) => p?.type === 'text')));
+      return index < 0 ? undefined : `Invalid 'messages[${index}].content': a message with role 'tool' takes text only (a string or text parts).`;
+    },
     errorBody: (f) => openaiErrorBody(f, contextOverflowMessage),
     streamError: (f) => ({ data: openaiErrorBody(f, contextOverflowMessage) }),
   };

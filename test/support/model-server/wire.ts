@@ -54,6 +54,8 @@ export interface WireAdapter {
   errorBody(f: PlannedFailure): unknown;
   /** The provider's in-stream error event. */
   streamError(f: PlannedFailure): SseEvent;
+  /** A rule of the real API the request breaks (answered 400 with this message); undefined when it keeps them all. */
+  refuse?(body: any): string | undefined;
 }
 
 /** Splits text into word-sized deltas so streams look like real token streams. */
