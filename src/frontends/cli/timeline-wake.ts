@@ -71,7 +71,7 @@ export async function wakeTimelineDelivery(
   const location = await locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
-  const { breaker, pacing } = resolveWakeSettings(options, process.env);
+  const { breaker, pacing, contextMessages } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
   const state = channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
@@ -82,6 +82,7 @@ export async function wakeTimelineDelivery(
       timeline,
       breaker,
       pacing,
+      firstWakeWindow: contextMessages,
       ...(delivery.message ? { trigger: delivery.message } : {}),
       triggers: { ...(delivery.asset ? { asset: delivery.asset } : {}), ...(delivery.event ? { webhook_event: delivery.event } : {}) },
       ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),

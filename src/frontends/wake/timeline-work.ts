@@ -24,7 +24,7 @@ export interface TimelineWorkOptions {
   /** The asset or webhook event the delivery is about (`--asset`, `--event`): a first wake starts there. */
   triggers?: { asset?: string; webhook_event?: string };
   logger: Logger;
-  /** How many messages a first wake reads (FACTS.md: the newest 50). */
+  /** How many messages a first wake reads (--context-messages; default the newest 50; Infinity: all). */
   firstWakeWindow?: number;
   /** Read-speed pacing of a peer AI's message, per timeline (ACX_PACE_*; default on, as for a session wake). */
   pacing?: PacingSettings;
@@ -32,6 +32,9 @@ export interface TimelineWorkOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
+
+/** The first-wake backlog by default: one page of the platform's (FACTS.md: the newest 50). */
+export const DEFAULT_CONTEXT_MESSAGES = 50;
 
 /** One turn's worth of work: the items it answers (claimed), the key anchor, the prompt. */
 export interface WorkTurn {
@@ -98,7 +101,7 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
 /** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
 async function readUnseen(options: TimelineWorkOptions, me: Actor): Promise<{ unseen: Message[]; candidates: Message[]; firstWake: boolean }> {
   const { client, state, timeline } = options;
-  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
+  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES);
   const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
   const firstWake = (await state.mark(timeline, 'message')) === undefined;
   // A first wake also takes up what an earlier wake claimed and never finished (it was killed
@@ -126,12 +129,17 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
   for await (const item of list as AsyncIterable<SingleItem>) {
     if (item.content.uuid === mark) break;
     newestFirst.push(item);
-    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? 50))) break;
+    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES))) break;
   }
   const unseen = newestFirst.reverse();
   const turns: WorkTurn[] = [];
   let held: SingleItem | undefined;
-  for (const item of unseen) {
+  // A first wake with no trigger does not answer old webhook deliveries: it records the newest as
+  // seen, so a fresh agent never replays a backlog of historical events (a router's --event is
+  // what makes a first wake act on one).
+  const baselineOnly = kind === 'webhook_event' && mark === undefined && trigger === undefined;
+  if (baselineOnly && unseen.length > 0) options.logger.info('webhook events baselined', { timeline, newest: unseen.at(-1)!.content.uuid, note: 'a first wake with no --event answers none of the earlier deliveries' });
+  for (const item of baselineOnly ? [] : unseen) {
     if (kind === 'asset' && (item as Asset).user.uuid === me.uuid) continue;
     const itemRef: ItemRef = { timeline, kind, item: item.content.uuid };
     const outcome = await state.take(itemRef, wakeId);
@@ -182,7 +190,7 @@ export async function taskWork(options: TimelineWorkOptions, wakeId: string): Pr
   const activated: Task[] = [];
   for await (const task of client.tasks.list({ timeline, status: 'activated' })) {
     activated.push(task);
-    if (activated.length >= (options.firstWakeWindow ?? 50)) break;
+    if (activated.length >= (options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES)) break;
   }
   for (const task of activated.reverse()) {
     const itemRef: ItemRef = { timeline, kind: 'task', item: task.content.uuid };
