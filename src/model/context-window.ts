@@ -2,9 +2,10 @@ import type { Logger } from '../util/logger.ts';
 import { errorMessage } from '../core/errors.ts';
 
 /**
- * Asks the provider how large the model's context window is, for the providers that say:
- * OpenRouter and OpenAI-compatible servers (vLLM's `max_model_len`, a `context_length` or
- * `context_window` field) list it under `GET /models`, llama.cpp's server reports the running
+ * Asks the provider how large the model's context window is, for the providers that say: xAI
+ * (`context_length`, the model found by its id or an alias), OpenRouter and OpenAI-compatible
+ * servers (vLLM's `max_model_len`, a `context_length` or `context_window` field) list it under
+ * `GET /models`, llama.cpp's server reports the running
  * context (`n_ctx`) under `GET /props`, and the Gemini API gives `inputTokenLimit` under
  * `GET /models/{id}`. OpenAI and Anthropic do not say, and Ollama's listed length is not the
  * window it actually runs with, so those are not asked.
@@ -49,6 +50,7 @@ function requestFor(query: ContextWindowQuery): Plan | undefined {
   if (!base) return undefined;
   const bearer: Record<string, string> = query.apiKey ? { authorization: `Bearer ${query.apiKey}` } : {};
   switch (query.provider) {
+    case 'xai':
     case 'openrouter':
     case 'openai-compatible':
     case 'vllm':
@@ -68,15 +70,17 @@ function requestFor(query: ContextWindowQuery): Plan | undefined {
 
 function defaultBase(provider: string): string | undefined {
   if (provider === 'openrouter') return 'https://openrouter.ai/api/v1';
+  if (provider === 'xai') return 'https://api.x.ai/v1';
   if (provider === 'google') return 'https://generativelanguage.googleapis.com/v1beta';
   return undefined;
 }
 
-/** `{ data: [{ id, context_length | max_model_len | context_window }] }`, the model found by id. */
+/** `{ data: [{ id, aliases?, context_length | max_model_len | context_window }] }`, the model found by id or alias. */
 function fromModelList(body: unknown, modelId: string): number | undefined {
   const data = record(body)?.data;
   if (!Array.isArray(data)) return undefined;
-  const entry = record(data.find((item) => record(item)?.id === modelId));
+  const named = (item: unknown) => record(item)?.id === modelId || (Array.isArray(record(item)?.aliases) && (record(item)!.aliases as unknown[]).includes(modelId));
+  const entry = record(data.find((item) => record(item)?.id === modelId) ?? data.find(named));
   if (!entry) return undefined;
   return positive(entry.context_length ?? entry.max_model_len ?? entry.context_window ?? record(entry.top_provider)?.context_length);
 }

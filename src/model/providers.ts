@@ -49,11 +49,16 @@ const openaiCompatible = (id: string, label: string, defaultBaseUrl?: string): P
         hint: 'Set ACX_BASE_URL (or --base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp.',
       });
     }
-    const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-    const chat = createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(modelId) as LanguageModelV4;
-    return withToolImagesAsUserMessages(chat);
+    return chatCompletionsModel(id, baseURL, apiKey, modelId);
   },
 });
+
+/** A model on an OpenAI-style Chat Completions endpoint, a tool's images sent the way that wire takes them. */
+async function chatCompletionsModel(name: string, baseURL: string, apiKey: string | undefined, modelId: string): Promise<LanguageModelV4> {
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+  const chat = createOpenAICompatible({ name, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(modelId) as LanguageModelV4;
+  return withToolImagesAsUserMessages(chat);
+}
 
 export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   openai: {
@@ -89,9 +94,13 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyEnv: ['XAI_API_KEY'],
     keyRequired: true,
     baseUrlEnv: 'XAI_BASE_URL',
-    surfaces: ['responses'],
-    create: async ({ modelId, apiKey, baseURL }) =>
-      (await import('@ai-sdk/xai')).createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+    defaultBaseUrl: 'https://api.x.ai/v1',
+    surfaces: ['responses', 'chat'],
+    create: async ({ modelId, apiKey, baseURL, surface }) => {
+      if (surface === 'responses') return (await import('@ai-sdk/xai')).createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4;
+      // xAI's Chat Completions speak the OpenAI wire (the AI SDK's xAI provider has Responses only).
+      return chatCompletionsModel('xai', baseURL ?? 'https://api.x.ai/v1', apiKey, modelId);
+    },
   },
   openrouter: {
     id: 'openrouter',
