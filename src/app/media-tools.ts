@@ -6,9 +6,10 @@ import type { GuardedDirectory } from '../tools/sandbox/protected.ts';
 import { createGrokImageTools, createOpenAIImageTools } from '../tools/builtin/images.ts';
 import { createListenTool } from '../tools/builtin/listen.ts';
 import { createGrokVideoTool } from '../tools/builtin/video.ts';
+import { createXaiBalanceTool } from '../tools/builtin/xai-balance.ts';
 
 /**
- * The media tools an agent is offered: those its model's provider can run. Each is opt-in, so
+ * The media tools an agent is offered, and xAI's account balance: those its model's provider can run. Each is opt-in, so
  * the Policy still loads one only when granted; the provider decides only availability. A
  * granted tool its provider cannot run is reported as skipped, with the provider it needs.
  *
@@ -23,6 +24,7 @@ const MEDIA_TOOL_PROVIDER: Record<string, MediaProviderId> = {
   grok_generate_image: 'xai',
   grok_edit_image: 'xai',
   grok_generate_video: 'xai',
+  xai_account_balance: 'xai',
 };
 
 export interface MediaToolsetOptions {
@@ -53,6 +55,8 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
     } else {
       tools.push(...createGrokImageTools({ ...base, ...model('ACX_XAI_IMAGE_MODEL') }));
       tools.push(createGrokVideoTool({ ...base, ...model('ACX_XAI_VIDEO_MODEL') }));
+      // Reads XAI_MANAGEMENT_KEY (and XAI_TEAM_ID) at each call: a billing credential, not the inference key.
+      tools.push(createXaiBalanceTool({ env }));
     }
   }
   const offered = new Set(tools.map((tool) => tool.name));
