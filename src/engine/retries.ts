@@ -1,5 +1,6 @@
 import { errorMessage } from '../core/errors.ts';
 import { callCostUsd } from '../model/call-cost.ts';
+import { routedEndpoint } from '../model/openrouter-routing.ts';
 import { logSeconds } from '../util/duration.ts';
 import { composeBrief } from './brief.ts';
 import { compact } from './compaction-triggers.ts';
@@ -116,6 +117,8 @@ function logModelCall(ctx: EngineContext, result: ModelCallResult): void {
   const cost = callCostUsd(result.providerMetadata);
   ctx.logger.info('llm', {
     provider: ctx.options.model.provider,
+    // The upstream a router says it selected (OpenRouter); absent for a direct call.
+    endpoint: routedEndpoint(result.providerMetadata),
     model: ctx.options.model.modelId,
     duration: logSeconds(result.durationMs),
     tokens_in: result.usage.inputTokens,

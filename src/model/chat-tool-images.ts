@@ -1,4 +1,5 @@
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { delegatingModel } from './delegating-model.ts';
 
 /**
  * The Chat Completions wire has no image in a tool message (OpenAI's `tool` role takes text; so
@@ -10,16 +11,10 @@ import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Messag
  */
 export function withToolImagesAsUserMessages(model: LanguageModelV4): LanguageModelV4 {
   const move = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => ({ ...options, prompt: toolImagesAsUserMessages(options.prompt) });
-  return {
-    specificationVersion: model.specificationVersion,
-    provider: model.provider,
-    modelId: model.modelId,
-    get supportedUrls() {
-      return model.supportedUrls;
-    },
+  return delegatingModel(model, {
     doGenerate: (options) => model.doGenerate(move(options)),
     doStream: (options) => model.doStream(move(options)),
-  };
+  });
 }
 
 type ToolMessage = Extract<LanguageModelV4Message, { role: 'tool' }>;

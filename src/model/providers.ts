@@ -3,6 +3,7 @@ import { AcxError, ConfigError, errorMarker, setMarker } from '../core/errors.ts
 import { addLiveSecret } from '../util/scrub.ts';
 import { withToolImagesAsUserMessages } from './chat-tool-images.ts';
 import { discoverContextWindow } from './context-window.ts';
+import { withRouterMetadata } from './openrouter-routing.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
@@ -111,7 +112,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     baseUrlEnv: 'OPENROUTER_BASE_URL',
     surfaces: ['chat'],
     create: async ({ modelId, apiKey, baseURL }) =>
-      (await import('@openrouter/ai-sdk-provider')).createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4,
+      withRouterMetadata((await import('@openrouter/ai-sdk-provider')).createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4),
   },
   google: {
     id: 'google',

@@ -16,6 +16,7 @@ const routes: Record<string, unknown> = {
   '/cpp/props': { default_generation_settings: { n_ctx: 16_384 } },
   '/g/v1beta/models/gemini-test': { name: 'models/gemini-test', inputTokenLimit: 1_048_576 },
   '/silent/v1/models': { data: [{ id: 'qwen-local' }] },
+  '/or/v1/models/z-ai/glm-5.2/endpoints': { data: { id: 'z-ai/glm-5.2', endpoints: [{ provider_name: 'A', context_length: 200_000 }, { provider_name: 'B', context_length: 32_768 }, { provider_name: 'C', context_length: 131_072 }] } },
   '/xai/v1/models': { object: 'list', data: [{ id: 'grok-3', context_length: 131_072 }, { id: 'grok-4-0709', aliases: ['grok-4', 'grok-4-latest'], context_length: 256_000 }] },
 };
 
@@ -36,7 +37,12 @@ afterAll(async () => {
 
 describe('discoverContextWindow', () => {
   it('reads each provider shape, sending the key the provider expects', async () => {
+    // OpenRouter: the smallest window among the endpoints it routes the model to (any may serve a call)…
+    expect(await discoverContextWindow({ provider: 'openrouter', modelId: 'z-ai/glm-5.2', baseURL: `${base}/or/v1`, apiKey: 'or-key' })).toBe(32_768);
+    expect(seen.at(-1)!.url).toBe('/or/v1/models/z-ai/glm-5.2/endpoints');
+    // …and its model list when the endpoints are not stated.
     expect(await discoverContextWindow({ provider: 'openrouter', modelId: 'anthropic/claude-x', baseURL: `${base}/or/v1`, apiKey: 'or-key' })).toBe(200_000);
+    expect(seen.slice(-2).map((s) => s.url)).toEqual(['/or/v1/models/anthropic/claude-x/endpoints', '/or/v1/models']);
     expect(seen.at(-1)!.headers.authorization).toBe('Bearer or-key');
     expect(await discoverContextWindow({ provider: 'vllm', modelId: 'qwen-local', baseURL: `${base}/vllm/v1/`, apiKey: undefined })).toBe(32_768);
     expect(seen.at(-1)!.headers.authorization).toBeUndefined();

@@ -85,6 +85,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       },
       finishReason: r.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
       hosted: r.hosted,
+      routing: r.routing,
+      provider: r.provider,
     };
   };
 

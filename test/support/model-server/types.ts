@@ -79,6 +79,14 @@ export interface ScriptedResponse {
   pauseUntil?: Promise<unknown>;
   /** What the provider's own server-side tools did (web search, X search, code interpreter) and the sources cited: see server-tools.ts. */
   hosted?: ScriptedHosted;
+  /**
+   * OpenRouter's router metadata (chat wire): the endpoints the model could be routed to, one
+   * of them selected. Sent as `openrouter_metadata` only to a request that opted in with
+   * `X-OpenRouter-Metadata: enabled` (on the last chunk of a stream).
+   */
+  routing?: Array<{ provider: string; selected?: boolean }>;
+  /** The response's top-level `provider` field, as OpenRouter sends it (the last upstream it spoke to). */
+  provider?: string;
 }
 
 /** A string is shorthand for `{ text }`. */
