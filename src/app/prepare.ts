@@ -93,8 +93,12 @@ export interface PrepareOptions {
   sandbox?: Sandbox;
   /** Tools the front end adds on top of what agent.json lists (a timeline wake's platform tools), through the same policy. */
   extraTools?: readonly Tool[];
-  /** Sections the front end adds to the standing instructions, before the system prompt (a timeline wake's tool manifest and dashboard). */
-  briefSections?: readonly string[];
+  /**
+   * Sections the front end adds to the standing instructions, before the system prompt (a timeline
+   * wake's tool manifest and dashboard). A function is given the agent's tools once the tool set is
+   * assembled (every active tool: built-ins, memory, media, plugins, MCP), so a manifest names them all.
+   */
+  briefSections?: readonly string[] | ((tools: readonly Tool[]) => readonly string[]);
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
   /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
@@ -122,7 +126,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
-  let instructions = standingInstructions(settings, logger, options.briefSections);
+  // Composed once the tools are known (a brief may list them); dispatch's sub-agents read it when they start.
+  let instructions = '';
   const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
   // further sessions of the same agent. A session named with --session is kept (the agent's own
@@ -150,7 +155,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     logger,
     connectMcp: true,
     dispatchHarness,
-    instructions,
+    instructions: () => instructions,
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     ...(options.platform ? { platform: options.platform } : {}),
@@ -162,6 +167,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     await dispatchHarness.close?.();
     throw error;
   };
+  const briefSections = typeof options.briefSections === 'function' ? options.briefSections(toolset.tools) : options.briefSections;
+  instructions = standingInstructions(settings, logger, briefSections);
   const serversDown = requiredServersDown(toolset.mcpServers);
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
@@ -252,8 +259,8 @@ export interface AgentToolsOptions {
   createWorkspace?: boolean;
   /** Runs dispatch's sub-agents; default a harness that refuses (the tool is only listed). */
   dispatchHarness?: Harness;
-  /** The standing instructions dispatch's sub-agents start from. */
-  instructions?: string;
+  /** The standing instructions dispatch's sub-agents start from (read when one starts). */
+  instructions?: () => string;
   /** Tools the front end adds (see PrepareOptions.extraTools). */
   extraTools?: readonly Tool[];
   /** See PrepareOptions.keepOutput. */
@@ -279,7 +286,7 @@ export async function assembleAgentTools(settings: ResolvedSettings, options: Ag
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     ...(options.platform ? { platform: options.platform } : {}),
     dispatch: (tools: () => readonly Tool[]) =>
-      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
+      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? (() => ''), agentId: settings.agent.id }),
     ...mergeExtraTools(cartridgeOptions, options.extraTools),
   });
 }

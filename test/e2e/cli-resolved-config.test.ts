@@ -188,7 +188,7 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
 
   it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
-    const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2', ACX_CONTEXT_MESSAGES: 'all' };
+    const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2', ACX_CONTEXT_MESSAGES: 'all', ACX_ONBOARD: 'off' };
     const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], env);
     expect(resolved.code, resolved.stderr).toBe(0);
     expect(JSON.parse(resolved.stdout).wake).toEqual({
@@ -201,6 +201,7 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
       pace_floor_seconds: 20,
       pace_max_builds: 2,
       context_messages: 'all',
+      onboard: false,
     });
     const bad = { ...env, ACX_WAKE_BREAKER_WINDOW: 'soon' };
     const refused = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], bad);

@@ -60,9 +60,10 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     ]);
     // The model saw the message with its time and author.
     expect(JSON.stringify(model.requests[0]!.body)).toMatch(/\[20\d\d-[^\]]+\] @ana: Hello @nova, when is the release\?/);
-    // The brief: the platform tools with a gotcha each, then the platform's dashboard.md, then the system prompt.
+    // The brief: every active tool with a gotcha each (the platform's and the agent's own), then
+    // the platform's dashboard.md, then the system prompt.
     const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
-    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).toContain('## Your tools');
     expect(instructions).toMatch(/- lock \(.*\): .*irreversible/i);
     expect(instructions).toContain('## The platform (its dashboard)');
 
@@ -259,9 +260,28 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
       await proxy.close();
     }
     const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
-    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).toContain('## Your tools');
     expect(instructions).not.toContain('## The platform (its dashboard)');
     expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
+  it('with onboarding off (ACX_ONBOARD=0) the dashboard is neither fetched nor in the brief; the tools still are', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova status?');
+    const proxy = await startFlakyProxy(platform.url);
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'All green.' } }] }, 'answered');
+    try {
+      const run = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token, { BASECRADLE_BASE_URL: proxy.url, ACX_ONBOARD: '0' }), home: tempDir() });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/wake end .*outcome=answered posted=1/);
+      expect(proxy.arrivals).not.toContain('GET /users/dashboard.md');
+    } finally {
+      await proxy.close();
+    }
+    const instructions = JSON.stringify(model.requests[0]!.body.input);
+    expect(instructions).toContain('## Your tools');
+    expect(instructions).not.toContain('## The platform (its dashboard)');
   });
 
   it('a required MCP drop-in that hangs past its start timeout fails the wake: exit 1, nothing posted, the message left for a wake with the server up, which answers it once', async () => {
@@ -272,6 +292,8 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const agent = join(tempDir(), 'agent');
     cpSync(AGENT, agent, { recursive: true });
     mkdirSync(join(agent, 'mcp'));
+    const definition = JSON.parse(readFileSync(join(AGENT, 'agent.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(agent, 'agent.json'), JSON.stringify({ ...definition, tools: ['memory'] }));
     const pidFile = join(tempDir(), 'lookup.pid');
     const dropIn = (server: string, ...args: string[]) =>
       writeFileSync(join(agent, 'mcp', 'lookup.json'), JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp', server), ...args] }));
@@ -297,6 +319,9 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(retried.status, retried.stderr).toBe(0);
     expect(retried.stderr).toMatch(/wake end .*outcome=answered posted=1/);
     expect(model.requests[0]!.view.tools).toContain('lookup__echo');
+    // The brief's manifest names every active tool: the platform's, the agent's memory, the MCP server's.
+    const manifest = String((model.requests[0]!.body.input as Array<{ content: unknown }>)[0]!.content);
+    for (const tool of ['messages_create', 'memory_write', 'lookup__echo']) expect(manifest).toMatch(new RegExp(`^- ${tool} \\(`, 'm'));
     expect(JSON.stringify(model.requests[0]!.body)).toContain('@ana: @nova look up the release date');
     expect(await messagesOn(ana.token, timeline)).toEqual([
       { handle: 'ana', body: '@nova look up the release date' },

@@ -71,7 +71,7 @@ export async function wakeTimelineDelivery(
   const location = await locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
-  const { breaker, pacing, contextMessages } = resolveWakeSettings(options, process.env);
+  const { breaker, pacing, contextMessages, onboard } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
   const state = channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
@@ -83,6 +83,7 @@ export async function wakeTimelineDelivery(
       breaker,
       pacing,
       firstWakeWindow: contextMessages,
+      onboard,
       ...(delivery.message ? { trigger: delivery.message } : {}),
       triggers: { ...(delivery.asset ? { asset: delivery.asset } : {}), ...(delivery.event ? { webhook_event: delivery.event } : {}) },
       ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),

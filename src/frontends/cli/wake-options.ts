@@ -19,5 +19,6 @@ export function addWakeTuningOptions(command: Command): Command {
     .option('--breaker-window <seconds>', `the breaker's rolling window (env ACX_WAKE_BREAKER_WINDOW, default ${DEFAULT_BREAKER.windowMs / 1000})`)
     .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset (env ACX_WAKE_BREAKER_COOLDOWN, default: the window)')
     .option('--max-attempts <n>', 'attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS, default 3)')
-    .option('--context-messages <n|all>', `with --timeline: how many messages a first wake reads, the backlog it sees as context (env ACX_CONTEXT_MESSAGES, default ${DEFAULT_CONTEXT_MESSAGES})`);
+    .option('--context-messages <n|all>', `with --timeline: how many messages a first wake reads, the backlog it sees as context (env ACX_CONTEXT_MESSAGES, default ${DEFAULT_CONTEXT_MESSAGES})`)
+    .option('--no-onboard', "with --timeline: leave the platform's dashboard.md out of the brief (env ACX_ONBOARD=0)");
 }

@@ -18,6 +18,8 @@ export interface WakeSettings {
   maxAttempts: number;
   /** How many messages a timeline's first wake reads (its backlog, seeded as context); Infinity for all. */
   contextMessages: number;
+  /** Whether a timeline wake's brief carries the platform's dashboard.md (ACX_ONBOARD, --no-onboard). */
+  onboard: boolean;
 }
 
 export interface WakeFlags {
@@ -30,6 +32,7 @@ export interface WakeFlags {
   paceFloor?: unknown;
   paceMaxBuilds?: unknown;
   contextMessages?: unknown;
+  onboard?: unknown;
 }
 
 export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = process.env): WakeSettings {
@@ -48,6 +51,7 @@ export function resolveWakeSettings(flags: WakeFlags, env: NodeJS.ProcessEnv = p
     },
     maxAttempts: number(flags.maxAttempts, env, 'ACX_WAKE_MAX_ATTEMPTS', '--max-attempts', DEFAULT_MAX_ATTEMPTS, 'positive integer'),
     contextMessages: contextMessages(flags.contextMessages, env),
+    onboard: flags.onboard !== false && !isSwitchedOff(env.ACX_ONBOARD),
   };
 }
 

@@ -35,10 +35,13 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
   deliveryId?: string;
   /**
    * The agent for this wake, given the platform tools it must offer (they are how it perceives and
-   * speaks) and the brief's platform sections: a manifest of those tools with a gotcha each, and
-   * the platform's dashboard.md (absent when it could not be fetched).
+   * speaks) and the brief's sections for the agent's whole tool set once it is assembled: a manifest
+   * of every active tool with a gotcha each, and the platform's dashboard.md (absent when it could
+   * not be fetched, or with onboarding off).
    */
-  agent: (platformTools: Tool[], brief: readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  /** Orient the agent with the platform's dashboard.md in its brief (ACX_ONBOARD); default on. */
+  onboard?: boolean;
   /** The per-timeline circuit breaker (ACX_WAKE_BREAKER_*); absent: none. */
   breaker?: BreakerSettings;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
@@ -137,7 +140,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   });
   let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
   try {
-    prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+    prepared = await options.agent(tools, await platformBrief(client, options.onboard !== false, logger));
   } catch (error) {
     // An agent that cannot start (a required MCP server down, a broken config) is the operator's
     // problem, not the items': they go back as this wake found them, unanswered and unsettled,
@@ -279,15 +282,23 @@ function warnUnsettled(missed: readonly ItemRef[], turn: WorkTurn, logger: Logge
 const STALL_AFTER_FAILED_RESUMES = 2;
 const STALLED_NOUN: Record<ItemKind, string> = { message: 'the messages here', asset: 'a shared asset', webhook_event: 'a webhook event', task: 'a scheduled task' };
 
-/** The brief's platform part: the tools with a one-line gotcha each, and dashboard.md (degrading to a note). */
-async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], logger: Logger): Promise<string[]> {
-  const manifest = `## Your tools on this platform\nYou perceive and act only through these; speaking is messages_create.\n${toolManifest(tools)}`;
-  try {
-    return [manifest, `## The platform (its dashboard)\n${(await client.dashboard.markdown()).trim()}`];
-  } catch (error) {
-    logger.warn('dashboard unavailable', { error: errorMessage(error), note: 'the brief goes without it' });
-    return [manifest];
+/**
+ * The brief's platform part, given the agent's whole tool set: every active tool with a one-line
+ * gotcha, then dashboard.md when onboarding is on (a failed fetch degrades to a WARNING).
+ */
+async function platformBrief(client: BaseCradleClient, onboard: boolean, logger: Logger): Promise<(tools: readonly Tool[]) => string[]> {
+  let dashboard: string | undefined;
+  if (onboard) {
+    try {
+      dashboard = `## The platform (its dashboard)\n${(await client.dashboard.markdown()).trim()}`;
+    } catch (error) {
+      logger.warn('dashboard unavailable', { error: errorMessage(error), note: 'the brief goes without it' });
+    }
   }
+  return (tools) => [
+    `## Your tools\nYou perceive and act only through these; speaking on the platform is messages_create.\n${toolManifest(tools)}`,
+    ...(dashboard ? [dashboard] : []),
+  ];
 }
 
 const HEARTBEAT_MS = 5 * 60_000;

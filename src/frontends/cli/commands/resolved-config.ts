@@ -184,6 +184,7 @@ function wakeReport(wake: WakeSettings) {
     pace_floor_seconds: wake.pacing.floorMs / 1000,
     pace_max_builds: wake.pacing.maxBuilds,
     context_messages: Number.isFinite(wake.contextMessages) ? wake.contextMessages : 'all',
+    onboard: wake.onboard,
   };
 }
 
