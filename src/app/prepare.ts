@@ -80,7 +80,7 @@ export function standingInstructions(settings: ResolvedSettings, logger: Logger,
   if (definition && sections.length === 0) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
   // A front end's sections go after initialize.md and before the system prompt (the seed's timeline brief order).
   if (definition) return composeInstructions({ initialize: definition.initialize, skills: definition.skills, extra: [...sections, definition.systemPrompt ?? ''] });
-  return [...sections, composeCharter(settings.configHome, { logger }).text].filter(Boolean).join('\n\n');
+  return [...sections, composeCharter(settings.configHome, { logger, fallbackSystemPrompt: settings.systemPromptFallback }).text].filter(Boolean).join('\n\n');
 }
 
 export interface PrepareOptions {
