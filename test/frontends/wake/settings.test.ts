@@ -11,6 +11,7 @@ describe('resolveWakeSettings', () => {
       pacing: { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 },
       maxAttempts: 3,
       contextMessages: 50,
+      onboard: true,
     });
   });
 

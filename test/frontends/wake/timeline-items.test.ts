@@ -58,7 +58,8 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     await postMessage(platform, ana.token, room, '@nova the deploy is running');
     const deploy = await deliver({ event: 'deploy', status: 'ok' });
 
-    const first = await wakeInProcess(platform, nova, room, { script: replyOnce });
+    // Woken for that delivery, as the router wakes it (a first wake with no --event only baselines events).
+    const first = await wakeInProcess(platform, nova, room, { script: replyOnce, extra: { triggers: { webhook_event: deploy.uuid } } });
     expect(first.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
     const eventPrompts = prompts(first.model.calls).filter((text) => text.startsWith('A webhook event arrived'));
     expect(eventPrompts).toHaveLength(1);
