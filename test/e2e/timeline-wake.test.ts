@@ -51,8 +51,9 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const first = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env, home });
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('');
+    expect(first.stderr).toMatch(/INFO wake start timeline=\S+ delivery=delivery-1 agent=nova trigger=\S+ provider=openai model=m\n/);
     expect(first.stderr).toMatch(/INFO wake end timeline=\S+ delivery=delivery-1 outcome=answered posted=1 turns=1 steps=2\/6/);
-    expect(first.stderr).toMatch(/INFO posted timeline=\S+ delivery=delivery-1 message=[0-9a-f-]{36}/);
+    expect(first.stderr).toMatch(/INFO posted timeline=\S+ delivery=delivery-1 message=[0-9a-f-]{36} kind=tool chars=20\n/);
     expect(first.stderr).toContain('I told ana the date.'); // the final text is logged, never posted
     expect(await messagesOn(ana.token, timeline)).toEqual([
       { handle: 'ana', body: 'Hello @nova, when is the release?' },

@@ -40,7 +40,7 @@ export interface InProcessWake {
   script?: ScriptFn;
   holder?: ReturnType<typeof deadHolder>;
   pacing?: PacingSettings;
-  extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep' | 'breaker' | 'firstWakeWindow'>>;
+  extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep' | 'breaker' | 'firstWakeWindow' | 'model'>>;
   /** Engine settings for the wake's harness (a small context window makes a turn compact). */
   harness?: Pick<Parameters<typeof createEngineHarness>[0], 'contextTokens' | 'retries'>;
   /** The agent's own tools, beside the platform tools the wake gives it. */

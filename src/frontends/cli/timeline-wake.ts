@@ -84,6 +84,7 @@ export async function wakeTimelineDelivery(
       pacing,
       firstWakeWindow: contextMessages,
       onboard,
+      ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
       ...(delivery.message ? { trigger: delivery.message } : {}),
       triggers: { ...(delivery.asset ? { asset: delivery.asset } : {}), ...(delivery.event ? { webhook_event: delivery.event } : {}) },
       ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),

@@ -42,6 +42,8 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
   agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
   /** Orient the agent with the platform's dashboard.md in its brief (ACX_ONBOARD); default on. */
   onboard?: boolean;
+  /** The model this wake would call, named on `wake start` (absent: not named). */
+  model?: { provider: string; modelId: string };
   /** The per-timeline circuit breaker (ACX_WAKE_BREAKER_*); absent: none. */
   breaker?: BreakerSettings;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
@@ -91,7 +93,13 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return { outcome: 'skipped', reason: 'timeline_locked', posted: 0 };
   }
   const me = (await client.dashboard.get()).identity;
-  logger.info('wake start', { ...bookend, agent: me.handle, trigger: options.trigger ?? options.triggers?.asset ?? options.triggers?.webhook_event });
+  logger.info('wake start', {
+    ...bookend,
+    agent: me.handle,
+    trigger: options.trigger ?? options.triggers?.asset ?? options.triggers?.webhook_event,
+    provider: options.model?.provider,
+    model: options.model?.modelId,
+  });
 
   // What this wake answers, in order: the unseen messages as one batch, then each unseen asset,
   // webhook event and activated task in a turn of its own. Each kind settles after its turns.
@@ -202,13 +210,11 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       // and the wake fails so the next one resumes the turn. Never an item handled mid-call.
       const waiting = [...result.pendingApprovals, ...result.pendingToolCalls].map((call) => call.toolName);
       if (waiting.length > 0) throw new AcxError('turn-suspended', `the turn ended waiting on ${waiting.join(', ')}, so its items are not answered`);
-      // A failed call stays in toolResults with an `error` field (the engine's result shape).
-      const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
-      for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
+      const posts = logPosts(result, logger, bookend);
       if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
       warnUnsettled(await state.commit(turn.refs, wakeId), turn, logger, bookend);
       await turn.after?.();
-      posted += posts.length;
+      posted += posts;
       steps += result.stepCount;
       resumed ||= result.resumed;
       last = result;
@@ -257,6 +263,28 @@ async function setAside(options: TimelineWakeOptions, session: AgentSession, tur
   await turn.after?.();
   logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
   return 1;
+}
+
+/**
+ * One line per message the agent posted (`kind=tool`, the body's length, never the body), and an
+ * ERROR for each post the platform refused: the agent thought, spent tokens, and was not heard.
+ * A failed call stays in toolResults with an `error` field (the engine's result shape).
+ */
+function logPosts(result: HarnessTurnResult, logger: Logger, bookend: Record<string, string>): number {
+  let posted = 0;
+  for (const call of result.toolResults) {
+    if (call.toolName !== 'messages_create') continue;
+    const body = (call.input as { body?: unknown } | null)?.body;
+    const chars = typeof body === 'string' ? [...body].length : undefined;
+    const error = (call as { error?: unknown }).error;
+    if (error !== undefined) {
+      logger.error('post refused', { ...bookend, kind: 'tool', chars, error: errorMessage(error), note: 'the agent was not heard' });
+      continue;
+    }
+    posted += 1;
+    logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(call.output))?.[1] ?? null, kind: 'tool', chars });
+  }
+  return posted;
 }
 
 /** Ends the wake once its claims are lost, saying which items: another wake may be answering them. */
