@@ -132,23 +132,32 @@ describe.each(stores)('a timeline wake killed at every boundary, its state on %s
     expect(failures).toEqual([]);
   });
 
-  it.skipIf(skip !== '')(`an item whose first try and two resumes all died is set aside: one stall note, the item abandoned, the next message answered${skip}`, async () => {
+  it.skipIf(skip !== '')(`an item whose first try and two resumes all died is set aside: logged and recorded, nothing posted in the agent's voice, the next message answered${skip}`, async () => {
     const timeline = await freshRoom();
     const home = mkdtempSync(join(tmpdir(), 'acx-tl-stall-'));
     // Each dies at its first durability checkpoint: the turn started, then twice resumed, never finished.
     for (let attempt = 1; attempt <= 3; attempt++) expect((await wake(home, timeline, 'checkpoint:1')).signal).toBe('SIGKILL');
     const fourth = await wake(home, timeline, 'none');
     expect(fourth.code, fourth.stderr).toBe(0);
-    expect(JSON.parse(fourth.stdout)).toEqual({ outcome: 'answered', posted: 1 });
-    const said = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ user: { handle: string }; content: { body: string } }>;
-    expect(said.filter((m) => m.user.handle === 'nova').map((m) => m.content.body)).toEqual([expect.stringMatching(/^I could not finish answering the messages here .*setting it aside/)]);
-    expect(await countOn(timeline)).toEqual({ messages: 1, tasks: 0 });
+    expect(JSON.parse(fourth.stdout)).toEqual({ outcome: 'answered', posted: 0 });
+    // The harness never speaks for the agent: nothing from nova on the timeline.
+    const said = (await platform.api('GET', `/messages?timeline=${timeline}`, { token: ana.token })).body.messages as Array<{ user: { handle: string } }>;
+    expect(said.filter((m) => m.user.handle === 'nova')).toEqual([]);
+    expect(await countOn(timeline)).toEqual({ messages: 0, tasks: 0 });
+    // Logged, and recorded with the items' claims.
+    expect(fourth.stderr).toMatch(/^ERROR items abandoned timeline=\S+ kind=message items=\S+ reason=stalled resumes=2 note="nothing was posted: the harness never speaks for the agent"$/m);
+    if (!storeUrl) {
+      const db = openDatabase(join(home, 'channel.db'));
+      const claims = db.prepare('SELECT phase, reason FROM claims WHERE timeline = ?').all(timeline);
+      db.close();
+      expect(claims).toEqual([{ phase: 'abandoned', reason: 'set aside after 2 failed resumes' }]);
+    }
     // The abandoned turn no longer holds the session back: a new message is answered as usual.
     await platform.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova and now?' } } });
     const next = await wake(home, timeline, 'none');
     expect(next.code, next.stderr).toBe(0);
     expect(JSON.parse(next.stdout)).toEqual({ outcome: 'answered', posted: 1 });
-    expect(await countOn(timeline)).toEqual({ messages: 2, tasks: 1 });
+    expect(await countOn(timeline)).toEqual({ messages: 1, tasks: 1 });
     expect((await wake(home, timeline, 'none')).stdout).toContain('"nothing-new"');
   });
 });

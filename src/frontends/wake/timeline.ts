@@ -3,7 +3,7 @@ import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts'
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ItemKind, ItemRef } from '../../store/channel-state.ts';
+import type { ItemRef } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Timeline } from '../../channel/types.ts';
@@ -171,7 +171,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       anchor = turn.anchor;
       stopIfClaimsLost(claimsLost, turn, logger, bookend);
       if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
-        posted += await setAside(options, session, turn, wakeId, bookend);
+        await setAside(options, session, turn, wakeId, bookend);
         continue;
       }
       // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
@@ -246,23 +246,25 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
 
 /**
  * An item this wake took over from the third wake in a row that did not finish it (the first try
- * and two resumes failed) is set aside rather than tried forever: one stall note on the timeline
- * (under its own Idempotency-Key, so a wake killed while posting it posts it once), the items
- * abandoned, and the turn given up so it no longer holds back the session. Returns the posts (1).
+ * and two resumes failed) is set aside rather than tried forever: the items abandoned (the reason
+ * kept with their claims), the turn given up in the journal so it no longer holds back the
+ * session, and an ERROR naming them. Nothing is posted: the harness never speaks in the agent's
+ * voice, so whether and how to tell anyone is the agent's (and the operator's) call.
  */
-async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<number> {
-  const { client, state, timeline, logger } = options;
-  const items = turn.refs.map((item) => item.item).join(', ');
-  const body =
-    `I could not finish answering ${STALLED_NOUN[turn.kind]} (${items}): it failed again after ${STALL_AFTER_FAILED_RESUMES} attempts to resume, ` +
-    'so I am setting it aside. Ask again if it still needs an answer.';
-  const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
-  logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
-  warnUnsettled(await state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`), turn, logger, bookend);
-  await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<void> {
+  const { state, timeline, logger } = options;
+  const reason = `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`;
+  warnUnsettled(await state.abandon(turn.refs, wakeId, reason), turn, logger, bookend);
+  await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were ${reason}`);
   await turn.after?.();
-  logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
-  return 1;
+  logger.error('items abandoned', {
+    ...bookend,
+    kind: turn.kind,
+    items: turn.refs.map((item) => item.item).join(','),
+    reason: 'stalled',
+    resumes: STALL_AFTER_FAILED_RESUMES,
+    note: 'nothing was posted: the harness never speaks for the agent',
+  });
 }
 
 /**
@@ -308,7 +310,6 @@ function warnUnsettled(missed: readonly ItemRef[], turn: WorkTurn, logger: Logge
 
 /** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */
 const STALL_AFTER_FAILED_RESUMES = 2;
-const STALLED_NOUN: Record<ItemKind, string> = { message: 'the messages here', asset: 'a shared asset', webhook_event: 'a webhook event', task: 'a scheduled task' };
 
 /**
  * The brief's platform part, given the agent's whole tool set: every active tool with a one-line
