@@ -18,7 +18,7 @@ export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, Harne
 export type { SpeechMode } from './engine/brief.ts';
 export type { TelemetrySettings } from './engine/telemetry.ts';
 export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';
-export type { CapabilityScope, Tool, ToolContext, ToolEffect, ToolKind } from './tools/tool.ts';
+export type { CapabilityScope, Tool, ToolContext, ToolEffect, ToolKind, ToolPlatform } from './tools/tool.ts';
 export type { PermissionMode } from './tools/permission.ts';
 export { resolveModel, fromLanguageModel, parseModelSpec, PROVIDERS } from './model/providers.ts';
 export type { CacheMode, ResolvedModel } from './model/providers.ts';

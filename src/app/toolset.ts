@@ -24,7 +24,7 @@ import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtin
 import { createSkillTool } from './skills.ts';
 import { mediaTools } from './media-tools.ts';
 import type { BaseCradleClient } from '../channel/client.ts';
-import { loadAgentPlugins } from './tool-plugins.ts';
+import { loadAgentPlugins, withPlatform } from './tool-plugins.ts';
 import { guardedDirectories, warnGuardedInWorkspace } from './guarded.ts';
 
 /**
@@ -52,7 +52,7 @@ export interface ToolsetOptions {
   keepOutput?: OutputSink | undefined;
   /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
   adaptBuiltin?: (tool: Tool) => Tool;
-  /** The platform a timeline agent is on: media tools read its assets by uuid. */
+  /** The platform a timeline agent is on: media tools read its assets by uuid, tool plugins get it in their context. */
   platform?: AgentPlatform | undefined;
 }
 
@@ -199,7 +199,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const loaded = registry.load(offered);
   skipped.push(...loaded.skipped);
   // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
-  const plugins = registerPluginTools(registry, await loadAgentPlugins(settings, logger), logger);
+  const plugins = registerPluginTools(registry, withPlatform(await loadAgentPlugins(settings, logger), options.platform), logger);
   skipped.push(...plugins.skipped);
   notices.push(...plugins.defects);
   if (wanted.has('dispatch') && options.dispatch) {

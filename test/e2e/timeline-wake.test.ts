@@ -32,6 +32,14 @@ function setUp() {
 const wakeEnv = (token: string, extra: Record<string, string> = {}) =>
   cleanEnv({ BASECRADLE_BASE_URL: platform.url, BASECRADLE_TOKEN: token, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ...extra });
 
+/** A copy of the fixture agent with an empty folder of its own (tools/, mcp/) to drop files in. */
+function copyOfAgent(folder: string): string {
+  const agent = join(tempDir(), 'agent');
+  cpSync(AGENT, agent, { recursive: true });
+  mkdirSync(join(agent, folder), { mode: 0o755 });
+  return agent;
+}
+
 const post = async (token: string, timeline: string, body: string) => (await postMessage(platform, token, timeline, body)).uuid;
 
 async function messagesOn(token: string, timeline: string): Promise<Array<{ handle: string; body: string }>> {
@@ -285,14 +293,37 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(instructions).not.toContain('## The platform (its dashboard)');
   });
 
+  it('a tool plugin gets the platform client (the agent’s own) and the current timeline in its context', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova who are you?');
+    const agent = copyOfAgent('tools');
+    writeFileSync(
+      join(agent, 'tools', 'whoami.mjs'),
+      `export default {
+  name: 'whoami', description: 'Your handle and the timeline you are on.', kind: 'read', effect: 'read-only', capabilityScopes: [],
+  inputSchema: { type: 'object', properties: {} },
+  async execute(_input, context) {
+    const me = (await context.platform.client.dashboard.get()).identity;
+    return 'handle=' + me.handle + ' timeline=' + context.platform.timeline;
+  },
+};
+`,
+      { mode: 0o644 },
+    );
+    model.enqueue({ toolCalls: [{ name: 'whoami', input: {} }] }, { toolCalls: [{ name: 'messages_create', input: { body: 'I am nova.' } }] }, 'answered');
+    const run = await runAcx(['wake', agent, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token), home: tempDir() });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.stringify(model.requests[1]!.body.input)).toContain(`handle=nova timeline=${timeline}`);
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
   it('a required MCP drop-in that hangs past its start timeout fails the wake: exit 1, nothing posted, the message left for a wake with the server up, which answers it once', async () => {
     const { ana, nova } = setUp();
     const timeline = await sharedTimeline(platform, ana, nova);
     const trigger = await post(ana.token, timeline, '@nova look up the release date');
     // The agent ships its drop-in (its own mcp/): required unless the file says "optional": true.
-    const agent = join(tempDir(), 'agent');
-    cpSync(AGENT, agent, { recursive: true });
-    mkdirSync(join(agent, 'mcp'));
+    const agent = copyOfAgent('mcp');
     const definition = JSON.parse(readFileSync(join(AGENT, 'agent.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(agent, 'agent.json'), JSON.stringify({ ...definition, tools: ['memory'] }));
     const pidFile = join(tempDir(), 'lookup.pid');
