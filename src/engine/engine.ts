@@ -96,7 +96,7 @@ export class Engine {
       addressed: input.addressed ?? false,
       resumed: false,
     });
-    return traced(state, () => drive(this.context, state));
+    return traced(this.context, state, () => drive(this.context, state));
   }
 
   /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */

@@ -35,7 +35,7 @@ export async function continueTurn(ctx: EngineContext, input: ContinueInput): Pr
     });
   }
   const state = await newState(ctx, turn, input, { addressed: false, resumed: true });
-  return traced(state, () => resume(ctx, state, input));
+  return traced(ctx, state, () => resume(ctx, state, input));
 }
 
 /** The same turn id again: never take its message twice (see TurnInput.turnId). */

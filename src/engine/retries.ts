@@ -9,7 +9,7 @@ import { addUsage } from './events.ts';
 import { classifyFault, RATE_LIMIT_RETRIES, retryDelayMs } from './faults.ts';
 import { callModel, type ModelCallResult } from './model-call.ts';
 import { describeProviderFailure } from './provider-failure.ts';
-import { loadTranscript } from './transcript.ts';
+import { loadTranscript, messagesOf } from './transcript.ts';
 import type { TurnState } from './turn-state.ts';
 
 /**
@@ -75,7 +75,7 @@ export async function callWithRetries(
         callModel({
           model,
           system: options.instructions,
-          messages: state.transcript.map((entry) => entry.message),
+          messages: messagesOf(state.transcript),
           brief: call.brief,
           prompt: state.providerPrompt,
           tools: ctx.callTools(ctx.sdkTools),

@@ -66,6 +66,9 @@ export class DeferredJournalStore implements JournalStore {
   messages(sessionId: string): Promise<StoredMessage[]> {
     return this.opened().then((store) => store.messages(sessionId));
   }
+  transcript(sessionId: string): Promise<readonly StoredMessage[]> {
+    return this.opened().then((store) => store.transcript(sessionId));
+  }
   appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
     return this.opened().then((store) => store.appendMessage(sessionId, turnId, kind, message, seq));
   }

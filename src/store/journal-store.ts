@@ -50,6 +50,11 @@ export interface JournalStore {
   sessionAttribute(sessionId: string, name: string): Promise<string | undefined>;
 
   messages(sessionId: string): Promise<StoredMessage[]>;
+  /**
+   * The session's messages for a turn to read: what messages() gives, except that the objects may
+   * be shared with other reads (a store may keep them parsed between turns), so never mutate one.
+   */
+  transcript(sessionId: string): Promise<readonly StoredMessage[]>;
   appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number>;
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void>;
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void>;
@@ -132,6 +137,9 @@ export class SqliteJournalStore implements JournalStore {
   }
   async messages(sessionId: string) {
     return this.journal.messages(sessionId);
+  }
+  async transcript(sessionId: string) {
+    return this.journal.transcript(sessionId);
   }
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number) {
     return this.journal.appendMessage(sessionId, turnId, kind, message, seq);

@@ -444,6 +444,9 @@ export class PostgresJournalStore implements JournalStore {
     return rows[0]?.value;
   }
 
+  transcript(sessionId: string): Promise<readonly StoredMessage[]> {
+    return this.messages(sessionId); // read afresh: the server is shared, with no cheap sign of a change
+  }
   async messages(sessionId: string): Promise<StoredMessage[]> {
     const rows = await this.rows<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>(
       'SELECT seq, turn_id, kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 ORDER BY seq',
