@@ -211,7 +211,8 @@ console.log(`  turn time (wall): acx ${((acxUs * STEPS) / 1000).toFixed(1)} ms, 
 
 // ---- breakdown: instrumented pass ---------------------------------------------------------------
 // Every Journal method is wrapped with a timer (outermost call only, so a transaction's inner
-// writes are not counted twice); the engine's checkpoints mark the step's segments.
+// writes are not counted twice), BEGIN and COMMIT included: the SQLite store's transaction runs
+// them through Journal.begin/commit. The engine's checkpoints mark the step's segments.
 const journalByMethod = new Map<string, number>();
 let journalMs = 0;
 let depth = 0;

@@ -1,5 +1,4 @@
 import type { ModelMessage } from 'ai';
-import type { StatementSync } from 'node:sqlite';
 import type { CallIdentity, CallRecord, CallStatus, Journal, StoredMessage, TurnRecord } from './journal.ts';
 
 /**
@@ -93,20 +92,14 @@ export class SqliteJournalStore implements JournalStore {
     this.journal.close();
   }
 
-  private statements: { begin: StatementSync; commit: StatementSync } | undefined;
-
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const db = this.journal.db;
-    if (db.isTransaction) return fn();
-    // Prepared once: parsing BEGIN/COMMIT again at every step is measurable in a journal commit.
-    this.statements ??= { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT') };
-    this.statements.begin.run();
+    if (!this.journal.begin()) return fn();
     try {
       const result = await fn();
-      this.statements.commit.run();
+      this.journal.commit();
       return result;
     } catch (error) {
-      if (db.isTransaction) db.exec('ROLLBACK');
+      this.journal.rollback();
       throw error;
     }
   }

@@ -85,6 +85,24 @@ export class Journal {
     return transaction(this.db, fn);
   }
 
+  /**
+   * Opens a transaction for a caller that awaits inside it (SqliteJournalStore.transaction); false
+   * when one is already open, which the caller then joins. End it with commit() or rollback().
+   */
+  begin(): boolean {
+    if (this.db.isTransaction) return false;
+    this.prepare('BEGIN IMMEDIATE').run();
+    return true;
+  }
+
+  commit(): void {
+    this.prepare('COMMIT').run();
+  }
+
+  rollback(): void {
+    if (this.db.isTransaction) this.db.exec('ROLLBACK');
+  }
+
   ensureSession(sessionId: string): void {
     const t = now();
     this
