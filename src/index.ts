@@ -4,10 +4,12 @@
 // First: on a Node.js acx cannot run on, importing it says so before anything else runs.
 import './node-guard.ts';
 export { HarnessAgent } from './harness/harness-agent.ts';
-export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './harness/harness-agent.ts';
+export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, ResumedStream, StreamResult, TurnCallbacks } from './harness/harness-agent.ts';
 export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './harness/harness-results.ts';
 export type { PendingApprovalPolicy } from './harness/pending-turn.ts';
-export { uiErrorText, uiMessagesResponse } from './harness/ui-responses.ts';
+export { resumeUIStreamResponse, uiErrorText, uiMessagesResponse, type ResumeUIStreamOptions } from './harness/ui-responses.ts';
+export type { TurnStreamSettings } from './harness/turn-streams.ts';
+export { openTurnStreamStore, type TurnStreamInfo, type TurnStreamKey, type TurnStreamPart, type TurnStreamStore } from './store/turn-streams.ts';
 export { createEngineHarness } from './harness/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
 export type { PreparedAgent } from './app/prepare.ts';

@@ -26,5 +26,6 @@ export type LoadAgentOptions = Omit<RunFlags, 'agent' | 'param' | 'mcp' | 'allow
 export async function loadAgent(agent: string, options: LoadAgentOptions = {}): Promise<PreparedAgent> {
   const { env, logger = createLogger(), params, ...flags } = options;
   const settings = await resolveSettings({ ...flags, agent, ...(params ? { param: params } : {}) }, { logger, ...(env ? { env } : {}) });
-  return prepareAgent(settings, { logger, ...(env ? { env } : {}) });
+  // A library's agent may serve a chat, whose resume GET reads its kept streams.
+  return prepareAgent(settings, { logger, keepStreams: true, ...(env ? { env } : {}) });
 }

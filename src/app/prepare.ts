@@ -99,6 +99,11 @@ export interface PrepareOptions {
   briefSections?: readonly string[];
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
+  /**
+   * Keep streamed turns for readers that resume them (a chat server's resume GET: see
+   * HarnessAgentSettings.streams). Default false: the CLI's own front ends have no such reader.
+   */
+  keepStreams?: boolean;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -185,6 +190,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    ...(options.keepStreams ? {} : { streams: false }),
   });
   const chosen = settings.model;
   const engineOn =

@@ -20,7 +20,8 @@ export interface AgentSession {
   /**
    * The session's history as the AI SDK's UI messages (text, reasoning, tool parts in their
    * states, approvals), for a `useChat({ messages })` page after a reload: see ui-messages.ts and
-   * uiMessagesResponse. Engine only.
+   * uiMessagesResponse. A reply still streaming is left out: resuming its stream brings it whole
+   * (resumeUIStreamResponse). Engine only.
    */
   uiMessages(): Promise<UIMessage[]>;
   /**
@@ -76,12 +77,20 @@ export class Session implements AgentSession {
   #detached = false;
   /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
   #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, toolNames: ReadonlySet<string>, claim?: string) {
+  /** The session's turn streaming now, if any (its reply is left out of uiMessages: see uiMessagesOf). */
+  readonly #streamingTurn: (() => Promise<string | undefined>) | undefined;
+  constructor(
+    inner: HarnessSession,
+    identity: { harnessId: string; agentId: string },
+    toolNames: ReadonlySet<string>,
+    options: { claim?: string | undefined; streamingTurn?: (() => Promise<string | undefined>) | undefined } = {},
+  ) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
     this.#toolNames = toolNames;
-    this.#claim = claim;
+    this.#claim = options.claim;
+    this.#streamingTurn = options.streamingTurn;
   }
   hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
@@ -102,7 +111,8 @@ export class Session implements AgentSession {
         hint: 'Keep the chat yourself (createAgentUIStreamResponse onFinish), or run the agent on the engine harness.',
       });
     }
-    return uiMessagesOf(await this.inner.history(), this.#toolNames);
+    const [history, streaming] = await Promise.all([this.inner.history(), this.#streamingTurn?.()]);
+    return uiMessagesOf(history, this.#toolNames, streaming);
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */

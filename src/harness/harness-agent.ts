@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
+import { type Agent, type AsyncIterableStream, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
@@ -15,6 +15,10 @@ import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnRe
 import { isWaiting, moveOn, type PendingApprovalPolicy, waitingTurn } from './pending-turn.ts';
 import { type CallInput, readCallInput } from './sdk-input.ts';
 import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { readTurnStream } from './stream-reader.ts';
+import { StreamRecorder } from './stream-recorder.ts';
+import { takeUpTurn } from './stream-takeover.ts';
+import { TurnStreams, type TurnStreamSettings } from './turn-streams.ts';
 
 export type { AgentSession } from './agent-session.ts';
 
@@ -53,6 +57,20 @@ export interface HarnessAgentSettings {
    * turn keeps waiting. See pending-turn.ts.
    */
   pendingApprovalOnNewMessage?: PendingApprovalPolicy;
+  /**
+   * Streamed turns are kept, part by part, so that a client that dropped, reloaded or reached
+   * another server reads them again (resumeStream, resumeUIStreamResponse). Default: in the
+   * harness's store (the engine harness: streams.db beside its journal, or its PostgreSQL store),
+   * finished ones for 10 minutes. `false` keeps none.
+   */
+  streams?: TurnStreamSettings | false;
+}
+
+/** A streamed turn read again (agent.resumeStream): its parts from the first, then live until it ends. */
+export interface ResumedStream {
+  turnId: string;
+  /** The AI SDK's parts, as `stream()`'s `fullStream` gave them (and a `custom` part `acx.reset-step` where a step started over). */
+  stream: AsyncIterableStream<SdkPart>;
 }
 
 export interface CreateSessionOptions {
@@ -132,6 +150,8 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   /** The agent's tools as acx runs them. */
   readonly toolList: readonly Tool[];
   private sdkTools: ToolSet | undefined;
+  /** The kept streams (null: none), known on first use. */
+  private keptStreams: TurnStreams | null | undefined;
 
   constructor(settings: HarnessAgentSettings) {
     this.settings = settings;
@@ -194,7 +214,55 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), claim);
+    const streams = this.turnStreams();
+    const streamingTurn = streams ? async () => (await (await streams.opened())?.active(sessionId))?.turnId : undefined;
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), { claim, streamingTurn });
+  }
+
+  /** Where streamed turns are kept, if anywhere (see HarnessAgentSettings.streams). */
+  private turnStreams(): TurnStreams | undefined {
+    if (this.keptStreams === undefined) {
+      const settings = this.settings.streams;
+      const harness = this.settings.harness;
+      const given = settings ? settings.store : undefined;
+      const open = settings === false ? undefined : given ? () => Promise.resolve(given) : harness.turnStreams ? () => harness.turnStreams!() : undefined;
+      this.keptStreams = open ? new TurnStreams(open, settings || {}) : null;
+    }
+    return this.keptStreams ?? undefined;
+  }
+
+  /**
+   * A streamed turn read again: the session's turn streaming now (what a client that dropped or
+   * reloaded resumes), or the turn `turnId` while its parts are kept. Every part from the turn's
+   * first, then the live rest until it ends, from any process sharing the store; undefined when
+   * there is none. A turn whose process died mid-stream is taken up here, by evidence (engine).
+   */
+  async resumeStream(options: { sessionId: string; turnId?: string }): Promise<ResumedStream | undefined> {
+    const streams = this.turnStreams();
+    const store = await streams?.opened();
+    if (!streams || !store) {
+      throw new AcxError('config', `This agent keeps no streamed turns (${this.settings.streams === false ? 'streams: false' : `${this.settings.harness.id} has no store for them`}), so none can be resumed.`, {
+        hint: "Give the agent a store: new HarnessAgent({ …, streams: { store: await openTurnStreamStore('./streams.db') } }).",
+      });
+    }
+    const { sessionId } = options;
+    const info = options.turnId === undefined ? await store.active(sessionId) : await store.info({ sessionId, turnId: options.turnId });
+    if (!info) return undefined;
+    const stream = readTurnStream(store, streams, { sessionId, turnId: info.turnId }, {
+      toolNames: new Set(this.toolList.map((t) => t.name)),
+      model: this.modelDescriptor(),
+      onWriterGone: (key) =>
+        takeUpTurn(store, streams, key, {
+          harnessId: this.settings.harness.id,
+          session: async () => (await this.createSession({ sessionId: key.sessionId })) as Session,
+          continueStream: (session) => this.continueStream({ session }),
+        }),
+    });
+    return { turnId: info.turnId, stream };
+  }
+
+  private modelDescriptor(): { provider: string; modelId: string } {
+    return { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' };
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -300,22 +368,33 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
     const turn = new SdkTurn({
       toolNames: new Set(this.toolList.map((t) => t.name)),
-      model: { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' },
+      model: this.modelDescriptor(),
       ...(sinks ? { onPart: sinks.emitSdk } : {}),
       ...(onStep.length > 0 ? { onStepFinish: async (step: SdkStep) => void (await Promise.all(onStep.map((f) => f(step)))) } : {}),
     });
+    // A streamed turn is kept for readers that come later (resumeStream); a generated one is not.
+    const streams = sinks ? this.turnStreams() : undefined;
+    const recorder = streams ? new StreamRecorder(streams) : undefined;
     // Streaming asks the harness for streamed model calls; generate only observes the parts.
-    const result = await run(
-      sinks
-        ? {
-            emit: (part) => {
-              sinks.emit(part);
-              turn.push(part);
-            },
-          }
-        : { observe: (part) => turn.push(part) },
-      (calls) => turn.readerHas(calls),
-    );
+    let result: TurnResult;
+    try {
+      result = await run(
+        sinks
+          ? {
+              emit: (part) => {
+                sinks.emit(part);
+                recorder?.push(part);
+                turn.push(part);
+              },
+            }
+          : { observe: (part) => turn.push(part) },
+        (calls) => turn.readerHas(calls),
+      );
+    } catch (error) {
+      await recorder?.end(error);
+      throw error;
+    }
+    await recorder?.end();
     await turn.settled();
     const finished = turnResultOf(turn, result);
     for (const onEnd of [callbacks.onFinish, callbacks.onEnd]) if (onEnd) await onEnd(turn.endEvent(result.usage));

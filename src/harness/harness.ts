@@ -6,6 +6,7 @@ import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { TurnStreamStore } from '../store/turn-streams.ts';
 import type { UserContent } from 'ai';
 
 /**
@@ -98,6 +99,11 @@ export interface Harness {
    * and answer them. Absent when paused turns live only in the process that ran them.
    */
   listSuspended?(): Promise<Array<Omit<SuspendedSession, 'state'>>>;
+  /**
+   * Where the harness keeps its streamed turns for readers in any process (stream-reader.ts),
+   * opened on the first call and closed by close(); undefined (or absent) when it keeps none.
+   */
+  turnStreams?(): Promise<TurnStreamStore> | undefined;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;
 }
