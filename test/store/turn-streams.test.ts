@@ -109,8 +109,8 @@ describe.each(places)('TurnStreamStore on %s', (name, place, skip) => {
 
   it.skipIf(skip !== '')(`a writer whose process died: its parts stay, and exactly one of two readers takes its stream over${skip}`, async () => {
     const location = place();
-    // On PostgreSQL the dead writer is known once its expiry passes (the live one renews it): a few seconds here.
-    const child = await writerProcess(location, 'dead', ['a', 'b'], name === 'postgres' ? 5_000 : undefined);
+    // On PostgreSQL the dead writer is known once its expiry passes (the live one renews it): ten seconds here, generous for a busy machine.
+    const child = await writerProcess(location, 'dead', ['a', 'b'], name === 'postgres' ? 10_000 : undefined);
     const [one, two] = [await open(location), await open(location)];
     expect(await one.info(key)).toMatchObject({ writer: 'dead', writerAlive: true });
     expect(await one.takeOver(key, 'early'), 'not while it lives').toBe(false);
@@ -144,7 +144,7 @@ describe.each(places)('TurnStreamStore on %s', (name, place, skip) => {
 
   it.skipIf(skip !== '')(`prunes a stream left open by a writer that died and that nobody took up${skip}`, async () => {
     const location = place();
-    const child = await writerProcess(location, 'dead', ['a'], name === 'postgres' ? 5_000 : undefined);
+    const child = await writerProcess(location, 'dead', ['a'], name === 'postgres' ? 10_000 : undefined);
     const store = await open(location);
     expect(await store.prune(0), 'not while its writer lives').toBe(0);
     await kill(child);
