@@ -5,8 +5,6 @@
 // part and found the stream still open (it asked the store for the stream's state, which it does
 // only then), so what follows can reach it only by looking again at the store.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TextStreamPart, ToolSet } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,29 +14,16 @@ import { readTurnStream } from '../../src/harness/stream-reader.ts';
 import { TurnStreams } from '../../src/harness/turn-streams.ts';
 import { openTurnStreamStore, type TurnStreamStore } from '../../src/store/turn-streams.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { postgresForSuite } from '../support/postgres.ts';
+import { streamPlaces } from '../support/stream-places.ts';
 
 const postgres = postgresForSuite();
-const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
+const places = streamPlaces(postgres, 'stream-reader');
 const key = { sessionId: 'chat-1', turnId: 'turn-1' };
-const places: Array<[name: string, place: () => string, skip: string]> = [
-  [
-    'sqlite',
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'acx-stream-reader-'));
-      dirs.push(dir);
-      return join(dir, 'streams.db');
-    },
-    '',
-  ],
-  ['postgres', () => postgres.database('stream-reader'), POSTGRES_SKIP],
-];
 
 /** The writer's process: the kept parts written, then more on the test's word (see stream-writer.ts). */
 async function writer(location: string, parts: HarnessStreamPart[]) {

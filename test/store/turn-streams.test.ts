@@ -3,36 +3,19 @@
 // skipped, saying why, when the binaries are not installed). A writer that dies is a real child
 // process killed with SIGKILL.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openTurnStreamStore } from '../../src/store/turn-streams.ts';
 import type { TurnStreamStore } from '../../src/store/turn-streams.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { streamPlaces } from '../support/stream-places.ts';
 
 const postgres = postgresForSuite();
-const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-/** A place for a store: a fresh SQLite file, or a fresh PostgreSQL database. */
-type Place = () => string;
-const places: Array<[name: string, place: Place, skip: string]> = [
-  [
-    'sqlite',
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'acx-streams-'));
-      dirs.push(dir);
-      return join(dir, 'streams.db');
-    },
-    '',
-  ],
-  ['postgres', () => postgres.database('streams'), POSTGRES_SKIP],
-];
+const places = streamPlaces(postgres, 'streams');
 
 const key = { sessionId: 'chat-1', turnId: 'turn-1' };
 const bodies = (store: TurnStreamStore, turnId = key.turnId) => store.parts({ ...key, turnId }, -1, 100).then((parts) => parts.map((p) => [p.seq, p.body]));
