@@ -7,6 +7,20 @@ export { HarnessAgent } from './harness/harness-agent.ts';
 export type { AgentSession, ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, StreamResult, TurnCallbacks } from './harness/harness-agent.ts';
 export type { HarnessOutput, HarnessStreamResult, HarnessTurnResult } from './harness/harness-results.ts';
 export type { PendingApprovalPolicy } from './harness/pending-turn.ts';
+export type { AfterTurnEvent, AgentGuardrails, AgentHooks } from './harness/guards.ts';
+export type {
+  AfterToolCallResult,
+  BeforeModelCallResult,
+  BeforeToolCallResult,
+  Guardrail,
+  GuardrailKind,
+  GuardrailVerdict,
+  InputGuardrailArgs,
+  ModelCallInfo,
+  OutputGuardrailArgs,
+  ToolCallInfo,
+  ToolCallOutcome,
+} from './core/hooks.ts';
 export { uiErrorText, uiMessagesResponse } from './harness/ui-responses.ts';
 export { createEngineHarness } from './harness/engine-harness.ts';
 export { loadAgent, type LoadAgentOptions } from './app/load-agent.ts';
@@ -27,7 +41,7 @@ export type { CacheMode, ResolvedModel } from './model/providers.ts';
 export { createRecordingModel, createReplayModel } from './model/cassette.ts';
 // Errors: narrow with `X.isInstance(error)` (works across two installed copies of acx) or on
 // `AcxError.hasCode(error, code)`; every code is in the AcxErrorCode union.
-export { AcxError, ConfigError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, TurnAbortedError } from './core/errors.ts';
+export { AcxError, ConfigError, GuardrailTrippedError, HarnessCapabilityUnsupportedError, PolicyError, ReplayMismatchError, TurnAbortedError } from './core/errors.ts';
 export type { AcxErrorCode, AcxErrorOptions } from './core/errors.ts';
 export { ProviderError } from './engine/provider-failure.ts';
 export type { ProviderErrorCode } from './engine/provider-failure.ts';
