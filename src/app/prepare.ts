@@ -18,7 +18,8 @@ import { agentWorkspace } from './workspace.ts';
 import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
-import { HarnessAgent } from '../harness/harness-agent.ts';
+import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
+import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
@@ -99,6 +100,10 @@ export interface PrepareOptions {
   briefSections?: readonly string[];
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
+  /** The agent's hooks (docs/hooks.md). */
+  hooks?: HarnessAgentSettings['hooks'];
+  /** The agent's guardrails; a cartridge's guardrail roles are bound to them by name and kind. */
+  guardrails?: AgentGuardrails;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -165,7 +170,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
   if (cartridge) {
-    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger).catch(giveUp);
+    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
@@ -185,6 +190,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
   });
   const chosen = settings.model;
   const engineOn =
@@ -297,6 +304,7 @@ export async function activateCartridgeTools(
   memory: CartridgeMemoryProvider,
   modelContextWindow: number | undefined,
   logger: Logger,
+  guardrails?: AgentGuardrails,
 ): Promise<Activation> {
   const cartridge = settings.cartridge!;
   // The handshake (the contract's negotiation, its ajv) loads only for a cartridge.
@@ -306,6 +314,7 @@ export async function activateCartridgeTools(
     tools: toolset.tools,
     mcpServers: toolset.mcpServers,
     model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    guardrails,
     logger,
   });
   await memory.load(cartridge.rom.memory);
