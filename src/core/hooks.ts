@@ -109,6 +109,8 @@ export interface TurnGuards {
   readonly hasBeforeModelCall: boolean;
   /** Whether any afterToolCall hook is set. */
   readonly hasAfterToolCall: boolean;
+  /** Whether any output guardrail is set (then a streamed reply is held until they pass: harness/held-reply.ts). */
+  readonly hasOutputGuardrails: boolean;
   /** Input guardrails on a message (`text` is read from `prompt`). */
   checkInput(args: Omit<InputGuardrailArgs, 'text'>): Promise<GuardrailTrip | undefined>;
   /** beforeToolCall hooks, then tool guardrails on the arguments that would run. */

@@ -80,11 +80,13 @@ export class Session implements AgentSession {
   #claim: string | undefined;
   /** The afterTurn hooks (the agent's, then the session's), told how each call ended. */
   readonly #afterTurn: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+  /** Whether the session has output guardrails: a reply's parts are held until they pass (held-reply.ts). */
+  readonly holdReply: boolean;
   constructor(
     inner: HarnessSession,
     identity: { harnessId: string; agentId: string },
     toolNames: ReadonlySet<string>,
-    options: { claim?: string | undefined; afterTurn?: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined } = {},
+    options: { claim?: string | undefined; afterTurn?: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined; holdReply?: boolean } = {},
   ) {
     this.id = inner.id;
     this.inner = inner;
@@ -92,6 +94,7 @@ export class Session implements AgentSession {
     this.#toolNames = toolNames;
     this.#claim = options.claim;
     this.#afterTurn = options.afterTurn;
+    this.holdReply = options.holdReply ?? false;
   }
   hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();

@@ -137,6 +137,7 @@ export function guardsOf<RESULT>(layers: ReadonlyArray<GuardLayer<RESULT> | unde
   return {
     hasBeforeModelCall: beforeModel.length > 0,
     hasAfterToolCall: after.length > 0,
+    hasOutputGuardrails: output.length > 0,
     checkInput: ({ sessionId, prompt }) => firstTrip('input', input, { sessionId, prompt, text: promptText(prompt) }),
     checkOutput: (args) => firstTrip('output', output, args),
     async decideCall(call): Promise<CallDecision> {

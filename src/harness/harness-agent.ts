@@ -9,6 +9,7 @@ import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
 import type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, TurnCallbacks } from './agent-options.ts';
 import { afterTurnOf, guardsOf } from './guards.ts';
+import { withHeldReply } from './held-reply.ts';
 import type { HarnessSession } from './harness.ts';
 import { readSessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
@@ -115,7 +116,11 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), { claim, afterTurn: afterTurnOf(layers) });
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), {
+      claim,
+      afterTurn: afterTurnOf(layers),
+      holdReply: guards?.hasOutputGuardrails ?? false,
+    });
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -190,7 +195,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
       const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
       readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
-      return session.inner.continue(this.hooks(options, parts, live));
+      return withHeldReply(session.holdReply, parts, (held) => session.inner.continue(this.hooks(options, held, live)));
     });
   }
 
@@ -259,7 +264,9 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live, readerHas));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) =>
+      withHeldReply(session.holdReply, parts, (held) => this.generateOn(session.inner, input, options, held, live, readerHas)),
+    );
   }
 
   private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {

@@ -266,6 +266,32 @@ describe('guardrails on the engine', () => {
     expect(assistantSent).toEqual([expect.stringContaining('[withheld: the output guardrail \\"no-keys\\" tripped: an API key]')]);
   });
 
+  it('output, streamed: the reply is held until the guardrails pass — a tripped one never reaches the reader or a step callback', async () => {
+    const echo = echoTool();
+    const { agent } = setup(
+      (options, call) =>
+        call === 0
+          ? { text: 'looking it up', toolCalls: [{ id: 'c1', name: 'echo', input: { text: 'key' } }] }
+          : { text: lastUserText(options) === 'again' ? 'fine' : 'the key is sk-123' },
+      { tools: [echo], guardrails: { output: [{ name: 'no-keys', check: ({ text }) => ({ tripped: text.includes('sk-'), reason: 'an API key' }) }] } },
+    );
+    const session = await agent.createSession({ sessionId: 's' });
+    const parts: HarnessStreamPart[] = [];
+    for await (const part of agent.stream({ session, prompt: 'leak' }).harnessStream) parts.push(part);
+    const seen = parts.map((part) => (part.type === 'text-delta' ? `text ${part.text}` : part.type));
+    // The narration before the tool call is not the reply: it is released when the call comes.
+    expect(seen.filter((entry) => entry.startsWith('text '))).toEqual(['text looking it up']);
+    expect(seen.slice(-1)).toEqual(['error']);
+    expect(GuardrailTrippedError.isInstance((parts.at(-1) as { error: unknown }).error)).toBe(true);
+    expect(seen.filter((entry) => entry === 'finish-step'), 'the held step is still reported, without its text').toHaveLength(2);
+    const stepTexts: string[] = [];
+    await expect(agent.generate({ session, prompt: 'leak', onStepFinish: (step) => void stepTexts.push(step.text) })).rejects.toMatchObject({ guardrail: 'no-keys' });
+    expect(stepTexts, 'answered at once this time: its one step is reported without the text').toEqual(['']);
+    const passed: string[] = [];
+    for await (const part of agent.stream({ session, prompt: 'again' }).harnessStream) passed.push(part.type === 'text-delta' ? `text ${part.text}` : part.type);
+    expect(passed.filter((entry) => entry.startsWith('text ') || entry === 'finish')).toEqual(['text fine', 'finish']);
+  });
+
   it("a session's guardrails add to the agent's (both run); two of one kind with the same name are refused", async () => {
     const ran: string[] = [];
     const { agent } = setup([{ text: 'ok' }], {

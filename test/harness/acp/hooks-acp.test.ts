@@ -124,6 +124,23 @@ describe('guardrails on ACP', () => {
     await expect((await generate(agent, '[[hello]]')).result).rejects.toMatchObject({ guardrail: 'no-greetings', kind: 'output', reason: 'a greeting' });
   });
 
+  it('output, streamed: the reply is held until the guardrails pass; a tripped one never reaches the reader', async () => {
+    const agent = newAgent({ guardrails: { output: [{ name: 'no-greetings', check: ({ text }) => ({ tripped: text.startsWith('Hello'), reason: 'a greeting' }) }] } });
+    const session = await agent.createSession();
+    closers.push(() => session.destroy());
+    const streamed = async (prompt: string) => {
+      const seen: string[] = [];
+      for await (const part of agent.stream({ session, prompt }).harnessStream) seen.push(part.type === 'text-delta' ? `text ${part.text}` : part.type);
+      return seen;
+    };
+    const tripped = await streamed('[[hello]]');
+    expect(tripped.filter((entry) => entry.startsWith('text '))).toEqual([]);
+    expect(tripped.at(-1)).toBe('error');
+    const passed = await streamed('[[state]]');
+    expect(passed.some((entry) => entry.startsWith('text {'))).toBe(true);
+    expect(passed.at(-1)).toBe('finish');
+  });
+
   it('beforeModelCall cannot run on ACP: set on the agent or the session, createSession refuses before any process starts', async () => {
     const agent = newAgent({ hooks: { beforeModelCall: () => undefined } });
     await expect(agent.createSession()).rejects.toSatisfy((e: unknown) => HarnessCapabilityUnsupportedError.isInstance(e) && /beforeModelCall/.test((e as Error).message));
