@@ -1,10 +1,15 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { scaled } from './test/support/time-scale.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // ACX_TEST_TIME_SCALE stretches these on a loaded machine (test/support/time-scale.ts).
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(30_000),
     pool: 'forks',
+    // A test whose set-up failed is reported failed, not skipped (test/support/set-up-failures.ts).
+    runner: fileURLToPath(new URL('./test/support/set-up-failures.ts', import.meta.url)),
   },
 });
