@@ -13,6 +13,20 @@ export const takeSessionLease = (query: Query, sessionId: string, holder: string
   query("UPDATE acx_session_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = $2", [holder, sessionId]);
 
 /**
+ * The in-flight claims a killed wake left on `timeline` lapse now, as they would once their lease
+ * ran out unrenewed: the next wake resumes them without the test waiting a lease out (and a live
+ * wake keeps the default lease, which a loaded machine cannot make it lose).
+ */
+export const lapseClaims = (query: Query, agentId: string, timeline: string) =>
+  query("UPDATE acx_channel_claims SET expires_at = now() WHERE agent_id = $1 AND timeline = $2 AND phase = 'in-flight'", [agentId, timeline]);
+
+/** Session `sessionId`'s wake lease, held by a killed wake, lapses now (see lapseClaims). */
+export const lapseWakeLease = (query: Query, sessionId: string) => query('UPDATE acx_wake_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
+
+/** Session `sessionId`'s harness lease, held by a killed process, lapses now (see lapseClaims). */
+export const lapseSessionLease = (query: Query, sessionId: string) => query('UPDATE acx_session_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
+
+/**
  * A tool `long_job` (unsafe: its effect must not repeat) that, when called, has its lease taken
  * over (`takeOver`, on PostgreSQL) and then works on until its turn is told to stop (the holder's
  * next renewal finds the lease gone). A turn never told goes on after a while, to its next step.
