@@ -3,21 +3,31 @@
 // import and run a turn, and its type declarations must type-check a consumer (and catch misuse);
 // on a Node.js too old for it, both must say so; it ships its license and examples.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { moduleTrace } from '../support/module-trace.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 let app: string;
 let packed: string[];
 
+/** What `npm pack` reads: the package's files and what its prepack build needs. */
+const PACKED_FROM = ['package.json', '.gitignore', 'README.md', 'LICENSE', 'bin', 'docs', 'examples', 'src', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
+
+// Packed from a copy of the checkout, so the build (prepack) writes its dist/ there: the checkout
+// is left as it was, and may be read-only (the tests run as an ordinary user too). A set-up that
+// fails fails every test of the file (test/support/set-up-failures.ts); a slow one gets longer.
 beforeAll(() => {
   const base = mkdtempSync(join(tmpdir(), 'acx-package-'));
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const checkout = join(base, 'checkout');
+  for (const path of PACKED_FROM) cpSync(join(ROOT, path), join(checkout, path), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const [info] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packed = info!.files.map((file) => file.path);
   app = join(base, 'app');
@@ -26,7 +36,7 @@ beforeAll(() => {
   renameSync(join(app, 'node_modules/package'), join(app, 'node_modules/acx'));
   // The package's own dependencies resolve from a node_modules above the project, as after an install.
   symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
-}, 180_000);
+}, scaled(300_000));
 
 const node = (args: string[], cwd = app) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
 
@@ -39,7 +49,7 @@ const OLD_NODE = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node'].find((pat
 });
 const oldNodeVersion = OLD_NODE ? spawnSync(OLD_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim() : '';
 
-describe('the published package (e2e)', { timeout: 120_000 }, () => {
+describe('the published package (e2e)', { timeout: scaled(120_000) }, () => {
   it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('dist/index.d.ts');
@@ -253,7 +263,7 @@ console.log(JSON.stringify(missing));`;
         cwd: blocksDir,
         encoding: 'utf8',
         env: { PATH: process.env.PATH, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_LOG_LEVEL: 'warn' },
-        timeout: 60_000,
+        timeout: scaled(60_000),
       });
       expect(run.status, `${block.source} (${block.file}) exited ${run.status}:\n${run.stderr}${run.stdout}`).toBe(0);
       if (block.expect) expect(run.stdout, block.source).toContain(block.expect);
