@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LeaseHolder } from '../../src/store/lease-holder.ts';
 import { type Tool, tool } from '../../src/tools/tool.ts';
+import { scaled } from './time-scale.ts';
 
 type Query = (sql: string, values: unknown[]) => Promise<unknown>;
 
@@ -42,7 +43,7 @@ export function leaseTakingTool(takeOver: () => Promise<unknown>, onRun: () => v
     execute: async (_input, context) => {
       onRun();
       await takeOver();
-      if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, 10_000)));
+      if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, scaled(10_000))));
       return 'finished';
     },
   });
