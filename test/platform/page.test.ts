@@ -9,6 +9,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import type { AddedUser } from '../../src/platform/index.ts';
 import { startTestPlatform, type TestPlatform, violations } from '../support/platform.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SECRET = 'page-test-secret';
@@ -47,7 +48,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the web page in Chromium${existsSync(CHR
     });
     page = await browser.newPage();
     page.on('dialog', (dialog) => void dialog.accept());
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await browser?.close();
@@ -74,7 +75,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the web page in Chromium${existsSync(CHR
     await page.getByTestId('message-body').fill(hostile);
     await page.getByTestId('send').click();
     const reply = page.locator('#items li[data-author=nova] .body');
-    await expect.poll(() => reply.textContent(), { timeout: 15_000 }).toBe(`Hello @ada, you said: ${hostile}`);
+    await expect.poll(() => reply.textContent(), { timeout: scaled(15_000) }).toBe(`Hello @ada, you said: ${hostile}`);
     expect(await page.locator('#items li[data-author=ada] .body').textContent()).toBe(hostile);
     expect(await page.evaluate('typeof window.pwned')).toBe('undefined');
     expect(await page.locator('#items script, #items img').count()).toBe(0);

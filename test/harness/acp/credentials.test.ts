@@ -121,7 +121,7 @@ async function refusedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-describe('an upstream the credential broker cannot reach', { timeout: 60_000 }, () => {
+describe('an upstream the credential broker cannot reach', { timeout: scaled(60_000) }, () => {
   const transformation = (upstream: string) =>
     createCredentialRequestTransformation({ matchUrl: upstream, matchHeaders: { 'x-api-key': 'placeholder' }, transformHeaders: { 'x-api-key': REAL }, baseUrlEnv: 'FAKE_BASE_URL' });
 
