@@ -12,7 +12,8 @@ export interface WaitOptions {
 /**
  * Waits for a condition the test cannot be told about, looking every `everyMs`: it returns as
  * soon as `check` holds. The bound is only there to fail with `what` and what was seen rather
- * than at vitest's timeout; it is scaled, so a loaded machine gets longer, never a failure.
+ * than at vitest's timeout; it is scaled like every other bound, so a machine run with a larger
+ * ACX_TEST_TIME_SCALE gets longer rather than a failure.
  */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, options: WaitOptions): Promise<void> {
   const withinMs = scaled(options.withinMs);
