@@ -208,22 +208,24 @@ describe('a burst of platform messages through the router (e2e)', { timeout: sca
     const tripped = (handle: string) => logger.lines.some((line) => line.includes(`wake output agent=${handle} line="WARNING wake breaker tripped timeline=${room.uuid}`));
 
     await client.messages.create(room.uuid, '@nova @ada what do you two think?', { idempotencyKey: 'loop-start' });
-    await waitFor('the breaker never tripped for both', () => tripped('nova') && tripped('ada'), {
+    await waitFor('the breaker never tripped', () => tripped('nova') || tripped('ada'), {
       withinMs: 60_000,
       everyMs: 200,
       explain: async () => `${(await said()).length} messages\n${logger.lines.filter((l) => /breaker|wake end/.test(l)).join('\n')}`,
     });
-    // The loop has stopped: once the wakes in flight are done and their deliveries declined,
-    // nothing is left to deliver or run, and nothing more was said.
-    await router.idle();
-    const stopped = await said();
+    // The loop stops: once the wakes in flight are done and their deliveries declined, nothing is
+    // left to deliver or run (while the agents still answered each other, that moment never came).
     await settled(platform, router, home);
-    expect(await said()).toEqual(stopped);
+    const stopped = await said();
+    // Whose breaker trips depends on how the wakes interleaved: the loop stops at the first trip,
+    // and a wake that found nothing new (counted all the same) can put one agent a wake ahead.
+    const trips = ['nova', 'ada'].filter(tripped);
     // Bounded: each agent spoke at most once per admitted wake, and at most `max` were admitted.
     const spoken = stopped.filter((line) => !line.startsWith('ana: '));
     expect(spoken.length).toBeGreaterThanOrEqual(2);
     expect(spoken.length).toBeLessThanOrEqual(2 * breaker.max);
-    expect(logger.lines.filter((line) => /wake output .*INFO wake end .*outcome=declined/.test(line)).length).toBeGreaterThanOrEqual(2);
+    // Each trip declined the wake that tripped it, and the ones after.
+    expect(logger.lines.filter((line) => /wake output .*INFO wake end .*outcome=declined/.test(line)).length).toBeGreaterThanOrEqual(trips.length);
 
     // After the window has cleared of the burst (and the cooldown passed), the next wake resets
     // the breaker and is answered, with what was left unread.
@@ -236,7 +238,8 @@ describe('a burst of platform messages through the router (e2e)', { timeout: sca
     });
     await router.idle();
     for (const handle of ['nova', 'ada']) {
-      expect(logger.lines.filter((line) => line.includes(`wake output agent=${handle} line="INFO wake breaker reset timeline=${room.uuid}`))).toHaveLength(1);
+      const resets = logger.lines.filter((line) => line.includes(`wake output agent=${handle} line="INFO wake breaker reset timeline=${room.uuid}`));
+      expect(resets, `${handle}: reset once if it tripped`).toHaveLength(trips.includes(handle) ? 1 : 0);
     }
     expect((await said()).slice(stopped.length).sort()).toEqual(['ada: back #STOP', 'ana: #STOP @nova @ada are you there?', 'nova: back #STOP']);
   });
