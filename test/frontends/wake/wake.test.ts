@@ -12,6 +12,7 @@ import { tool } from '../../../src/tools/tool.ts';
 import { z } from 'zod';
 import { echoTool, openaiModel, rig, startModelServer } from '../../engine/helpers.ts';
 import type { ModelServer, RecordedRequest } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -46,7 +47,7 @@ function heldResponse() {
 
 async function requestsReach(count: number): Promise<void> {
   for (let i = 0; server.requests.length < count; i++) {
-    if (i > 400) throw new Error(`the model server never got request ${count}`);
+    if (i > scaled(400)) throw new Error(`the model server never got request ${count}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
