@@ -38,5 +38,6 @@ export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER } from './frontends/wake/session.ts';
 export type { WakeOptions, WakeOutcome } from './frontends/wake/session.ts';
-export { openWakeStore, SqliteWakeStore } from './store/wake-store.ts';
+export { openWakeStore } from './store/open-wake-store.ts';
+export { SqliteWakeStore } from './store/sqlite-wake-store.ts';
 export type { BreakerSettings, InboxItem, WakeEvent, WakeStore } from './store/wake-store.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
-import { SqliteWakeStore } from '../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/sqlite-wake-store.ts';
 import { filesHolding } from '../support/files.ts';
 import { lapseSessionLease, lapseWakeLease } from '../support/lease-taker.ts';
 import { type ModelServer, type RecordedRequest, respondByTurn, startModelServer } from '../support/model-server.ts';

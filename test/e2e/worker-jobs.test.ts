@@ -4,7 +4,7 @@
 // dead-lettered; a job for an agent the worker does not serve is dead-lettered at once.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
 import { waitFor } from '../support/wait.ts';

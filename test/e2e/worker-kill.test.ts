@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { openWakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
 import { waitFor } from '../support/wait.ts';

@@ -12,7 +12,9 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { AcxError } from '../../src/core/errors.ts';
 import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
-import { currentHolder, holderIsAlive, type LeaseHolder, openWakeStore, SqliteWakeStore, type WakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/sqlite-wake-store.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder, type WakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
 

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../../src/frontends/wake/session.ts';
-import { SqliteWakeStore } from '../../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../../src/store/sqlite-wake-store.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { z } from 'zod';
 import { echoTool, openaiModel, rig, startModelServer } from '../../engine/helpers.ts';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
-import { openWakeStore } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/open-wake-store.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
@@ -72,7 +72,7 @@ export function register(program: Command): void {
       let channelState: Promise<ChannelState> | undefined;
       const openChannel = () => {
         if (!channelState) {
-          channelState = import('../../../store/channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
+          channelState = import('../../../store/open-channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
           // A state that failed to open (the server away) is opened again by the next job.
           channelState.catch(() => (channelState = undefined));
           channelStates.push(channelState);
