@@ -31,6 +31,7 @@ export type { SessionState, SuspendedSession, TurnContinuation } from './harness
 export { Engine, DEFAULT_MAX_STEPS } from './engine/engine.ts';
 export type { ApprovalDecision, Checkpoint, SuspendReason, TurnResult } from './engine/engine.ts';
 export type { ApprovalRequest, CompactionReport, FileChange, FinishReason, HarnessStreamPart, Usage } from './engine/events.ts';
+export type { ElicitationField, ElicitationHandler, ElicitationRequest, ElicitationResult, ElicitationValue } from './core/elicitation.ts';
 export type { SpeechMode } from './engine/brief.ts';
 export type { TelemetrySettings } from './engine/telemetry.ts';
 export { tool, CAPABILITY_SCOPES } from './tools/tool.ts';
@@ -51,5 +52,6 @@ export { UnsupportedHarnessError } from './contract/refusal.ts';
 export { createLogger } from './util/logger.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER } from './frontends/wake/session.ts';
 export type { WakeOptions, WakeOutcome } from './frontends/wake/session.ts';
-export { openWakeStore, SqliteWakeStore } from './store/wake-store.ts';
+export { openWakeStore } from './store/open-wake-store.ts';
+export { SqliteWakeStore } from './store/sqlite-wake-store.ts';
 export type { BreakerSettings, InboxItem, WakeEvent, WakeStore } from './store/wake-store.ts';

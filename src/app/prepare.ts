@@ -25,7 +25,6 @@ import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
-import { fromOrigin } from '../mcp/config.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
 /**
@@ -55,7 +54,8 @@ export interface PreparedAgent {
   close(): Promise<void>;
 }
 
-export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+/** `env`: where the provider's key is read (default process.env), as the settings were resolved from it. */
+export async function buildModel(settings: ResolvedSettings, logger?: Logger, env?: NodeJS.ProcessEnv): Promise<ResolvedModel> {
   const chosen = settings.model;
   if (!chosen) throw noModelSelected();
   if (settings.replay) {
@@ -70,6 +70,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
     ...(chosen.surface ? { surface: chosen.surface } : {}),
     ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
     vision: chosen.vision,
+    ...(env ? { env } : {}),
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
@@ -124,7 +125,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
-  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
   let instructions = standingInstructions(settings, logger, options.briefSections);
@@ -204,7 +205,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
           const other = await buildModel({
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
-          }, logger);
+          }, logger, env);
           const tuned = tuning.reasoning ? { ...settings, modelParams: { ...settings.modelParams, reasoning: tuning.reasoning } } : settings;
           const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };
@@ -404,7 +405,6 @@ async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: Agent
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...fromOrigin(config, 'cartridge'), envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

@@ -119,6 +119,9 @@ export type AcxErrorCode =
   | 'mcp-timeout'
   | 'mcp-tool-error'
   | 'mcp-unavailable'
+  | 'mcp-login-required'
+  | 'mcp-auth-failed'
+  | 'mcp-credentials'
   // ACP harnesses
   | 'acp-agent-exited'
   | 'acp-bootstrap-failed'

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallRecord } from '../store/journal.ts';
 import { runTool } from '../tools/run.ts';
+import type { ToolContext } from '../tools/tool.ts';
 import { logSeconds } from '../util/duration.ts';
 import { decidedInput } from '../core/hooks.ts';
 import { approve } from './approvals.ts';
@@ -100,6 +101,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
       abortSignal: state.hooks.abortSignal ?? new AbortController().signal,
       logger,
       onFileChange: (change) => state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, ...change }),
+      ...elicitFor(state, call, tool.name),
     }),
   );
   const outcome = await afterCall(ctx, state, call, input, ran);
@@ -124,6 +126,12 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
     state.emit({ type: 'tool-error', toolCallId: call.callId, toolName: tool.name, input, error: outcome.error });
     state.results.push({ toolCallId: call.callId, toolName: tool.name, input, output: undefined, error: outcome.error });
   }
+}
+
+/** The call's way to ask the user, bound to the turn's onElicitation (none when nobody can answer). */
+function elicitFor(state: TurnState, call: CallRecord, toolName: string): Pick<ToolContext, 'elicit'> {
+  const answer = state.hooks.onElicitation;
+  return answer ? { elicit: (request) => answer({ ...request, toolCallId: call.callId, toolName }) } : {};
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ElicitationHandler } from '../core/elicitation.ts';
 import type { UserContent } from 'ai';
 import type { TurnGuards } from '../core/hooks.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
@@ -84,12 +85,20 @@ export interface TurnHooks {
   /** Answer approvals inline; without it the turn suspends and waits for `continueTurn`. */
   onApprovalRequest?: ((request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>) | undefined;
   /**
+   * Answers a tool's question for the user while it runs (an MCP server's elicitation), inline
+   * like approvals; without it nobody can answer and the tool declines on the user's behalf.
+   */
+  onElicitation?: ElicitationHandler | undefined;
+  /**
    * Asked at each safe point — before every model call, when the previous step has settled and no
    * call is open — whether to pause there. True suspends the turn (journaled, resumable with
    * `continueTurn` from any process); nothing is lost or re-run.
    */
   pauseRequested?: (() => boolean) | undefined;
 }
+
+/** Who answers a turn's questions inline: its approvals, and a tool's questions for the user. */
+export type TurnAnswerers = Pick<TurnHooks, 'onApprovalRequest' | 'onElicitation'>;
 
 export interface TurnInput extends TurnHooks {
   sessionId: string;

@@ -1,6 +1,7 @@
 import type { ModelMessage, UserContent } from 'ai';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
-import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { ApprovalDecision, TurnResult } from '../engine/engine.ts';
+import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { SdkTool } from '../tools/ai-sdk-tool.ts';
@@ -14,7 +15,7 @@ import type { SdkEndEvent, SdkStep } from './sdk-turn.ts';
 
 // What HarnessAgent's constructor, createSession and its calls take (harness-agent.ts runs them).
 
-export interface HarnessAgentSettings {
+export interface HarnessAgentSettings extends TurnAnswerers {
   /**
    * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
    * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
@@ -36,7 +37,6 @@ export interface HarnessAgentSettings {
   output?: InputSchema;
   permissionMode?: PermissionMode;
   speech?: SpeechMode;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
   /**
    * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
    * (default) answers the waiting calls as not run — the model is told the user moved on without
@@ -75,7 +75,7 @@ export interface TurnCallbacks {
   onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
 }
 
-export interface GenerateOptions extends TurnCallbacks {
+export interface GenerateOptions extends TurnCallbacks, TurnAnswerers {
   session?: AgentSession;
   /**
    * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
@@ -94,13 +94,11 @@ export interface GenerateOptions extends TurnCallbacks {
    */
   turnId?: string;
   abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }
 
-export interface ContinueOptions extends TurnCallbacks {
+export interface ContinueOptions extends TurnCallbacks, TurnAnswerers {
   session: AgentSession;
   approvals?: readonly ApprovalDecision[];
   toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
   abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
 }

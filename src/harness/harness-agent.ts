@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Agent, jsonSchema, type ToolSet } from 'ai';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
 import { normalizeSchema } from '../tools/schema.ts';
 import { fromSdkTool, isSdkTool } from '../tools/ai-sdk-tool.ts';
@@ -249,7 +250,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   private hooks(
-    options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
+    options: TurnAnswerers & { abortSignal?: AbortSignal; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
     live: LiveHooks,
   ) {
@@ -257,6 +258,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       ...live,
       ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
+      onElicitation: options.onElicitation ?? this.settings.onElicitation,
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.toolResults ? { toolResults: options.toolResults } : {}),
     };

@@ -8,6 +8,7 @@ import { CartridgeBootRefusal, GuardrailTrippedError, loadAgent, type Guardrail,
 import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
+import { startModelServer } from '../support/model-server.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const home = () => mkdtempSync(join(tmpdir(), 'acx-load-'));
@@ -46,6 +47,24 @@ describe('loadAgent', () => {
       expect((await agent.generate({ prompt: QUICKSTART_PROMPT })).text).toContain('Thursday 10 December');
     } finally {
       await close();
+    }
+  });
+
+  it('reads the model, its endpoint and its key from the env it is given, not from process.env', async () => {
+    const dir = home();
+    const server = await startModelServer({ script: ['Hello from the model.'] });
+    try {
+      expect(process.env.OPENAI_API_KEY).toBeUndefined();
+      const given = { ...env(dir), ACX_MODEL: 'openai:demo-model', OPENAI_API_KEY: 'sk-given-0123456789', OPENAI_BASE_URL: server.openaiBaseURL, ACX_CONTEXT_TOKENS: '64000' };
+      const { agent, close } = await loadAgent(join(ROOT, QUICKSTART_AGENT), { env: given, logger: createMemoryLogger() });
+      try {
+        expect((await agent.generate({ prompt: 'Hi' })).text).toBe('Hello from the model.');
+        expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-given-0123456789');
+      } finally {
+        await close();
+      }
+    } finally {
+      await server.close();
     }
   });
 
