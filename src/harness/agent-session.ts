@@ -1,5 +1,7 @@
 import type { UIMessage } from 'ai';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
+import type { TurnResult } from '../engine/engine.ts';
+import type { AfterTurnEvent } from './guards.ts';
 import type { CompactionResult, HarnessSession } from './harness.ts';
 import type { SessionState, TurnContinuation } from './session-state.ts';
 import { uiMessagesOf } from './ui-messages.ts';
@@ -20,7 +22,8 @@ export interface AgentSession {
   /**
    * The session's history as the AI SDK's UI messages (text, reasoning, tool parts in their
    * states, approvals), for a `useChat({ messages })` page after a reload: see ui-messages.ts and
-   * uiMessagesResponse. Engine only.
+   * uiMessagesResponse. A reply still streaming is left out: resuming its stream brings it whole
+   * (resumeUIStreamResponse). Engine only.
    */
   uiMessages(): Promise<UIMessage[]>;
   /**
@@ -76,12 +79,31 @@ export class Session implements AgentSession {
   #detached = false;
   /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
   #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, toolNames: ReadonlySet<string>, claim?: string) {
+  /** The session's turn streaming now, if any (its reply is left out of uiMessages: see uiMessagesOf). */
+  readonly #streamingTurn: (() => Promise<string | undefined>) | undefined;
+  /** The afterTurn hooks (the agent's, then the session's), told how each call ended. */
+  readonly #afterTurn: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+  /** Whether the session has output guardrails: a reply's parts are held until they pass (held-reply.ts). */
+  readonly holdReply: boolean;
+  constructor(
+    inner: HarnessSession,
+    identity: { harnessId: string; agentId: string },
+    toolNames: ReadonlySet<string>,
+    options: {
+      claim?: string | undefined;
+      streamingTurn?: (() => Promise<string | undefined>) | undefined;
+      afterTurn?: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+      holdReply?: boolean;
+    } = {},
+  ) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
     this.#toolNames = toolNames;
-    this.#claim = claim;
+    this.#claim = options.claim;
+    this.#streamingTurn = options.streamingTurn;
+    this.#afterTurn = options.afterTurn;
+    this.holdReply = options.holdReply ?? false;
   }
   hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
@@ -102,7 +124,26 @@ export class Session implements AgentSession {
         hint: 'Keep the chat yourself (createAgentUIStreamResponse onFinish), or run the agent on the engine harness.',
       });
     }
-    return uiMessagesOf(await this.inner.history(), this.#toolNames);
+    const [history, streaming] = await Promise.all([this.inner.history(), this.#streamingTurn?.()]);
+    return uiMessagesOf(history, this.#toolNames, streaming);
+  }
+
+  /**
+   * Runs one turn call of this session (tracked), then tells the afterTurn hooks how it ended. When
+   * the call failed, it rejects with its own error even if an afterTurn hook throws too.
+   */
+  async observed(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
+    const afterTurn = this.#afterTurn;
+    if (!afterTurn) return this.track(abortSignal, run);
+    let result: TurnResult;
+    try {
+      result = await this.track(abortSignal, run);
+    } catch (error) {
+      await afterTurn({ sessionId: this.id, error }).catch(() => {});
+      throw error;
+    }
+    await afterTurn({ sessionId: this.id, result });
+    return result;
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */

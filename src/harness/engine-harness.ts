@@ -7,6 +7,8 @@ import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts
 import { DeferredJournalStore } from '../store/deferred-journal.ts';
 import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
+import { streamsPathBeside } from './turn-streams.ts';
+import { openTurnStreamStore, type TurnStreamStore } from '../store/turn-streams.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
 import type { TurnContinuation } from './session-state.ts';
@@ -59,7 +61,19 @@ export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'h
     // pg and the PostgreSQL journal load on the journal's first use, not with the harness.
     return new DeferredJournalStore(async () => new (await import('../store/postgres-journal.ts')).PostgresJournalStore(store, { agentId }));
   }
-  return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
+  return new SqliteJournalStore(new Journal(journalPathOf(options)));
+}
+
+/** The SQLite journal file the options name. */
+function journalPathOf(options: Pick<EngineHarnessOptions, 'home' | 'journalPath'>): string {
+  return options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
+}
+
+/** Where the journal's turn streams go: its PostgreSQL database, or streams.db beside its SQLite file; none beside a store of your own. */
+function turnStreamsBeside(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): string | undefined {
+  if (typeof options.store === 'object') return undefined;
+  if (options.store !== undefined && storeKindOf(options.store) === 'postgres') return options.store;
+  return streamsPathBeside(journalPathOf(options));
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
@@ -82,6 +96,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   let journal: JournalStore | undefined;
   const openJournal = () => (journal ??= journalStoreFor(options));
+  let streams: Promise<TurnStreamStore> | undefined;
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -102,6 +117,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         speech: config.speech,
         permissionMode: config.permissionMode,
         output: config.output,
+        guards: config.guards,
         logger: options.logger ?? silentLogger,
       });
       headroomChecked = true;
@@ -112,7 +128,10 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         run: (input) => engine.runTurn({ sessionId, ...input }),
         continue: (input) => engine.continueTurn({ sessionId, ...input }),
         detach: async () => {},
-        destroy: async () => engine.journal.deleteSession(sessionId),
+        destroy: async () => {
+          await engine.journal.deleteSession(sessionId);
+          if (streams) await (await streams).deleteSession(sessionId);
+        },
         canSuspend: true,
         abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
         ...(engine.journal.leases ? { exclusive: <T>(fn: (leaseLost: AbortSignal) => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
@@ -133,9 +152,17 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
       const turns = await journal.suspendedTurns();
       return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
     },
+    turnStreams() {
+      if (streams) return streams;
+      const location = turnStreamsBeside(options);
+      return location === undefined ? undefined : (streams = openTurnStreamStore(location, { agentId: options.agentId ?? DEFAULT_AGENT_ID }));
+    },
     async close() {
       await journal?.close();
       journal = undefined;
+      const opened = streams;
+      streams = undefined;
+      if (opened) await (await opened).close();
     },
   };
 }

@@ -48,4 +48,6 @@ export const JOURNAL_MIGRATIONS = [
      value TEXT NOT NULL,
      PRIMARY KEY (session_id, name)
    ) WITHOUT ROWID;`,
+  // The hooks' and tool guardrails' decision about a call (harness/guards.ts): asked once, read on resume.
+  `ALTER TABLE tool_calls ADD COLUMN decision TEXT;`,
 ];

@@ -2,11 +2,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import { lapseSessionLease } from '../support/lease-taker.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -29,17 +32,33 @@ interface AgentRun {
 interface CaseStore {
   env: Record<string, string>;
   open(): Promise<JournalStore>;
+  /** After a SIGKILL: what the dead process held lapses, as it would once its lease ran out unrenewed. */
+  lapse(): Promise<void>;
 }
 const postgres = postgresForSuite();
 
 const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
-  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
+  // SQLite sees a dead process's lock go with it.
+  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))), lapse: async () => {} })],
   [
     'postgres',
     POSTGRES_SKIP,
     () => {
       const url = postgres.database('crash');
-      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url, { agentId: 'default' }) };
+      return {
+        env: { ACX_TEST_STORE: url },
+        open: () => PostgresJournalStore.open(url, { agentId: 'default' }),
+        // The session's lease, lapsed at once instead of a short one a live process on a loaded machine could lose.
+        lapse: async () => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          try {
+            await lapseSessionLease((sql, values) => client.query(sql, values), 'crash-session');
+          } finally {
+            await client.end();
+          }
+        },
+      };
     },
   ],
 ];
@@ -153,7 +172,7 @@ function unknownOutcomes(messages: Awaited<ReturnType<typeof assertWellFormed>>)
 }
 
 // Each case spawns two real processes; on a loaded 2-core machine that can take a while.
-describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 240_000 }, (_name, skip, make) => {
+describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: scaled(240_000) }, (_name, skip, make) => {
   const test = skip ? it.skip : it.concurrent;
   test(`a clean run passes every checkpoint in order and calls each tool once${skip}`, async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
@@ -177,6 +196,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const store = make(home);
       const killed = await runAgent(home, effects, `checkpoint:${at}`, store);
       expect(killed.signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       const out = JSON.parse(resumed.stdout.trim()) as AgentOutput;
@@ -201,6 +221,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
       const store = make(home);
       expect((await runAgent(home, effects, expected.crash, store)).signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect((JSON.parse(resumed.stdout.trim()) as AgentOutput).text).toBe('all done');

@@ -5,6 +5,7 @@ import { errorMessage } from '../../core/errors.ts';
 import { modeAllows, type PermissionMode } from '../../tools/permission.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ActiveTurn } from './active-turn.ts';
+import type { GuardedCalls } from './guarded-calls.ts';
 import { answer, CANCELLED } from './permissions.ts';
 import { permissionKindOf } from './translate.ts';
 
@@ -22,19 +23,25 @@ export interface PermissionPolicy {
    */
   mapped: boolean;
   log: Logger;
+  /** The session's hooks and tool guardrails, asked first about the agent's own tools (absent: none set). */
+  guarded?: GuardedCalls | undefined;
 }
 
-export function answerPermission(
+export async function answerPermission(
   policy: PermissionPolicy,
   active: ActiveTurn | undefined,
   params: acp.RequestPermissionRequest,
   signal: AbortSignal,
-): Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse {
+): Promise<acp.RequestPermissionResponse> {
   if (!active || active.cancelled) return CANCELLED;
   const info = active.translator.toolFromPermission(params.toolCall);
   // Host tools are gated by acx itself (the host MCP server asks onApprovalRequest when the
   // permission mode requires it), so the agent's own prompt for them is answered here.
   if (!info.providerExecuted) return answer(params.options, true);
+  // A hook's allow or deny answers the request (guarded-calls.ts); otherwise the mode and approvals do.
+  const decided = await policy.guarded?.decidePermission(active, params, { toolCallId: info.toolCallId, toolName: info.toolName, input: params.toolCall.rawInput ?? info.input });
+  if (decided) return decided;
+  if (active.cancelled) return CANCELLED;
   const kind = permissionKindOf(params.toolCall.kind ?? info.kind);
   if (!policy.mapped && modeAllows(policy.permissionMode, kind) && params.options.some((o) => o.kind === 'allow_once')) return answer(params.options, true);
   const ask = active.hooks.onApprovalRequest;

@@ -54,6 +54,11 @@ function checkCapabilities(settings: ACPSettings, config: AgentConfig, sandbox: 
       hint: 'Remove output from the agent, or use a profile with outputSchemaMapping.',
     });
   }
+  if (config.guards?.hasBeforeModelCall) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} calls its model itself: acx never sees the request, so beforeModelCall hooks cannot run on an ACP harness.`, {
+      hint: 'Remove hooks.beforeModelCall for this agent (or this session), or run the agent on the engine harness.',
+    });
+  }
   const port = settings.port ?? sandbox.ports[0];
   if (port === undefined) {
     throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} needs a sandbox with at least one exposed port for the host bridge.`, {
@@ -93,6 +98,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       log,
       approve: (call) => runner.approveHostCall(call),
       hold: (call, signal) => runner.hold(call, signal),
+      guarded: () => runner.guarded,
     });
     cleanups.push(() => hostTools.close());
     runner = new TurnRunner({
@@ -102,6 +108,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       hostTools,
       outputSchema: config.output !== undefined ? normalizeSchema(config.output) : undefined,
       permissions: { permissionMode: config.permissionMode, mapped: settings.permissionModeMapping !== undefined, log },
+      guards: config.guards,
     });
 
     // The agent's questions to the user: answered by the profile's callback, or paused as an

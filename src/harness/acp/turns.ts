@@ -1,5 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { HarnessContinueInput, HarnessRunInput } from '../harness.ts';
+import type { TurnGuards } from '../../core/hooks.ts';
 import type { TurnHooks, TurnResult } from '../../engine/engine.ts';
 import { emptyUsage, type HarnessStreamPart } from '../../engine/events.ts';
 import type { NormalizedSchema } from '../../tools/schema.ts';
@@ -11,6 +12,7 @@ import type { AgentProcess } from './agent-process.ts';
 import { HOST_MCP_SERVER_NAME, type HostCall, type HostTools } from './host-tools.ts';
 import { withPath } from './launch-env.ts';
 import { answerPermission, type PermissionPolicy } from './permission-requests.ts';
+import { GuardedCalls, tripped } from './guarded-calls.ts';
 import { promptBlocks, structuredOutput } from './prompt-content.ts';
 import type { ACPSettings } from './settings.ts';
 import { finishReasonOf, TurnTranslator, usageOf } from './translate.ts';
@@ -31,6 +33,8 @@ export interface TurnRunnerOptions {
   hostTools: HostTools;
   outputSchema: NormalizedSchema | undefined;
   permissions: PermissionPolicy;
+  /** The session's hooks and guardrails (absent: none set). */
+  guards?: TurnGuards | undefined;
 }
 
 /** The agent side of the session, known once it is started. */
@@ -53,10 +57,16 @@ export class TurnRunner {
   private agent: AgentSide | undefined;
   private readonly cancelGraceMs: number;
   private readonly options: TurnRunnerOptions;
+  /** Where the hooks and tool guardrails are asked about host calls and permission requests. */
+  readonly guarded: GuardedCalls | undefined;
 
   constructor(options: TurnRunnerOptions) {
-    this.options = options;
     this.cancelGraceMs = options.settings.cancelGraceMs ?? 10_000;
+    const guards = options.guards;
+    this.guarded = guards
+      ? new GuardedCalls({ guards, sessionId: options.sessionId, current: () => this.current, fail: (error) => this.failCurrent(error), log: options.log })
+      : undefined;
+    this.options = { ...options, permissions: { ...options.permissions, guarded: this.guarded } };
   }
 
   attach(agent: AgentSide): void {
@@ -137,6 +147,9 @@ export class TurnRunner {
     const active = newActiveTurn(runInput, (emit) => new TurnTranslator({ emit, hostToolNames: hostTools.names, hostServerName: HOST_MCP_SERVER_NAME, builtinTools: settings.builtinTools }));
     try {
       if (runInput.abortSignal?.aborted) throw new TurnAbortedError();
+      // The input guardrails, before the agent is sent anything of the message.
+      const trip = await this.options.guards?.checkInput({ sessionId: this.options.sessionId, prompt: runInput.prompt });
+      if (trip) throw tripped(trip, this.options.log);
       const blocks = promptBlocks(runInput.prompt, agent.promptCapabilities);
       if (this.firstTurn && agent.firstPromptInstructions) blocks.unshift({ type: 'text', text: `<instructions>\n${agent.firstPromptInstructions}\n</instructions>` });
       const { outputSchema } = this.options;
@@ -317,7 +330,7 @@ export class TurnRunner {
           break;
         }
       }
-      return this.finish(active, outcome, resumed);
+      return await this.finish(active, outcome, resumed);
     } finally {
       hooks.abortSignal?.removeEventListener('abort', onAbort);
       active.wake = undefined;
@@ -325,8 +338,12 @@ export class TurnRunner {
     }
   }
 
-  /** The turn's result from the prompt's outcome: an abort, the agent's error, or its answer. */
-  private finish(active: ActiveTurn, outcome: { response: acp.PromptResponse } | { error: unknown }, resumed: boolean): TurnResult {
+  /**
+   * The turn's result from the prompt's outcome: an abort, the agent's error, or its answer — once
+   * the output guardrails passed it (a trip: GuardrailTrippedError instead of the result; the
+   * agent's own history still holds its reply, which acx cannot edit).
+   */
+  private async finish(active: ActiveTurn, outcome: { response: acp.PromptResponse } | { error: unknown }, resumed: boolean): Promise<TurnResult> {
     const { settings } = this.options;
     if ('error' in outcome) {
       if (active.cancelled) {
@@ -343,6 +360,8 @@ export class TurnRunner {
     }
     this.checkStaleTools();
     const translator = active.translator;
+    const trip = await this.options.guards?.checkOutput({ sessionId: this.options.sessionId, turnId: active.turnId, text: translator.text });
+    if (trip) throw tripped(trip, this.options.log);
     const finishReason = finishReasonOf(response.stopReason);
     const usage = usageOf(response);
     translator.finish(finishReason);

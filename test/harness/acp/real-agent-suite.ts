@@ -9,6 +9,7 @@ import type { PermissionMode } from '../../../src/tools/permission.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { startModelServer } from '../../support/model-server.ts';
 import type { ModelServer, RecordedRequest, ResponderResult } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 export const REAL_KEY = 'sk-real-e2e-secret-0123456789';
 
@@ -120,7 +121,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       });
       harness = await options.harness(server);
       await harness.bootstrap();
-    }, 600_000);
+    }, scaled(600_000));
 
     afterAll(async () => {
       release();
@@ -149,7 +150,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       } finally {
         await session.destroy();
       }
-    }, 180_000);
+    }, scaled(180_000));
 
     if (options.permissionCall) {
       it('turns the agent\'s permission request into an acx approval', async () => {
@@ -170,14 +171,14 @@ export function describeRealAgent(options: RealAgentOptions): void {
         } finally {
           await session.destroy();
         }
-      }, 180_000);
+      }, scaled(180_000));
     }
 
     // The order is fixed by events, not by timing: the abort is sent once the agent's own step is
     // in flight (held by the server), and that step's reply stays held until the turn has ended,
     // so the turn can only end because the agent honoured session/cancel. (An agent that ignores
     // it is stopped by acx after cancelGraceMs, and then the next turn fails.)
-    it('cancels mid-turn and the next turn is clean', { timeout: 120_000 }, async () => {
+    it('cancels mid-turn and the next turn is clean', { timeout: scaled(120_000) }, async () => {
       const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode });
       const session = await agent.createSession();
       try {
@@ -190,7 +191,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
         // A turn that ends on its own before its step was held fails here, with its own outcome.
         const endedEarly = turn.then((result) => Promise.reject(new Error(`the [slow] turn ended before its step was held: ${result.text}`)));
         endedEarly.catch(() => {}); // observed only through the race below
-        await withDeadline(Promise.race([stepHeld, endedEarly]), 60_000, 'the agent never sent its step for the [slow] prompt to the model server within 60 s');
+        await withDeadline(Promise.race([stepHeld, endedEarly]), scaled(60_000), 'the agent never sent its step for the [slow] prompt to the model server in time');
         controller.abort();
         try {
           await expect(turn).rejects.toMatchObject({ code: 'aborted' });
