@@ -14,7 +14,7 @@ const PROCESSES = 16;
 
 /** The stores acx opens on first use: the module and how to open one at `path` from it (`m`). */
 const STORES = [
-  { name: 'the wake store', module: 'src/store/wake-store.ts', open: 'new m.SqliteWakeStore(path)' },
+  { name: 'the wake store', module: 'src/store/sqlite-wake-store.ts', open: 'new m.SqliteWakeStore(path)' },
   { name: 'the journal', module: 'src/store/journal.ts', open: 'new m.Journal(path)' },
   { name: 'the memory store', module: 'src/memory/store.ts', open: 'm.openMemoryStore(path)' },
 ] as const;
