@@ -1,12 +1,8 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../src/store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
-import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { type CaseStore, crashStores, effectsOf, runDriver } from '../support/crash-kit.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -14,48 +10,9 @@ import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
  * which were reported as "outcome unknown", and that the journal is well-formed.
  */
 const AGENT = join(import.meta.dirname, '../fixtures/agents/crash-agent.ts');
+const STORES = crashStores('crash');
 
-interface AgentRun {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Where a case's journal lives: the SQLite file under its home, or a fresh database on one
- * throwaway PostgreSQL cluster (the whole suite runs on both stores).
- */
-interface CaseStore {
-  env: Record<string, string>;
-  open(): Promise<JournalStore>;
-}
-const postgres = postgresForSuite();
-
-const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
-  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
-  [
-    'postgres',
-    POSTGRES_SKIP,
-    () => {
-      const url = postgres.database('crash');
-      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url, { agentId: 'default' }) };
-    },
-  ],
-];
-
-function runAgent(home: string, effects: string, crash: string, store: CaseStore): Promise<AgentRun> {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash], { env: { ...process.env, ...store.env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
-}
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-}
+const runAgent = (home: string, effects: string, crash: string, store: CaseStore) => runDriver(AGENT, [home, effects, crash], store.env);
 
 async function assertWellFormed(store: CaseStore) {
   const journal = await store.open();
@@ -127,17 +84,6 @@ interface AgentOutput {
   text: string;
   checkpoints: string[];
   modelCalls: number;
-}
-
-/** What the tools did, read from their logs: one line per run. */
-function effectsOf(effects: string) {
-  return {
-    send: lines(join(effects, 'send.log')),
-    lookup: lines(join(effects, 'lookup.log')),
-    save: lines(join(effects, 'save.log')),
-    // The idempotent tool writes one file per idempotency key: a re-run must reuse the key.
-    upserts: readdirSync(effects).filter((f) => f.startsWith('upsert-')).length,
-  };
 }
 
 /** The calls whose recorded result tells the model the outcome is unknown. */
