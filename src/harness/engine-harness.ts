@@ -1,15 +1,13 @@
-import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
-import { Journal, type TurnRecord } from '../store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
-import { DeferredJournalStore } from '../store/deferred-journal.ts';
-import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
+import type { TurnRecord } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
+import { openJournalStore } from '../store/open-journal.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
-import type { TurnContinuation } from './session-state.ts';
+import { HARNESS_ATTRIBUTE, type TurnContinuation } from './session-state.ts';
 
 /**
  * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
@@ -50,18 +48,6 @@ export interface EngineHarnessOptions extends EngineTuning {
   sessionLease?: SessionLeaseSettings;
 }
 
-/** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
-export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath' | 'agentId'>): JournalStore {
-  const { store } = options;
-  if (typeof store === 'object') return store;
-  if (store !== undefined && storeKindOf(store) === 'postgres') {
-    const agentId = options.agentId ?? DEFAULT_AGENT_ID;
-    // pg and the PostgreSQL journal load on the journal's first use, not with the harness.
-    return new DeferredJournalStore(async () => new (await import('../store/postgres-journal.ts')).PostgresJournalStore(store, { agentId }));
-  }
-  return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
-}
-
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
 async function continuationOf(journal: JournalStore, turn: TurnRecord | undefined): Promise<TurnContinuation | undefined> {
   if (!turn) return undefined;
@@ -81,7 +67,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   let journal: JournalStore | undefined;
-  const openJournal = () => (journal ??= journalStoreFor(options));
+  const openJournal = () => (journal ??= openJournalStore(options));
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -130,7 +116,9 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
     hasSession: (sessionId) => openJournal().hasSession(sessionId),
     async listSuspended() {
       const journal = openJournal();
-      const turns = await journal.suspendedTurns();
+      const turns = [];
+      // A journal shared with an ACP harness holds its sessions too: those are its to list.
+      for (const turn of await journal.suspendedTurns()) if ((await journal.sessionAttribute(turn.sessionId, HARNESS_ATTRIBUTE)) === undefined) turns.push(turn);
       return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
     },
     async close() {
