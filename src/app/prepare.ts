@@ -19,13 +19,13 @@ import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
 import { openJournalStore } from '../store/open-journal.ts';
-import { HarnessAgent } from '../harness/harness-agent.ts';
+import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
+import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
-import { fromOrigin } from '../mcp/config.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
 /**
@@ -55,7 +55,8 @@ export interface PreparedAgent {
   close(): Promise<void>;
 }
 
-export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+/** `env`: where the provider's key is read (default process.env), as the settings were resolved from it. */
+export async function buildModel(settings: ResolvedSettings, logger?: Logger, env?: NodeJS.ProcessEnv): Promise<ResolvedModel> {
   const chosen = settings.model;
   if (!chosen) throw noModelSelected();
   if (settings.replay) {
@@ -70,6 +71,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
     ...(chosen.surface ? { surface: chosen.surface } : {}),
     ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
     vision: chosen.vision,
+    ...(env ? { env } : {}),
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
@@ -100,6 +102,10 @@ export interface PrepareOptions {
   briefSections?: readonly string[];
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
+  /** The agent's hooks (docs/hooks.md). */
+  hooks?: HarnessAgentSettings['hooks'];
+  /** The agent's guardrails; a cartridge's guardrail roles are bound to them by name and kind. */
+  guardrails?: AgentGuardrails;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -120,7 +126,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
-  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
   let instructions = standingInstructions(settings, logger, options.briefSections);
@@ -168,7 +174,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
   if (cartridge) {
-    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger).catch(giveUp);
+    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
@@ -188,6 +194,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
   });
   const chosen = settings.model;
   const engineOn =
@@ -200,7 +208,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
           const other = await buildModel({
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
-          }, logger);
+          }, logger, env);
           const tuned = tuning.reasoning ? { ...settings, modelParams: { ...settings.modelParams, reasoning: tuning.reasoning } } : settings;
           const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };
@@ -300,6 +308,7 @@ export async function activateCartridgeTools(
   memory: CartridgeMemoryProvider,
   modelContextWindow: number | undefined,
   logger: Logger,
+  guardrails?: AgentGuardrails,
 ): Promise<Activation> {
   const cartridge = settings.cartridge!;
   // The handshake (the contract's negotiation, its ajv) loads only for a cartridge.
@@ -309,6 +318,7 @@ export async function activateCartridgeTools(
     tools: toolset.tools,
     mcpServers: toolset.mcpServers,
     model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    guardrails,
     logger,
   });
   await memory.load(cartridge.rom.memory);
@@ -400,7 +410,6 @@ async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: Agent
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...fromOrigin(config, 'cartridge'), envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

@@ -1,6 +1,7 @@
 import type { FlexibleSchema, InferSchema } from '@ai-sdk/provider-utils';
 import type { z } from 'zod';
 import type { ZodTypeAny as Zod3Type } from 'zod/v3';
+import type { ElicitationRequest, ElicitationResult } from './elicitation.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -66,6 +67,11 @@ export interface ToolContext {
   logger: Logger;
   /** Tells the caller about a file this call changed (the engine streams it as a `file-change` part). */
   onFileChange?: (change: FileChange) => void;
+  /**
+   * Asks the user for input while the call runs (an MCP server's elicitation), when someone can
+   * answer: absent where nobody can (the tool then declines on the user's behalf, saying why).
+   */
+  elicit?: (request: Omit<ElicitationRequest, 'toolCallId' | 'toolName'>) => Promise<ElicitationResult>;
 }
 
 /** A file a tool call changed, its path as the tool shows it to the model. */

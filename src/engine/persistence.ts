@@ -54,6 +54,7 @@ export async function persistAssistant(ctx: EngineContext, state: TurnState, res
     status: 'pending',
     result: null,
     approval: null,
+    decision: null,
   }));
   await commit(ctx, state, async () => {
     await appendEntry(ctx, state, 'assistant', assistant);

@@ -49,8 +49,8 @@ export async function rerunTurn(ctx: EngineContext, turn: TurnRecord, input: Tur
       hint: 'Derive turn ids from the session and the message, so that they are unique per session.',
     });
   }
-  const { onApprovalRequest, abortSignal, emit, observe, pauseRequested } = input;
-  const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, abortSignal, emit, observe, pauseRequested };
+  const { onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested } = input;
+  const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested };
   if (turn.status === 'done') {
     logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
     return await recordedResult(ctx, turn);

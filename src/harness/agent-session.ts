@@ -1,5 +1,7 @@
 import type { UIMessage } from 'ai';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
+import type { TurnResult } from '../engine/engine.ts';
+import type { AfterTurnEvent } from './guards.ts';
 import type { CompactionResult, HarnessSession } from './harness.ts';
 import type { SessionState, TurnContinuation } from './session-state.ts';
 import { uiMessagesOf } from './ui-messages.ts';
@@ -80,12 +82,23 @@ export class Session implements AgentSession {
   #detached = false;
   /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
   #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, toolNames: ReadonlySet<string>, claim?: string) {
+  /** The afterTurn hooks (the agent's, then the session's), told how each call ended. */
+  readonly #afterTurn: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+  /** Whether the session has output guardrails: a reply's parts are held until they pass (held-reply.ts). */
+  readonly holdReply: boolean;
+  constructor(
+    inner: HarnessSession,
+    identity: { harnessId: string; agentId: string },
+    toolNames: ReadonlySet<string>,
+    options: { claim?: string | undefined; afterTurn?: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined; holdReply?: boolean } = {},
+  ) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
     this.#toolNames = toolNames;
-    this.#claim = claim;
+    this.#claim = options.claim;
+    this.#afterTurn = options.afterTurn;
+    this.holdReply = options.holdReply ?? false;
   }
   hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
@@ -107,6 +120,24 @@ export class Session implements AgentSession {
       });
     }
     return uiMessagesOf(await this.inner.history(), this.#toolNames);
+  }
+
+  /**
+   * Runs one turn call of this session (tracked), then tells the afterTurn hooks how it ended. When
+   * the call failed, it rejects with its own error even if an afterTurn hook throws too.
+   */
+  async observed(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
+    const afterTurn = this.#afterTurn;
+    if (!afterTurn) return this.track(abortSignal, run);
+    let result: TurnResult;
+    try {
+      result = await this.track(abortSignal, run);
+    } catch (error) {
+      await afterTurn({ sessionId: this.id, error }).catch(() => {});
+      throw error;
+    }
+    await afterTurn({ sessionId: this.id, result });
+    return result;
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */

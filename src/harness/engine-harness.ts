@@ -88,6 +88,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         speech: config.speech,
         permissionMode: config.permissionMode,
         output: config.output,
+        guards: config.guards,
         logger: options.logger ?? silentLogger,
       });
       headroomChecked = true;

@@ -1,110 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
-import type { Addressed, SpeechMode } from '../engine/brief.ts';
+import { type Agent, jsonSchema, type ToolSet } from 'ai';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
-import { type PermissionMode } from '../tools/permission.ts';
-import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
-import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
+import { normalizeSchema } from '../tools/schema.ts';
+import { fromSdkTool, isSdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
-import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
-import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
+import type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, TurnCallbacks } from './agent-options.ts';
+import { afterTurnOf, guardsOf } from './guards.ts';
+import { withHeldReply } from './held-reply.ts';
+import type { HarnessSession } from './harness.ts';
+import { readSessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
-import { isWaiting, moveOn, type PendingApprovalPolicy, waitingTurn } from './pending-turn.ts';
+import { isWaiting, moveOn, waitingTurn } from './pending-turn.ts';
 import { type CallInput, readCallInput } from './sdk-input.ts';
-import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
 
 export type { AgentSession } from './agent-session.ts';
-
-/**
- * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
- * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
- * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
- */
-export interface HarnessAgentSettings {
-  /**
-   * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
-   * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
-   */
-  sessionId?: string;
-  harness: Harness;
-  /** A stable identity for the agent's memory and idempotency keys. */
-  id?: string;
-  /** For harnesses that pick their own model (ACP agents); the engine harness is given its model directly. */
-  model?: string;
-  instructions?: string;
-  /** Skills the harness may load natively (written to an ACP agent's skills directory). */
-  skills?: AgentConfig['skills'];
-  /** acx tools, or a record of acx tools and tools made with the AI SDK's `tool()` (those get kind `other`: they ask unless allow-all). */
-  tools?: readonly Tool[] | Record<string, (Omit<Tool, 'name'> & { name?: string }) | SdkTool>;
-  activeTools?: readonly string[];
-  inactiveTools?: readonly string[];
-  /** Structured output: the final answer must be JSON matching this schema. */
-  output?: InputSchema;
-  permissionMode?: PermissionMode;
-  speech?: SpeechMode;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-  /**
-   * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
-   * (default) answers the waiting calls as not run — the model is told the user moved on without
-   * approving — and answers the message; 'error' refuses the message (`turn-suspended`) and the
-   * turn keeps waiting. See pending-turn.ts.
-   */
-  pendingApprovalOnNewMessage?: PendingApprovalPolicy;
-}
-
-export interface CreateSessionOptions {
-  sessionId?: string;
-  /** Reopen a detached session (the state detach() returned). */
-  resumeFrom?: SessionState;
-  /** Reopen a session to continue its unfinished turn (detach()'s state with a continuation, or a listSuspended() entry's state). */
-  continueFrom?: SessionState;
-}
-
-/** `options` of an AI SDK call (createAgentUIStreamResponse({ agent, options })): which session the chat is. */
-export interface HarnessCallOptions {
-  sessionId?: string;
-}
-
-/** Callbacks of a call, as the AI SDK names them (the deprecated names too). Awaited before the call resolves. */
-export interface TurnCallbacks {
-  onStepFinish?: (step: SdkStep) => PromiseLike<void> | void;
-  onStepEnd?: (step: SdkStep) => PromiseLike<void> | void;
-  onFinish?: (event: SdkEndEvent) => PromiseLike<void> | void;
-  onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
-}
-
-export interface GenerateOptions extends TurnCallbacks {
-  session?: AgentSession;
-  /**
-   * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
-   * messages, of which only the newest counts — the harness keeps the history. Trailing
-   * tool-approval-response parts continue the turn that asked instead.
-   */
-  prompt?: string | UserContent | ModelMessage[];
-  /** The AI SDK's alternative to `prompt`. */
-  messages?: ModelMessage[];
-  options?: HarnessCallOptions | undefined;
-  addressed?: Addressed;
-  /**
-   * An id for this turn that makes delivering the same message twice safe: if the session already
-   * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
-   * unfinished or failed one is continued by evidence. Native engine only.
-   */
-  turnId?: string;
-  abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
-
-export interface ContinueOptions extends TurnCallbacks {
-  session: AgentSession;
-  approvals?: readonly ApprovalDecision[];
-  toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
-  abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
+export type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, TurnCallbacks } from './agent-options.ts';
 
 /** A streamed turn: `harnessStream` (acx parts), `fullStream` (AI SDK parts), `textStream`, `text`, `result`, and the rest of the AI SDK's StreamTextResult. */
 export type StreamResult = HarnessStreamResult;
@@ -126,6 +41,11 @@ function sdkToolOf(tool: Tool): ToolSet[string] {
   return { description: tool.description, inputSchema: jsonSchema(normalizeSchema(tool.inputSchema).jsonSchema) };
 }
 
+/**
+ * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
+ * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
+ * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
+ */
 export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolSet, Record<string, unknown>, HarnessOutput> {
   readonly version = 'agent-v1' as const;
   readonly settings: HarnessAgentSettings;
@@ -171,6 +91,8 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
     const sessionId = await this.sessionIdFrom(options);
+    const layers = [this.settings, options];
+    const guards = guardsOf(layers);
     const explicitResume = options.resumeFrom !== undefined || options.continueFrom !== undefined;
     const inner = await this.settings.harness.openSession(
       {
@@ -182,6 +104,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         output: this.settings.output,
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
+        guards,
       },
       explicitResume ? { sessionId, explicitResume } : { sessionId },
     );
@@ -194,7 +117,11 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), claim);
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), {
+      claim,
+      afterTurn: afterTurnOf(layers),
+      holdReply: guards?.hasOutputGuardrails ?? false,
+    });
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -254,14 +181,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * Runs `fn` as a tracked call of the session. A session passed in is tracked at once, before
    * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
    */
-  private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
+  private onSession(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
     // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
     // A lost lease stops the turn like stop() does, but with the loss as the reason: the engine then
     // writes nothing more to a turn another replica may be continuing.
     const exclusive = (session: Session, live: LiveHooks) =>
       session.inner.exclusive ? session.inner.exclusive((leaseLost) => fn(session, { ...live, abortSignal: AbortSignal.any([live.abortSignal, leaseLost]) })) : fn(session, live);
-    if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
-    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
+    if (given instanceof Session) return given.observed(abortSignal, (live) => exclusive(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.observed(abortSignal, (live) => exclusive(session, live)));
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
@@ -270,7 +197,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
       const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
       readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
-      return session.inner.continue(this.hooks(options, parts, live));
+      return withHeldReply(session.holdReply, parts, (held) => session.inner.continue(this.hooks(options, held, live)));
     });
   }
 
@@ -324,7 +251,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   private hooks(
-    options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
+    options: TurnAnswerers & { abortSignal?: AbortSignal; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
     live: LiveHooks,
   ) {
@@ -332,6 +259,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       ...live,
       ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
+      onElicitation: options.onElicitation ?? this.settings.onElicitation,
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.toolResults ? { toolResults: options.toolResults } : {}),
     };
@@ -339,7 +267,9 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live, readerHas));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) =>
+      withHeldReply(session.holdReply, parts, (held) => this.generateOn(session.inner, input, options, held, live, readerHas)),
+    );
   }
 
   private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {

@@ -1,3 +1,4 @@
+import type { TurnGuards } from '../core/hooks.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
@@ -23,6 +24,8 @@ export interface AgentConfig {
   output: InputSchema | undefined;
   permissionMode: PermissionMode;
   speech: SpeechMode;
+  /** The session's hooks and guardrails (the agent's and its own: harness/guards.ts); absent when none is set. */
+  guards?: TurnGuards | undefined;
 }
 
 export interface HarnessRunInput extends TurnHooks {

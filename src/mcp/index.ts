@@ -12,6 +12,9 @@ export {
   type McpStdioServerConfig,
   type McpHttpServerConfig,
 } from './config.ts';
+export type { McpOAuthConfig, McpOAuthGrant } from './oauth-config.ts';
+export { loginMcpServer, logoutMcpServer, type LoginOptions, type LoginResult, type LogoutResult } from './oauth/login.ts';
+export { McpCredentialStore } from './oauth/store.ts';
 export {
   connectMcpServers,
   resolveMcpTimeoutMs,

@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { CallDecision } from '../core/hooks.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 
@@ -104,6 +105,9 @@ export class DeferredJournalStore implements JournalStore {
   }
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void> {
     return this.opened().then((store) => store.recordApproval(call, approval));
+  }
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): Promise<void> {
+    return this.opened().then((store) => store.recordDecision(call, decision));
   }
   settleStep(turnId: string, step: number): Promise<void> {
     return this.opened().then((store) => store.settleStep(turnId, step));

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
+import type { CallDecision } from '../core/hooks.ts';
 import type { CallIdentity, CallRecord, CallStatus, Journal, StoredMessage, TurnRecord } from './journal.ts';
 
 /**
@@ -65,6 +66,7 @@ export interface JournalStore {
   setCallStatus(call: CallIdentity, status: CallStatus): Promise<void>;
   recordCallResult(call: CallIdentity, result: unknown): Promise<void>;
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void>;
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): Promise<void>;
   settleStep(turnId: string, step: number): Promise<void>;
   calls(turnId: string, step?: number): Promise<CallRecord[]>;
   turnCalls(turnId: string): Promise<Array<{ step: number; ordinal: number; toolName: string; input: unknown }>>;
@@ -171,6 +173,9 @@ export class SqliteJournalStore implements JournalStore {
   }
   async recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }) {
     this.journal.recordApproval(call, approval);
+  }
+  async recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision) {
+    this.journal.recordDecision(call, decision);
   }
   async settleStep(turnId: string, step: number) {
     this.journal.settleStep(turnId, step);

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
+import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
 
@@ -52,6 +53,8 @@ export interface CallRecord {
   /** The full result (a ToolResultOutput) until the step settles; then null. */
   result: unknown;
   approval: { approved: boolean; reason?: string } | null;
+  /** What the hooks and tool guardrails decided, journaled before the call could run (null: not asked). */
+  decision: CallDecision | null;
 }
 
 // messages and tool_calls are WITHOUT ROWID: keyed by their primary key alone, each write touches
@@ -103,6 +106,8 @@ const MIGRATIONS = [
      value TEXT NOT NULL,
      PRIMARY KEY (session_id, name)
    ) WITHOUT ROWID;`,
+  // The hooks' and tool guardrails' decision about a call (harness/guards.ts): asked once, read on resume.
+  `ALTER TABLE tool_calls ADD COLUMN decision TEXT;`,
 ];
 
 const now = () => new Date().toISOString();
@@ -333,28 +338,32 @@ export class Journal {
   // assistant message naming it is committed before any call runs, and `openCalls` reads it from
   // there. That keeps a step of safe calls to one journal commit that touches no ledger row.
 
-  private static readonly CALL_COLUMNS = 'turn_id, step, call_id, ordinal, tool_name, input, status, result, approval';
+  private static readonly CALL_COLUMNS = 'turn_id, step, call_id, ordinal, tool_name, input, status, result, approval, decision';
 
-  private upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): void {
+  private upsertCall(call: CallIdentity, status: CallStatus, written: { result?: string; approval?: string; decision?: string }, update: string): void {
     this
       .prepare(
-        `INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+        `INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
           `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
       )
-      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval);
+      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, written.result ?? null, written.approval ?? null, written.decision ?? null);
   }
 
   // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
   setCallStatus(call: CallIdentity, status: CallStatus): void {
-    this.upsertCall(call, status, null, null, 'status = excluded.status');
+    this.upsertCall(call, status, {}, 'status = excluded.status');
   }
 
   recordCallResult(call: CallIdentity, result: unknown): void {
-    this.upsertCall(call, 'done', JSON.stringify(result), null, "status = 'done', result = excluded.result");
+    this.upsertCall(call, 'done', { result: JSON.stringify(result) }, "status = 'done', result = excluded.result");
   }
 
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): void {
-    this.upsertCall(call, call.status, null, JSON.stringify(approval), 'approval = excluded.approval');
+    this.upsertCall(call, call.status, { approval: JSON.stringify(approval) }, 'approval = excluded.approval');
+  }
+
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): void {
+    this.upsertCall(call, call.status, { decision: JSON.stringify(decision) }, 'decision = excluded.decision');
   }
 
   settleStep(turnId: string, step: number): void {
@@ -434,6 +443,7 @@ export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: 'assista
         status: 'pending',
         result: null,
         approval: null,
+        decision: null,
       },
   );
 }
@@ -473,6 +483,8 @@ export interface CallRow {
   status: CallStatus;
   result: string | null;
   approval: string | null;
+  /** Absent in rows of a journal written before decisions were kept. */
+  decision?: string | null;
 }
 
 export function toTurn(row: TurnRow): TurnRecord {
@@ -501,5 +513,6 @@ export function toCall(row: CallRow): CallRecord {
     status: row.status,
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
     approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
+    decision: row.decision === null || row.decision === undefined ? null : (JSON.parse(row.decision) as CallDecision),
   };
 }

@@ -103,6 +103,7 @@ describe.each(STORES)('ACP crash recovery (e2e, real processes) on %s', { timeou
     const store = make(home);
     const killed = await drive(home, effects, crash, store);
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    await store.lapse();
     const resumed = await drive(home, effects, 'none', store);
     expect(resumed.status, resumed.stderr + resumed.stdout).toBe(0);
     const { text } = JSON.parse(resumed.stdout.trim()) as { text: string };
@@ -126,6 +127,7 @@ describe.each(STORES)('ACP crash recovery (e2e, real processes) on %s', { timeou
     const store = make(home);
     const killed = await drive(home, effects, 'checkpoint:3', store, 'no-resume');
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    await store.lapse();
     const next = await drive(home, effects, 'none', store, 'no-resume');
     expect(next.status, next.stderr).toBe(2);
     const { error } = JSON.parse(next.stdout.trim()) as { error: { code: string; message: string } };

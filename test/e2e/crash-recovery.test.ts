@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CaseStore, crashStores, effectsOf, runDriver } from '../support/crash-kit.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -99,7 +100,7 @@ function unknownOutcomes(messages: Awaited<ReturnType<typeof assertWellFormed>>)
 }
 
 // Each case spawns two real processes; on a loaded 2-core machine that can take a while.
-describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 240_000 }, (_name, skip, make) => {
+describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: scaled(240_000) }, (_name, skip, make) => {
   const test = skip ? it.skip : it.concurrent;
   test(`a clean run passes every checkpoint in order and calls each tool once${skip}`, async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
@@ -123,6 +124,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const store = make(home);
       const killed = await runAgent(home, effects, `checkpoint:${at}`, store);
       expect(killed.signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       const out = JSON.parse(resumed.stdout.trim()) as AgentOutput;
@@ -147,6 +149,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
       const store = make(home);
       expect((await runAgent(home, effects, expected.crash, store)).signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect((JSON.parse(resumed.stdout.trim()) as AgentOutput).text).toBe('all done');

@@ -14,10 +14,11 @@ import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatApp, chatModel, startChatApp } from '../support/chat-app/start.ts';
 import { type ModelServer, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHAT = 'browser-chat';
-const WAIT = { timeout: 30_000 };
+const WAIT = { timeout: scaled(30_000) };
 
 describe.skipIf(!existsSync(CHROMIUM))(`a chat app on acx in Chromium${existsSync(CHROMIUM) ? '' : ` (skipped: ${CHROMIUM} is not installed; .ci/run installs Debian's chromium)`}`, () => {
   let model: ModelServer;
@@ -43,7 +44,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a chat app on acx in Chromium${existsSyn
     page = await browser.newPage();
     await page.goto(`${app.url}/?chat=${CHAT}`);
     await page.getByTestId('input').waitFor(WAIT);
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     await browser?.close();

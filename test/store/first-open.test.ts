@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatabaseSync } from 'node:sqlite';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const PROCESSES = 16;
@@ -63,7 +64,7 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('the first open of a fresh store', () => {
   for (const store of STORES) {
-    it(`${PROCESSES} processes opening ${store.name} at once all succeed, and the schema is complete`, { timeout: 120_000 }, async () => {
+    it(`${PROCESSES} processes opening ${store.name} at once all succeed, and the schema is complete`, { timeout: scaled(120_000) }, async () => {
       dir = mkdtempSync(join(tmpdir(), 'acx-first-open-'));
       const path = join(dir, 'store.db');
       const go = join(dir, 'go');

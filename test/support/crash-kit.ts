@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { Journal } from '../../src/store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
+import pg from 'pg';
+import { lapseSessionLease } from './lease-taker.ts';
 import { POSTGRES_SKIP, postgresForSuite } from './postgres.ts';
 
 /**
@@ -36,21 +38,37 @@ export function runDriver(script: string, args: readonly string[], env: Record<s
 export interface CaseStore {
   env: Record<string, string>;
   open(): Promise<JournalStore>;
+  /** After a SIGKILL: what the dead process held lapses, as it would once its lease ran out unrenewed. */
+  lapse(): Promise<void>;
 }
 
 export type StoreCase = [name: string, skip: string, make: (home: string) => CaseStore];
 
-/** The stores a crash suite runs on; `database` names the suite's PostgreSQL databases. */
-export function crashStores(database: string): StoreCase[] {
+/** The stores a crash suite runs on; `database` names the suite's PostgreSQL databases, `sessionId` the session its cases run. */
+export function crashStores(database: string, sessionId = 'crash-session'): StoreCase[] {
   const postgres = postgresForSuite();
   return [
-    ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
+    // SQLite sees a dead process's lock go with it.
+    ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))), lapse: async () => {} })],
     [
       'postgres',
       POSTGRES_SKIP,
       () => {
         const url = postgres.database(database);
-        return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url, { agentId: 'default' }) };
+        return {
+          env: { ACX_TEST_STORE: url },
+          open: () => PostgresJournalStore.open(url, { agentId: 'default' }),
+          // The session's lease, lapsed at once instead of a short one a live process on a loaded machine could lose.
+          lapse: async () => {
+            const client = new pg.Client({ connectionString: url });
+            await client.connect();
+            try {
+              await lapseSessionLease((sql, values) => client.query(sql, values), sessionId);
+            } finally {
+              await client.end();
+            }
+          },
+        };
       },
     ],
   ];

@@ -60,7 +60,7 @@ export function initializeResponse(facts: InitializeFacts): acp.InitializeRespon
     agentCapabilities: {
       loadSession: facts.journal,
       promptCapabilities: promptCapabilities({ images: facts.images }),
-      mcpCapabilities: { http: true, sse: false },
+      mcpCapabilities: { http: true, sse: true },
       sessionCapabilities: { close: {}, additionalDirectories: {}, ...(facts.journal ? { resume: {}, list: {}, delete: {}, fork: {} } : {}) },
     },
     authMethods: [],

@@ -4,9 +4,9 @@ import { errorMessage } from '../../core/errors.ts';
 
 /**
  * The MCP servers an ACP client hands over in `session/new` / `session/load`, as acx MCP
- * configs. stdio and Streamable HTTP are supported; the legacy SSE transport is not (and is
- * not advertised). A server that cannot be used is told to the user in the session (and logged),
- * never fatal: the session still starts with the agent's own tools.
+ * configs: stdio, Streamable HTTP and the legacy HTTP+SSE transport (all three advertised). A
+ * server that cannot be used is told to the user in the session (and logged), never fatal: the
+ * session still starts with the agent's own tools.
  */
 export interface ClientMcpServers {
   configs: McpServerConfig[];
@@ -41,13 +41,10 @@ export function clientMcpConfigs(servers: readonly acp.McpServer[], cwd: string)
     clientNames.set(name, server.name);
     const source = `ACP client server "${server.name}"`;
     try {
-      if ('type' in server && server.type === 'sse') {
-        rejected.push({ name: server.name, reason: 'the legacy SSE transport is not supported (use Streamable HTTP)' });
-        return;
-      }
       if ('url' in server) {
         const headers = Object.fromEntries(server.headers.map((h) => [h.name, h.value]));
-        configs.push(fromOrigin(parseMcpServerEntry(name, { url: server.url, headers }, source, cwd), 'client'));
+        const type = 'type' in server && server.type === 'sse' ? 'sse' : 'http';
+        configs.push(fromOrigin(parseMcpServerEntry(name, { type, url: server.url, headers }, source, cwd), 'client'));
         return;
       }
       const env = Object.fromEntries(server.env.map((e) => [e.name, e.value]));

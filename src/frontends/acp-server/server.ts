@@ -179,6 +179,7 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         client,
         accept,
         mcp,
+        elicitation: clientCapabilities?.elicitation,
         logger,
       });
       opened = session;

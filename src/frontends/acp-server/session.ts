@@ -16,6 +16,7 @@ import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
 import type { InterruptedCalls } from './interrupted-calls.ts';
 import { clientReason } from './client-errors.ts';
+import { askEditor } from './elicitation.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
 
@@ -45,6 +46,8 @@ export interface AcpSessionOptions {
   client: acp.AgentContext;
   accept: PromptAcceptance;
   mcp: McpConnection | undefined;
+  /** The editor's elicitation capabilities (initialize): how an MCP server's question reaches it. */
+  elicitation?: acp.ElicitationCapabilities | null | undefined;
   logger: Logger;
 }
 
@@ -200,6 +203,8 @@ export class AcpSession {
         prompt: content,
         abortSignal: turn.controller.signal,
         onApprovalRequest: (request) => this.pending(turn, request.approvalId).promise,
+        onElicitation: (request) =>
+          askEditor({ client: this.options.client, sessionId: this.id, capabilities: this.options.elicitation, request, signal: turn.controller.signal, logger: this.logger }),
       });
       for await (const part of stream.harnessStream) {
         if (part.type === 'tool-approval-request') {

@@ -16,6 +16,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   run: () => import('./commands/run.ts'),
   chat: () => import('./commands/chat.ts'),
   sessions: () => import('./commands/sessions.ts'),
+  eval: () => import('./commands/eval.ts'),
   'resolved-config': () => import('./commands/resolved-config.ts'),
   install: () => import('./commands/install.ts'),
   keygen: () => import('./commands/keygen.ts'),

@@ -12,7 +12,7 @@ export const modelOption = (): Option =>
   new Option('-m, --model <provider:id>', 'model to run on, e.g. openai:gpt-5.4-mini (env ACX_MODEL; default the agent\'s "model")').argParser(modelSpecFlag);
 
 /** A run option some commands leave out, because there it would mean nothing (see addRunOptions). */
-export type RunOptionLeftOut = '--session' | '--mcp' | '--harness';
+export type RunOptionLeftOut = '--session' | '--mcp' | '--harness' | '--home' | '--store' | '--workspace' | '--record' | '--replay';
 
 /**
  * The flags of the commands that run an agent (`run`, `chat`, `acp`, `wake`, `worker`, `mcp`,
@@ -20,7 +20,9 @@ export type RunOptionLeftOut = '--session' | '--mcp' | '--harness';
  * too. A command leaves out what means nothing there: `acp` and `mcp` take their sessions from
  * the client, `worker` from each job, and what `resolved-config` reports is the same for every
  * session (no --session); `mcp` serves tools and connects no MCP server (no --mcp); `mcp`,
- * `wake` and `worker` run only on acx's engine (no --harness).
+ * `wake` and `worker` run only on acx's engine (no --harness); `eval` runs each case on fresh
+ * state of its own, replayed from the cassette the case names (no --session, --home, --store,
+ * --workspace, --record or --replay).
  */
 export function addRunOptions(command: Command, leaveOut: readonly RunOptionLeftOut[] = []): Command {
   const collect = (value: string, previous: string[] = []) => [...previous, value];

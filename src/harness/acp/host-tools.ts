@@ -9,6 +9,7 @@ import type { Tool, ToolEffect, ToolOutput } from '../../tools/tool.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ACPMcpServer, ACPSettings } from './settings.ts';
+import type { GuardedCalls } from './guarded-calls.ts';
 import { createToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 
 /**
@@ -57,6 +58,8 @@ export interface HostToolsInput {
   hold(call: HostCall, signal: AbortSignal | undefined): Promise<ToolOutput>;
   /** Runs a host tool that has `execute` (`execute(key)` runs it, under `key` as its idempotency key when given): journaled by the current turn. */
   run(call: HostRun, execute: (idempotencyKey?: string) => Promise<ToolOutput>): Promise<ToolOutput>;
+  /** The session's hooks and tool guardrails on each call (guarded-calls.ts); absent when none is set. */
+  guarded?: () => Pick<GuardedCalls, 'decideHostCall' | 'settleHostCall'> | undefined;
 }
 
 export async function serveHostTools(input: HostToolsInput): Promise<HostTools> {
@@ -85,6 +88,8 @@ export async function serveHostTools(input: HostToolsInput): Promise<HostTools> 
     approve: (call) => input.approve({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input }),
     // Held open while the turn pauses; the ACP session/prompt stays in flight meanwhile.
     onCall: (call) => input.hold({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input }, call.signal),
+    decide: async (call) => input.guarded?.()?.decideHostCall(call) ?? { run: true, input: call.input, approved: false },
+    settle: async (call, outcome) => input.guarded?.()?.settleHostCall(call, outcome) ?? outcome,
   });
   let serving: HttpServing | undefined;
   try {

@@ -1,3 +1,4 @@
+import type { CallDecision } from '../../core/hooks.ts';
 import type { CallRecord } from '../../store/journal.ts';
 import type { ToolEffect } from '../../tools/tool.ts';
 import { canonicalJson } from '../../util/jcs.ts';
@@ -13,7 +14,8 @@ import type { HostOutcome } from './turn-journal.ts';
  *   - a host call that started and has no outcome → run again only when its tool is read-only or
  *     idempotent (under its first idempotency key); otherwise refused: whether it took effect is
  *     unknown, so running it again could do it twice;
- *   - an approval that was decided → the decision, without asking again.
+ *   - an approval that was decided → the decision, without asking again;
+ *   - a call the hooks and tool guardrails decided → their decision, without asking them again.
  * Each record answers one call: an agent may mean to make the same call twice, and only the
  * repeats of what the journal shows are taken from it.
  */
@@ -23,12 +25,14 @@ export type RecordedHostCall = { kind: 'done'; outcome: HostOutcome } | { kind: 
 export class RecordedCalls {
   private readonly hostCalls = new Map<string, CallRecord[]>();
   private readonly decisions = new Map<string, CallRecord[]>();
+  private readonly hookDecisions = new Map<string, CallRecord[]>();
 
   constructor(calls: readonly CallRecord[]) {
     for (const call of calls) {
       const key = keyOf(call.toolName, call.input);
       if (call.status === 'done' || call.status === 'started') push(this.hostCalls, key, call);
       else if (call.approval) push(this.decisions, key, call);
+      if (call.decision) push(this.hookDecisions, key, call);
     }
   }
 
@@ -43,6 +47,11 @@ export class RecordedCalls {
   /** The decision recorded for an approval the agent asks for again, if it repeats one. */
   takeDecision(toolName: string, input: unknown): { approved: boolean; reason?: string } | undefined {
     return this.decisions.get(keyOf(toolName, input))?.shift()?.approval ?? undefined;
+  }
+
+  /** What the hooks and tool guardrails decided about a call the agent makes again, if it repeats one. */
+  takeHookDecision(toolName: string, input: unknown): CallDecision | undefined {
+    return this.hookDecisions.get(keyOf(toolName, input))?.shift()?.decision ?? undefined;
   }
 }
 

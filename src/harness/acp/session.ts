@@ -60,6 +60,11 @@ function checkCapabilities(settings: ACPSettings, config: AgentConfig, sandbox: 
       hint: 'Remove output from the agent, or use a profile with outputSchemaMapping.',
     });
   }
+  if (config.guards?.hasBeforeModelCall) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} calls its model itself: acx never sees the request, so beforeModelCall hooks cannot run on an ACP harness.`, {
+      hint: 'Remove hooks.beforeModelCall for this agent (or this session), or run the agent on the engine harness.',
+    });
+  }
   const port = settings.port ?? sandbox.ports[0];
   if (port === undefined) {
     throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} needs a sandbox with at least one exposed port for the host bridge.`, {
@@ -101,6 +106,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       approve: (call) => runner.approveHostCall(call),
       hold: (call, signal) => runner.hold(call, signal),
       run: (call, execute) => runner.runHostCall(call, execute),
+      guarded: () => runner.guarded,
     });
     cleanups.push(() => hostTools.close());
     const journal = new TurnJournal(store, input.sessionId, { durable, checkpoint: settings.checkpoint });
@@ -116,6 +122,7 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       journal,
       driver,
       model: config.model ?? settings.model,
+      guards: config.guards,
     });
     cleanups.push(() => runner.close());
 

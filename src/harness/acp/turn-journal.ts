@@ -1,4 +1,5 @@
 import type { AssistantContent, ModelMessage, UserContent } from 'ai';
+import type { CallDecision } from '../../core/hooks.ts';
 import type { ApprovalRequest, FinishReason } from '../../engine/events.ts';
 import type { TurnToolCall } from '../../engine/engine.ts';
 import type { SuspendReason } from '../../engine/turn-types.ts';
@@ -17,6 +18,8 @@ import type { ACPCheckpoint } from './settings.ts';
  *     `done` with its outcome (`{ ok, output | error }`) before the agent gets it;
  *   - each call the turn waits for: `awaiting-approval` (its decision recorded on the row when it
  *     comes) or `awaiting-result` (`done` with the result supplied);
+ *   - each call the session's hooks and tool guardrails decided (guarded-calls.ts): the decision,
+ *     on a row of its own, `settled` (nothing waits on it), written before the call can go on;
  *   - at the end, the reply and the turn's tool activity as one assistant message and a tool
  *     message, read back (turnActivity) for a result built in another process.
  * A ledger row's step is the translator's inferred step; its call id is the host call's
@@ -80,6 +83,10 @@ export class TurnJournal {
 
   answerApproval(call: CallIdentity, decision: { approved: boolean; reason?: string | undefined }): Promise<void> {
     return this.store.recordApproval({ ...call, status: 'awaiting-approval' }, { approved: decision.approved, ...(decision.reason ? { reason: decision.reason } : {}) });
+  }
+
+  decided(call: CallIdentity, decision: CallDecision): Promise<void> {
+    return this.store.recordDecision({ ...call, status: 'settled' }, decision);
   }
 
   answerResult(call: CallIdentity, output: unknown): Promise<void> {

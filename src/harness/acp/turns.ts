@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as acp from '@agentclientprotocol/sdk';
 import type { HarnessContinueInput, HarnessRunInput } from '../harness.ts';
+import type { TurnGuards } from '../../core/hooks.ts';
 import type { TurnHooks, TurnResult } from '../../engine/engine.ts';
 import { startTurnTelemetry } from '../../engine/telemetry.ts';
 import type { NormalizedSchema } from '../../tools/schema.ts';
@@ -13,6 +14,7 @@ import { decide, holdForResult, runHostCall } from './host-calls.ts';
 import { HOST_MCP_SERVER_NAME, type HostCall, type HostRun, type HostTools } from './host-tools.ts';
 import { withPath } from './launch-env.ts';
 import { answerPermission, type PermissionPolicy } from './permission-requests.ts';
+import { GuardedCalls, tripped } from './guarded-calls.ts';
 import { promptBlocks, structuredOutput } from './prompt-content.ts';
 import type { ACPSettings } from './settings.ts';
 import { takeUp } from './taking-up.ts';
@@ -51,6 +53,8 @@ export interface TurnRunnerOptions {
   driver: TurnDriver;
   /** The model the agent was asked for (for the turn's spans). */
   model: string | undefined;
+  /** The session's hooks and guardrails (absent: none set). */
+  guards?: TurnGuards | undefined;
 }
 
 /** The agent side of the session, known once it is started. */
@@ -86,10 +90,16 @@ export class TurnRunner implements WaitingPort {
   private startAgent: (() => Promise<AgentSide>) | undefined;
   readonly cancelGraceMs: number;
   readonly options: TurnRunnerOptions;
+  /** Where the hooks and tool guardrails are asked about host calls and permission requests. */
+  readonly guarded: GuardedCalls | undefined;
 
   constructor(options: TurnRunnerOptions) {
-    this.options = options;
     this.cancelGraceMs = options.settings.cancelGraceMs ?? 10_000;
+    const guards = options.guards;
+    this.guarded = guards
+      ? new GuardedCalls({ guards, sessionId: options.sessionId, journal: options.journal, current: () => this.current, fail: (error) => this.failCurrent(error), log: options.log })
+      : undefined;
+    this.options = { ...options, permissions: { ...options.permissions, guarded: this.guarded } };
   }
 
   /** How the agent side is started: now (open), and again after this process let it go. */
@@ -192,6 +202,9 @@ export class TurnRunner implements WaitingPort {
     try {
       const agent = await this.agentReady();
       if (runInput.abortSignal?.aborted) throw new TurnAbortedError();
+      // The input guardrails, before the agent is sent anything of the message.
+      const trip = await this.options.guards?.checkInput({ sessionId: this.options.sessionId, prompt: runInput.prompt });
+      if (trip) throw tripped(trip, this.options.log);
       const blocks = promptBlocks(runInput.prompt, agent.promptCapabilities);
       if (this.firstTurn && agent.firstPromptInstructions) blocks.unshift({ type: 'text', text: `<instructions>\n${agent.firstPromptInstructions}\n</instructions>` });
       const { outputSchema } = this.options;
@@ -390,7 +403,12 @@ export class TurnRunner implements WaitingPort {
     await this.options.driver.release().catch(() => {});
   }
 
-  /** The turn's result from the prompt's outcome: an abort, the agent's error, or its answer (journaled before it is returned). */
+  /**
+   * The turn's result from the prompt's outcome: an abort, the agent's error, or its answer — once
+   * the output guardrails passed it (a trip: GuardrailTrippedError instead, the turn journaled as
+   * failed; the agent's own history still holds its reply, which acx cannot edit) — journaled
+   * before it is returned.
+   */
   private async finish(active: ActiveTurn, outcome: Outcome, resumed: boolean): Promise<TurnResult> {
     const { settings } = this.options;
     if ('error' in outcome) {
@@ -408,6 +426,8 @@ export class TurnRunner implements WaitingPort {
     }
     this.checkStaleTools();
     const translator = active.translator;
+    const trip = await this.options.guards?.checkOutput({ sessionId: this.options.sessionId, turnId: active.turnId, text: translator.text });
+    if (trip) throw tripped(trip, this.options.log);
     const finishReason = finishReasonOf(response.stopReason);
     const usage = usageOf(response);
     translator.finish(finishReason);

@@ -56,7 +56,7 @@ describe('acx acp: initialize and session/new', () => {
     expect(init.agentInfo?.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(init.agentCapabilities?.loadSession).toBe(true);
     expect(init.agentCapabilities?.promptCapabilities).toMatchObject({ audio: false, embeddedContext: true });
-    expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: false });
+    expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
 
     const session = await acx.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] });
     expect(session.sessionId).toMatch(/^[0-9a-f-]{36}$/);

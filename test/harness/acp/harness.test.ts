@@ -180,9 +180,10 @@ describe('ACP harness against a fake ACP agent', () => {
     const agent = agentFor({ cancelGraceMs: 200 });
     const session = await agent.createSession();
     const controller = new AbortController();
-    const turn = agent.generate({ session, prompt: '[[ignore-cancel]]', abortSignal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    await expect(turn).rejects.toMatchObject({ code: 'aborted' });
+    const stream = agent.stream({ session, prompt: '[[ignore-cancel]]', abortSignal: controller.signal });
+    // Cancelled once the agent has the prompt (it says it is not listening), however long that took.
+    for await (const part of stream.harnessStream) if (part.type === 'text-delta') controller.abort();
+    await expect(stream.result).rejects.toMatchObject({ code: 'aborted' });
     await expect(agent.generate({ session, prompt: '[[hello]]' })).rejects.toMatchObject({ code: 'acp-agent-exited' });
     await session.destroy();
   });

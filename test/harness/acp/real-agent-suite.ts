@@ -13,6 +13,7 @@ import type { PermissionMode } from '../../../src/tools/permission.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { startModelServer } from '../../support/model-server.ts';
 import type { ModelServer, RecordedRequest, ResponderResult } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 export const REAL_KEY = 'sk-real-e2e-secret-0123456789';
 
@@ -125,7 +126,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       });
       harness = await options.harness(server);
       await harness.bootstrap();
-    }, 600_000);
+    }, scaled(600_000));
 
     afterAll(async () => {
       release();
@@ -154,7 +155,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       } finally {
         await session.destroy();
       }
-    }, 180_000);
+    }, scaled(180_000));
 
     if (options.permissionCall) {
       it('turns the agent\'s permission request into an acx approval', async () => {
@@ -175,7 +176,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
         } finally {
           await session.destroy();
         }
-      }, 180_000);
+      }, scaled(180_000));
     }
 
     if (options.permissionCall) {
@@ -211,7 +212,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
     // in flight (held by the server), and that step's reply stays held until the turn has ended,
     // so the turn can only end because the agent honoured session/cancel. (An agent that ignores
     // it is stopped by acx after cancelGraceMs, and then the next turn fails.)
-    it('cancels mid-turn and the next turn is clean', { timeout: 120_000 }, async () => {
+    it('cancels mid-turn and the next turn is clean', { timeout: scaled(120_000) }, async () => {
       const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode });
       const session = await agent.createSession();
       try {
@@ -224,7 +225,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
         // A turn that ends on its own before its step was held fails here, with its own outcome.
         const endedEarly = turn.then((result) => Promise.reject(new Error(`the [slow] turn ended before its step was held: ${result.text}`)));
         endedEarly.catch(() => {}); // observed only through the race below
-        await withDeadline(Promise.race([stepHeld, endedEarly]), 60_000, 'the agent never sent its step for the [slow] prompt to the model server within 60 s');
+        await withDeadline(Promise.race([stepHeld, endedEarly]), scaled(60_000), 'the agent never sent its step for the [slow] prompt to the model server in time');
         controller.abort();
         try {
           await expect(turn).rejects.toMatchObject({ code: 'aborted' });

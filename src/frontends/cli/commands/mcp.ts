@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
 import { commandLogger } from '../command-logger.ts';
+import { registerMcpLoginCommands } from './mcp-login.ts';
 
 /**
  * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent as an MCP server:
@@ -175,8 +176,8 @@ export function serverGuide(agentName: string, served: Pick<ServedTools, 'prompt
   return lines.join('\n');
 }
 
-export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): void {
-  addRunOptions(
+export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): Command {
+  return addRunOptions(
     program
       .command('mcp')
       .description("serve an agent as an MCP server: its host tools, skills (as prompts), instructions and memory (as resources); stdio by default, or Streamable HTTP on 127.0.0.1")
@@ -233,5 +234,5 @@ export function agentToolsDeps(agent: string | undefined, options: Record<string
 }
 
 export function register(program: Command): void {
-  registerMcpCommand(program, agentToolsDeps);
+  registerMcpLoginCommands(registerMcpCommand(program, agentToolsDeps));
 }

@@ -7,6 +7,7 @@ import { type RouterOptions, startRouter } from '../../router/router.ts';
 import { addUser, hashPassword, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
 import { type Logger } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
+import { untilStopped } from '../until-stopped.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
 import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
@@ -62,12 +63,10 @@ export function register(program: Command): void {
         logger,
       });
       platformUrl = running.url;
-      process.stdout.write(`${running.url}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => void running.close().then(() => router?.running.close()).then(resolve);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await untilStopped(
+        () => process.stdout.write(`${running.url}\n`),
+        () => running.close().then(() => router?.running.close()),
+      );
     });
 
   const user = platform.command('user').description("the platform's users and their tokens");

@@ -8,7 +8,9 @@ import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
-import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { wakeStorePath } from '../../../store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../../store/sqlite-wake-store.ts';
+import type { WakeStore } from '../../../store/wake-store.ts';
 import { AcxError } from '../../../core/errors.ts';
 import { allowPortableOption, configHomeOption, homeOption, jsonOption, registryOption, storeOption } from '../common-options.ts';
 
