@@ -18,6 +18,7 @@ import { agentWorkspace } from './workspace.ts';
 import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
+import { openJournalStore } from '../store/open-journal.ts';
 import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
 import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
@@ -143,6 +144,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
         await acp.createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
+          // Its turns are journaled with the agent's others: one interrupted by a crash is taken up by the next run of the session.
+          journal: openJournalStore({ journalPath: settings.journalPath, ...(settings.store ? { store: settings.store, agentId: settings.storeScope } : {}) }),
           sandbox:
             options.sandbox ??
             acp.createLocalSandbox({
@@ -386,6 +389,8 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
       sessions.add(session);
       return session;
     },
+    ...(harness.hasSession ? { hasSession: (sessionId: string) => harness.hasSession!(sessionId) } : {}),
+    ...(harness.listSuspended ? { listSuspended: () => harness.listSuspended!() } : {}),
     async close() {
       await Promise.allSettled([...sessions].map((session) => (session.id === keptSessionId ? session.detach() : session.destroy())));
       sessions.clear();

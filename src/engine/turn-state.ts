@@ -3,7 +3,7 @@ import { safeContext } from '../memory/provider.ts';
 import type { TurnRecord } from '../store/journal.ts';
 import type { Addressed } from './brief.ts';
 import type { EngineContext } from './engine-context.ts';
-import { emptyUsage, type HarnessStreamPart, type Usage } from './events.ts';
+import { emptyUsage, type HarnessStreamPart, partSink, type Usage } from './events.ts';
 import { recordedSources } from './hosted.ts';
 import type { ModelSource } from './model-call.ts';
 import type { ProviderPrompt } from './provider-prompt.ts';
@@ -129,13 +129,6 @@ async function composeTurnContext(ctx: EngineContext, state: TurnState): Promise
     );
   }
   return lines;
-}
-
-/** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
-function partSink(hooks: TurnHooks): (part: HarnessStreamPart) => void {
-  const { emit, observe } = hooks;
-  if (emit && observe) return (part) => (emit(part), observe(part));
-  return emit ?? observe ?? (() => {});
 }
 
 /** A turn's result as this process saw it, with the fields its ending decides. */

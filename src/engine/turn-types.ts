@@ -95,6 +95,8 @@ export interface TurnHooks {
    * `continueTurn` from any process); nothing is lost or re-run.
    */
   pauseRequested?: (() => boolean) | undefined;
+  /** Aborted when that pause is asked for, for a harness that acts on it at once instead of asking at its safe points (ACP). */
+  pauseSignal?: AbortSignal | undefined;
 }
 
 /** Who answers a turn's questions inline: its approvals, and a tool's questions for the user. */

@@ -41,7 +41,10 @@ export interface AgentSession {
    * Pauses the running turn at its next safe point (after the current step's tools, before the
    * next model call) and resolves once it has paused. The turn is suspended in the journal: its
    * call resolves with finishReason `other` and `suspendedBy: 'request'`; continue it with
-   * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
+   * continueGenerate/continueStream, or from another process via listSuspended(). On an ACP harness
+   * (with a journal, and an agent that can reopen its session) the agent is told to cancel once its
+   * running host tools finish, and the turn goes on later on the reopened session; elsewhere
+   * HarnessCapabilityUnsupportedError.
    */
   suspendTurn(): Promise<void>;
   /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
@@ -59,13 +62,14 @@ export interface AgentSession {
 export interface LiveHooks {
   abortSignal: AbortSignal;
   pauseRequested: () => boolean;
+  pauseSignal: AbortSignal;
   claimSuspended?: string;
 }
 
 /** The call running on a session in this process: what stop() and suspendTurn() act on. */
 interface RunningCall {
   controller: AbortController;
-  pause: boolean;
+  pause: AbortController;
   settled: Promise<unknown>;
 }
 
@@ -154,11 +158,11 @@ export class Session implements AgentSession {
       });
     }
     const controller = new AbortController();
-    const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
+    const call: RunningCall = { controller, pause: new AbortController(), settled: Promise.resolve() };
     const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
     const claimSuspended = this.#claim;
     this.#claim = undefined;
-    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
+    const result = run({ abortSignal: signal, pauseRequested: () => call.pause.signal.aborted, pauseSignal: call.pause.signal, ...(claimSuspended ? { claimSuspended } : {}) });
     call.settled = result.then(
       () => undefined,
       () => undefined,
@@ -199,7 +203,7 @@ export class Session implements AgentSession {
         hint: 'Call suspendTurn() while a generate/stream call of this session is under way.',
       });
     }
-    running.pause = true;
+    running.pause.abort();
     await running.settled;
   }
 

@@ -1,17 +1,16 @@
-import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
-import { Journal, type TurnRecord } from '../store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
-import { DeferredJournalStore } from '../store/deferred-journal.ts';
+import type { TurnRecord } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
+import { openJournalStore, sqliteJournalPath } from '../store/open-journal.ts';
 import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { streamsPathBeside } from './turn-streams.ts';
 import { openTurnStreamStore, type TurnStreamStore } from '../store/turn-streams.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
-import type { TurnContinuation } from './session-state.ts';
+import { HARNESS_ATTRIBUTE, type TurnContinuation } from './session-state.ts';
 
 /**
  * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
@@ -52,28 +51,11 @@ export interface EngineHarnessOptions extends EngineTuning {
   sessionLease?: SessionLeaseSettings;
 }
 
-/** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
-export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath' | 'agentId'>): JournalStore {
-  const { store } = options;
-  if (typeof store === 'object') return store;
-  if (store !== undefined && storeKindOf(store) === 'postgres') {
-    const agentId = options.agentId ?? DEFAULT_AGENT_ID;
-    // pg and the PostgreSQL journal load on the journal's first use, not with the harness.
-    return new DeferredJournalStore(async () => new (await import('../store/postgres-journal.ts')).PostgresJournalStore(store, { agentId }));
-  }
-  return new SqliteJournalStore(new Journal(journalPathOf(options)));
-}
-
-/** The SQLite journal file the options name. */
-function journalPathOf(options: Pick<EngineHarnessOptions, 'home' | 'journalPath'>): string {
-  return options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db');
-}
-
 /** Where the journal's turn streams go: its PostgreSQL database, or streams.db beside its SQLite file; none beside a store of your own. */
 function turnStreamsBeside(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): string | undefined {
   if (typeof options.store === 'object') return undefined;
   if (options.store !== undefined && storeKindOf(options.store) === 'postgres') return options.store;
-  return streamsPathBeside(journalPathOf(options));
+  return streamsPathBeside(sqliteJournalPath(options));
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
@@ -95,7 +77,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   let journal: JournalStore | undefined;
-  const openJournal = () => (journal ??= journalStoreFor(options));
+  const openJournal = () => (journal ??= openJournalStore(options));
   let streams: Promise<TurnStreamStore> | undefined;
   let headroomChecked = options.warnHeadroom === false;
 
@@ -149,7 +131,9 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
     hasSession: (sessionId) => openJournal().hasSession(sessionId),
     async listSuspended() {
       const journal = openJournal();
-      const turns = await journal.suspendedTurns();
+      const turns = [];
+      // A journal shared with an ACP harness holds its sessions too: those are its to list.
+      for (const turn of await journal.suspendedTurns()) if ((await journal.sessionAttribute(turn.sessionId, HARNESS_ATTRIBUTE)) === undefined) turns.push(turn);
       return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
     },
     turnStreams() {

@@ -206,13 +206,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   /**
    * Sessions with a turn paused for approvals, host tool results or a suspendTurn(), from the
    * harness's durable state: another process can list them and continue one with
-   * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
+   * `createSession({ continueFrom: entry.state })` and continueGenerate. On the engine harness, and
+   * on an ACP harness given a `journal`.
    */
   async listSuspended(): Promise<SuspendedSession[]> {
     const harness = this.settings.harness;
     if (!harness.listSuspended) {
       throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
-        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
+        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), give an ACP harness a journal (createACP({ journal })), or run the agent on the engine harness.',
       });
     }
     return (await harness.listSuspended()).map((entry) => {

@@ -1,14 +1,8 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../src/store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
-import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { lapseSessionLease } from '../support/lease-taker.ts';
-import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { type CaseStore, crashStores, effectsOf, runDriver } from '../support/crash-kit.ts';
 import { scaled } from '../support/time-scale.ts';
 
 /**
@@ -17,64 +11,9 @@ import { scaled } from '../support/time-scale.ts';
  * which were reported as "outcome unknown", and that the journal is well-formed.
  */
 const AGENT = join(import.meta.dirname, '../fixtures/agents/crash-agent.ts');
+const STORES = crashStores('crash');
 
-interface AgentRun {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Where a case's journal lives: the SQLite file under its home, or a fresh database on one
- * throwaway PostgreSQL cluster (the whole suite runs on both stores).
- */
-interface CaseStore {
-  env: Record<string, string>;
-  open(): Promise<JournalStore>;
-  /** After a SIGKILL: what the dead process held lapses, as it would once its lease ran out unrenewed. */
-  lapse(): Promise<void>;
-}
-const postgres = postgresForSuite();
-
-const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
-  // SQLite sees a dead process's lock go with it.
-  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))), lapse: async () => {} })],
-  [
-    'postgres',
-    POSTGRES_SKIP,
-    () => {
-      const url = postgres.database('crash');
-      return {
-        env: { ACX_TEST_STORE: url },
-        open: () => PostgresJournalStore.open(url, { agentId: 'default' }),
-        // The session's lease, lapsed at once instead of a short one a live process on a loaded machine could lose.
-        lapse: async () => {
-          const client = new pg.Client({ connectionString: url });
-          await client.connect();
-          try {
-            await lapseSessionLease((sql, values) => client.query(sql, values), 'crash-session');
-          } finally {
-            await client.end();
-          }
-        },
-      };
-    },
-  ],
-];
-
-function runAgent(home: string, effects: string, crash: string, store: CaseStore): Promise<AgentRun> {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash], { env: { ...process.env, ...store.env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
-}
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-}
+const runAgent = (home: string, effects: string, crash: string, store: CaseStore) => runDriver(AGENT, [home, effects, crash], store.env);
 
 async function assertWellFormed(store: CaseStore) {
   const journal = await store.open();
@@ -146,17 +85,6 @@ interface AgentOutput {
   text: string;
   checkpoints: string[];
   modelCalls: number;
-}
-
-/** What the tools did, read from their logs: one line per run. */
-function effectsOf(effects: string) {
-  return {
-    send: lines(join(effects, 'send.log')),
-    lookup: lines(join(effects, 'lookup.log')),
-    save: lines(join(effects, 'save.log')),
-    // The idempotent tool writes one file per idempotency key: a re-run must reuse the key.
-    upserts: readdirSync(effects).filter((f) => f.startsWith('upsert-')).length,
-  };
 }
 
 /** The calls whose recorded result tells the model the outcome is unknown. */

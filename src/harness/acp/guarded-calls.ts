@@ -2,22 +2,28 @@ import type * as acp from '@agentclientprotocol/sdk';
 import { AcxError, errorMessage, GuardrailTrippedError, HarnessCapabilityUnsupportedError } from '../../core/errors.ts';
 import type { CallDecision, GuardrailTrip, ToolCallInfo, TurnGuards } from '../../core/hooks.ts';
 import type { HostCallDecision, HostCallOutcome, HostToolCall } from '../../mcp/host-server.ts';
+import type { CallIdentity } from '../../store/journal.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ActiveTurn } from './active-turn.ts';
 import { answer } from './permissions.ts';
+import type { TurnJournal } from './turn-journal.ts';
 
 /**
  * An ACP session's hooks and guardrails at the points acx sees: the calls of its host tools (acx
  * runs them: decided before they run, their results through afterToolCall before the agent gets
  * them) and the agent's permission requests for its own tools (a hook can allow or deny them; it
- * cannot rewrite an input acx does not run). A decision is kept with the call in this process —
- * an ACP turn paused for a host result is continued here or not at all, so nothing asks again.
- * A tripped guardrail (or a hook that throws) refuses the call and fails the turn with its error.
+ * cannot rewrite an input acx does not run). Each decision is journaled with the turn before the
+ * call can go on (turn-journal.ts), so a turn taken up after a crash or in another process reads
+ * the decision for a call the agent makes again (recorded-calls.ts) instead of asking the hooks
+ * twice. A tripped guardrail (or a hook that throws) refuses the call and fails the turn with its
+ * error.
  */
 export interface GuardedCallsOptions {
   guards: TurnGuards;
   /** acx's session id. */
   sessionId: string;
+  /** Where each decision is kept with its turn. */
+  journal: TurnJournal;
   /** The turn running now, if any. */
   current(): ActiveTurn | undefined;
   /** Ends the current turn with `error` (the agent is told to cancel). */
@@ -83,18 +89,27 @@ export class GuardedCalls {
     return active && !active.cancelled && !active.failure ? active : undefined;
   }
 
-  /** Asks the guards; a trip or a hook's error fails the turn (and comes back as a refusal). */
+  /**
+   * The decision the journal recorded for this call when the turn was taken up, else the guards'
+   * (journaled before it is acted on); a trip or a hook's error fails the turn (and comes back as
+   * a refusal).
+   */
   private async decide(active: ActiveTurn, call: Omit<ToolCallInfo, 'sessionId' | 'turnId'>): Promise<CallDecision> {
-    const { guards, sessionId, log } = this.options;
-    let decision: CallDecision;
-    try {
-      decision = await guards.decideCall({ sessionId, turnId: active.turnId, ...call });
-    } catch (error) {
-      const failure = AcxError.isInstance(error) ? error : new AcxError('hook-failed', errorMessage(error), { cause: error });
-      this.options.fail(failure);
-      return { decision: 'deny', reason: `Not run: ${failure.message}` };
+    const { guards, sessionId, journal, log } = this.options;
+    let decision = active.recorded?.takeHookDecision(call.toolName, call.input);
+    if (decision) {
+      log.info('tool decision answered from the journal', { tool: call.toolName, runBy: call.runBy, decision: decision.decision });
+    } else {
+      try {
+        decision = await guards.decideCall({ sessionId, turnId: active.turnId, ...call });
+      } catch (error) {
+        const failure = AcxError.isInstance(error) ? error : new AcxError('hook-failed', errorMessage(error), { cause: error });
+        this.options.fail(failure);
+        return { decision: 'deny', reason: `Not run: ${failure.message}` };
+      }
+      log.info('tool decision', { tool: call.toolName, runBy: call.runBy, decision: decision.decision });
+      await journal.decided(decisionRow(active, call), decision).catch((error: unknown) => log.error('acp journal write failed', { reason: errorMessage(error) }));
     }
-    log.info('tool decision', { tool: call.toolName, runBy: call.runBy, decision: decision.decision });
     if (decision.decision === 'tripped') this.options.fail(tripped({ guardrail: decision.guardrail, kind: 'tool', reason: decision.reason }, log));
     return decision;
   }
@@ -104,6 +119,14 @@ export class GuardedCalls {
 export function tripped(trip: GuardrailTrip, log: Logger): GuardrailTrippedError {
   log.warn('guardrail tripped', { kind: trip.kind, guardrail: trip.guardrail, reason: trip.reason });
   return new GuardrailTrippedError(trip);
+}
+
+/**
+ * A decision's ledger row: its own call id (the call's run or approval keeps its row), at step 0
+ * like the rows of waited-for calls, so it is found whatever step the turn is at.
+ */
+function decisionRow(active: ActiveTurn, call: { toolCallId: string; toolName: string; input: unknown }): CallIdentity {
+  return { turnId: active.turnId, step: 0, callId: `decision:${call.toolCallId}`, ordinal: 0, toolName: call.toolName, input: call.input };
 }
 
 function refusal(decision: Extract<CallDecision, { decision: 'deny' | 'tripped' }>): string {

@@ -84,10 +84,18 @@ describe('ACP harness against a fake ACP agent', () => {
     await session.destroy();
   });
 
-  it('rejects once when no approval handler is configured', async () => {
+  it('without an approval handler, pauses the turn for the approval (the request held open) and answers it with continueGenerate', async () => {
     const agent = agentFor({}, { permissionMode: 'allow-edits' });
     const session = await agent.createSession();
-    expect((await agent.generate({ session, prompt: '[[permission:execute]]' })).text).toBe('permission=reject_once');
+    const paused = await agent.generate({ session, prompt: '[[permission:execute]]' });
+    expect(paused.rawFinishReason).toBe('tool-approval');
+    expect(paused.suspendedBy).toBe('approval');
+    expect(paused.pendingApprovals).toEqual([{ approvalId: 'p1', toolCallId: 'p1', toolName: 'A execute action', input: { what: 'execute' } }]);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
+    const done = await agent.continueGenerate({ session, approvals: [{ approvalId: 'p1', approved: true }] });
+    expect(done.turnId).toBe(paused.turnId);
+    expect(done.text).toBe('permission=allow_once');
+    expect(await session.hasUnfinishedTurn()).toBe(false);
     await session.destroy();
   });
 

@@ -2,13 +2,19 @@
 // calling acx's host tools over real MCP): hooks on host tools (acx runs them) and on the agent's
 // permission requests for its own tools, the three guardrails, and beforeModelCall refused with
 // HarnessCapabilityUnsupportedError since the agent calls its model itself.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { GuardrailTrippedError, HarnessCapabilityUnsupportedError } from '../../../src/core/errors.ts';
 import type { ToolCallInfo } from '../../../src/core/hooks.ts';
 import { createACP } from '../../../src/harness/acp/create.ts';
+import { createLocalSandbox } from '../../../src/harness/acp/sandbox.ts';
 import { HarnessAgent, type HarnessAgentSettings } from '../../../src/harness/harness-agent.ts';
+import { openJournalStore } from '../../../src/store/open-journal.ts';
 import { tool, type Tool } from '../../../src/tools/tool.ts';
+import { createLogger } from '../../../src/util/logger.ts';
 import { echo as baseEcho, fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();
@@ -24,8 +30,8 @@ function echoing() {
   return { echo, seen };
 }
 
-function newAgent(settings: Partial<HarnessAgentSettings>): HarnessAgent {
-  const harness = createACP(fakeProfile(cache));
+function newAgent(settings: Partial<HarnessAgentSettings>, profile: Parameters<typeof fakeProfile>[1] = {}): HarnessAgent {
+  const harness = createACP(fakeProfile(cache, profile));
   closers.push(() => harness.close!());
   return new HarnessAgent({ harness, ...settings });
 }
@@ -83,13 +89,14 @@ describe("hooks on the ACP agent's permission requests", () => {
   it('allow answers the request for the host (no approval handler asked); deny refuses it; the hook sees the agent’s tool', async () => {
     const calls: ToolCallInfo[] = [];
     const allowing = newAgent({ hooks: { beforeToolCall: (call) => (calls.push(call), { decision: 'allow' }) } });
-    // allow-edits does not allow an execute, and there is no onApprovalRequest: without the hook it is rejected.
+    // allow-edits does not allow an execute, and there is no onApprovalRequest: without the hook the turn would wait for an approval.
     expect((await (await generate(allowing, '[[permission:execute]]')).result).text).toBe('permission=allow_once');
     expect(calls).toEqual([expect.objectContaining({ toolCallId: 'p1', runBy: 'agent' })]);
     const denying = newAgent({ hooks: { beforeToolCall: () => ({ decision: 'deny', reason: 'no shell' }) }, onApprovalRequest: async () => ({ approved: true }) });
     expect((await (await generate(denying, '[[permission:read]]')).result).text).toBe('permission=reject_once');
     const neutral = newAgent({ hooks: { beforeToolCall: () => undefined } });
-    expect((await (await generate(neutral, '[[permission:execute]]')).result).text, 'no opinion: the mode decides (no handler: rejected)').toBe('permission=reject_once');
+    const waiting = await (await generate(neutral, '[[permission:execute]]')).result;
+    expect(waiting.pendingApprovals, 'no opinion: the mode decides (no handler: the turn waits for an approval)').toEqual([expect.objectContaining({ toolCallId: 'p1', approvalId: 'p1' })]);
   });
 
   it("a rewrite of the agent's own tool cannot apply: the request is refused and the turn fails with HarnessCapabilityUnsupportedError", async () => {
@@ -146,5 +153,60 @@ describe('guardrails on ACP', () => {
     await expect(agent.createSession()).rejects.toSatisfy((e: unknown) => HarnessCapabilityUnsupportedError.isInstance(e) && /beforeModelCall/.test((e as Error).message));
     const plain = newAgent({});
     await expect(plain.createSession({ hooks: { beforeModelCall: () => undefined } })).rejects.toBeInstanceOf(HarnessCapabilityUnsupportedError);
+  });
+});
+
+describe('hooks on a journaled ACP turn', () => {
+  /** A journaled session whose paused turn is let go at once (released: it waits in the journal), `letGo` resolving when it is. */
+  function journaled(home: string) {
+    let released!: () => void;
+    const letGo = new Promise<void>((resolve) => (released = resolve));
+    const logger = createLogger({ level: 'info', sink: { write: (line) => void (line.includes('acp paused turn released') && released()) } });
+    const profile = { sandbox: createLocalSandbox({ sessionsRoot: join(home, 'sessions') }), journal: join(home, 'journal.db'), env: { FAKE_RESUME: '1' }, pausedTurnHoldMs: 0, logger };
+    return { profile, letGo };
+  }
+
+  it('a turn taken up from the journal reads each call\'s decision there: the hooks are not asked again, the rewrite still applies, nothing runs twice', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-acp-hooks-'));
+    const { profile, letGo } = journaled(home);
+    const ran: unknown[] = [];
+    const keyed = z.object({ key: z.string() });
+    const note = tool({ name: 'note', description: 'notes', inputSchema: keyed, capabilityScopes: [], kind: 'read', effect: 'unsafe', execute: ({ key }) => (ran.push(key), `noted ${key}`) });
+    const ask = tool({ name: 'ask', description: 'asks the user', inputSchema: keyed, capabilityScopes: [], kind: 'read', effect: 'read-only' });
+    const asked: string[] = [];
+    const agent = newAgent(
+      {
+        tools: [note, ask],
+        permissionMode: 'allow-all',
+        hooks: { beforeToolCall: (call) => (asked.push(`${call.toolName} ${JSON.stringify(call.input)}`), call.toolName === 'note' ? { decision: 'rewrite', input: { key: 'A' } } : undefined) },
+      },
+      profile,
+    );
+    const session = await agent.createSession({ sessionId: 'hooks-taken-up' });
+    closers.push(() => session.destroy());
+    const paused = await agent.generate({ session, prompt: '[[work:note a,ask q]]' });
+    expect(paused.pendingToolCalls).toEqual([expect.objectContaining({ toolName: 'ask', input: { key: 'q' } })]);
+    await letGo;
+    // Answered after the turn was let go: the agent's session is reopened and it makes both calls again.
+    const done = await agent.continueGenerate({ session, toolResults: [{ toolCallId: paused.pendingToolCalls[0]!.toolCallId, output: 'blue' }] });
+    expect(done.text).toBe('all done\nnote a: noted A\nask q: blue');
+    expect(asked).toEqual(['note {"key":"a"}', 'ask {"key":"q"}']);
+    expect(ran).toEqual(['A']);
+  });
+
+  it('an output guardrail that trips: the turn is journaled as failed, with no reply recorded', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-acp-hooks-'));
+    const { profile } = journaled(home);
+    const agent = newAgent({ guardrails: { output: [{ name: 'no-greetings', check: ({ text }) => ({ tripped: text.startsWith('Hello'), reason: 'a greeting' }) }] } }, profile);
+    const session = await agent.createSession({ sessionId: 'hooks-output' });
+    closers.push(() => session.destroy());
+    await expect(agent.generate({ session, prompt: '[[hello]]' })).rejects.toMatchObject({ guardrail: 'no-greetings', kind: 'output' });
+    const store = openJournalStore({ journalPath: profile.journal });
+    try {
+      expect((await store.turns('hooks-output')).map((t) => ({ status: t.status, finalText: t.finalText }))).toEqual([{ status: 'failed', finalText: null }]);
+      expect((await store.messages('hooks-output')).map((m) => m.kind)).toEqual(['user']);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -1,8 +1,12 @@
 // One end-to-end suite for real ACP agents installed by the adapter's own bootstrap (cached in
 // ACX_CACHE_DIR, default ~/.cache/acx) and pointed at the local scripted model server.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ACPHarness } from '../../../src/harness/acp/create.ts';
+import type { ACPSettings } from '../../../src/harness/acp/settings.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import type { HarnessStreamPart } from '../../../src/engine/events.ts';
 import type { PermissionMode } from '../../../src/tools/permission.ts';
@@ -15,7 +19,8 @@ export const REAL_KEY = 'sk-real-e2e-secret-0123456789';
 
 export interface RealAgentOptions {
   name: string;
-  harness: (server: ModelServer) => ACPHarness | Promise<ACPHarness>;
+  /** The harness on the model server; `extra` settings (a journal) are laid over the profile's. */
+  harness: (server: ModelServer, extra?: Partial<ACPSettings>) => ACPHarness | Promise<ACPHarness>;
   permissionMode: PermissionMode;
   /** A native tool call that makes the agent ask the client for permission (omit when the agent cannot ask). */
   permissionCall?: { name: string; input: unknown };
@@ -172,6 +177,35 @@ export function describeRealAgent(options: RealAgentOptions): void {
           await session.destroy();
         }
       }, scaled(180_000));
+    }
+
+    if (options.permissionCall) {
+      // Two harnesses on one journal stand for two processes: they share nothing else.
+      it('without a handler the permission request pauses the turn; another harness on the same journal lists it and answers it', async () => {
+        const journal = join(mkdtempSync(join(tmpdir(), 'acx-real-approval-')), 'journal.db');
+        const holder = await options.harness(server, { journal });
+        const answerer = await options.harness(server, { journal });
+        const a = new HarnessAgent({ harness: holder, permissionMode: options.permissionMode });
+        const b = new HarnessAgent({ harness: answerer, permissionMode: options.permissionMode });
+        const session = await a.createSession();
+        try {
+          const paused = await a.generate({ session, prompt: 'Do it. [permission]' });
+          expect(paused).toMatchObject({ suspendedBy: 'approval', rawFinishReason: 'tool-approval' });
+          expect(paused.pendingApprovals).toHaveLength(1);
+          const listed = await b.listSuspended();
+          expect(listed.map((entry) => entry.state.continuation)).toEqual([{ turnId: paused.turnId, suspendedBy: 'approval', pendingApprovals: paused.pendingApprovals, pendingToolCalls: [] }]);
+          const elsewhere = await b.createSession({ continueFrom: listed[0]!.state });
+          const done = await b.continueGenerate({ session: elsewhere, approvals: [{ approvalId: paused.pendingApprovals[0]!.approvalId, approved: true }] });
+          expect(done.turnId).toBe(paused.turnId);
+          expect(done.text).toContain('permission flow finished');
+          expect(await b.listSuspended()).toEqual([]);
+          await elsewhere.detach();
+        } finally {
+          await session.destroy();
+          await holder.close?.();
+          await answerer.close?.();
+        }
+      }, 300_000);
     }
 
     // The order is fixed by events, not by timing: the abort is sent once the agent's own step is
