@@ -24,14 +24,16 @@
  * internals), unless --no-profile; and with --imports, the extra CPU time of importing each
  * heavy module on its own in a fresh process.
  */
-import { spawnSync } from 'node:child_process';
-import { type Dirent, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../scripts/quickstart.ts';
+import { ensureBundleBuilt } from './support/bundle.ts';
 import { childCpuMs } from './support/child-cpu.ts';
+import { mean, median, ms, printTimingTable, rotatedRounds, timeChild, type Timing } from './support/process-timing.ts';
 import { summarize, type CpuProfile } from './support/cpu-profile.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,7 +57,7 @@ const BUILDS: Build[] = ['src', 'dist'];
 const names: Name[] = ['anchor', ...BUILDS.flatMap((build) => (['version', 'replay', 'wake'] as const).map((command): Name => `${command}:${build}`))];
 const label = (name: Name) => (name === 'anchor' ? 'node -e 0' : `${LABELS[name.split(':')[0] as Command]} [${name.split(':')[1]}]`);
 
-ensureBundleBuilt();
+ensureBundleBuilt(root);
 
 /** The argv of one command; `home` is a fresh temporary directory for this run. */
 function argvOf(name: Name, home: string): string[] {
@@ -79,19 +81,6 @@ function replayedTurn(home: string): string[] {
   return [QUICKSTART_AGENT, QUICKSTART_PROMPT, '--replay', QUICKSTART_CASSETTE, '--home', join(home, 'home'), '--config-home', join(home, 'config')];
 }
 
-/** The bundle is built from the sources when it is missing or older than any of them. */
-function ensureBundleBuilt(): void {
-  const bundle = join(root, 'dist/cli/main.js');
-  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
-  const stale = (readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true }) as Dirent[]).some(
-    (entry) => entry.isFile() && statSync(join(entry.parentPath, entry.name)).mtimeMs > built,
-  );
-  if (!stale) return;
-  console.log('dist/cli is missing or older than src/: npm run build ...');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr.slice(-2000)}`);
-}
-
 const answeredHomes = Object.fromEntries(BUILDS.map((build) => [build, mkdtempSync(join(tmpdir(), `acx-bench-wake-${build}-`))])) as Record<Build, string>;
 process.on('exit', () => Object.values(answeredHomes).forEach((home) => rmSync(home, { recursive: true, force: true })));
 for (const build of BUILDS) {
@@ -101,14 +90,11 @@ for (const build of BUILDS) {
   }
 }
 
-function runOnce(name: Name, extraNodeArgs: string[] = []): { wall: number; cpu: number | undefined } {
+function runOnce(name: Name, extraNodeArgs: string[] = []): Timing {
   const home = mkdtempSync(join(tmpdir(), 'acx-bench-startup-'));
   try {
-    const cpu0 = childCpuMs();
-    const start = performance.now();
-    const child = spawnSync(process.execPath, [...extraNodeArgs, ...argvOf(name, home)], { cwd: root, encoding: 'utf8', env: envOf(name) });
-    const wall = performance.now() - start;
-    const cpu1 = childCpuMs();
+    let child!: SpawnSyncReturns<string>;
+    const timing = timeChild(() => (child = spawnSync(process.execPath, [...extraNodeArgs, ...argvOf(name, home)], { cwd: root, encoding: 'utf8', env: envOf(name) })));
     if (child.status !== 0) {
       throw new Error(`${label(name)} exited ${child.status}: ${child.stderr.slice(0, 2000)}`);
     }
@@ -118,47 +104,19 @@ function runOnce(name: Name, extraNodeArgs: string[] = []): { wall: number; cpu:
     if (name.startsWith('wake') && child.stdout.trim() !== '') {
       throw new Error(`the repeated delivery was answered again: ${child.stdout.slice(0, 500)}`);
     }
-    return { wall, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
+    return timing;
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const ms = (x: number) => `${x.toFixed(0).padStart(6)} ms`;
-
 const benchStart = performance.now();
-for (const name of names) runOnce(name); // warm the file cache and the disk
-const walls = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
-const cpus = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
-for (let round = 0; round < RUNS; round++) {
-  for (let k = 0; k < names.length; k++) {
-    const name = names[(round + k) % names.length]!;
-    const { wall, cpu } = runOnce(name);
-    walls[name].push(wall);
-    if (cpu !== undefined) cpus[name].push(cpu);
-  }
-}
-
+const timings = rotatedRounds(names, RUNS, (name) => runOnce(name));
+const walls = Object.fromEntries(names.map((name) => [name, timings[name].walls])) as Record<Name, number[]>;
 const anchorWall = median(walls.anchor);
-const anchorCpu = cpus.anchor.length ? mean(cpus.anchor) : undefined;
 console.log(`Process start-up, ${RUNS} runs each, alternating (Node ${process.version}, ${process.execPath})`);
 console.log('  [src]: the checkout\'s TypeScript sources; [dist]: the bundle an installed acx runs (ACX_RUN_FROM=dist)');
-console.log('                                     wall (median)   ratio      CPU (mean)   ratio   wall min..max');
-for (const name of names) {
-  const wall = median(walls[name]);
-  const cpu = cpus[name].length ? mean(cpus[name]) : undefined;
-  const cpuText = cpu === undefined || anchorCpu === undefined ? '        n/a        ' : `${ms(cpu)}   ${(cpu / anchorCpu).toFixed(1).padStart(5)}x`;
-  console.log(
-    `  ${label(name).padEnd(32)} ${ms(wall)}    ${(wall / anchorWall).toFixed(1).padStart(5)}x   ${cpuText}   ` +
-      `${Math.min(...walls[name]).toFixed(0)}..${Math.max(...walls[name]).toFixed(0)} ms`,
-  );
-}
+printTimingTable(names, timings, 'anchor', label);
 for (const command of ['replay', 'wake', 'version'] as const) {
   const ratio = median(walls[`${command}:dist`]) / anchorWall;
   console.log(`  ${label(`${command}:dist`)} / node -e 0 = ${ratio.toFixed(1)}x wall, goal <= ${GOALS[command]}x: ${ratio <= GOALS[command] ? 'PASS' : 'FAIL'}`);

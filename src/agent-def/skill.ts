@@ -20,6 +20,23 @@ export interface Skill {
   compatibility: string | null;
   /** metadata.version, when given. */
   version: string | null;
+  /** The arguments it takes when served as an MCP prompt (`acx mcp`), declared in its metadata; empty for most skills. */
+  arguments: SkillArgument[];
+}
+
+/**
+ * A skill's arguments, declared in the agentskills.io `metadata` map (strings to strings, the
+ * format's own place for what it does not define): `arguments` names them, comma-separated, a
+ * trailing `?` marking one optional; `arguments.<name>` describes one; `arguments.<name>.values`
+ * lists the values it takes, comma-separated, which a client is offered as completions. In the
+ * body, `{{name}}` stands for the argument's value.
+ */
+export interface SkillArgument {
+  name: string;
+  description: string | null;
+  required: boolean;
+  /** The values a client is offered as completions; empty when any text will do. */
+  values: string[];
 }
 
 export const SKILL_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -61,7 +78,35 @@ export function parseSkill(text: string, dirName: string, path: string, where = 
     license: typeof fm.license === 'string' ? fm.license : null,
     compatibility: typeof fm.compatibility === 'string' ? fm.compatibility : null,
     version: metadata.version ?? null,
+    arguments: skillArguments(metadata, where),
   };
+}
+
+const ARGUMENT_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+function skillArguments(metadata: Record<string, string>, where: string): SkillArgument[] {
+  const declared = (metadata.arguments ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  const args = declared.map((item): SkillArgument => {
+    const name = item.endsWith('?') ? item.slice(0, -1).trim() : item;
+    if (!ARGUMENT_NAME.test(name)) {
+      throw definitionError(`${where}: metadata.arguments names "${name}", which is not an argument name`, 'name arguments with a letter, then letters, digits, _ or - (e.g. arguments: "version, audience?")');
+    }
+    const values = (metadata[`arguments.${name}.values`] ?? '').split(',').map((value) => value.trim()).filter(Boolean);
+    return { name, description: metadata[`arguments.${name}`]?.trim() || null, required: !item.endsWith('?'), values };
+  });
+  const names = args.map((arg) => arg.name);
+  const twice = names.find((name, index) => names.indexOf(name) !== index);
+  if (twice) throw definitionError(`${where}: metadata.arguments names "${twice}" twice`);
+  for (const key of Object.keys(metadata)) {
+    const about = /^arguments\.(.+?)(?:\.values)?$/.exec(key)?.[1];
+    if (about !== undefined && !names.includes(about)) {
+      throw definitionError(`${where}: metadata.${key} is about an argument metadata.arguments does not name`, `add "${about}" to metadata.arguments, or remove metadata.${key}`);
+    }
+  }
+  return args;
 }
 
 /** A skill as SKILL.md text. A JSON string is a valid YAML double-quoted scalar, so any description survives intact. */

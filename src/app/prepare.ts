@@ -6,6 +6,7 @@ import { reconcileIfUpgraded } from './install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from './settings.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
+import type { ReasoningEffort } from '../model/reasoning.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
@@ -17,13 +18,14 @@ import { agentWorkspace } from './workspace.ts';
 import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
-import { HarnessAgent } from '../harness/harness-agent.ts';
+import { openJournalStore } from '../store/open-journal.ts';
+import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
+import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
 import { type AgentPlatform, assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
-import { fromOrigin } from '../mcp/config.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
 /**
@@ -44,15 +46,17 @@ export interface PreparedAgent {
   /** For a cartridge: the accepted handshake (descriptor, whether it was persisted). */
   activation?: Activation;
   /**
-   * The agent's native engine on another model (`provider:model-id`), for a front end that lets
-   * the user switch models. Absent on an ACP harness and with --replay/--record (a cassette holds
-   * one model). The caller closes each harness it gets.
+   * The agent's native engine on another model (`provider:model-id`), or on its own model with
+   * another reasoning effort, for a front end that lets the user switch them. Absent on an ACP
+   * harness and with --replay/--record (a cassette holds one model). The caller closes each
+   * harness it gets.
    */
-  engineOn?: (spec: string) => Promise<{ harness: Harness; model: ResolvedModel }>;
+  engineOn?: (spec: string, tuning?: { reasoning?: ReasoningEffort }) => Promise<{ harness: Harness; model: ResolvedModel }>;
   close(): Promise<void>;
 }
 
-export async function buildModel(settings: ResolvedSettings, logger?: Logger): Promise<ResolvedModel> {
+/** `env`: where the provider's key is read (default process.env), as the settings were resolved from it. */
+export async function buildModel(settings: ResolvedSettings, logger?: Logger, env?: NodeJS.ProcessEnv): Promise<ResolvedModel> {
   const chosen = settings.model;
   if (!chosen) throw noModelSelected();
   if (settings.replay) {
@@ -67,6 +71,7 @@ export async function buildModel(settings: ResolvedSettings, logger?: Logger): P
     ...(chosen.surface ? { surface: chosen.surface } : {}),
     ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}),
     vision: chosen.vision,
+    ...(env ? { env } : {}),
     // No configured ceiling: ask the provider (those that say), before the engine's floor.
     ...(settings.contextTokens === null ? { discoverContextWindow: { ...(logger ? { logger } : {}) } } : {}),
   });
@@ -103,6 +108,15 @@ export interface PrepareOptions {
   keepOutput?: OutputSink;
   /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
   platform?: AgentPlatform;
+  /**
+   * Keep streamed turns for readers that resume them (a chat server's resume GET: see
+   * HarnessAgentSettings.streams). Default false: the CLI's own front ends have no such reader.
+   */
+  keepStreams?: boolean;
+  /** The agent's hooks (docs/hooks.md). */
+  hooks?: HarnessAgentSettings['hooks'];
+  /** The agent's guardrails; a cartridge's guardrail roles are bound to them by name and kind. */
+  guardrails?: AgentGuardrails;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -123,7 +137,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
   reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
-  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger);
+  const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
   // Composed once the tools are known (a brief may list them); dispatch's sub-agents read it when they start.
@@ -137,6 +151,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
         await acp.createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
+          // Its turns are journaled with the agent's others: one interrupted by a crash is taken up by the next run of the session.
+          journal: openJournalStore({ journalPath: settings.journalPath, ...(settings.store ? { store: settings.store, agentId: settings.storeScope } : {}) }),
           sandbox:
             options.sandbox ??
             acp.createLocalSandbox({
@@ -173,7 +189,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
   if (cartridge) {
-    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger).catch(giveUp);
+    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
@@ -193,20 +209,24 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    ...(options.keepStreams ? {} : { streams: false }),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
   });
   const chosen = settings.model;
   const engineOn =
     onACP || !chosen || settings.replay || settings.record
       ? undefined
-      : async (spec: string): Promise<{ harness: Harness; model: ResolvedModel }> => {
+      : async (spec: string, tuning: { reasoning?: ReasoningEffort } = {}): Promise<{ harness: Harness; model: ResolvedModel }> => {
           const next = parseModelSpec(spec);
           // The surface and endpoint chosen for the current provider carry over to its other models.
           const sameProvider = next.provider === chosen.provider;
           const other = await buildModel({
             ...settings,
             model: { ...chosen, source: 'flag', spec, ...next, surface: sameProvider ? chosen.surface : null, baseURL: sameProvider ? chosen.baseURL : null, cacheMode: PROVIDERS[next.provider]!.cacheMode },
-          }, logger);
-          const harness = createEngineHarness({ ...engineHarnessOptions(settings, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
+          }, logger, env);
+          const tuned = tuning.reasoning ? { ...settings, modelParams: { ...settings.modelParams, reasoning: tuning.reasoning } } : settings;
+          const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };
         };
   return {
@@ -307,6 +327,7 @@ export async function activateCartridgeTools(
   memory: CartridgeMemoryProvider,
   modelContextWindow: number | undefined,
   logger: Logger,
+  guardrails?: AgentGuardrails,
 ): Promise<Activation> {
   const cartridge = settings.cartridge!;
   // The handshake (the contract's negotiation, its ajv) loads only for a cartridge.
@@ -316,6 +337,7 @@ export async function activateCartridgeTools(
     tools: toolset.tools,
     mcpServers: toolset.mcpServers,
     model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    guardrails,
     logger,
   });
   await memory.load(cartridge.rom.memory);
@@ -380,6 +402,8 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
       sessions.add(session);
       return session;
     },
+    ...(harness.hasSession ? { hasSession: (sessionId: string) => harness.hasSession!(sessionId) } : {}),
+    ...(harness.listSuspended ? { listSuspended: () => harness.listSuspended!() } : {}),
     async close() {
       await Promise.allSettled([...sessions].map((session) => (session.id === keptSessionId ? session.detach() : session.destroy())));
       sessions.clear();
@@ -405,7 +429,6 @@ async function cartridgeToolsetOptions(settings: ResolvedSettings, memory: Agent
   }
   return {
     extraTools: !wanted || wanted.includes('memory') ? [roles['acx:memory.write'], roles['acx:search']] : [],
-    extraMcpConfigs: cartridge.romMcpAllowed ? cartridge.rom.mcp.map((config) => ({ ...fromOrigin(config, 'cartridge'), envGrant: cartridge.envGrant })) : [],
     adaptBuiltin: contractFacing,
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Skill } from '../agent-def/skill.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { ServedPrompt } from '../mcp/prompts.ts';
 
 /**
  * Skills use progressive disclosure: the instructions carry only an index (name and one-line
@@ -38,4 +39,14 @@ export function composeInstructions(parts: { systemPrompt?: string; initialize?:
     .map((part) => part?.trim())
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** Skills as MCP prompts (`acx mcp`): the body is the prompt's text, its declared arguments the prompt's. */
+export function skillPrompts(skills: readonly Skill[]): ServedPrompt[] {
+  return skills.map((skill) => ({
+    name: skill.name,
+    description: skill.description,
+    text: skill.body,
+    arguments: skill.arguments.map((arg) => ({ name: arg.name, required: arg.required, values: arg.values, ...(arg.description ? { description: arg.description } : {}) })),
+  }));
 }

@@ -4,6 +4,9 @@ import type { Tool } from '../tools/tool.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
+import type { ServedPrompt } from '../mcp/prompts.ts';
+import type { ServedMemory } from '../mcp/resources.ts';
+import { skillPrompts } from './skills.ts';
 import type { Harness } from '../harness/harness.ts';
 import {
   activateCartridgeTools,
@@ -24,11 +27,20 @@ import {
  *
  * Serving needs no model. dispatch builds its sub-agent's model on its first call, and refuses
  * that call, saying what to set, when none was chosen.
+ *
+ * Beside the tools, what else a client may use: the agent's skills as prompts, its standing
+ * instructions, and its memory records (read-only; absent for a module provider, whose records
+ * are its own business).
  */
 export interface AgentToolHost {
   settings: ResolvedSettings;
   /** Every tool the permission mode would ask about has `needsApproval` set. */
   tools: Tool[];
+  /** The agent's skills, as prompts. */
+  prompts: ServedPrompt[];
+  /** The standing instructions a run of the agent starts with. */
+  instructions: string;
+  memory?: ServedMemory;
   /** Answers a call that needs approval: always a refusal, thrown with the reason and what to do. */
   approve(call: { tool: Tool }): Promise<boolean>;
   close(): Promise<void>;
@@ -45,6 +57,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
     await memory.close();
   };
   try {
+    const instructions = standingInstructions(settings, logger);
     const toolset = await assembleAgentTools(settings, {
       memory,
       logger,
@@ -52,7 +65,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
       connectMcp: false,
       createWorkspace: true,
       dispatchHarness,
-      instructions: () => standingInstructions(settings, logger),
+      instructions: () => instructions,
     });
     if (toolset.mcpConfigured.length > 0) logger.info('mcp drop-ins not served', { servers: toolset.mcpConfigured.join(','), reason: 'a client connects to those servers itself' });
     if (settings.cartridge) await activateCartridgeTools(settings, toolset, memory.cartridge!, undefined, logger);
@@ -62,6 +75,9 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
     return {
       settings,
       tools,
+      prompts: skillPrompts(settings.definition?.skills ?? []),
+      instructions,
+      ...(memory.sqlite ? { memory: memory.sqlite.store } : {}),
       approve: async ({ tool }) => {
         throw approvalRefusal(tool, settings.permissionMode);
       },
@@ -95,7 +111,7 @@ function subAgentsOnDemand(settings: ResolvedSettings, memory: AgentMemory, mode
   const build = async (): Promise<Harness> => {
     if (settings.harness !== 'engine') {
       throw new HarnessCapabilityUnsupportedError(`Under acx mcp, dispatch runs its sub-agents on acx's engine; the ${settings.harness} harness is not used here.`, {
-        hint: 'Start acx mcp without --harness (and without ACX_HARNESS) to let dispatch run.',
+        hint: 'Start acx mcp without ACX_HARNESS to let dispatch run.',
       });
     }
     if (!modelChosen) {

@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { createSelfAuthorshipTools } from './charter.ts';
 import { readOptIns } from './opt-in.ts';
-import { agentMcpDir, type ResolvedSettings } from './settings.ts';
+import type { ResolvedSettings } from './settings.ts';
 import { agentWorkspace } from './workspace.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
-import { loadMcpConfigs, type McpDropInDocument, type McpServerConfig, parseMcpDropIns, readMcpDropInDir, fromOrigin, untrustedDropIn } from '../mcp/config.ts';
+import { agentMcpConfigs, mcpLoginCommand } from './mcp-drop-ins.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
 import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
@@ -46,8 +45,6 @@ export interface ToolsetOptions {
   dispatch?: (tools: () => readonly Tool[]) => Tool;
   /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
   extraTools?: readonly Tool[];
-  /** Cartridge boot: MCP drop-ins declared in the ROM (their origin already set). */
-  extraMcpConfigs?: readonly McpServerConfig[];
   /** Where code_execution's outputs go (a timeline agent: assets); default the workspace. */
   keepOutput?: OutputSink | undefined;
   /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
@@ -170,25 +167,20 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const adapt = options.adaptBuiltin ?? ((tool: Tool) => tool);
   offered.splice(0, offered.length, ...offered.map(adapt));
 
-  // Drop-ins are read forgivingly (a broken file is skipped, loudly); flags and specs strictly.
-  // The config home's drop-ins, then a directory agent's own (from its definition); a cartridge's
-  // ROM drop-ins come in extraMcpConfigs, started only when it is trusted. Each knows its origin,
-  // which decides whether a turn may start without it when its file does not say (fromOrigin).
-  const home = readMcpDropInDir(join(settings.configHome, 'mcp'));
-  const dropIns = parseMcpDropIns([...home.documents, ...agentDropIns(settings)], home.skipped);
-  for (const bad of dropIns.skipped) {
-    logger.warn('mcp drop-in skipped', { server: bad.name, file: bad.source, reason: bad.reason });
-    skipped.push({ name: `mcp:${bad.name}`, reason: `${bad.source}: ${bad.reason}` });
-  }
-  const specs = loadMcpConfigs({ specs: settings.mcp }).map((config) => fromOrigin(config, 'flag'));
-  const mcpConfigs = [...dropIns.configs, ...(options.extraMcpConfigs ?? []), ...specs];
+  const { configs: mcpConfigs, skipped: badDropIns } = agentMcpConfigs(settings, logger);
+  skipped.push(...badDropIns);
   const notices: string[] = [];
   let mcpServers: McpServerStatus[] = [];
   let closeMcp = async () => {};
   if (options.connectMcp && mcpConfigs.length > 0) {
     // The MCP client is the largest import; load it only when a server is configured.
     const { connectMcpServers } = await import('../mcp/client.ts');
-    const connection = await connectMcpServers(mcpConfigs, { logger });
+    const { McpCredentialStore } = await import('../mcp/oauth/store.ts');
+    const connection = await connectMcpServers(mcpConfigs, {
+      logger,
+      credentials: McpCredentialStore.inConfigHome(settings.configHome),
+      loginCommand: mcpLoginCommand(settings, mcpConfigs),
+    });
     mcpServers = connection.servers;
     closeMcp = () => connection.close();
     offered.push(...connection.tools);
@@ -226,17 +218,4 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     },
     close: closeMcp,
   };
-}
-
-/**
- * A directory agent's drop-ins as its definition read them (relative paths resolve against its
- * mcp/), each refused when someone else could have written its file.
- */
-function agentDropIns(settings: Pick<ResolvedSettings, 'definition'>): McpDropInDocument[] {
-  const dir = agentMcpDir(settings);
-  if (!dir) return [];
-  return settings.definition!.mcp.map((dropIn) => {
-    const source = join(dir, `${dropIn.name}.json`);
-    return { name: dropIn.name, source, text: untrustedDropIn(source) ?? dropIn.text, baseDir: dir, origin: 'agent' as const };
-  });
 }

@@ -31,8 +31,10 @@ export function findSigningSecret(input: {
   rawBody: string | Uint8Array;
   headers: HeaderBag;
   secrets: readonly string[];
+  /** The header the signature rides in (default X-BaseCradle-Signature). */
+  header?: string;
 }): { ok: true; secret: string } | Extract<SignatureCheck, { ok: false }> {
-  const header = headerValue(input.headers, SIGNATURE_HEADER);
+  const header = headerValue(input.headers, input.header ?? SIGNATURE_HEADER);
   if (header === undefined || header.trim() === '') return { ok: false, reason: 'missing' };
   const match = /^\s*sha256=([0-9a-f]{64})\s*$/i.exec(header);
   if (!match) return { ok: false, reason: 'malformed' };

@@ -1,6 +1,7 @@
 import type { FlexibleSchema, InferSchema } from '@ai-sdk/provider-utils';
 import type { z } from 'zod';
 import type { ZodTypeAny as Zod3Type } from 'zod/v3';
+import type { ElicitationRequest, ElicitationResult } from './elicitation.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -68,6 +69,11 @@ export interface ToolContext {
   onFileChange?: (change: FileChange) => void;
   /** On a timeline wake, for a tool plugin: the platform it runs on (absent anywhere else). */
   platform?: ToolPlatform;
+  /**
+   * Asks the user for input while the call runs (an MCP server's elicitation), when someone can
+   * answer: absent where nobody can (the tool then declines on the user's behalf, saying why).
+   */
+  elicit?: (request: Omit<ElicitationRequest, 'toolCallId' | 'toolName'>) => Promise<ElicitationResult>;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import { AcxError } from '../core/errors.ts';
+import { AcxError, GuardrailTrippedError } from '../core/errors.ts';
 import type { JournalStore } from '../store/journal-store.ts';
+import { abandonTurn } from './closing.ts';
 import { compactNow } from './compaction-triggers.ts';
 import type { ContextBudget } from './context-budget.ts';
 import { createEngineContext, type EngineContext, type ResolvedEngineOptions } from './engine-context.ts';
@@ -24,6 +25,7 @@ import type { ContinueInput, EngineOptions, TurnInput, TurnResult } from './turn
  *   compaction-triggers.ts  when a session is compacted (compaction.ts: how)
  *   retries.ts              model-call retries and the context-overflow rescue (faults.ts: fault kinds)
  *   endings.ts              a turn that is done, cancelled or failed
+ *   closing.ts              a turn given up from outside (abandonTurn), its open calls answered
  *   turn-state.ts           one turn's state in this process; engine-context.ts: the engine's
  */
 export { DEFAULT_MAX_STEPS } from './caps.ts';
@@ -61,16 +63,12 @@ export class Engine {
   }
 
   /**
-   * Gives up a running or suspended turn for good (its caller set its message aside): the turn
-   * stays in the journal as cancelled, saying why, and no longer holds back the session's next
-   * turn. False when the session has no such turn unfinished.
+   * Gives up a running or suspended turn for good (its caller set its message aside): its open
+   * calls are answered saying so, the turn stays in the journal as cancelled, saying why, and no
+   * longer holds back the session's next turn. False when the session has no such turn unfinished.
    */
-  async abandonTurn(sessionId: string, turnId: string, reason: string): Promise<boolean> {
-    const turn = await this.journal.turn(turnId);
-    if (!turn || turn.sessionId !== sessionId || (turn.status !== 'running' && turn.status !== 'suspended')) return false;
-    await this.journal.updateTurn(turnId, { status: 'cancelled', error: `abandoned: ${reason}` });
-    this.context.logger.warn('turn abandoned', { session: sessionId, turn: turnId, reason });
-    return true;
+  abandonTurn(sessionId: string, turnId: string, reason: string): Promise<boolean> {
+    return abandonTurn(this.context, sessionId, turnId, reason);
   }
 
   /** Runs one turn for a new user message. An unfinished earlier turn must be continued first. */
@@ -86,6 +84,7 @@ export class Engine {
         hint: 'Continue it first (continueTurn / acx run resumes it automatically).',
       });
     }
+    await this.checkInput(input);
     const turnId = input.turnId ?? randomUUID();
     const message: ModelMessage = { role: 'user', content: input.prompt };
     // The turn and its message are one commit: a turn on record always has the message it answers.
@@ -98,7 +97,18 @@ export class Engine {
       addressed: input.addressed ?? false,
       resumed: false,
     });
-    return traced(state, () => drive(this.context, state));
+    return traced(this.context, state, () => drive(this.context, state));
+  }
+
+  /**
+   * The input guardrails on a new message, before anything of it is journaled: a message that
+   * trips one never reaches the model, nor the transcript a later turn's model reads.
+   */
+  private async checkInput(input: TurnInput): Promise<void> {
+    const trip = await this.options.guards?.checkInput({ sessionId: input.sessionId, prompt: input.prompt });
+    if (!trip) return;
+    this.context.logger.warn('guardrail tripped', { session: input.sessionId, kind: trip.kind, guardrail: trip.guardrail, reason: trip.reason });
+    throw new GuardrailTrippedError(trip);
   }
 
   /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */

@@ -53,7 +53,8 @@ export type HarnessStreamPart =
   | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
   | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string }
   | ({ type: 'tool-approval-request' } & ApprovalRequest)
-  | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined }
+  /** `input`: the call's arguments, where the harness has them (a reader that never saw the call needs them to show it). */
+  | { type: 'tool-output-denied'; toolCallId: string; toolName: string; reason: string | undefined; input?: unknown }
   /** `costUsd`: what the step's model call cost, when the provider states it (OpenRouter, AI Gateway). */
   | { type: 'finish-step'; step: number; finishReason: FinishReason; usage: Usage; costUsd?: number }
   | { type: 'retry'; attempt: number; error: string }
@@ -103,4 +104,11 @@ export function addUsage(a: Usage, b: Usage): Usage {
     },
     totalTokens: sum(a.totalTokens, b.totalTokens),
   };
+}
+
+/** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
+export function partSink(hooks: { emit?: ((part: HarnessStreamPart) => void) | undefined; observe?: ((part: HarnessStreamPart) => void) | undefined }): (part: HarnessStreamPart) => void {
+  const { emit, observe } = hooks;
+  if (emit && observe) return (part) => (emit(part), observe(part));
+  return emit ?? observe ?? (() => {});
 }

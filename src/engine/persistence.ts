@@ -61,6 +61,7 @@ export async function persistAssistant(ctx: EngineContext, state: TurnState, res
     status: 'pending',
     result: null,
     approval: null,
+    decision: null,
   }));
   await commit(ctx, state, async () => {
     await appendEntry(ctx, state, 'assistant', assistant);
@@ -109,24 +110,54 @@ export function recordResult(ctx: EngineContext, state: TurnState, call: CallRec
  * costs one commit and the journal never holds a step without the results of the one before it.
  */
 export function settleStep(ctx: EngineContext, state: TurnState, step: number, calls: readonly CallRecord[]): void {
-  const { journal, options } = ctx;
   const fullOutputs = calls.map((call) => (state.outputs.get(call.callId) ?? call.result) as ToolResultOutput);
   state.outputs.clear();
-  const capped = capStepOutputs(fullOutputs, options.stepResultBudget ?? STEP_RESULT_BUDGET);
-  const cappedInputs = capArguments(
-    calls.map((call) => call.input),
-    STEP_ARGS_BUDGET,
-  );
   const assistantIndex = findLastIndex(
     state.transcript,
     (entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && hasToolCalls(entry.message),
   );
-  const assistant = state.transcript[assistantIndex]!;
+  const seq = nextSeq(state) ?? 1;
+  const write = settlementWrite(ctx, { sessionId: state.sessionId, turnId: state.turn.id, step, assistant: state.transcript[assistantIndex]!, calls, outputs: fullOutputs, seq });
+  // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
+  state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessageOf(calls, fullOutputs) });
+  const previous = state.pendingSettle;
+  state.pendingSettle = async () => {
+    await previous?.();
+    await write();
+  };
+  ctx.options.checkpoint?.({ at: 'step-settled', turnId: state.turn.id, step });
+}
+
+/**
+ * The journal writes that settle a step: the capped arguments in the assistant message that named
+ * its calls, the capped results as one tool message (at `seq`, or the next free one), the ledger
+ * rows settled. The caller runs them inside a transaction.
+ */
+export function settlementWrite(
+  ctx: EngineContext,
+  step: { sessionId: string; turnId: string; step: number; assistant: Entry; calls: readonly CallRecord[]; outputs: readonly ToolResultOutput[]; seq?: number },
+): () => Promise<void> {
+  const { journal, options } = ctx;
+  const { sessionId, turnId, assistant, calls } = step;
+  const capped = capStepOutputs(step.outputs, options.stepResultBudget ?? STEP_RESULT_BUDGET);
+  const cappedInputs = capArguments(
+    calls.map((call) => call.input),
+    STEP_ARGS_BUDGET,
+  );
   const cappedAssistant = replaceToolInputs(
     assistant.message as AssistantModelMessage,
     new Map(calls.map((call, index) => [call.callId, cappedInputs[index]])),
   );
-  const toolMessage = (outputs: ToolResultOutput[]): ModelMessage => ({
+  const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
+  return async () => {
+    if (argsCapped) await journal.replaceMessage(sessionId, assistant.seq, cappedAssistant);
+    await journal.appendMessage(sessionId, turnId, 'tool', toolMessageOf(calls, capped), step.seq);
+    await journal.settleStep(turnId, step.step);
+  };
+}
+
+function toolMessageOf(calls: readonly CallRecord[], outputs: readonly ToolResultOutput[]): ModelMessage {
+  return {
     role: 'tool',
     content: calls.map(
       (call, index): ToolResultPart => ({
@@ -136,22 +167,7 @@ export function settleStep(ctx: EngineContext, state: TurnState, step: number, c
         output: outputs[index]!,
       }),
     ),
-  });
-  const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
-  const seq = nextSeq(state) ?? 1;
-  const write = async () => {
-    if (argsCapped) await journal.replaceMessage(state.sessionId, assistant.seq, cappedAssistant);
-    await journal.appendMessage(state.sessionId, state.turn.id, 'tool', toolMessage(capped), seq);
-    await journal.settleStep(state.turn.id, step);
   };
-  // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
-  state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessage(fullOutputs) });
-  const previous = state.pendingSettle;
-  state.pendingSettle = async () => {
-    await previous?.();
-    await write();
-  };
-  options.checkpoint?.({ at: 'step-settled', turnId: state.turn.id, step });
 }
 
 function replaceToolInputs(message: AssistantModelMessage, inputs: Map<string, unknown>): AssistantModelMessage {

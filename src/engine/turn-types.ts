@@ -1,4 +1,6 @@
+import type { ElicitationHandler } from '../core/elicitation.ts';
 import type { UserContent } from 'ai';
+import type { TurnGuards } from '../core/hooks.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
@@ -22,6 +24,8 @@ export type Checkpoint =
   | { at: 'turn-started'; turnId: string }
   | { at: 'model-call'; turnId: string; step: number }
   | { at: 'assistant-persisted'; turnId: string; step: number }
+  /** The hooks' and tool guardrails' decision about a call is journaled (only when the engine has guards). */
+  | { at: 'call-decided'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'tool-started'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'tool-finished'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'step-settled'; turnId: string; step: number }
@@ -59,6 +63,8 @@ export interface EngineOptions {
   warnHeadroom?: boolean;
   /** OpenTelemetry spans for turns, steps, model calls and tool runs (telemetry.ts); off when absent. */
   telemetry?: TelemetrySettings;
+  /** Hooks and guardrails, asked at the turn's decision points (guard-points.ts); HarnessAgent builds them. */
+  guards?: TurnGuards | undefined;
 }
 
 export interface ApprovalDecision {
@@ -79,6 +85,11 @@ export interface TurnHooks {
   /** Answer approvals inline; without it the turn suspends and waits for `continueTurn`. */
   onApprovalRequest?: ((request: ApprovalRequest) => Promise<{ approved: boolean; reason?: string }>) | undefined;
   /**
+   * Answers a tool's question for the user while it runs (an MCP server's elicitation), inline
+   * like approvals; without it nobody can answer and the tool declines on the user's behalf.
+   */
+  onElicitation?: ElicitationHandler | undefined;
+  /**
    * Asked at each safe point — before every model call, when the previous step has settled and no
    * call is open — whether to pause there. True suspends the turn (journaled, resumable with
    * `continueTurn` from any process); nothing is lost or re-run.
@@ -90,6 +101,8 @@ export interface TurnHooks {
    * a peer's picture is seen on the turn it arrived, and not paid for again on every later one.
    */
   attachments?: readonly TurnAttachment[] | undefined;
+  /** Aborted when that pause is asked for, for a harness that acts on it at once instead of asking at its safe points (ACP). */
+  pauseSignal?: AbortSignal | undefined;
 }
 
 /** An image shown with a turn's message (base64 data). */
@@ -98,6 +111,9 @@ export interface TurnAttachment {
   data: string;
   mediaType: string;
 }
+
+/** Who answers a turn's questions inline: its approvals, and a tool's questions for the user. */
+export type TurnAnswerers = Pick<TurnHooks, 'onApprovalRequest' | 'onElicitation'>;
 
 export interface TurnInput extends TurnHooks {
   sessionId: string;

@@ -1,264 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
-import type { Addressed, SpeechMode } from '../engine/brief.ts';
+import { type Agent, jsonSchema, type ToolSet } from 'ai';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
+import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
-import { type PermissionMode } from '../tools/permission.ts';
-import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
-import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
+import { normalizeSchema } from '../tools/schema.ts';
+import { fromSdkTool, isSdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
-import type { AgentConfig, CompactionResult, Harness, HarnessSession } from './harness.ts';
-import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
+import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
+import type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, TurnCallbacks } from './agent-options.ts';
+import { afterTurnOf, guardsOf } from './guards.ts';
+import { withHeldReply } from './held-reply.ts';
+import type { HarnessSession } from './harness.ts';
+import { readSessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
-import { readCallInput } from './sdk-input.ts';
-import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { isWaiting, moveOn, waitingTurn } from './pending-turn.ts';
+import { type CallInput, readCallInput } from './sdk-input.ts';
+import { type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { readTurnStream } from './stream-reader.ts';
+import { StreamRecorder } from './stream-recorder.ts';
+import { takeUpTurn } from './stream-takeover.ts';
+import { TurnStreams } from './turn-streams.ts';
+import type { ResumedStream } from './agent-options.ts';
 
-/**
- * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
- * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
- * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
- */
-export interface HarnessAgentSettings {
-  /**
-   * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
-   * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
-   */
-  sessionId?: string;
-  harness: Harness;
-  /** A stable identity for the agent's memory and idempotency keys. */
-  id?: string;
-  /** For harnesses that pick their own model (ACP agents); the engine harness is given its model directly. */
-  model?: string;
-  instructions?: string;
-  /** Skills the harness may load natively (written to an ACP agent's skills directory). */
-  skills?: AgentConfig['skills'];
-  /** acx tools, or a record of acx tools and tools made with the AI SDK's `tool()` (those get kind `other`: they ask unless allow-all). */
-  tools?: readonly Tool[] | Record<string, (Omit<Tool, 'name'> & { name?: string }) | SdkTool>;
-  activeTools?: readonly string[];
-  inactiveTools?: readonly string[];
-  /** Structured output: the final answer must be JSON matching this schema. */
-  output?: InputSchema;
-  permissionMode?: PermissionMode;
-  speech?: SpeechMode;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
-
-export interface AgentSession {
-  readonly id: string;
-  hasUnfinishedTurn(): Promise<boolean>;
-  /**
-   * Lets go of the session and returns its state for `createSession({ resumeFrom })` — in this
-   * process or another. A turn running here is first paused at its next safe point (on harnesses
-   * that can; otherwise stopped); an unfinished turn comes back as `continuation`, for
-   * `createSession({ continueFrom })`. The session object is unusable afterwards.
-   */
-  detach(): Promise<SessionState>;
-  /** Stops what runs and deletes the session's state (its journal history, an ACP sandbox). */
-  destroy(): Promise<void>;
-  /** Ends the turn running now, cleanly: it is recorded as cancelled (its call rejects with TurnAbortedError). Resolves once it has ended; at once when nothing runs. */
-  stop(): Promise<void>;
-  /**
-   * Pauses the running turn at its next safe point (after the current step's tools, before the
-   * next model call) and resolves once it has paused. The turn is suspended in the journal: its
-   * call resolves with finishReason `other` and `suspendedBy: 'request'`; continue it with
-   * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
-   */
-  suspendTurn(): Promise<void>;
-  /** Compacts the session's transcript now, between turns (the same rewrite as at the threshold). Engine only. */
-  compact(options?: { abortSignal?: AbortSignal }): Promise<CompactionResult>;
-  /**
-   * Gives up the unfinished turn `turnId` for good, when what it answered is set aside: it is
-   * recorded as cancelled, saying why, and no longer holds back the next turn. False when there
-   * is no such turn unfinished. Engine only (turn ids are its own).
-   */
-  abandonTurn(turnId: string, reason: string): Promise<boolean>;
-}
-
-export interface CreateSessionOptions {
-  sessionId?: string;
-  /** Reopen a detached session (the state detach() returned). */
-  resumeFrom?: SessionState;
-  /** Reopen a session to continue its unfinished turn (detach()'s state with a continuation, or a listSuspended() entry's state). */
-  continueFrom?: SessionState;
-}
-
-/** `options` of an AI SDK call (createAgentUIStreamResponse({ agent, options })): which session the chat is. */
-export interface HarnessCallOptions {
-  sessionId?: string;
-}
-
-/** Callbacks of a call, as the AI SDK names them (the deprecated names too). Awaited before the call resolves. */
-export interface TurnCallbacks {
-  onStepFinish?: (step: SdkStep) => PromiseLike<void> | void;
-  onStepEnd?: (step: SdkStep) => PromiseLike<void> | void;
-  onFinish?: (event: SdkEndEvent) => PromiseLike<void> | void;
-  onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
-}
-
-export interface GenerateOptions extends TurnCallbacks {
-  session?: AgentSession;
-  /**
-   * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
-   * messages, of which only the newest counts — the harness keeps the history. Trailing
-   * tool-approval-response parts continue the turn that asked instead.
-   */
-  prompt?: string | UserContent | ModelMessage[];
-  /** The AI SDK's alternative to `prompt`. */
-  messages?: ModelMessage[];
-  options?: HarnessCallOptions | undefined;
-  addressed?: Addressed;
-  /** Images shown with this message on each of the turn's model calls, never kept in the transcript (native engine). */
-  attachments?: TurnHooks['attachments'];
-  /**
-   * An id for this turn that makes delivering the same message twice safe: if the session already
-   * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
-   * unfinished or failed one is continued by evidence. Native engine only.
-   */
-  turnId?: string;
-  abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
-
-export interface ContinueOptions extends TurnCallbacks {
-  session: AgentSession;
-  approvals?: readonly ApprovalDecision[];
-  toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
-  abortSignal?: AbortSignal;
-  onApprovalRequest?: TurnHooks['onApprovalRequest'];
-}
+export type { AgentSession } from './agent-session.ts';
+export type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, ResumedStream, TurnCallbacks } from './agent-options.ts';
 
 /** A streamed turn: `harnessStream` (acx parts), `fullStream` (AI SDK parts), `textStream`, `text`, `result`, and the rest of the AI SDK's StreamTextResult. */
 export type StreamResult = HarnessStreamResult;
 
 type PartHooks = Pick<TurnHooks, 'emit' | 'observe'>;
-
-/** What a tracked call adds to the turn's hooks. */
-interface LiveHooks {
-  abortSignal: AbortSignal;
-  pauseRequested: () => boolean;
-  claimSuspended?: string;
-}
-
-/** The call running on a session in this process: what stop() and suspendTurn() act on. */
-interface RunningCall {
-  controller: AbortController;
-  pause: boolean;
-  settled: Promise<unknown>;
-}
-
-class Session implements AgentSession {
-  readonly id: string;
-  readonly inner: HarnessSession;
-  readonly #identity: { harnessId: string; agentId: string };
-  #running: RunningCall | undefined;
-  #detached = false;
-  /** The suspended turn a continueFrom session was opened to answer: claimed by its first call. */
-  #claim: string | undefined;
-  constructor(inner: HarnessSession, identity: { harnessId: string; agentId: string }, claim?: string) {
-    this.id = inner.id;
-    this.inner = inner;
-    this.#identity = identity;
-    this.#claim = claim;
-  }
-  hasUnfinishedTurn(): Promise<boolean> {
-    return this.inner.hasUnfinishedTurn();
-  }
-
-  /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */
-  async track<T>(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<T>): Promise<T> {
-    if (this.#detached) {
-      throw new AcxError('session-detached', `Session ${this.id} was detached or destroyed.`, {
-        hint: 'Reopen it with agent.createSession({ resumeFrom: state }) (or open a new one after destroy()).',
-      });
-    }
-    const controller = new AbortController();
-    const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
-    const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
-    const claimSuspended = this.#claim;
-    this.#claim = undefined;
-    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
-    call.settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#running = call;
-    try {
-      return await result;
-    } finally {
-      if (this.#running === call) this.#running = undefined;
-    }
-  }
-
-  async abandonTurn(turnId: string, reason: string): Promise<boolean> {
-    if (!this.inner.abandonTurn) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no caller-chosen turn ids, so no turn to abandon.`, {
-        hint: 'Run the agent on the engine harness.',
-      });
-    }
-    return this.inner.abandonTurn(turnId, reason);
-  }
-
-  async stop(): Promise<void> {
-    const running = this.#running;
-    if (!running) return;
-    running.controller.abort();
-    await running.settled;
-  }
-
-  async suspendTurn(): Promise<void> {
-    if (!this.inner.canSuspend) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} cannot pause a turn at a safe point and resume it later.`, {
-        hint: 'Use stop() to end the turn, or run the agent on the engine harness.',
-      });
-    }
-    const running = this.#running;
-    if (!running) {
-      throw new AcxError('no-running-turn', `Session ${this.id} has no turn running in this process.`, {
-        hint: 'Call suspendTurn() while a generate/stream call of this session is under way.',
-      });
-    }
-    running.pause = true;
-    await running.settled;
-  }
-
-  async compact(options: { abortSignal?: AbortSignal } = {}): Promise<CompactionResult> {
-    if (!this.inner.compact) {
-      throw new HarnessCapabilityUnsupportedError(`${this.#identity.harnessId} has no manual compaction: standard ACP v1 has no portable API for it.`, {
-        hint: 'Let the agent compact its own context, or run the agent on the engine harness.',
-      });
-    }
-    if (this.#running) {
-      throw new AcxError('usage', `Session ${this.id} has a turn running; compact() runs between turns.`, {
-        hint: 'Await the call (or suspendTurn() it) first.',
-      });
-    }
-    return this.inner.compact({ abortSignal: options.abortSignal });
-  }
-
-  async detach(): Promise<SessionState> {
-    if (this.#running) {
-      if (this.inner.canSuspend) await this.suspendTurn();
-      else await this.stop();
-    }
-    const continuation = await this.inner.continuation?.();
-    this.#detached = true;
-    await this.inner.detach();
-    return {
-      type: 'acx-session',
-      version: 1,
-      ...this.#identity,
-      sessionId: this.id,
-      ...(continuation ? { continuation } : {}),
-    };
-  }
-
-  async destroy(): Promise<void> {
-    await this.stop();
-    this.#detached = true;
-    await this.inner.destroy();
-  }
-}
+/** Tells the turn's AI SDK view which tool calls its reader already has (see SdkTurn's invariant). */
+type ReaderHas = (calls: Iterable<string> | 'all') => void;
 
 function normalizeTools(tools: HarnessAgentSettings['tools']): Tool[] {
   if (!tools) return [];
@@ -273,12 +46,19 @@ function sdkToolOf(tool: Tool): ToolSet[string] {
   return { description: tool.description, inputSchema: jsonSchema(normalizeSchema(tool.inputSchema).jsonSchema) };
 }
 
+/**
+ * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
+ * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
+ * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
+ */
 export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolSet, Record<string, unknown>, HarnessOutput> {
   readonly version = 'agent-v1' as const;
   readonly settings: HarnessAgentSettings;
   /** The agent's tools as acx runs them. */
   readonly toolList: readonly Tool[];
   private sdkTools: ToolSet | undefined;
+  /** The kept streams (null: none), known on first use. */
+  private keptStreams: TurnStreams | null | undefined;
 
   constructor(settings: HarnessAgentSettings) {
     this.settings = settings;
@@ -318,6 +98,8 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
     const sessionId = await this.sessionIdFrom(options);
+    const layers = [this.settings, options];
+    const guards = guardsOf(layers);
     const explicitResume = options.resumeFrom !== undefined || options.continueFrom !== undefined;
     const inner = await this.settings.harness.openSession(
       {
@@ -329,6 +111,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         output: this.settings.output,
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
+        guards,
       },
       explicitResume ? { sessionId, explicitResume } : { sessionId },
     );
@@ -341,7 +124,60 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, claim);
+    const streams = this.turnStreams();
+    const streamingTurn = streams ? async () => (await (await streams.opened())?.active(sessionId))?.turnId : undefined;
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), {
+      claim,
+      streamingTurn,
+      afterTurn: afterTurnOf(layers),
+      holdReply: guards?.hasOutputGuardrails ?? false,
+    });
+  }
+
+  /** Where streamed turns are kept, if anywhere (see HarnessAgentSettings.streams). */
+  private turnStreams(): TurnStreams | undefined {
+    if (this.keptStreams === undefined) {
+      const settings = this.settings.streams;
+      const harness = this.settings.harness;
+      const given = settings ? settings.store : undefined;
+      const open = settings === false ? undefined : given ? () => Promise.resolve(given) : harness.turnStreams ? () => harness.turnStreams!() : undefined;
+      this.keptStreams = open ? new TurnStreams(open, settings || {}) : null;
+    }
+    return this.keptStreams ?? undefined;
+  }
+
+  /**
+   * A streamed turn read again: the session's turn streaming now (what a client that dropped or
+   * reloaded resumes), or the turn `turnId` while its parts are kept. Every part from the turn's
+   * first, then the live rest until it ends, from any process sharing the store; undefined when
+   * there is none. A turn whose process died mid-stream is taken up here, by evidence (engine).
+   */
+  async resumeStream(options: { sessionId: string; turnId?: string }): Promise<ResumedStream | undefined> {
+    const streams = this.turnStreams();
+    const store = await streams?.opened();
+    if (!streams || !store) {
+      throw new AcxError('config', `This agent keeps no streamed turns (${this.settings.streams === false ? 'streams: false' : `${this.settings.harness.id} has no store for them`}), so none can be resumed.`, {
+        hint: "Give the agent a store: new HarnessAgent({ …, streams: { store: await openTurnStreamStore('./streams.db') } }).",
+      });
+    }
+    const { sessionId } = options;
+    const info = options.turnId === undefined ? await store.active(sessionId) : await store.info({ sessionId, turnId: options.turnId });
+    if (!info) return undefined;
+    const stream = readTurnStream(store, streams, { sessionId, turnId: info.turnId }, {
+      toolNames: new Set(this.toolList.map((t) => t.name)),
+      model: this.modelDescriptor(),
+      onWriterGone: (key) =>
+        takeUpTurn(store, streams, key, {
+          harnessId: this.settings.harness.id,
+          session: async () => (await this.createSession({ sessionId: key.sessionId })) as Session,
+          continueStream: (session) => this.continueStream({ session }),
+        }),
+    });
+    return { turnId: info.turnId, stream };
+  }
+
+  private modelDescriptor(): { provider: string; modelId: string } {
+    return { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' };
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -370,13 +206,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   /**
    * Sessions with a turn paused for approvals, host tool results or a suspendTurn(), from the
    * harness's durable state: another process can list them and continue one with
-   * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
+   * `createSession({ continueFrom: entry.state })` and continueGenerate. On the engine harness, and
+   * on an ACP harness given a `journal`.
    */
   async listSuspended(): Promise<SuspendedSession[]> {
     const harness = this.settings.harness;
     if (!harness.listSuspended) {
       throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
-        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
+        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), give an ACP harness a journal (createACP({ journal })), or run the agent on the engine harness.',
       });
     }
     return (await harness.listSuspended()).map((entry) => {
@@ -400,36 +237,41 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * Runs `fn` as a tracked call of the session. A session passed in is tracked at once, before
    * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
    */
-  private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
+  private onSession(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
     // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
     // A lost lease stops the turn like stop() does, but with the loss as the reason: the engine then
     // writes nothing more to a turn another replica may be continuing.
     const exclusive = (session: Session, live: LiveHooks) =>
       session.inner.exclusive ? session.inner.exclusive((leaseLost) => fn(session, { ...live, abortSignal: AbortSignal.any([live.abortSignal, leaseLost]) })) : fn(session, live);
-    if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
-    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
+    if (given instanceof Session) return given.observed(abortSignal, (live) => exclusive(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.observed(abortSignal, (live) => exclusive(session, live)));
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
-  private runContinue(options: ContinueOptions, parts: PartHooks): Promise<TurnResult> {
-    return this.onSession(options.session, undefined, options.abortSignal, (session, live) => session.inner.continue(this.hooks(options, parts, live)));
+  private runContinue(options: ContinueOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    return this.onSession(options.session, undefined, options.abortSignal, async (session, live) => {
+      // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
+      const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
+      readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
+      return withHeldReply(session.holdReply, parts, (held) => session.inner.continue(this.hooks(options, held, live)));
+    });
   }
 
   async generate(options: GenerateOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runGenerate(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runGenerate(options, parts, readerHas));
   }
 
   async continueGenerate(options: ContinueOptions): Promise<HarnessTurnResult> {
-    return this.runTurn(options, undefined, (parts) => this.runContinue(options, parts));
+    return this.runTurn(options, undefined, (parts, readerHas) => this.runContinue(options, parts, readerHas));
   }
 
   stream(options: GenerateOptions): HarnessStreamResult {
-    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts) => this.runGenerate(options, parts)));
+    return new HarnessStreamResult(this.tools, (emit, emitSdk) => this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runGenerate(options, parts, readerHas)));
   }
 
   continueStream(options: ContinueOptions): HarnessStreamResult {
     return new HarnessStreamResult(this.tools, (emit, emitSdk) =>
-      this.runTurn(options, { emit, emitSdk }, (parts) => this.runContinue(options, parts)),
+      this.runTurn(options, { emit, emitSdk }, (parts, readerHas) => this.runContinue(options, parts, readerHas)),
     );
   }
 
@@ -437,26 +279,38 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   private async runTurn(
     callbacks: TurnCallbacks,
     sinks: { emit: (part: HarnessStreamPart) => void; emitSdk: (part: SdkPart) => void } | undefined,
-    run: (parts: PartHooks) => Promise<TurnResult>,
+    run: (parts: PartHooks, readerHas: ReaderHas) => Promise<TurnResult>,
   ): Promise<HarnessTurnResult> {
     const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
     const turn = new SdkTurn({
       toolNames: new Set(this.toolList.map((t) => t.name)),
-      model: { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' },
+      model: this.modelDescriptor(),
       ...(sinks ? { onPart: sinks.emitSdk } : {}),
       ...(onStep.length > 0 ? { onStepFinish: async (step: SdkStep) => void (await Promise.all(onStep.map((f) => f(step)))) } : {}),
     });
+    // A streamed turn is kept for readers that come later (resumeStream); a generated one is not.
+    const streams = sinks ? this.turnStreams() : undefined;
+    const recorder = streams ? new StreamRecorder(streams) : undefined;
     // Streaming asks the harness for streamed model calls; generate only observes the parts.
-    const result = await run(
-      sinks
-        ? {
-            emit: (part) => {
-              sinks.emit(part);
-              turn.push(part);
-            },
-          }
-        : { observe: (part) => turn.push(part) },
-    );
+    let result: TurnResult;
+    try {
+      result = await run(
+        sinks
+          ? {
+              emit: (part) => {
+                sinks.emit(part);
+                recorder?.push(part);
+                turn.push(part);
+              },
+            }
+          : { observe: (part) => turn.push(part) },
+        (calls) => turn.readerHas(calls),
+      );
+    } catch (error) {
+      await recorder?.end(error);
+      throw error;
+    }
+    await recorder?.end();
     await turn.settled();
     const finished = turnResultOf(turn, result);
     for (const onEnd of [callbacks.onFinish, callbacks.onEnd]) if (onEnd) await onEnd(turn.endEvent(result.usage));
@@ -464,7 +318,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   }
 
   private hooks(
-    options: { abortSignal?: AbortSignal; onApprovalRequest?: TurnHooks['onApprovalRequest']; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
+    options: TurnAnswerers & { abortSignal?: AbortSignal; approvals?: readonly ApprovalDecision[]; toolResults?: ContinueOptions['toolResults'] },
     parts: PartHooks,
     live: LiveHooks,
   ) {
@@ -472,36 +326,40 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       ...live,
       ...parts,
       onApprovalRequest: options.onApprovalRequest ?? this.settings.onApprovalRequest,
+      onElicitation: options.onElicitation ?? this.settings.onElicitation,
       ...(options.approvals ? { approvals: options.approvals } : {}),
       ...(options.toolResults ? { toolResults: options.toolResults } : {}),
     };
   }
 
-  private async runGenerate(options: GenerateOptions, parts: PartHooks): Promise<TurnResult> {
+  private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) =>
+      withHeldReply(session.holdReply, parts, (held) => this.generateOn(session.inner, input, options, held, live, readerHas)),
+    );
   }
 
-  private async generateOn(
-    inner: HarnessSession,
-    input: ReturnType<typeof readCallInput>,
-    options: GenerateOptions,
-    parts: PartHooks,
-    live: LiveHooks,
-  ): Promise<TurnResult> {
+  private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {
+    const hooks = this.hooks(options, parts, live);
     // The AI SDK's way to answer approvals: the chat sent again, ending in the answers.
-    if (input.kind === 'approvals') return inner.continue({ ...this.hooks(options, parts, live), approvals: input.approvals });
+    if (input.kind === 'approvals') {
+      readerHas(input.shownCalls);
+      return inner.continue({ ...hooks, approvals: input.approvals });
+    }
     if (await inner.hasUnfinishedTurn()) {
-      // A turn interrupted by a crash is finished by evidence before the new message is taken.
-      const resumed = await inner.continue(this.hooks(options, parts, live));
-      // The message delivered again is the one whose turn was interrupted: that turn is its answer.
-      if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
-      // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
-      if (resumed.suspendedBy === 'request') return resumed;
-      if (resumed.pendingApprovals.length > 0 || resumed.pendingToolCalls.length > 0) {
-        throw new AcxError('turn-suspended', 'The session has a turn waiting for approvals or tool results.', {
-          hint: 'Answer them with continueGenerate({ session, approvals, toolResults }) before sending a new message.',
-        });
+      const policy = this.settings.pendingApprovalOnNewMessage ?? 'decline';
+      const waiting = await waitingTurn(inner);
+      // The message delivered again is the one whose turn waits: that turn is its answer, still waiting.
+      if (waiting && options.turnId !== undefined && waiting.turnId === options.turnId) return inner.continue(hooks);
+      if (waiting) await moveOn(inner, waiting, policy);
+      else {
+        // A turn interrupted by a crash is finished by evidence before the new message is taken.
+        const resumed = await inner.continue(hooks);
+        // The message delivered again is the one whose turn was interrupted: that turn is its answer.
+        if (options.turnId !== undefined && resumed.turnId === options.turnId) return resumed;
+        // Paused again by suspendTurn(): the caller asked for the pause, so the new message waits.
+        if (resumed.suspendedBy === 'request') return resumed;
+        if (isWaiting(resumed)) await moveOn(inner, resumed, policy);
       }
     }
     if (options.turnId !== undefined && this.settings.harness.id !== 'engine') {
@@ -514,7 +372,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
       ...(options.attachments ? { attachments: options.attachments } : {}),
-      ...this.hooks(options, parts, live),
+      ...hooks,
     });
   }
 }

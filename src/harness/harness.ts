@@ -1,10 +1,13 @@
+import type { TurnGuards } from '../core/hooks.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
+import type { SessionHistory } from './ui-messages.ts';
 import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { TurnStreamStore } from '../store/turn-streams.ts';
 import type { UserContent } from 'ai';
 
 /**
@@ -22,6 +25,8 @@ export interface AgentConfig {
   output: InputSchema | undefined;
   permissionMode: PermissionMode;
   speech: SpeechMode;
+  /** The session's hooks and guardrails (the agent's and its own: harness/guards.ts); absent when none is set. */
+  guards?: TurnGuards | undefined;
 }
 
 export interface HarnessRunInput extends TurnHooks {
@@ -61,6 +66,8 @@ export interface HarnessSession {
   readonly canSuspend?: boolean;
   /** Gives up an unfinished turn for good (native engine: turn ids are its own); false when there is none. */
   abandonTurn?(turnId: string, reason: string): Promise<boolean>;
+  /** The session's history as the harness keeps it, for session.uiMessages(); absent when the history lives in the agent (ACP). */
+  history?(): Promise<SessionHistory>;
   /** Runs compaction now, between turns; absent when the harness has no way to (ACP v1). */
   compact?(options: { abortSignal?: AbortSignal | undefined }): Promise<CompactionResult>;
 }
@@ -95,6 +102,11 @@ export interface Harness {
    * and answer them. Absent when paused turns live only in the process that ran them.
    */
   listSuspended?(): Promise<Array<Omit<SuspendedSession, 'state'>>>;
+  /**
+   * Where the harness keeps its streamed turns for readers in any process (stream-reader.ts),
+   * opened on the first call and closed by close(); undefined (or absent) when it keeps none.
+   */
+  turnStreams?(): Promise<TurnStreamStore> | undefined;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;
 }

@@ -9,7 +9,10 @@ import { AcxError } from '../core/errors.ts';
  * user message starts a turn; approval answers after it (a `tool` message of
  * `tool-approval-response` parts) continue the turn that asked.
  */
-export type CallInput = { kind: 'message'; prompt: string | UserContent } | { kind: 'approvals'; approvals: ApprovalDecision[] };
+export type CallInput =
+  | { kind: 'message'; prompt: string | UserContent }
+  /** `shownCalls`: the tool calls of the chat's message being continued (after its last user message), which the reader has. */
+  | { kind: 'approvals'; approvals: ApprovalDecision[]; shownCalls: string[] };
 
 export function isModelMessages(value: unknown): value is ModelMessage[] {
   return Array.isArray(value) && value.length > 0 && value.every((m) => typeof m === 'object' && m !== null && 'role' in m);
@@ -26,12 +29,15 @@ export function readCallInput(options: { prompt?: string | UserContent | ModelMe
   if (!isModelMessages(given)) return { kind: 'message', prompt: given as string | UserContent };
 
   const lastUser = given.findLastIndex((m) => m.role === 'user');
-  const approvals = given
-    .slice(lastUser + 1)
+  const answer = given.slice(lastUser + 1);
+  const approvals = answer
     .flatMap((m) => (m.role === 'tool' ? m.content : []))
     .filter((part) => part.type === 'tool-approval-response')
     .map((part) => ({ approvalId: part.approvalId, approved: part.approved, ...(part.reason !== undefined ? { reason: part.reason } : {}) }));
-  if (approvals.length > 0) return { kind: 'approvals', approvals };
+  if (approvals.length > 0) {
+    const shownCalls = answer.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content : [])).flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : []));
+    return { kind: 'approvals', approvals, shownCalls };
+  }
   const user = given[lastUser];
   if (!user || user.role !== 'user') {
     throw new AcxError('usage', 'The messages hold no user message and no approval answers.', {

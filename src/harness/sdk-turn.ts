@@ -17,6 +17,13 @@ import { emptyUsage } from '../engine/events.ts';
  * a tool call inside each approval request), a `StepResult` per step and the end event.
  * acx-only parts (retry, compaction, unspoken narration, plan, data) have no AI SDK part; they
  * stay in the harness stream.
+ *
+ * Invariant: a part about a tool call (its result, error, approval request or denial) reaches the
+ * reader only for a call the reader has: one this stream showed, or one the reader was handed
+ * before it (`readerHas`). A turn taken up again (a crash, a new message after an interrupted
+ * turn) may answer a call the reader never saw; its tool-call goes first. The AI SDK's UI message
+ * reader fails the whole stream on a tool part it cannot place, so this is what keeps the stream
+ * readable, in the browser and on a server that follows it (onFinish).
  */
 export type SdkPart = TextStreamPart<ToolSet>;
 export type SdkStep = StepResult<ToolSet>;
@@ -54,6 +61,10 @@ export class SdkTurn {
   private readonly messageEnds: number[] = [];
   private readonly callId = randomUUID();
   private content: Content[] = [];
+  /** Calls whose tool-call this stream showed. */
+  private readonly shown = new Set<string>();
+  /** Calls the reader had before this stream: 'all' when the caller cannot tell (no check then). */
+  private readerCalls: ReadonlySet<string> | 'all' = new Set();
   private open: { type: 'text' | 'reasoning'; id: string } | undefined;
   private stepStartedAt = Date.now();
   private stepOpen = false;
@@ -76,17 +87,23 @@ export class SdkTurn {
       case 'reasoning-delta':
         return this.delta(part.type === 'text-delta' ? 'text' : 'reasoning', part.id, part.text);
       case 'tool-call':
+        this.shown.add(part.toolCallId);
         return this.add({ type: 'tool-call', ...this.call(part) });
       case 'source':
         // A URL a server-side web search cited: the AI SDK's source part, in the step's sources.
         return this.add({ type: 'source', sourceType: 'url', id: part.id, url: part.url, ...(part.title ? { title: part.title } : {}) } as Content);
       case 'tool-result':
+        this.showCall(part);
         return this.add({ type: 'tool-result', ...this.call(part), output: part.output } as Content);
       case 'tool-error':
+        this.showCall(part);
         return this.add({ type: 'tool-error', ...this.call(part), error: part.error } as Content);
       case 'tool-approval-request':
+        this.showCall(part);
         return this.add({ type: 'tool-approval-request', approvalId: part.approvalId, toolCall: { type: 'tool-call', ...this.call(part) } as TypedToolCall<ToolSet> });
       case 'tool-output-denied':
+        // A denial of a call the reader does not have, and whose input is unknown here, is not shown.
+        if (!this.showCall(part)) return;
         this.ensureStep();
         return this.emit({ type: 'tool-output-denied', toolCallId: part.toolCallId, toolName: part.toolName } as SdkPart);
       case 'finish-step':
@@ -101,6 +118,32 @@ export class SdkTurn {
       default:
         return; // acx-only parts
     }
+  }
+
+  /**
+   * The open step starts over (a model call repeated after a crash cut it short): what it held is
+   * dropped without closing anything, and its parts from here on are the step's. Showing the
+   * reader the same is the caller's (the UI's `reset-step`).
+   */
+  restartStep(): void {
+    this.open = undefined;
+    this.content = [];
+    this.stepStartedAt = Date.now();
+  }
+
+  /** The calls the reader already has from before this stream (see the invariant above); 'all' turns the check off. */
+  readerHas(calls: Iterable<string> | 'all'): void {
+    this.readerCalls = calls === 'all' ? 'all' : new Set(calls);
+  }
+
+  /** Makes sure the reader has the call a part is about: shows its tool-call first when not. False when it cannot. */
+  private showCall(part: { toolCallId: string; toolName: string; input?: unknown }): boolean {
+    const id = part.toolCallId;
+    if (this.readerCalls === 'all' || this.shown.has(id) || this.readerCalls.has(id)) return true;
+    if (part.input === undefined) return false;
+    this.shown.add(id);
+    this.add({ type: 'tool-call', ...this.call(part as { toolCallId: string; toolName: string; input: unknown }) });
+    return true;
   }
 
   /**

@@ -4,8 +4,13 @@ import { normalizeSchema, type JsonSchema, type NormalizedSchema } from '../tool
 import type { Tool, ToolKind } from '../tools/tool.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import type { McpServerConfig } from './config.ts';
+import type { ElicitationRouter } from './elicitation.ts';
 import { mapCallToolResult, type McpContentBlock } from './content.ts';
 import { IDEMPOTENCY_KEY_META } from './meta.ts';
+import { PausableDeadline } from '../util/deadline.ts';
+
+/** The SDK's own per-request timer is kept out of the way (the longest a timer can wait); the call's PausableDeadline bounds it. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
 
 /**
  * One MCP server tool as an acx Tool named `<server>__<tool>`. Calls are validated against the
@@ -45,8 +50,10 @@ export function bridgeMcpTool(options: {
   tool: McpToolDescriptor;
   name: string;
   timeoutMs: number;
+  /** Where the server's elicitations during a call go (the call's user); absent: the client declares none. */
+  elicitations?: ElicitationRouter;
 }): { tool: Tool; schema: NormalizedSchema } {
-  const { client, server, tool: remote, name, timeoutMs } = options;
+  const { client, server, tool: remote, name, timeoutMs, elicitations } = options;
   const inputSchema = prepareInputSchema(remote.inputSchema);
   const schema = normalizeSchema(inputSchema); // throws on a schema that cannot be compiled
   const description = remote.description?.trim() || remote.title?.trim() || `Tool ${remote.name} of the MCP server ${server.name}.`;
@@ -66,28 +73,32 @@ export function bridgeMcpTool(options: {
         });
       }
       let result;
+      // The time limit stands still while the server waits on the user (an elicitation being answered).
+      const deadline = new PausableDeadline(timeoutMs);
       try {
         const params = {
           name: remote.name,
           arguments: (checked.value ?? {}) as Record<string, unknown>,
           _meta: { [IDEMPOTENCY_KEY_META]: context.idempotencyKey },
         };
-        result = await client.callTool(params, undefined, {
-          timeout: timeoutMs,
-          signal: context.abortSignal,
-        });
+        const signal = AbortSignal.any([context.abortSignal, deadline.signal]);
+        const call = () => client.callTool(params, undefined, { timeout: NO_SDK_TIMEOUT, signal });
+        result = elicitations ? await elicitations.during(name, context, deadline, call) : await call();
       } catch (error) {
-        // The SDK reports an aborted request with the timeout code; tell the two apart here.
         if (context.abortSignal.aborted) {
           throw new AcxError('mcp-cancelled', `${name} was cancelled: ${errorMessage(context.abortSignal.reason)}`, { cause: error });
         }
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        if (deadline.expired || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
           throw new AcxError('mcp-timeout', `${name} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, {
             hint: 'The MCP server may be stuck; the operator can raise ACX_MCP_TIMEOUT (seconds).',
             cause: error,
           });
         }
-        throw new AcxError('mcp-call-failed', `${name} failed: ${(error as Error).message}`, { cause: error });
+        // What to do travels with the failure (a login to run): the model and the user read the same line.
+        const why = AcxError.isInstance(error) && error.hint ? `${error.message}. ${error.hint}` : errorMessage(error);
+        throw new AcxError('mcp-call-failed', `${name} failed: ${why}`, { cause: error });
+      } finally {
+        deadline.clear();
       }
       return mapCallToolResult(result as Parameters<typeof mapCallToolResult>[0] & { content?: McpContentBlock[] });
     },

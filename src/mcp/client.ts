@@ -1,16 +1,19 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
-import { errorMessage } from '../core/errors.ts';
+import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';
-import { expandEnvReferences, type McpOrigin, type McpServerConfig } from './config.ts';
+import type { McpOrigin, McpServerConfig } from './config.ts';
+import { ELICITATION_CAPABILITY, ElicitationRouter } from './elicitation.ts';
 import { bridgedToolName } from './names.ts';
+import { type LoginCommand, StoredOAuthProvider } from './oauth/provider.ts';
+import type { McpCredentialStore } from './oauth/store.ts';
+import { answersLikeLegacyServer, openTransport, SkipServer, type OpenedTransport, type TransportKind, type TransportOptions } from './transport.ts';
 
 /**
  * Connects the MCP drop-in servers and bridges their tools. A server that cannot be spawned,
@@ -22,7 +25,8 @@ export const DEFAULT_MCP_TIMEOUT_MS = 20_000;
 
 export interface McpServerStatus {
   name: string;
-  transport: 'stdio' | 'http';
+  /** The transport it was reached over: an `http` server that only speaks the legacy transport says `sse`. */
+  transport: TransportKind;
   status: 'ok' | 'skipped';
   reason?: string;
   /** Whether a turn may not start without it (McpServerConfig.required). */
@@ -54,8 +58,14 @@ export interface ConnectMcpOptions {
   logger?: Logger;
   /** Where `${VAR}` references are read from. Default: process.env. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Where `acx mcp login` keeps logins (McpCredentialStore.inConfigHome): an HTTP server that
+   * asks for OAuth is authorized with what is stored there. Absent: such a server is skipped.
+   */
+  credentials?: McpCredentialStore;
+  /** The command that logs in to a server, for the message when a login is missing (default `acx mcp login <server>`). */
+  loginCommand?: LoginCommand;
 }
-
 
 /** `ACX_MCP_TIMEOUT` is in seconds (as an operator types it); invalid values fall back to the default. */
 export function resolveMcpTimeoutMs(explicit: number | undefined, env: NodeJS.ProcessEnv = process.env): number {
@@ -74,50 +84,63 @@ function millisecondsSetting(explicitMs: number | undefined, env: NodeJS.Process
   return fallbackMs;
 }
 
-const STDERR_TAIL = 600;
-
-interface Connected {
+export interface Connected {
   client: Client;
   close(): Promise<void>;
   remote: McpToolDescriptor[];
+  kind: TransportKind;
+  elicitations: ElicitationRouter;
   protocolVersion?: string;
   serverInfo?: { name: string; version: string };
 }
 
-class SkipServer extends Error {}
+/** How many times one login may send the user to authorize (a server that keeps refusing stops there). */
+export const MAX_AUTHORIZATIONS = 3;
 
-async function connectOne(
-  config: McpServerConfig,
-  startTimeoutMs: number,
-  env: NodeJS.ProcessEnv,
-  logger: Logger,
-): Promise<Connected> {
-  const log = logger.child({ server: config.name });
-  let transport: Transport;
-  let stderrTail = '';
-  if (config.transport === 'stdio') {
-    const expanded = expandEnvReferences(config.env, env, config.envGrant);
-    assertExpanded(expanded, 'env');
-    const stdio = new StdioClientTransport({
-      command: config.command,
-      args: config.args,
-      // The SDK merges a minimal safe environment (PATH, HOME...) under these; host secrets stay out.
-      env: expanded.values,
-      cwd: config.cwd,
-      stderr: 'pipe',
-    });
-    stdio.stderr?.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      stderrTail = (stderrTail + text).slice(-STDERR_TAIL);
-      log.debug('mcp server stderr', { text: text.trimEnd() });
-    });
-    transport = stdio;
-  } else {
-    const expanded = expandEnvReferences(config.headers, env, config.envGrant);
-    assertExpanded(expanded, 'headers');
-    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: expanded.values } });
+/**
+ * Connects one server: Streamable HTTP first for an `http` server, and the legacy SSE transport
+ * when the first answer says the server is of that older kind (answersLikeLegacyServer). During
+ * `acx mcp login` (options.interactive), an authorization the server asks for is completed and
+ * the connection made again, up to MAX_AUTHORIZATIONS times.
+ */
+export async function connectMcpServer(config: McpServerConfig, startTimeoutMs: number, options: TransportOptions): Promise<Connected> {
+  let kind: TransportKind = config.transport;
+  let streamableFailure: string | undefined;
+  for (let authorizations = 0; ; ) {
+    const opened = openTransport(config, kind, options);
+    try {
+      return await initialize(config, opened, startTimeoutMs, options.logger);
+    } catch (error) {
+      const cause = error instanceof StartFailure ? error.cause : undefined;
+      if (kind === 'http' && config.transport === 'http' && answersLikeLegacyServer(cause)) {
+        options.logger.info('mcp server falls back to sse', { server: config.name, reason: (error as Error).message });
+        streamableFailure = (error as Error).message;
+        kind = 'sse';
+        continue;
+      }
+      // The login counts the authorizations it shows (login.ts); this bound only keeps a loop finite.
+      if (options.interactive && cause instanceof UnauthorizedError && authorizations < MAX_AUTHORIZATIONS) {
+        authorizations += 1;
+        await options.interactive.finish(opened.transport as unknown as { finishAuth(code: string): Promise<void> });
+        continue;
+      }
+      if (streamableFailure) throw new SkipServer(`${streamableFailure}; the legacy SSE transport failed too: ${errorMessage(error)}`);
+      throw error;
+    }
   }
+}
 
+/** An error that says the server could not be authorized, and what to do. */
+function authRefusal(error: unknown): AcxError | undefined {
+  const codes = ['mcp-login-required', 'mcp-auth-failed', 'mcp-credentials'] as const;
+  return AcxError.isInstance(error) && codes.some((code) => AcxError.hasCode(error, code)) ? error : undefined;
+}
+
+/** Why a server's start failed (its message for the user), with the error underneath as `cause`. */
+class StartFailure extends SkipServer {}
+
+async function initialize(config: McpServerConfig, opened: OpenedTransport, startTimeoutMs: number, logger: Logger): Promise<Connected> {
+  const { transport } = opened;
   // The SDK tells HTTP transports the negotiated revision through this hook; catch it for every transport.
   let protocolVersion: string | undefined;
   const forward = transport.setProtocolVersion?.bind(transport);
@@ -126,9 +149,11 @@ async function connectOne(
     forward?.(version);
   };
 
-  const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: {} });
+  const elicitations = new ElicitationRouter(config.name, logger);
+  const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
+  client.setRequestHandler(ElicitRequestSchema, (request) => elicitations.answer(request.params));
   const withStderr = (message: string) => {
-    const tail = scrubSecrets(stderrTail.trim().split('\n').slice(-3).join(' | '));
+    const tail = scrubSecrets(opened.stderrTail().trim().split('\n').slice(-3).join(' | '));
     return tail ? `${message} (stderr: ${tail})` : message;
   };
   let stage = 'start';
@@ -154,29 +179,21 @@ async function connectOne(
       client,
       close,
       remote,
+      kind: opened.kind,
+      elicitations,
       protocolVersion,
       serverInfo: serverInfo ? { name: serverInfo.name, version: serverInfo.version } : undefined,
     };
   } catch (error) {
     await client.close().catch(() => {});
+    // A login to run, or a refused authorization, is the whole story: said as it is.
+    const refusal = authRefusal(error) ?? (opened.oauth instanceof StoredOAuthProvider ? opened.oauth.refusal : undefined);
+    if (refusal) throw new SkipServer(refusal.hint ? `${refusal.message}. ${refusal.hint}` : refusal.message);
     const what = stage === 'initialize' ? 'failed to start or initialize' : 'failed to list its tools';
     const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
-    const why = timedOut ? `timed out after ${startTimeoutMs / 1000} s (raise ACX_MCP_START_TIMEOUT if it is only slow to start)` : errorMessage(error);
-    throw new SkipServer(withStderr(`${what}: ${why}`));
-  }
-}
-
-/** A server whose `${VAR}` references did not all expand is skipped, with the names and what to do. */
-function assertExpanded(expanded: { missing: string[]; refused: string[] }, field: 'env' | 'headers'): void {
-  if (expanded.refused.length) {
-    const names = expanded.refused.join(',');
-    throw new SkipServer(
-      `it is a cartridge's server and asks for host variable ${expanded.refused.join(', ')} in "${field}", which the host has not granted to cartridges; ` +
-        `grant it with --allow-cartridge-env ${names} (or ACX_CARTRIDGE_ENV=${names}) if this server should have it`,
-    );
-  }
-  if (expanded.missing.length) {
-    throw new SkipServer(`environment variable ${expanded.missing.join(', ')} is not set (referenced in "${field}")`);
+    const answered = error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0 ? `HTTP ${error.code}: ` : '';
+    const why = timedOut ? `timed out after ${startTimeoutMs / 1000} s (raise ACX_MCP_START_TIMEOUT if it is only slow to start)` : `${answered}${errorMessage(error)}`;
+    throw new StartFailure(withStderr(`${what}: ${why}`), { cause: error });
   }
 }
 
@@ -186,10 +203,16 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   const timeoutMs = resolveMcpTimeoutMs(options.timeoutMs, env);
   const startTimeoutMs = resolveMcpStartTimeoutMs(options.startTimeoutMs, timeoutMs, env);
   const callTimeoutMs = options.callTimeoutMs !== undefined && options.callTimeoutMs > 0 ? options.callTimeoutMs : timeoutMs;
+  const transportOptions: TransportOptions = {
+    env,
+    logger,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.loginCommand ? { loginCommand: options.loginCommand } : {}),
+  };
   const settled = await Promise.allSettled(
     configs.map((config) => {
       if (config.disabled) return Promise.reject(new SkipServer('disabled in its config'));
-      return connectOne(config, startTimeoutMs, env, logger);
+      return connectMcpServer(config, startTimeoutMs, transportOptions);
     }),
   );
 
@@ -201,12 +224,12 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   settled.forEach((outcome, i) => {
     const config = configs[i]!;
     if (outcome.status === 'fulfilled') {
-      const { client, remote, protocolVersion, serverInfo } = outcome.value;
+      const { client, remote, protocolVersion, serverInfo, kind, elicitations } = outcome.value;
       const own: Tool[] = [];
       for (const descriptor of remote) {
         const name = bridgedToolName(config.name, descriptor.name, taken);
         try {
-          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs }).tool);
+          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations }).tool);
         } catch (error) {
           logger.warn('mcp tool skipped', { server: config.name, tool: descriptor.name, reason: `unusable input schema: ${errorMessage(error)}` });
         }
@@ -215,7 +238,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
       tools.push(...own);
       servers.push({
         name: config.name,
-        transport: config.transport,
+        transport: kind,
         status: 'ok',
         required: config.required === true,
         source: config.source,
@@ -225,7 +248,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
         toolCount: own.length,
         toolNames: own.map((t) => t.name),
       });
-      logger.info('mcp server connected', { server: config.name, transport: config.transport, protocol: protocolVersion, tools: own.length });
+      logger.info('mcp server connected', { server: config.name, transport: kind, protocol: protocolVersion, tools: own.length });
       return;
     }
     const reason = outcome.reason instanceof SkipServer ? outcome.reason.message : `unexpected failure: ${errorMessage(outcome.reason)}`;

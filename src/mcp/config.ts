@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ConfigError, errorMessage } from '../core/errors.ts';
 import { isCapabilityScope, type CapabilityScope, type ToolEffect, type ToolKind } from '../tools/tool.ts';
 import { untrustedFileReason } from '../util/file-trust.ts';
+import { parseMcpOAuthConfig, type McpOAuthConfig } from './oauth-config.ts';
 
 /**
  * MCP drop-in configuration: one server per `mcp/*.json` file (the file stem names it), in the
@@ -10,11 +11,13 @@ import { untrustedFileReason } from '../util/file-trust.ts';
  *
  *   { "command": "uvx", "args": ["x-mcp"], "env": { "KEY": "${X_KEY}" }, "cwd": "." }   stdio
  *   { "url": "https://host/mcp", "headers": { "Authorization": "Bearer ${TOKEN}" } }     HTTP
+ *   { "url": "https://host/sse", "type": "sse" }                                        legacy HTTP+SSE
  *   { "mcpServers": { "name": { ...one of the above... } } }                            wrapper
  *
  * acx-specific optional keys per server: `scopes` (capability scopes granted to its tools,
  * default none), `kind` (default 'other'), `effect` (default 'unsafe'), `disabled` (skip it),
- * `required` / `optional` (whether a turn may start without it; see `required` below).
+ * `required` / `optional` (whether a turn may start without it; see `required` below), and for
+ * an HTTP server `oauth` (oauth-config.ts).
  * Other keys that editors write into these snippets (`autoApprove`, `description`...) are ignored.
  * `${VAR}` in env and header values is read from the host environment when connecting — any
  * variable for the host's own drop-ins, only the granted ones for a cartridge's (`envGrant`).
@@ -53,10 +56,17 @@ export interface McpStdioServerConfig extends McpServerConfigBase {
   cwd?: string;
 }
 
+/**
+ * An HTTP server: `http` speaks Streamable HTTP and falls back to the legacy HTTP+SSE transport
+ * when the server answers its first request with a 4xx other than 401/403 (as the MCP SDK
+ * recommends for servers of unknown age); `sse` speaks only the legacy transport.
+ */
 export interface McpHttpServerConfig extends McpServerConfigBase {
-  transport: 'http';
+  transport: 'http' | 'sse';
   url: string;
   headers: Record<string, string>;
+  /** The drop-in's "oauth" block, when it has one; OAuth applies without it too (see oauth-config.ts). */
+  oauth?: McpOAuthConfig;
 }
 
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
@@ -104,18 +114,13 @@ function validateName(name: string, source: string): string {
 export function parseMcpServerEntry(name: string, raw: unknown, source: string, baseDir: string): McpServerConfig {
   validateName(name, source);
   if (!isPlainObject(raw)) fail(source, `server "${name}" must be a JSON object`);
-  const type = raw.type;
-  if (type !== undefined && typeof type !== 'string') fail(source, '"type" must be a string');
-  if (type === 'sse') {
-    fail(source, 'the legacy SSE transport is not supported', 'Use the server\'s Streamable HTTP endpoint: {"url": "https://host/mcp"}.');
-  }
-  if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type)) {
-    fail(source, `unknown "type" "${type}" (expected "stdio" or "http")`);
-  }
+  const type = transportType(raw, source);
   const hasCommand = raw.command !== undefined;
   const hasUrl = raw.url !== undefined;
   if (hasCommand && hasUrl) fail(source, 'has both "command" and "url"; a server is either stdio or HTTP');
   if (!hasCommand && !hasUrl) fail(source, 'needs "command" (a stdio server) or "url" (a Streamable HTTP server)');
+  if (type === 'stdio' && hasUrl) fail(source, '"type": "stdio" needs a "command", not a "url"');
+  if ((type === 'http' || type === 'sse') && hasCommand) fail(source, `"type": "${type}" needs a "url", not a "command"`);
 
   let scopes: CapabilityScope[] = [];
   if (raw.scopes !== undefined) {
@@ -142,6 +147,7 @@ export function parseMcpServerEntry(name: string, raw: unknown, source: string, 
     }
     if (raw.cwd !== undefined && (typeof raw.cwd !== 'string' || raw.cwd === '')) fail(source, '"cwd" must be a non-empty string');
     if (raw.headers !== undefined) fail(source, '"headers" only applies to a "url" server');
+    if (raw.oauth !== undefined) fail(source, '"oauth" only applies to a "url" server');
     const config: McpStdioServerConfig = {
       ...base,
       transport: 'stdio',
@@ -167,7 +173,31 @@ export function parseMcpServerEntry(name: string, raw: unknown, source: string, 
   for (const key of ['args', 'env', 'cwd'] as const) {
     if (raw[key] !== undefined) fail(source, `"${key}" only applies to a "command" server`);
   }
-  return { ...base, transport: 'http', url: url.toString(), headers: stringRecord(raw.headers, source, 'headers') };
+  const headers = stringRecord(raw.headers, source, 'headers');
+  const config: McpHttpServerConfig = { ...base, transport: type === 'sse' ? 'sse' : 'http', url: url.toString(), headers };
+  if (raw.oauth !== undefined) {
+    if (Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) {
+      fail(source, 'has both an "Authorization" header and "oauth"', 'Keep one: a fixed header (a token you manage), or "oauth" (acx mcp login gets and refreshes tokens).');
+    }
+    config.oauth = parseMcpOAuthConfig(raw.oauth, source);
+  }
+  return config;
+}
+
+/** `"type"` as editors write it, or `"transport"`: stdio, Streamable HTTP (several spellings), or the legacy sse. */
+function transportType(raw: Record<string, unknown>, source: string): 'stdio' | 'http' | 'sse' | undefined {
+  const spelled: Record<string, 'stdio' | 'http' | 'sse'> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http', sse: 'sse' };
+  let found: 'stdio' | 'http' | 'sse' | undefined;
+  for (const key of ['type', 'transport'] as const) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') fail(source, `"${key}" must be a string`);
+    const type = spelled[value];
+    if (!type) fail(source, `unknown "${key}" "${value}" (expected "stdio", "http" or "sse")`);
+    if (found !== undefined && found !== type) fail(source, '"type" and "transport" disagree; keep one of them');
+    found = type;
+  }
+  return found;
 }
 
 /** `"required": true|false` or `"optional": true|false` (the same thing said the other way); absent: undefined. */

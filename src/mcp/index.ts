@@ -1,4 +1,4 @@
-/** MCP: the client for drop-in servers and the server that exposes acx host tools. */
+/** MCP: the client for drop-in servers and the server that exposes acx host tools (and an agent's prompts, resources and log lines). */
 export {
   loadMcpConfigDir,
   loadMcpConfigFile,
@@ -12,6 +12,9 @@ export {
   type McpStdioServerConfig,
   type McpHttpServerConfig,
 } from './config.ts';
+export type { McpOAuthConfig, McpOAuthGrant } from './oauth-config.ts';
+export { loginMcpServer, logoutMcpServer, type LoginOptions, type LoginResult, type LogoutResult } from './oauth/login.ts';
+export { McpCredentialStore } from './oauth/store.ts';
 export {
   connectMcpServers,
   resolveMcpTimeoutMs,
@@ -34,3 +37,6 @@ export {
 export { mcpAuditNotice, type McpAuditNotice } from './audit.ts';
 export { createHostToolServer, type HostToolServer, type HostToolServerOptions, type HostToolCall } from './host-server.ts';
 export { serveStdio, serveHttp, generateToken, tokenMatches, type HttpServing, type StdioServing, type ServeHttpOptions } from './serve.ts';
+export { createClientLogFeed, type ClientLogFeed } from './client-log.ts';
+export { type ServedPrompt, type ServedPromptArgument } from './prompts.ts';
+export { type ServedMemory, type ServedResources } from './resources.ts';

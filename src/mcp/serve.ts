@@ -12,6 +12,7 @@ import { addLiveSecret } from '../util/scrub.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import type { HostToolServer } from './host-server.ts';
 import { DEFAULT_SESSION_LIMITS, HttpSessions } from './http-sessions.ts';
+import { SessionEventStore } from './event-store.ts';
 
 /**
  * The two ways the host tool server is reached. stdio: one client, our stdin/stdout.
@@ -20,7 +21,13 @@ import { DEFAULT_SESSION_LIMITS, HttpSessions } from './http-sessions.ts';
  * Against DNS rebinding (a web page whose name now points at 127.0.0.1), the Host must be this
  * server's and a browser's Origin a loopback one or one the operator allowed: 403 otherwise; a
  * request without an Origin (a CLI client) is fine. Sessions are capped and expire when idle
- * (./http-sessions.ts).
+ * (./http-sessions.ts). SSE events carry ids and each session keeps its recent ones
+ * (./event-store.ts), so a client whose stream dropped resumes with Last-Event-ID.
+ *
+ * A request without the right token is answered 403 with a message that says which token and
+ * where it comes from, and no `WWW-Authenticate`. Not 401: an OAuth-capable MCP client (the
+ * SDK's, with an auth provider; the MCP Inspector) takes any 401 for the start of an OAuth flow
+ * and shows that flow's failure instead of the message, and this server has no OAuth to offer.
  */
 
 export interface StdioServing {
@@ -98,6 +105,12 @@ async function readJson(req: http.IncomingMessage, limit: number): Promise<unkno
 }
 
 const MAX_BODY = 4 * 1024 * 1024;
+/** The reconnection delay SSE clients are told (the `retry` field of a stream's first event), ms. */
+export const SSE_RETRY_MS = 1000;
+
+/** What a request without the right token is told: which token, and where it comes from. */
+export const TOKEN_REQUIRED =
+  'Forbidden: this acx MCP server needs its bearer token, and the request had none or another one. Send the header Authorization: Bearer <token>, where <token> is what acx mcp --http printed on its stdout (or wrote to its --token-file), or the ACX_MCP_TOKEN it was started with.';
 
 /** `origin` in the form a browser sends it (`scheme://host[:port]`), or a thrown usage error naming it. */
 export function normalizedOrigin(origin: string): string {
@@ -149,9 +162,14 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
         sendJsonError(res, 403, `Forbidden: a page from ${origin} may not use this server (DNS-rebinding protection): only pages on this machine, or origins it was started with --allow-origin for, may.`);
         return;
       }
+      if (url.pathname.startsWith('/.well-known/')) {
+        // An OAuth client looking for authorization metadata learns there is none.
+        sendJsonError(res, 404, 'Not found: this acx MCP server does not use OAuth; it takes a bearer token (Authorization: Bearer <token>).');
+        return;
+      }
       if (!tokenMatches(bearer(req), token)) {
         strangers.log('warn', 'mcp http unauthorized', { method: req.method, path: url.pathname });
-        sendJsonError(res, 401, 'Unauthorized: a valid bearer token is required', { 'www-authenticate': 'Bearer realm="acx-mcp"' });
+        sendJsonError(res, 403, TOKEN_REQUIRED);
         return;
       }
       if (url.pathname !== '/mcp') {
@@ -197,6 +215,8 @@ export async function serveHttp(host: HostToolServer, options: ServeHttpOptions 
         // the Origin, allowed from any loopback port, is checked above for every request).
         enableDnsRebindingProtection: true,
         allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
+        eventStore: new SessionEventStore(),
+        retryInterval: SSE_RETRY_MS,
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.remove(transport.sessionId);

@@ -32,7 +32,7 @@ const missing = missingAiInternals(internal);
 if (missing.length > 0) {
   throw new Error(
     `The installed "ai" package (${aiPackage.version}) no longer exports ${missing.join(', ')} from "ai/internal", which acx's model call needs. ` +
-      'Install the "ai" version acx pins in its package.json.',
+      'Install an "ai" version in the range acx names in its package.json peerDependencies (npm ls ai shows which one is installed).',
   );
 }
 

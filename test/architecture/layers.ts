@@ -15,6 +15,7 @@ export const LAYERS = [
   'channel',
   'harness',
   'app',
+  'eval', // runs a suite of cases against an agent (loadAgent, cassettes, a judge model); above harness and app
   'frontends',
   'entry', // src/index.ts and src/exports/*: the package's entry points, above everything
 ] as const;

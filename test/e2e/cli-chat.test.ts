@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
-import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { respondByTurn, startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx chat` in a real pseudo-terminal, typed at like a person would: streamed replies, a line
@@ -30,7 +31,7 @@ class Terminal {
 
   /** Waits until the screen shows `text` after position `from`; returns where it ends. */
   async waitFor(text: string | RegExp, from = 0): Promise<number> {
-    for (let i = 0; i < 1200; i++) {
+    for (let i = 0; i < scaled(1200); i++) {
       const rest = this.output.slice(from);
       const index = typeof text === 'string' ? rest.indexOf(text) : rest.search(text);
       if (index >= 0) return from + index + (typeof text === 'string' ? text.length : 1);
@@ -61,7 +62,7 @@ afterEach(async () => {
   terminal = undefined;
 });
 
-describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
+describe('acx chat in a pseudo-terminal (e2e)', { timeout: scaled(120_000) }, () => {
   it('streams a replayed reply with a line per tool call, then leaves on Ctrl-D', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-chat-'));
     terminal = new Terminal(['chat', QUICKSTART_AGENT, '--replay', QUICKSTART_CASSETTE, '--home', home, '--config-home', home], cleanEnv());
@@ -130,6 +131,51 @@ describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
     terminal.type('/exit\r');
     expect(await terminal.exited).toBe(0);
     expect(server.requests).toHaveLength(3);
+  });
+
+  it("an MCP server's question (elicitation) is asked at the prompt, field by field, and the answer reaches the server", async () => {
+    server = await startModelServer({
+      // Each prompt: call the tool, then say what it returned.
+      fallback: respondByTurn(({ request, turn }) => {
+        const results = request.view.messages.flatMap((m) => m.toolResults ?? []);
+        return turn % 2 === 1 ? `The server said: ${results.at(-1)!.output}` : { toolCalls: [{ name: 'accounts__sign_up', input: {} }] };
+      }),
+    });
+    const home = mkdtempSync(join(tmpdir(), 'acx-chat-'));
+    mkdirSync(join(home, 'mcp'));
+    writeFileSync(join(home, 'mcp', 'accounts.json'), JSON.stringify({ command: process.execPath, args: [join(ROOT, 'test/fixtures/mcp/elicit-server.ts')] }));
+    terminal = new Terminal(
+      ['chat', 'default', '--model', 'openai:demo', '--permission-mode', 'allow-all', '--home', home, '--config-home', home],
+      cleanEnv({ OPENAI_API_KEY: 'sk-local-test', OPENAI_BASE_URL: server.openaiBaseURL }),
+    );
+    let at = 0;
+    /** Waits for each screen text in turn, typing what follows it (a line) when there is something. */
+    const converse = async (...steps: Array<[string, string?]>) => {
+      for (const [screen, typed] of steps) {
+        at = await terminal!.waitFor(screen, at);
+        if (typed !== undefined) terminal!.type(`${typed}\r`);
+      }
+    };
+    await converse(
+      ['you> ', 'Sign me up'],
+      ['? accounts asks (during accounts__sign_up): Which name and plan should the account have?'],
+      ['answer? [y/N] ', 'y'],
+      ['Your name (text; required): ', ''],
+      ['an answer is required'],
+      ['Your name (text; required): ', 'Ada'],
+      ['Plan (one of free, team, enterprise; default free): ', 'gold'],
+      ['answer one of free, team, enterprise'],
+      ['Plan (one of free, team, enterprise; default free): ', 'team'],
+      ['Subscribe to the newsletter (y/n; default n): ', ''],
+      ['agent> The server said: signed up {"name":"Ada","plan":"team","subscribe":false}'],
+      // Said no to, the server hears a decline.
+      ['you> ', 'Sign me up again'],
+      ['answer? [y/N] ', 'n'],
+      ['agent> The server said: not signed up: the user chose decline'],
+    );
+    await terminal.waitFor('you> ', at);
+    terminal.type('/exit\r');
+    expect(await terminal.exited).toBe(0);
   });
 
   it('a provider error that echoes the key is shown with the key scrubbed', async () => {

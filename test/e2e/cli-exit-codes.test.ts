@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 // Issue 11 item 4: the CLI maps errors to exit codes in one table (src/frontends/cli/exit-codes.ts). Real
 // runs of the documented codes, in the paths that used to decide their own code: 2 for a usage
 // mistake (the parser's or a command's), 3 for a refusal, 4 for a tampered cartridge — each a
@@ -7,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/frontends/cli/output.ts';
 import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { ROOT, STACK_FRAME } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let root: string;
 let base: BuiltCartridge;
@@ -18,7 +20,7 @@ beforeAll(() => {
   tampered = alteredCopy(base.path, join(root, 'tampered.acx'), (db) => db.exec("UPDATE sqlar SET data = CAST('You are someone else.' AS BLOB) WHERE name = 'rom/prompts/system-prompt.md'"));
 });
 
-describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('exit codes (e2e)', { timeout: scaled(120_000) }, () => {
   it('4: acx handshake on a tampered cartridge says so, with what to do', async () => {
     const run = await runAcx(['handshake', tampered, '--registry', base.registry, '--context-window', '200000'], {}, { fresh: true });
     expect(run.code).toBe(EXIT.tampered);
@@ -66,6 +68,16 @@ describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
       expect(run.stderr).toBe(stderr);
     });
   }
+
+  it('0: a reader that stops early (`acx help | head`) ends acx quietly, with no stack trace', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/acx.js'), 'help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // every write acx makes now meets a closed pipe (EPIPE)
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(EXIT.ok);
+  });
 
   it('2: a model spec that cannot parse, with what to write', async () => {
     const run = await runAcx(['run', 'x', 'hi', '--model', 'gpt4'], {}, { fresh: true });

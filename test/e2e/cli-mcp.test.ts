@@ -2,7 +2,7 @@
 // `acx mcp` child process on the pinned Node, over stdio and over Streamable HTTP, with no model
 // key in the environment and every state directory in a temp dir.
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../src/memory/store.ts';
 import { startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const ACX = ['--disable-warning=ExperimentalWarning', join(ROOT, 'bin/acx.js')];
@@ -53,7 +54,7 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
   return (result.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('\n');
 }
 
-describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx mcp (e2e)', { timeout: scaled(120_000) }, () => {
   it('serves over stdio exactly the tools resolved-config lists, annotated, and a memory write lands in the agent memory DB', async () => {
     const env = freshEnv();
     const resolved = await resolvedConfig([NOTES_KEEPER], env);
@@ -84,10 +85,14 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
 
   it("does not re-serve the agent's MCP drop-ins, and says so at info level", async () => {
     const env = freshEnv({ ACX_LOG_LEVEL: 'info' });
-    const dropIn = ['--mcp', `fixture=${process.execPath} --disable-warning=ExperimentalWarning ${join(ROOT, 'test/fixtures/mcp/stdio-server.ts')}`];
-    const resolved = (await resolvedConfig([NOTES_KEEPER, ...dropIn], env)) as { tools: string[]; mcp_servers?: string[] };
+    // The agent's own drop-in (acx mcp offers no --mcp: it would connect nothing).
+    const agent = join(env.HOME!, 'notes-keeper');
+    cpSync(NOTES_KEEPER, agent, { recursive: true });
+    mkdirSync(join(agent, 'mcp'), { recursive: true });
+    writeFileSync(join(agent, 'mcp/fixture.json'), JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp/stdio-server.ts')] }));
+    const resolved = (await resolvedConfig([agent], env)) as { tools: string[]; mcp_servers?: string[] };
     expect(resolved.mcp_servers).toEqual(['fixture']);
-    const { client, stderr } = await stdioClient([NOTES_KEEPER, ...dropIn], env);
+    const { client, stderr } = await stdioClient([agent], env);
     try {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(resolved.tools);
     } finally {
@@ -185,7 +190,7 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
     }
   });
 
-  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 401, a foreign page 403, the right one lists and calls', async () => {
+  it('--http serves 127.0.0.1 behind the printed bearer token: none or a wrong one is 403 (no OAuth challenge), a foreign page 403, the right one lists and calls', async () => {
     const token = 'fixed-token-for-the-e2e-test';
     const env = freshEnv({ ACX_MCP_TOKEN: token });
     const port = await freePort();
@@ -206,8 +211,11 @@ describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
       const url = `http://127.0.0.1:${port}/mcp`;
       const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      expect((await fetch(url, { method: 'POST', headers, body: initialize })).status).toBe(401);
-      expect((await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-the-token-at-all' }, body: initialize })).status).toBe(401);
+      for (const refused of [await fetch(url, { method: 'POST', headers, body: initialize }), await fetch(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer not-the-token-at-all' }, body: initialize })]) {
+        expect(refused.status).toBe(403);
+        expect(refused.headers.get('www-authenticate')).toBeNull();
+        expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/^Forbidden: this acx MCP server needs its bearer token/);
+      }
       // A browser page elsewhere (DNS rebinding) is refused even with the token; one on this machine, or one --allow-origin names, is served.
       const withToken = { ...headers, authorization: `Bearer ${token}` };
       expect((await fetch(url, { method: 'POST', headers: { ...withToken, origin: 'http://rebound.example' }, body: initialize })).status).toBe(403);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { detectConfinement } from '../../src/harness/acp/confinement.ts';
 import { describeExecute } from '../../src/tools/builtin/execute.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx resolved-config` must report what a run actually does: the same model, the same tools
@@ -42,7 +43,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
+describe('acx resolved-config (e2e)', { timeout: scaled(120_000) }, () => {
   it('names the model and the tools a run really sends, without a key or a network', async () => {
     const { agent, home } = agentWithMcpDropIn();
     server = await startModelServer({ script: ['hello'] });

@@ -2,12 +2,16 @@
 // offline", run as written by /bin/sh in a fresh directory holding a copy of examples/, on a fresh
 // machine (no key, no acx settings, HOME and the acx homes in the temp dir). `npx acx` reaches this
 // checkout's CLI through an `npx` shim on PATH; booting.md's /tmp/ paths point into the temp dir.
+// docs/mcp.md's MCP client configurations start acx mcp, as a client would, from elsewhere.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
 import { freshMachineEnv, ROOT, tempDir } from '../support/cartridge-fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** The commands of the first code block after `heading` in a Markdown file, continuation lines joined. */
 function commandsUnder(file: string, heading: string): string[] {
@@ -40,7 +44,7 @@ function run(line: string, clone: { dir: string; env: NodeJS.ProcessEnv }) {
 const isolated = (await detectIsolation()).kind !== 'none';
 const skipped = isolated ? '' : ' (skipped: no bwrap or unshare isolation here, so execute cannot bind acx:execute)';
 
-describe('the documented cartridge walkthroughs run as written (e2e)', { timeout: 300_000 }, () => {
+describe('the documented cartridge walkthroughs run as written (e2e)', { timeout: scaled(300_000) }, () => {
   it.skipIf(!isolated)(`README "Signed cartridges": every command exits 0; the user's own cartridge is local and the replayed run answers${skipped}`, () => {
     const commands = commandsUnder('README.md', '### Signed cartridges');
     expect(commands.length).toBe(6);
@@ -81,5 +85,31 @@ describe('the documented cartridge walkthroughs run as written (e2e)', { timeout
     expect(build.code).toBe(1);
     expect(build.stderr).toContain('→ add "execute", "dispatch" to "tools" in agent.json');
     expect(spawnSync('ls', [clone.dir], { encoding: 'utf8' }).stdout).not.toContain('notes-keeper.acx');
+  });
+
+  it("docs/mcp.md's client configurations start acx mcp from any directory: acx on PATH, and a checkout's own Node and bin/acx.js", async () => {
+    const text = readFileSync(join(ROOT, 'docs/mcp.md'), 'utf8');
+    const configs = [...text.matchAll(/```json\n(\{ "mcpServers"[\s\S]*?)```/g)].map((match) => JSON.parse(match[1]!) as { mcpServers: Record<string, { command: string; args: string[] }> });
+    expect(configs.length).toBe(2);
+    // `acx` on PATH, as `npm link` or a global install puts it, with a Node.js new enough first on PATH.
+    const bin = join(tempDir('acx-mcp-path-'), 'bin');
+    mkdirSync(bin);
+    symlinkSync(join(ROOT, 'bin/acx.js'), join(bin, 'acx'));
+    const home = tempDir('acx-mcp-client-');
+    const env = { ...freshMachineEnv(), PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: home, ACX_HOME: join(home, 'state'), ACX_CONFIG_HOME: join(home, 'config') } as Record<string, string>;
+    for (const config of configs) {
+      const server = Object.values(config.mcpServers)[0]!;
+      const real = (value: string) => value.replace('/path/to/acx', ROOT).replace('/path/to/notes-keeper', join(ROOT, 'examples/notes-keeper'));
+      // The client's own directory, which is not the checkout.
+      const transport = new StdioClientTransport({ command: real(server.command), args: server.args.map(real), env, cwd: tempDir('acx-mcp-cwd-'), stderr: 'pipe' });
+      const client = new Client({ name: 'docs-check', version: '1' });
+      try {
+        await client.connect(transport);
+        const tools = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(tools, `${server.command} ${server.args.join(' ')}`).toEqual(expect.arrayContaining(['memory_search', 'memory_write']));
+      } finally {
+        await client.close();
+      }
+    }
   });
 });

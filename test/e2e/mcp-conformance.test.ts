@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startBearerProxy, type BearerProxy } from '../support/bearer-proxy.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) against acx:
@@ -28,7 +29,7 @@ interface Check {
   errorMessage?: string;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = scaled(60_000)): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(command, args, { env, cwd: ROOT });
   let stdout = '';
   let stderr = '';
@@ -73,7 +74,9 @@ async function runSuite(args: string[], expected: readonly string[]): Promise<Ou
   const result = await suite([...args, '-o', out]);
   const output = `${result.stdout}\n${result.stderr}`;
   const outcomes: Outcomes = new Map();
-  for (const dir of readdirSync(out)) {
+  // A scenario named `group/name` (auth/…) writes into `group/name-<timestamp>/`.
+  const dirs = readdirSync(out).flatMap((dir) => (existsSync(join(out, dir, 'checks.json')) ? [dir] : readdirSync(join(out, dir)).map((inner) => `${dir}/${inner}`)));
+  for (const dir of dirs) {
     const scenario = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
     outcomes.set(scenario, { checks: JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as Check[], output });
   }
@@ -112,9 +115,9 @@ function expectMatchesBaseline(side: Side, outcomes: Outcomes, toRun: readonly s
 let listed: { server: string[]; client: string[] };
 beforeAll(async () => {
   listed = await listedScenarios();
-}, 60_000);
+}, scaled(60_000));
 
-describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_000 }, () => {
+describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: scaled(240_000) }, () => {
   let child: ChildProcess | undefined;
   let proxy: BearerProxy | undefined;
 
@@ -136,30 +139,34 @@ describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_00
     });
     const { url, token } = JSON.parse(line) as { url: string; token: string };
     proxy = await startBearerProxy(url, token);
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await proxy?.close();
     child?.kill('SIGTERM');
   });
 
-  it('passes every server scenario that applies to a tools-only server, as the baseline states', async () => {
+  it("passes every server scenario that needs none of the suite's fixture tools, prompts or resources, as the baseline states", async () => {
     const toRun = checkBaselineAgainst(baseline.server, listed.server);
-    expect(toRun).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']));
+    expect(toRun).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'prompts-list', 'resources-list', 'logging-set-level']));
     // One run of the whole suite (each invocation costs seconds of start-up); the results of
     // not-applicable scenarios are not judged.
     const outcomes = await runSuite(['server', '--url', proxy!.url, '--suite', 'all'], toRun);
     // The scenarios really reached acx: tools-list saw the agent's tools.
     const listing = outcomes.get('tools-list')!.checks.find((check) => check.id === 'tools-list') as Check & { details?: { tools?: string[] } };
     expect(listing.details?.tools).toEqual(['memory_write', 'memory_read', 'memory_list', 'memory_search', 'memory_delete', 'load_skill']);
+    // …and prompts-list the agent's skills, resources-list its instructions and memories.
+    const detail = <T,>(scenario: string) => (outcomes.get(scenario)!.checks.find((check) => check.id === scenario) as Check & { details?: T }).details;
+    expect(detail<{ prompts?: string[] }>('prompts-list')?.prompts).toEqual(['release-notes']);
+    expect(detail<{ resources?: string[] }>('resources-list')?.resources).toEqual(['acx://instructions', 'acx://memory/team/deploy-policy', 'acx://memory/team/on-call']);
     expectMatchesBaseline(baseline.server, outcomes, toRun);
   });
 });
 
-describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 240_000 }, () => {
-  it('passes every client scenario that applies (initialize, tools_call, the Streamable HTTP transport), as the baseline states', async () => {
+describe('MCP conformance: acx MCP client (client scenarios)', { timeout: scaled(900_000) }, () => {
+  it('passes every client scenario (the transports, elicitation, OAuth), as the baseline states', async () => {
     const toRun = checkBaselineAgainst(baseline.client, listed.client);
-    expect(toRun).toEqual(expect.arrayContaining(['initialize', 'tools_call', 'sse-retry']));
+    expect(toRun).toEqual(expect.arrayContaining(['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults', 'auth/metadata-default', 'auth/scope-step-up', 'auth/pre-registration']));
     const command = `"${process.execPath}" --disable-warning=ExperimentalWarning "${CLIENT_ENTRY}"`;
     const outcomes: Outcomes = new Map();
     for (const scenario of toRun) {
@@ -167,6 +174,8 @@ describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 240_00
     }
     // tools_call is passed only when the suite's server saw acx's client call add_numbers(2, 3).
     expect(outcomes.get('tools_call')!.checks.find((check) => check.id === 'tool-add-numbers')?.status).toBe('SUCCESS');
+    // The step-up was a second authorization asking for the scope the server refused the call for.
+    expect(outcomes.get('auth/scope-step-up')!.checks.find((check) => check.id === 'scope-step-up-escalation')?.status).toBe('SUCCESS');
     expectMatchesBaseline(baseline.client, outcomes, toRun);
   });
 });

@@ -2,31 +2,45 @@
 // node_modules, where Node refuses to strip TypeScript. The CLI must run, the library must
 // import and run a turn, and its type declarations must type-check a consumer (and catch misuse);
 // on a Node.js too old for it, both must say so; it ships its license and examples.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { moduleTrace } from '../support/module-trace.ts';
+import { chatModel } from '../support/chat-app/start.ts';
+import { type ModelServer, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 let app: string;
 let packed: string[];
+let tarball: string;
 
+/** What `npm pack` reads: the package's files and what its prepack build needs. */
+const PACKED_FROM = ['package.json', '.gitignore', 'README.md', 'LICENSE', 'bin', 'docs', 'examples', 'src', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
+
+// Packed from a copy of the checkout, so the build (prepack) writes its dist/ there: the checkout
+// is left as it was, and may be read-only (the tests run as an ordinary user too). A set-up that
+// fails fails every test of the file (test/support/set-up-failures.ts); a slow one gets longer.
 beforeAll(() => {
   const base = mkdtempSync(join(tmpdir(), 'acx-package-'));
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const checkout = join(base, 'checkout');
+  for (const path of PACKED_FROM) cpSync(join(ROOT, path), join(checkout, path), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const [info] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packed = info!.files.map((file) => file.path);
+  tarball = join(base, info!.filename);
   app = join(base, 'app');
   mkdirSync(join(app, 'node_modules'), { recursive: true });
   execFileSync('tar', ['-xzf', join(base, info!.filename), '-C', join(app, 'node_modules')]);
   renameSync(join(app, 'node_modules/package'), join(app, 'node_modules/acx'));
   // The package's own dependencies resolve from a node_modules above the project, as after an install.
   symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
-}, 180_000);
+}, scaled(300_000));
 
 const node = (args: string[], cwd = app) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
 
@@ -39,7 +53,7 @@ const OLD_NODE = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node'].find((pat
 });
 const oldNodeVersion = OLD_NODE ? spawnSync(OLD_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim() : '';
 
-describe('the published package (e2e)', { timeout: 120_000 }, () => {
+describe('the published package (e2e)', { timeout: scaled(120_000) }, () => {
   it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('dist/index.d.ts');
@@ -201,16 +215,17 @@ new HarnessAgent({ harness: createEngineHarness({ model: 'openai:x' }), permissi
   it('every subpath in package.json exports imports from the installed package and exports what its TSDoc names', () => {
     const exportsMap = JSON.parse(readFileSync(join(app, 'node_modules/acx/package.json'), 'utf8')).exports as Record<string, unknown>;
     const subpaths = Object.keys(exportsMap).filter((key) => key !== './package.json');
-    expect(subpaths).toEqual(['.', './acp', './cartridge', './channel', './contract', './mcp', './memory', './wake']);
+    expect(subpaths).toEqual(['.', './acp', './cartridge', './channel', './contract', './eval', './mcp', './memory', './wake']);
     const named: Record<string, string[]> = {
       acx: ['HarnessAgent', 'createEngineHarness', 'loadAgent', 'tool', 'AcxError'],
       'acx/acp': ['createACP', 'createClaudeCodeACP', 'createCodexACP', 'createGeminiCliACP', 'createOpenCodeACP', 'createCursorACP', 'createGrokBuildACP', 'createAcpServer', 'serveAcp'],
       'acx/cartridge': ['Cartridge', 'buildCartridge', 'verifyCartridge', 'stripCartridge', 'inspectCartridge', 'generateSigningKey', 'loadTrustRegistry'],
       'acx/channel': ['BaseCradleClient', 'verifyWebhookSignature', 'createPlatformTools', 'createIdempotencyKey', 'NotFoundError'],
       'acx/contract': ['parseHarnessRequirements', 'negotiate', 'assertAccepted', 'UnsupportedHarnessError'],
-      'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers'],
+      'acx/eval': ['runEval', 'compareReports', 'loadSuite', 'parseSuite', 'meetsPassRate'],
+      'acx/mcp': ['createHostToolServer', 'serveStdio', 'serveHttp', 'connectMcpServers', 'loginMcpServer', 'logoutMcpServer', 'McpCredentialStore'],
       'acx/memory': ['openMemoryStore', 'createSqliteMemoryProvider', 'createMemoryTools'],
-      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor'],
+      'acx/wake': ['wake', 'openWakeStore', 'SqliteWakeStore', 'turnIdFor', 'createLogger'],
     };
     expect(Object.keys(named).map((name) => (name === 'acx' ? '.' : `./${name.slice(4)}`))).toEqual(subpaths);
     const probe = `const named = ${JSON.stringify(named)};
@@ -227,12 +242,12 @@ console.log(JSON.stringify(missing));`;
 
   // Every TypeScript/JavaScript block of README.md and docs/*.md, against the installed package: all
   // type-check; those not marked `compile-only` in their fence (```ts compile-only: they need a real
-  // model key or coding agent) also run, in a project whose examples/ is the package's own.
+  // model key or coding agent) also run, in a project of the user's own: a file a block names must
+  // resolve from the installed package (import.meta.resolve('acx/package.json')), not the checkout.
   it('every code block of README.md and docs/ type-checks against the package, and the runnable ones run', () => {
     const blocksDir = join(app, 'docs-blocks');
     mkdirSync(blocksDir, { recursive: true });
     writeFileSync(join(blocksDir, 'package.json'), JSON.stringify({ type: 'module' }));
-    symlinkSync(join(app, 'node_modules/acx/examples'), join(blocksDir, 'examples'));
     const blocks = docCodeBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(5);
     for (const block of blocks) writeFileSync(join(blocksDir, block.file), block.code);
@@ -247,19 +262,154 @@ console.log(JSON.stringify(missing));`;
     expect(check.status, `${check.stdout}${check.stderr}\n(blocks are written as ${blocks.map((b) => `${b.file} <- ${b.source}`).join(', ')})`).toBe(0);
     const runnable = blocks.filter((block) => !block.compileOnly);
     expect(runnable.length).toBeGreaterThanOrEqual(3);
+    // acx/mcp and acx/wake each have a block that runs (issue 26 item 10).
+    for (const subpath of ['acx/mcp', 'acx/wake']) expect(runnable.filter((block) => block.code.includes(`from '${subpath}'`)).map((block) => block.source)).not.toEqual([]);
     for (const block of runnable) {
       const home = mkdtempSync(join(tmpdir(), 'acx-docs-home-'));
       const run = spawnSync(process.execPath, [block.file], {
         cwd: blocksDir,
         encoding: 'utf8',
         env: { PATH: process.env.PATH, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_LOG_LEVEL: 'warn' },
-        timeout: 60_000,
+        timeout: scaled(60_000),
       });
       expect(run.status, `${block.source} (${block.file}) exited ${run.status}:\n${run.stderr}${run.stdout}`).toBe(0);
       if (block.expect) expect(run.stdout, block.source).toContain(block.expect);
     }
   });
 });
+
+// acx shares `ai` (and zod and the AI SDK's provider packages, whose types cross its API) with the
+// app as peer dependencies. A fresh project installs the packed tarball from the registry's point
+// of view (npm install, peers resolved by npm) with the lowest and the newest `ai` the range allows;
+// against each, the chat app of docs/ui.md — its server and its useChat page — type-checks (one
+// copy of `ai`: two make tsc reject the agent, TS2322 FlexibleSchema<any> … FlexibleSchema<never>)
+// and its server answers a chat through an approval, a new message while one waits, and a reload.
+describe('installed by npm with each end of its ai range: the chat app of docs/ui.md (e2e)', { timeout: scaled(600_000) }, () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
+  let model: ModelServer;
+  beforeAll(async () => {
+    model = await startModelServer({ fallback: chatModel });
+  });
+  afterAll(() => model?.close());
+
+  /** The lowest version a caret range allows, and the newest the registry has in it. */
+  function ends(name: string): { lowest: string; newest: string } {
+    const range = manifest.peerDependencies[name]!;
+    expect(range, `${name}'s peer range is a caret range`).toMatch(/^\^\d+\.\d+\.\d+$/);
+    const listed = JSON.parse(execFileSync('npm', ['view', `${name}@${range}`, 'version', '--json'], { encoding: 'utf8' })) as string | string[];
+    return { lowest: range.slice(1), newest: [listed].flat().at(-1)! };
+  }
+
+  for (const end of ['lowest', 'newest'] as const) {
+    it(`with the ${end} ai and zod the peer ranges allow`, async () => {
+      const ai = ends('ai')[end];
+      const zod = ends('zod')[end];
+      const dir = mkdtempSync(join(tmpdir(), `acx-peers-${end}-`));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'chat-app', private: true, type: 'module' }));
+      const dev = manifest.devDependencies;
+      const install = spawnSync(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `ai@${ai}`, `zod@${zod}`, ...['@ai-sdk/react', 'react', 'react-dom', '@types/react', '@types/node'].map((name) => `${name}@${dev[name]}`)],
+        { cwd: dir, encoding: 'utf8' },
+      );
+      expect(install.status, install.stderr).toBe(0);
+      const version = (name: string, from = dir) => (JSON.parse(readFileSync(join(from, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+      expect(version('ai')).toBe(ai);
+      expect(version('zod')).toBe(zod);
+      for (const shared of ['ai', 'zod', '@ai-sdk/provider', '@ai-sdk/provider-utils']) {
+        expect(existsSync(join(dir, 'node_modules/acx/node_modules', shared)), `acx uses the app's ${shared}, no copy of its own`).toBe(false);
+      }
+
+      const blocks = namedBlocks('docs/ui.md');
+      expect(Object.keys(blocks)).toEqual(['chat.ts', 'Chat.tsx']);
+      for (const [file, code] of Object.entries(blocks)) writeFileSync(join(dir, file), code);
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', lib: ['ES2023', 'DOM', 'DOM.Iterable'], jsx: 'react-jsx', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+          files: Object.keys(blocks),
+        }),
+      );
+      const check = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, encoding: 'utf8' });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+
+      writeFileSync(join(dir, 'drive.ts'), CHAT_DRIVER);
+      // Not spawnSync: the model server answers from this process, so its event loop must run.
+      const run = await runNode(['drive.ts'], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir, OPENAI_API_KEY: 'sk-package-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_LOG_LEVEL: 'warn' },
+      });
+      expect(run.status, run.stderr + run.stdout).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({
+        asked: 'approval-requested',
+        approved: ['output-available', 'deployed to prod', 'Done: deployed to prod'],
+        movedOn: 'You said: hello',
+        history: [
+          ['user', [], 'please deploy'],
+          ['assistant', ['output-available'], 'Done: deployed to prod'],
+          ['user', [], 'please deploy again'],
+          ['assistant', ['output-denied'], ''],
+          ['user', [], 'hello'],
+          ['assistant', [], 'You said: hello'],
+        ],
+        archived: 6,
+      });
+    });
+  }
+});
+
+/** Runs node in a child process without blocking this one's event loop. */
+function runNode(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** Drives docs/ui.md's handlers as useChat would: the chat posted, the reply read with the AI SDK's own reader. */
+const CHAT_DRIVER = `import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage } from 'ai';
+import { archive, GET, POST } from './chat.ts';
+
+async function post(id: string, messages: UIMessage[]): Promise<UIMessage> {
+  const response = await POST(new Request('http://app.test/api/chat', { method: 'POST', body: JSON.stringify({ id, messages }) }));
+  const chunks = parseJsonEventStream({ stream: response.body!, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream({ transform(parsed, controller) { if (!parsed.success) throw parsed.error; controller.enqueue(parsed.value); } }),
+  );
+  const last = messages.at(-1)!;
+  let message: UIMessage | undefined = last.role === 'assistant' ? structuredClone(last) : undefined;
+  for await (const m of readUIMessageStream({ stream: chunks, ...(message ? { message } : {}), terminateOnError: true })) message = m;
+  return message!;
+}
+const user = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+const deploy = (m: UIMessage) => m.parts.find((p) => p.type === 'tool-deploy') as { state: string; output?: unknown } | undefined;
+const text = (m: UIMessage) => m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+
+const ask = user('u1', 'please deploy');
+const asked = await post('c1', [ask]);
+const answer = { ...asked, parts: asked.parts.map((p) => ('approval' in p && p.state === 'approval-requested' ? { ...p, state: 'approval-responded', approval: { id: p.approval.id, approved: true } } : p)) } as UIMessage;
+const approved = await post('c1', [ask, answer]);
+const again = user('u2', 'please deploy again');
+const askedAgain = await post('c1', [ask, approved, again]);
+const movedOn = await post('c1', [ask, approved, again, askedAgain, user('u3', 'hello')]);
+const history = (await (await GET(new Request('http://app.test/api/chat?id=c1'))).json()) as UIMessage[];
+console.log(JSON.stringify({
+  asked: deploy(asked)?.state,
+  approved: [deploy(approved)?.state, deploy(approved)?.output, text(approved)],
+  movedOn: text(movedOn),
+  history: history.map((m) => [m.role, m.parts.filter((p) => p.type === 'tool-deploy').map((p) => (p as { state: string }).state), text(m)]),
+  archived: archive.get('c1')?.length,
+}));
+`;
+
+/** The blocks of a doc whose fence names a file (\`\`\`ts file=chat.ts): an app in several files. */
+function namedBlocks(doc: string): Record<string, string> {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  return Object.fromEntries([...text.matchAll(/^```(?:ts|tsx) file=(\S+)\n([\s\S]*?)^```$/gm)].map((match) => [match[1]!, match[2]!]));
+}
 
 interface DocBlock {
   /** Where it is: `docs/acp.md block 1`. */
@@ -273,7 +423,11 @@ interface DocBlock {
 
 function docCodeBlocks(): DocBlock[] {
   const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  const blocks: DocBlock[] = [];
+  // The library's three-line start in README's "Which entry point" table (it needs a model key: compiled only).
+  const row = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').find((line) => line.startsWith('| an agent inside your own TypeScript program |'));
+  const start = [...(row?.split(' | ').at(-1) ?? '').matchAll(/`([^`]+)`/g)].map((span) => span[1]!);
+  expect(start.length, 'README: the library row of the entry-point table').toBe(3);
+  const blocks: DocBlock[] = [{ source: 'README.md entry-point table, library', file: 'README-md-entry-library.ts', code: `${start.join('\n')}\n`, compileOnly: true }];
   for (const file of files) {
     const text = readFileSync(join(ROOT, file), 'utf8');
     let n = 0;

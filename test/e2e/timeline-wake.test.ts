@@ -9,6 +9,8 @@ import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 import { startCannedServer, startFlakyProxy } from '../support/flaky-proxy.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 
@@ -48,7 +50,7 @@ async function messagesOn(token: string, timeline: string): Promise<Array<{ hand
   return items.map((item) => ({ handle: item.user.handle, body: item.content.body })).reverse();
 }
 
-describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
+describe('acx wake --timeline (e2e)', { timeout: scaled(120_000) }, () => {
   it('answers a peer through messages_create once; a repeated delivery answers nothing', async () => {
     const { ana, nova } = setUp();
     const timeline = await sharedTimeline(platform, ana, nova);
@@ -96,10 +98,7 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise((resolve) => child.once('close', resolve));
-    for (let waited = 0; model.requests.length < 2; waited += 50) {
-      if (waited > 60_000) throw new Error(`the wake never made its second model call: ${stderr}`);
-      await Promise.race([new Promise((resolve) => setTimeout(resolve, 50)), exited]);
-    }
+    await waitFor('the wake never made its second model call', () => model.requests.length >= 2, { withinMs: 60_000, everyMs: 50, explain: () => stderr });
     child.kill('SIGKILL');
     await exited;
     release();
@@ -144,12 +143,7 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     // nova scheduled a reminder for itself a moment from now; wait for the platform to activate it.
     const task = await platform.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions: 'Remind ana about the release notes.', activate_at: new Date(Date.now() + 300).toISOString() } } });
     expect(task.status, task.text).toBe(201);
-    for (let waited = 0; ; waited += 100) {
-      const activated = await platform.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: nova.token });
-      if (activated.body.tasks.length === 1) break;
-      if (waited > 10_000) throw new Error('the task never activated');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor('the task never activated', async () => (await platform.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: nova.token })).body.tasks.length === 1, { withinMs: 10_000 });
     await post(ana.token, timeline, '@nova here is the chart');
     const form = new FormData();
     form.append('asset[file]', new Blob(['a,b\n1,2\n'], { type: 'text/csv' }), 'chart.csv');

@@ -126,7 +126,20 @@ describe('mcp/ directory', () => {
     ['env.json', { command: 'x', env: { KEY: 42 } }, /"env\.KEY" must be a string/],
     ['url.json', { url: 'ftp://host/mcp' }, /must be http\(s\)/],
     ['creds.json', { url: 'https://user:pw@host/mcp' }, /must not carry credentials/],
-    ['sse.json', { type: 'sse', url: 'https://h/sse' }, /SSE transport is not supported/],
+    ['ssecmd.json', { type: 'sse', command: 'x' }, /"type": "sse" needs a "url", not a "command"/],
+    ['typewho.json', { type: 'websocket', url: 'https://h/ws' }, /unknown "type" "websocket" \(expected "stdio", "http" or "sse"\)/],
+    ['disagree.json', { type: 'sse', transport: 'http', url: 'https://h/mcp' }, /"type" and "transport" disagree/],
+    ['oauthcmd.json', { command: 'x', oauth: {} }, /"oauth" only applies to a "url" server/],
+    ['oauthhdr.json', { url: 'https://h/mcp', headers: { authorization: 'Bearer x' }, oauth: {} }, /has both an "Authorization" header and "oauth"/],
+    ['oauthkey.json', { url: 'https://h/mcp', oauth: { clientID: 'x' } }, /"oauth" has unknown key "clientID"/],
+    ['oauthgrant.json', { url: 'https://h/mcp', oauth: { grant: 'password' } }, /"oauth.grant" must be one of authorization_code, client_credentials, cross-app-access/],
+    ['oauthsecret.json', { url: 'https://h/mcp', oauth: { clientSecret: '${S}' } }, /"oauth.clientSecret" needs "oauth.clientId"/],
+    ['oauthport.json', { url: 'https://h/mcp', oauth: { redirectPort: 70000 } }, /"oauth.redirectPort" must be an integer from 1 to 65535/],
+    ['oauthcimd.json', { url: 'https://h/mcp', oauth: { clientMetadataUrl: 'http://app.example/acx.json' } }, /"oauth.clientMetadataUrl" must be an https URL/],
+    ['oauthcc.json', { url: 'https://h/mcp', oauth: { grant: 'client_credentials', clientId: 'a' } }, /needs exactly one of "oauth.clientSecret" and "oauth.privateKey"/],
+    ['oauthccport.json', { url: 'https://h/mcp', oauth: { grant: 'client_credentials', clientId: 'a', clientSecret: 'b', redirectPort: 9 } }, /"oauth.redirectPort" does not apply to the client_credentials grant/],
+    ['oauthxaa.json', { url: 'https://h/mcp', oauth: { grant: 'cross-app-access', clientId: 'a', clientSecret: 'b' } }, /needs "oauth.clientId", "oauth.clientSecret" and "oauth.idp"/],
+    ['oauthidp.json', { url: 'https://h/mcp', oauth: { grant: 'cross-app-access', clientId: 'a', clientSecret: 'b', idp: { clientId: 'c' } } }, /"oauth.idp" needs "tokenEndpoint", "clientId" and "idToken"/],
     ['scope.json', { command: 'x', scopes: ['root'] }, /unknown capability scope "root"/],
     ['effect.json', { command: 'x', effect: 'harmless' }, /"effect" must be one of/],
     ['two.json', { mcpServers: { a: { command: 'a' }, b: { command: 'b' } } }, /exactly one server, found 2 \(a, b\)/],
@@ -138,6 +151,22 @@ describe('mcp/ directory', () => {
     expect(error.message).toContain(path.join(dir, file));
     expect(error.message).toMatch(problem);
     expect(error.hint).toBeTruthy();
+  });
+
+  it('reads the legacy SSE transport from "type" or "transport", and keeps an "oauth" block as given', () => {
+    write('legacy.json', { type: 'sse', url: 'https://h.example/sse' });
+    write('legacy2.json', { transport: 'sse', url: 'https://h2.example/sse' });
+    write('tracker.json', { url: 'https://t.example/mcp', oauth: { clientId: '${T_ID}', clientSecret: '${T_SECRET}', scope: 'read write', redirectPort: 8765, issuer: 'https://auth.t.example' } });
+    write('robot.json', { url: 'https://r.example/mcp', oauth: { grant: 'client_credentials', clientId: 'bot', privateKey: '${BOT_KEY}', algorithm: 'ES256' } });
+    const configs = Object.fromEntries(loadMcpConfigDir(dir).map((c) => [c.name, c]));
+    expect(configs.legacy).toMatchObject({ transport: 'sse', url: 'https://h.example/sse' });
+    expect(configs.legacy2).toMatchObject({ transport: 'sse' });
+    expect(configs.tracker).toMatchObject({
+      transport: 'http',
+      oauth: { grant: 'authorization_code', clientId: '${T_ID}', clientSecret: '${T_SECRET}', scope: 'read write', redirectPort: 8765, issuer: 'https://auth.t.example' },
+    });
+    expect(configs.robot).toMatchObject({ oauth: { grant: 'client_credentials', clientId: 'bot', privateKey: '${BOT_KEY}', algorithm: 'ES256' } });
+    expect(configs.legacy).not.toHaveProperty('oauth');
   });
 
   it('never echoes env or header values in errors', () => {

@@ -6,10 +6,11 @@ import { connectMcpServers } from '../../src/mcp/client.ts';
 import { parseMcpServerEntry } from '../../src/mcp/config.ts';
 import { annotationsFor, createHostToolServer, type HostToolCall } from '../../src/mcp/host-server.ts';
 import { AcxError } from '../../src/core/errors.ts';
-import { serveHttp, type HttpServing } from '../../src/mcp/serve.ts';
+import { serveHttp, TOKEN_REQUIRED, type HttpServing } from '../../src/mcp/serve.ts';
 import type { ToolOutput } from '../../src/tools/tool.ts';
 import { sampleHostTools, TREE_SCHEMA } from '../fixtures/mcp/host-tools.ts';
 import { byName, context, fixtureCommand } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -40,7 +41,7 @@ describe('host tool server over Streamable HTTP', () => {
     expect(serving.token.length).toBeGreaterThanOrEqual(32);
   });
 
-  it('rejects a missing or wrong token with 401', async () => {
+  it('refuses a missing or wrong token with 403, saying which token, with no OAuth challenge', async () => {
     const { serving } = await startHost();
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
     const post = (headers: Record<string, string>) =>
@@ -49,11 +50,14 @@ describe('host tool server over Streamable HTTP', () => {
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
         body: JSON.stringify(init),
       });
-    expect((await post({})).status).toBe(401);
-    expect((await post({ Authorization: `Bearer ${serving.token}x` })).status).toBe(401);
-    expect((await post({ Authorization: 'Bearer short' })).status).toBe(401);
+    for (const headers of [{}, { Authorization: `Bearer ${serving.token}x` }, { Authorization: 'Bearer short' }] as Record<string, string>[]) {
+      const refused = await post(headers);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('www-authenticate')).toBeNull();
+      expect(await refused.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: TOKEN_REQUIRED }, id: null });
+    }
     expect((await post({ Authorization: `Bearer ${serving.token}` })).status).toBe(200);
-    await expect(clientFor(serving, 'not-the-token-at-all')).rejects.toThrow();
+    await expect(clientFor(serving, 'not-the-token-at-all')).rejects.toThrow(TOKEN_REQUIRED);
   });
 
   it('lists tools with their JSON Schemas preserved exactly, recursive $defs/$ref included', async () => {
@@ -84,7 +88,10 @@ describe('host tool server over Streamable HTTP', () => {
     expect(await client.callTool({ name: 'picture', arguments: {} })).toMatchObject({
       content: [{ type: 'text', text: 'a pixel' }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }],
     });
-    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    // One "MCP error <code>: " prefix (the client's), and the tools there are.
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(
+      /^MCP error -32602: There is no tool "no_such_tool" here\. The tools: count_tree, greet, call_key, explode, picture, ask_user, delete_all\.$/,
+    );
   });
 
   it('defers a tool without execute to the host, which resolves it later', async () => {
@@ -176,7 +183,7 @@ describe('host tool server over stdio, reached by acx’s own drop-in client', (
 });
 
 async function waitFor(check: () => boolean, rounds = 200): Promise<void> {
-  for (let i = 0; i < rounds && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let i = 0; i < scaled(rounds) && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 describe('MCP annotations from kind and effect', () => {

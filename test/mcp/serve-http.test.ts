@@ -178,7 +178,7 @@ describe('acx mcp --http: how many sessions, and for how long', () => {
 
   it('a flood of requests without the token writes a few WARNING lines, then says how many it held back', async () => {
     const { serving, logger } = await serve();
-    for (let i = 0; i < 40; i++) expect((await initialize(serving, { authorization: 'Bearer wrong-token-0000000000' })).status).toBe(401);
+    for (let i = 0; i < 40; i++) expect((await initialize(serving, { authorization: 'Bearer wrong-token-0000000000' })).status).toBe(403);
     await serving.close(); // writes the summary of the open window
     const lines = logger.lines.filter((line) => line.includes('mcp http unauthorized'));
     expect(lines).toHaveLength(6);

@@ -7,7 +7,32 @@ import { DatabaseSync } from 'node:sqlite';
 import { type RouterOptions, type RoutedAgent, type RunningRouter, startRouter } from '../../src/frontends/router/router.ts';
 import { webhookSignature } from '../../src/channel/webhook-signature.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
-import { tempDir } from './cli.ts';
+import { ROOT, tempDir } from './cli.ts';
+
+/**
+ * Another harness's wake program, in sh (test/fixtures/router/record-wake.sh): run as
+ * `[RECORD_WAKE_SH, dir]`, each wake writes the arguments the router appended and its whole
+ * environment to a file in `dir`; shellWakes(dir) reads them back.
+ */
+export const RECORD_WAKE_SH = join(ROOT, 'test/fixtures/router/record-wake.sh');
+
+/** The variables sh sets for itself, which the router did not give. */
+const SHELL_OWN = new Set(['PWD', 'SHLVL', '_', 'OLDPWD']);
+
+export function shellWakes(dir: string): RecordedWake[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.wake'))
+    .map((file) => {
+      const wake: RecordedWake = { argv: [], env: {} };
+      for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+        const [kind, value] = [line.slice(0, line.indexOf('\t')), line.slice(line.indexOf('\t') + 1)];
+        if (kind === 'arg') wake.argv.push(value);
+        const at = value.indexOf('=');
+        if (kind === 'env' && !SHELL_OWN.has(value.slice(0, at))) wake.env[value.slice(0, at)] = value.slice(at + 1);
+      }
+      return wake;
+    });
+}
 
 const RECORD_WAKE = [
   "const { writeFileSync } = require('node:fs');",
@@ -46,7 +71,7 @@ export async function startStandInRouter(options: Partial<RouterOptions> & { age
     retryDelaysMs: [],
     ...options,
   });
-  const defaultSecret = options.agents[0]!.secret;
+  const defaultSecret = options.agents[0]!.secret!;
   return {
     router,
     logger,

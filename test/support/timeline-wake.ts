@@ -19,6 +19,7 @@ import type { Tool } from '../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { TestPlatform } from './platform.ts';
 import { scriptedModel, type ScriptFn, type ScriptedModel } from './scripted-model.ts';
+import { scaled } from './time-scale.ts';
 
 export const NO_PACING: PacingSettings = { enabled: false, charsPerSecond: 17, floorMs: 0, maxBuilds: 1 };
 
@@ -55,8 +56,11 @@ export interface InProcessWake {
   vision?: boolean;
 }
 
-/** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
-export const STATE_LEASE_TTL_MS = 300;
+/**
+ * On PostgreSQL, how long a wake's claims last unrenewed: short, so a lost claim is noticed soon
+ * (renewed every third of it), yet one a loaded machine still renews in time.
+ */
+export const STATE_LEASE_TTL_MS = scaled(300);
 
 export async function wakeInProcess(
   platform: TestPlatform,

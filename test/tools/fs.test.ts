@@ -79,6 +79,26 @@ describe('fs tools inside the workspace', () => {
     expect(run.output).toMatch(/the limit is 10/);
     expect(fs.existsSync(path.join(workspace, 'huge.txt'))).toBe(false);
   });
+
+  it('writing through an editor that refuses leaves no file or directory behind; one it filled stays', async () => {
+    const refused: FsToolsOptions['contents'] = { write: () => Promise.reject(new Error('the editor said no')) };
+    const run = await call('fs_write', { path: 'docs/new/b.md', content: '# B' }, { contents: refused });
+    expect(run).toMatchObject({ ok: false });
+    expect(run.output).toContain('the editor said no');
+    expect(fs.readdirSync(workspace).sort()).toEqual(['src']);
+    // An existing file is left as it was.
+    expect((await call('fs_write', { path: 'src/a.txt', content: 'x' }, { contents: refused })).ok).toBe(false);
+    expect(fs.readFileSync(path.join(workspace, 'src/a.txt'), 'utf8')).toBe('hello');
+    // An editor that wrote the file and then failed: what it wrote is not acx's to remove.
+    const halfDone: FsToolsOptions['contents'] = {
+      write: async (file, content) => {
+        fs.writeFileSync(file, content);
+        throw new Error('saved, then the editor crashed');
+      },
+    };
+    expect((await call('fs_write', { path: 'docs/c.md', content: '# C' }, { contents: halfDone })).ok).toBe(false);
+    expect(fs.readFileSync(path.join(workspace, 'docs/c.md'), 'utf8')).toBe('# C');
+  });
 });
 
 describe('fs tools refuse to leave the workspace', () => {

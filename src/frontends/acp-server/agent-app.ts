@@ -1,4 +1,5 @@
 import * as acp from '@agentclientprotocol/sdk';
+import type { ForkSessionRequest, ForkSessionResponse } from '@agentclientprotocol/sdk/unstable';
 import { ACX_VERSION } from '../../util/version.ts';
 import type { Logger } from '../../util/logger.ts';
 import { promptCapabilities } from './prompt-content.ts';
@@ -10,7 +11,7 @@ import { promptCapabilities } from './prompt-content.ts';
  * client, tools and MCP servers are not needed to answer it.
  */
 
-/** What `initialize` says: the agent's name, whether sessions are journaled (load/resume/list), whether the model reads images. */
+/** What `initialize` says: the agent's name, whether sessions are journaled (load/resume/list/fork), whether the model reads images. */
 export interface InitializeFacts {
   agentName: string;
   journal: boolean;
@@ -23,6 +24,7 @@ export interface AcpHandlers {
   initialized(params: acp.InitializeRequest): void;
   newSession(params: acp.NewSessionRequest, client: acp.AgentContext): Promise<acp.NewSessionResponse>;
   loadSession(params: acp.LoadSessionRequest, client: acp.AgentContext): Promise<acp.LoadSessionResponse>;
+  forkSession(params: ForkRequest, client: acp.AgentContext): Promise<ForkSessionResponse>;
   resumeSession(params: acp.ResumeSessionRequest, client: acp.AgentContext): Promise<acp.ResumeSessionResponse>;
   listSessions(params: acp.ListSessionsRequest): Promise<acp.ListSessionsResponse>;
   deleteSession(params: acp.DeleteSessionRequest): Promise<acp.DeleteSessionResponse>;
@@ -34,14 +36,32 @@ export interface AcpHandlers {
   close(): Promise<void>;
 }
 
+/**
+ * `session/fork`: the ACP SDK 2.4 lists it among its unstable methods (its own schema and method
+ * name live in the SDK's `unstable` entry), so it is registered by name here, with the little
+ * checking the handler needs before sessionRoots checks the directories.
+ */
+const FORK_METHOD = 'session/fork';
+
+/** session/fork's params with the MCP servers acx takes (the unstable schema adds MCP-over-ACP ones, which acx does not advertise). */
+export type ForkRequest = Omit<ForkSessionRequest, 'mcpServers'> & { mcpServers?: acp.McpServer[] | undefined };
+
+function forkParams(params: unknown): ForkRequest {
+  const { sessionId } = (params ?? {}) as { sessionId?: unknown };
+  if (typeof sessionId !== 'string' || sessionId === '') {
+    throw acp.RequestError.invalidParams({ sessionId: sessionId ?? null }, 'sessionId is required: the id of the session to fork');
+  }
+  return params as ForkRequest;
+}
+
 export function initializeResponse(facts: InitializeFacts): acp.InitializeResponse {
   return {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: facts.journal,
       promptCapabilities: promptCapabilities({ images: facts.images }),
-      mcpCapabilities: { http: true, sse: false },
-      sessionCapabilities: { close: {}, additionalDirectories: {}, ...(facts.journal ? { resume: {}, list: {}, delete: {} } : {}) },
+      mcpCapabilities: { http: true, sse: true },
+      sessionCapabilities: { close: {}, additionalDirectories: {}, ...(facts.journal ? { resume: {}, list: {}, delete: {}, fork: {} } : {}) },
     },
     authMethods: [],
     agentInfo: { name: 'acx', title: `acx: ${facts.agentName}`, version: ACX_VERSION },
@@ -85,6 +105,7 @@ export function acpAgentApp(options: { facts: InitializeFacts; logger: Logger; h
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => (await ready()).newSession(params, client))
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) => (await ready()).loadSession(params, client))
     .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => (await ready()).resumeSession(params, client))
+    .onRequest(FORK_METHOD, forkParams, async ({ params, client }) => (await ready()).forkSession(params, client))
     .onRequest(acp.methods.agent.session.list, async ({ params }) => (await ready()).listSessions(params))
     .onRequest(acp.methods.agent.session.delete, async ({ params }) => (await ready()).deleteSession(params))
     .onRequest(acp.methods.agent.session.close, async ({ params }) => (await ready()).closeSession(params))

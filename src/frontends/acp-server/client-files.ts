@@ -1,6 +1,7 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { FileContents } from '../../tools/builtin/fs.ts';
-import { AcxError, errorMessage } from '../../core/errors.ts';
+import { AcxError } from '../../core/errors.ts';
+import { clientReason } from './client-errors.ts';
 
 /**
  * The editor's buffers as the file tools' contents, for what the client advertised in
@@ -16,7 +17,7 @@ export function clientFileContents(
   const write = capabilities?.writeTextFile === true;
   if (!read && !write) return undefined;
   const failed = (what: string, path: string, error: unknown) =>
-    new AcxError('client-file', `The editor could not ${what} ${path}: ${errorMessage(error)}`, {
+    new AcxError('client-file', `The editor could not ${what} ${path}: ${clientReason(error)}`, {
       hint: 'Check that the file can be opened in the editor, or try again.',
     });
   return {

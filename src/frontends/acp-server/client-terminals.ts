@@ -1,5 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { AcxError, errorMessage } from '../../core/errors.ts';
+import { AcxError } from '../../core/errors.ts';
+import { clientReason } from './client-errors.ts';
 import type { CommandRequest, CommandRunner } from '../../tools/builtin/execute.ts';
 import type { ProcessResult } from '../../tools/sandbox/process.ts';
 import type { ToolContext } from '../../tools/tool.ts';
@@ -68,7 +69,7 @@ export class ClientTerminals {
   private async run(request: CommandRequest, context: ToolContext): Promise<ProcessResult> {
     const { client, sessionId } = this.options;
     const failed = (what: string, error: unknown) =>
-      new AcxError('client-terminal', `The editor could not ${what} for "${request.command}": ${errorMessage(error)}`, {
+      new AcxError('client-terminal', `The editor could not ${what} for "${request.command}": ${clientReason(error)}`, {
         hint: 'Check that the editor can run commands in this project, or try again.',
       });
     if (context.abortSignal.aborted) throw new AcxError('client-terminal', `Not run: the turn was cancelled before "${request.command}" started.`);

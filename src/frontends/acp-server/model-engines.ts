@@ -2,13 +2,15 @@ import type { Harness } from '../../harness/harness.ts';
 import type { PreparedAgent } from '../../app/prepare.ts';
 import { type ContextBudget, resolveContextBudget } from '../../engine/context-budget.ts';
 import { reachableModels } from '../../model/catalog.ts';
+import { type ReasoningEffort, takesReasoningEffort } from '../../model/reasoning.ts';
 import type { ResolvedModel } from '../../model/providers.ts';
 import type { Logger } from '../../util/logger.ts';
 
 /**
  * The models `acx acp` sessions can run on, and an engine for each: the agent's own harness for
- * the model it started with, and engine harnesses on the others, opened on first use and shared
- * by every session that picks that model. On an ACP harness (or a replay) only the model in use.
+ * the model it started with, and engine harnesses on the others (and on any model with a chosen
+ * reasoning effort), opened on first use and shared by every session that picks the same. On an
+ * ACP harness (or a replay) only the model in use, with no effort to choose.
  */
 export interface ModelEngine {
   harness: Harness;
@@ -40,16 +42,25 @@ export class ModelEngines {
     return this.models.includes(model);
   }
 
-  /** The engine for a model (one not offered is the caller's mistake to check first). */
-  on(model: string): Promise<ModelEngine> {
+  /** Whether a reasoning effort can be chosen for this model (an engine of ours, on a model known to take one). */
+  takesEffort(model: string): boolean {
+    return this.prepared.engineOn !== undefined && takesReasoningEffort(model);
+  }
+
+  /**
+   * The engine for a model, with a reasoning effort when one is chosen (undefined: as configured).
+   * A model not offered, or an effort for a model that takes none, is the caller's to check first.
+   */
+  on(model: string, effort?: ReasoningEffort): Promise<ModelEngine> {
     const open = this.prepared.engineOn;
-    if (model === this.current || !open) return Promise.resolve(this.own);
-    let engine = this.others.get(model);
+    if ((model === this.current && effort === undefined) || !open) return Promise.resolve(this.own);
+    const key = effort === undefined ? model : `${model} ${effort}`;
+    let engine = this.others.get(key);
     if (!engine) {
-      engine = open(model).then(({ harness, model: resolved }) => this.engineOf(harness, resolved));
-      this.others.set(model, engine);
+      engine = open(model, effort === undefined ? {} : { reasoning: effort }).then(({ harness, model: resolved }) => this.engineOf(harness, resolved));
+      this.others.set(key, engine);
       // A model that could not be built is tried afresh next time.
-      engine.catch(() => this.others.delete(model));
+      engine.catch(() => this.others.delete(key));
     }
     return engine;
   }

@@ -9,8 +9,8 @@ import { planEntries } from './updates.ts';
 
 /**
  * A journaled session's history as the `session/update` notifications `session/load` replays:
- * user messages, the agent's text and reasoning, and each tool call with its final status and
- * (capped, as journaled) result. Harness notes are internal and not replayed; a compaction
+ * user messages, the agent's text and reasoning, and each tool call with its final status,
+ * (capped, as journaled) result and, for a write, the diff it showed live. Harness notes are internal and not replayed; a compaction
  * summary is shown as the agent's thought, since the messages it replaced are gone.
  */
 type Part = { type: string; [key: string]: unknown };
@@ -81,7 +81,15 @@ function stepOutcomes(messages: readonly StoredMessage[], index: number): Map<st
   return outcomes;
 }
 
-export function replayUpdates(messages: readonly StoredMessage[], tools: ReadonlyMap<string, Tool>, roots?: WorkspaceRoots): acp.SessionUpdate[] {
+/** The diff a completed call showed live (a write's, from what was kept when it ran), if any. */
+export type KeptDiff = (toolCallId: string, toolName: string, input: unknown) => acp.ToolCallContent | undefined;
+
+export function replayUpdates(
+  messages: readonly StoredMessage[],
+  tools: ReadonlyMap<string, Tool>,
+  roots?: WorkspaceRoots,
+  keptDiff?: KeptDiff,
+): acp.SessionUpdate[] {
   const updates: acp.SessionUpdate[] = [];
   messages.forEach((stored, index) => {
     switch (stored.kind) {
@@ -110,6 +118,8 @@ export function replayUpdates(messages: readonly StoredMessage[], tools: Readonl
             // A call without a journaled result belongs to a turn that never finished it.
             const outcome = outcomes.get(part.toolCallId) ?? { status: 'failed' as const, content: [textContent('No result was recorded.')] };
             const { title, kind, locations } = describeToolCall(toolName, part.input, tools.get(toolName), roots);
+            // A completed write shows its diff first, as it did live.
+            const diff = outcome.status === 'completed' ? keptDiff?.(part.toolCallId, toolName, part.input) : undefined;
             updates.push({
               sessionUpdate: 'tool_call',
               toolCallId: part.toolCallId,
@@ -119,7 +129,7 @@ export function replayUpdates(messages: readonly StoredMessage[], tools: Readonl
               status: outcome.status,
               ...(locations.length > 0 ? { locations } : {}),
               rawInput: part.input,
-              content: outcome.content,
+              content: [...(diff ? [diff] : []), ...outcome.content],
             });
           }
         }

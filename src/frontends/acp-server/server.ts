@@ -13,14 +13,16 @@ import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { ReasoningEffort } from '../../model/reasoning.ts';
 import { compactSession } from '../../engine/compaction.ts';
 import { clientFileContents } from './client-files.ts';
 import { ClientTerminals } from './client-terminals.ts';
 import { availableCommands, parseSlashCommand, skillPrompt, type SlashCommand } from './commands.ts';
 import { configOptions, parseConfigChoice, type SessionChoices } from './config-options.ts';
-import { EditLog } from './edits.ts';
+import { type DiffKeeper, EditLog, keptDiffs } from './edits.ts';
+import { InterruptedCalls } from './interrupted-calls.ts';
 import { ModelEngines } from './model-engines.ts';
-import { clientMcpConfigs } from './mcp-servers.ts';
+import { clientMcpConfigs, type UnusableServer, unusableServerUpdates } from './mcp-servers.ts';
 import { parseModeId, sessionModes } from './modes.ts';
 import type { PromptAcceptance } from './prompt-content.ts';
 import { replayUpdates } from './replay.ts';
@@ -90,7 +92,9 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
   const env = options.env ?? process.env;
   const engines = new ModelEngines(prepared, { env, logger });
   const models = engines.models;
-  const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model }, models);
+  /** What the session's options offer: every reachable model, and a thinking level where its model takes one. */
+  const offeredTo = (session: AcpSession) => ({ models, effort: engines.takesEffort(session.model), model: session.model });
+  const optionsOf = (session: AcpSession) => configOptions({ mode: session.mode, model: session.model, effort: session.effort }, offeredTo(session));
   const skills = base.settings.skills ?? [];
   const commands = availableCommands(skills);
   /** What the client said it can do (its file system for the file tools), from initialize. */
@@ -108,13 +112,27 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     return base.toolList.map((tool) => rooted.get(tool.name) ?? tool);
   };
 
-  /** Connects the client's MCP servers; one that fails is skipped with a log line (stderr). */
-  const connectClientServers = async (servers: readonly acp.McpServer[], cwd: string): Promise<McpConnection | undefined> => {
-    const { configs, rejected } = clientMcpConfigs(servers, cwd);
+  /** Connects the client's MCP servers; those that cannot be used are logged (stderr) and returned, to be told to the user. */
+  const connectClientServers = async (
+    servers: readonly acp.McpServer[],
+    cwd: string,
+  ): Promise<{ mcp: McpConnection | undefined; unusable: UnusableServer[] }> => {
+    const { configs, clientNames, rejected } = clientMcpConfigs(servers, cwd);
     for (const r of rejected) logger.warn('mcp server skipped', { server: r.name, source: 'acp client', reason: r.reason });
-    if (configs.length === 0) return undefined;
-    return connectMcpServers(configs, { logger, ...(options.env ? { env: options.env } : {}) });
+    if (configs.length === 0) return { mcp: undefined, unusable: rejected };
+    const mcp = await connectMcpServers(configs, { logger, ...(options.env ? { env: options.env } : {}) });
+    const skipped = mcp.servers
+      .filter((server) => server.status !== 'ok')
+      .map((server) => ({ name: clientNames.get(server.name) ?? server.name, reason: server.reason ?? 'it could not be started' }));
+    return { mcp, unusable: [...rejected, ...skipped] };
   };
+  /** Keeps each write's old text in the journal, for session/load; a failure only loses that replay's diff. */
+  const diffKeeper: DiffKeeper | undefined = records && {
+    keep: (sessionId, key, oldText) =>
+      records.keepEdit(sessionId, key, oldText).catch((error: unknown) => logger.warn('acp diff not kept', { session: sessionId, error: errorMessage(error) })),
+  };
+  /** What each session opened here has yet to tell the user, once the client knows its id (see announce). */
+  const untold = new Map<string, acp.SessionUpdate[]>();
 
   const openSession = async (
     client: acp.AgentContext,
@@ -124,7 +142,8 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     const workspace = new WorkspaceRoots({ primary: roots.cwd, additional: roots.additionalDirectories });
     // Files the editor holds open are read and written through it, when it offers that.
     const contents = clientFileContents(client, params.sessionId, clientCapabilities?.fs);
-    const edits = new EditLog(workspace, contents);
+    const edits = new EditLog(workspace, contents, diffKeeper);
+    const interrupted = new InterruptedCalls();
     // Commands run in the editor's terminal when it offers one (its output streams there);
     // the terminal's updates go through the session's outbox, which exists once it is open.
     let opened: AcpSession | undefined;
@@ -133,11 +152,11 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         ? new ClientTerminals({ client, sessionId: params.sessionId, send: (update) => opened?.send(update) })
         : undefined;
     const through: RootedToolOptions = { ...(contents ? { contents } : {}), ...(terminals ? { commands: terminals.runner } : {}) };
-    const mcp = await connectClientServers(params.mcpServers, roots.cwd);
+    const { mcp, unusable } = await connectClientServers(params.mcpServers, roots.cwd);
     // The plan tool: an editor shows the model's plan (an agent's own tool of that name wins).
-    const tools = joinTools([edits.wrap(rootedAgentTools(roots, through)), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
-    const agentFor = async ({ mode, model }: SessionChoices) => {
-      const engine = await engines.on(model);
+    const tools = joinTools([interrupted.wrap(edits.wrap(rootedAgentTools(roots, through))), [createPlanTool()], options.extraTools ?? [], mcp?.tools ?? []], logger);
+    const agentFor = async ({ mode, model, effort }: SessionChoices) => {
+      const engine = await engines.on(model, engines.takesEffort(model) ? effort : undefined);
       return { agent: new HarnessAgent({ ...base.settings, harness: engine.harness, tools, permissionMode: mode }), contextSize: engine.contextSize };
     };
     // A reopened session keeps its mode and model (a model no longer offered falls back to the agent's).
@@ -149,19 +168,23 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
         roots: workspace,
         edits,
         ...(terminals ? { terminals } : {}),
+        interrupted,
         choices: {
           mode: (await records?.mode(params.sessionId)) ?? base.settings.permissionMode ?? 'allow-edits',
           model: keptModel !== undefined && engines.offers(keptModel) ? keptModel : engines.current,
+          effort: await records?.effort(params.sessionId),
         },
         tools,
         agentFor,
         client,
         accept,
         mcp,
+        elicitation: clientCapabilities?.elicitation,
         logger,
       });
       opened = session;
       sessions.set(session.id, session);
+      untold.set(session.id, unusableServerUpdates(unusable, clientCapabilities?.session?.notices != null));
       logger.info('acp session open', { session: session.id, cwd: roots.cwd, roots: 1 + roots.additionalDirectories.length, tools: tools.length, mcp_servers: mcp?.servers.filter((s) => s.status === 'ok').length ?? 0 });
       return session;
     } catch (error) {
@@ -212,9 +235,21 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     await records?.setModel(session.id, model);
   };
 
-  /** Sent once the session's id is the client's (after the response that names it). */
-  const announceCommands = (session: AcpSession) => {
-    setImmediate(() => session.send({ sessionUpdate: 'available_commands_update', availableCommands: commands }));
+  /** A thinking level chosen for the session's model: opened now (so one that cannot be built fails here), kept, used from the next turn. */
+  const chooseEffort = async (session: AcpSession, effort: ReasoningEffort | undefined) => {
+    await engines.on(session.model, effort);
+    session.setEffort(effort);
+    await records?.setEffort(session.id, effort);
+  };
+
+  /** Sent once the session's id is the client's (after the response that names it): its commands, then the client MCP servers it could not use. */
+  const announce = (session: AcpSession) => {
+    const updates = untold.get(session.id) ?? [];
+    untold.delete(session.id);
+    setImmediate(() => {
+      session.send({ sessionUpdate: 'available_commands_update', availableCommands: commands });
+      for (const update of updates) session.send(update);
+    });
   };
 
   /** /model, /clear and /compact: answered as one agent message, no model turn (but /compact's summary). */
@@ -271,21 +306,39 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       const session = await openSession(client, { sessionId: randomUUID(), roots, mcpServers: params.mcpServers });
       await records?.setCwd(session.id, roots.cwd);
       await records?.setMode(session.id, session.mode);
-      announceCommands(session);
+      announce(session);
       return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async loadSession(params, client) {
       const session = await reopen(client, params);
-      const updates = replayUpdates(await journal!.messages(session.id), session.tools, session.roots);
+      const messages = await journal!.messages(session.id);
+      const diffs = keptDiffs(session.roots, await records!.keptEdits(session.id, messages));
+      const updates = replayUpdates(messages, session.tools, session.roots, diffs);
       for (const update of updates) session.send(update);
       await session.flush();
       logger.info('acp session load', { session: session.id, replayed: updates.length });
-      announceCommands(session);
+      announce(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
+    },
+    async forkSession(params, client) {
+      if (!records || !(await records.exists(params.sessionId))) throw acp.RequestError.sessionNotFound(params.sessionId);
+      if (sessions.get(params.sessionId)?.running) {
+        throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, 'the session has a running turn; fork it once the turn has answered');
+      }
+      const roots = sessionRoots(params);
+      const forkId = randomUUID();
+      await records.fork(params.sessionId, forkId, roots.cwd);
+      const session = await openSession(client, { sessionId: forkId, roots, mcpServers: params.mcpServers ?? [] }).catch(async (error: unknown) => {
+        await records.delete(forkId).catch(() => {}); // a fork that cannot open leaves no session behind
+        throw error;
+      });
+      logger.info('acp session fork', { from: params.sessionId, session: session.id });
+      announce(session);
+      return { sessionId: session.id, modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async resumeSession(params, client) {
       const session = await reopen(client, params);
-      announceCommands(session);
+      announce(session);
       return { modes: sessionModes(session.mode), configOptions: optionsOf(session) };
     },
     async listSessions(params) {
@@ -327,9 +380,10 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
     },
     async setConfigOption(params) {
       const session = find(params.sessionId);
-      const choice = parseConfigChoice(params, models);
+      const choice = parseConfigChoice(params, offeredTo(session));
       if ('mode' in choice) await changeMode(session, choice.mode, 'set_config_option');
-      else await chooseModel(session, choice.model);
+      else if ('model' in choice) await chooseModel(session, choice.model);
+      else await chooseEffort(session, choice.effort);
       await session.flush();
       return { configOptions: optionsOf(session) };
     },
@@ -337,8 +391,9 @@ export function createAcpHandlers(options: AcpServerOptions): AcpHandlers {
       const session = find(params.sessionId);
       const command = parseSlashCommand(params.prompt, skills);
       if (command?.kind === 'builtin') {
-        const text = await session.exclusively(() => runBuiltin(session, command));
-        session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+        const outcome = await session.exclusively(() => runBuiltin(session, command));
+        if (!outcome.ran) return { stopReason: 'cancelled' };
+        session.send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.value } });
         await session.flush();
         logger.info('acp command', { session: session.id, command: command.name });
         return { stopReason: 'end_turn' };

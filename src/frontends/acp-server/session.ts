@@ -1,24 +1,31 @@
 import * as acp from '@agentclientprotocol/sdk';
+import type { UserContent } from 'ai';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
 import { type ApprovalRequest, emptyUsage } from '../../engine/events.ts';
 import type { McpConnection } from '../../mcp/client.ts';
+import type { ReasoningEffort } from '../../model/reasoning.ts';
 import type { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { needsApproval, type PermissionMode } from '../../tools/permission.ts';
 import type { Tool } from '../../tools/tool.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { type PromptAcceptance, toUserContent } from './prompt-content.ts';
+import { PromptQueue, type Queued } from './prompt-queue.ts';
 import type { SessionChoices } from './config-options.ts';
 import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
+import type { InterruptedCalls } from './interrupted-calls.ts';
+import { clientReason } from './client-errors.ts';
+import { askEditor } from './elicitation.ts';
 import { describeToolCall } from './tool-calls.ts';
 import { promptUsage, stopReasonOf, TurnTranslator } from './updates.ts';
 
 /**
  * One ACP session served by acx: a journaled engine session, the tools it may call (the
- * agent's own plus the client's MCP servers), its permission mode, and at most one running
- * turn. Every `session/update` goes through one ordered outbox, so the client sees a tool call
- * before the permission request about it and every update of a turn before its stop reason.
+ * agent's own plus the client's MCP servers), its permission mode, model and thinking level, and
+ * at most one running turn (prompts sent meanwhile wait in its queue). Every `session/update`
+ * goes through one ordered outbox, so the client sees a tool call before the permission request
+ * about it and every update of a turn before its stop reason.
  */
 export interface AcpSessionOptions {
   id: string;
@@ -29,6 +36,8 @@ export interface AcpSessionOptions {
   edits: EditLog;
   /** The editor's terminals running this session's commands, when it offers them. */
   terminals?: ClientTerminals;
+  /** The session's commands a cancel cut short. */
+  interrupted: InterruptedCalls;
   /** The permission mode and model the session starts with. */
   choices: SessionChoices;
   tools: readonly Tool[];
@@ -37,6 +46,8 @@ export interface AcpSessionOptions {
   client: acp.AgentContext;
   accept: PromptAcceptance;
   mcp: McpConnection | undefined;
+  /** The editor's elicitation capabilities (initialize): how an MCP server's question reaches it. */
+  elicitation?: acp.ElicitationCapabilities | null | undefined;
   logger: Logger;
 }
 
@@ -80,7 +91,8 @@ export class AcpSession {
   private sessionCost: number | undefined;
   private agentSession: AgentSession;
   private turn: RunningTurn | undefined;
-  private commandRunning = false;
+  /** Turns and slash commands, one at a time: a prompt sent meanwhile waits its turn. */
+  private readonly queue = new PromptQueue();
   private outbox: Promise<void> = Promise.resolve();
   /** Tools the user chose "always allow" for, in this session only. */
   private readonly alwaysAllowed = new Set<string>();
@@ -113,19 +125,19 @@ export class AcpSession {
     return this.choices.model;
   }
 
-  get running(): boolean {
-    return this.turn !== undefined || this.commandRunning;
+  get effort(): ReasoningEffort | undefined {
+    return this.choices.effort;
   }
 
-  /** Runs a slash command's work (e.g. /compact's summary) as the session's one running thing: a prompt meanwhile is refused. */
-  async exclusively<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running) throw this.busy();
-    this.commandRunning = true;
-    try {
-      return await work();
-    } finally {
-      this.commandRunning = false;
-    }
+  /** Whether a turn or command is running, or a prompt waits for one. */
+  get running(): boolean {
+    return this.queue.busy;
+  }
+
+  /** Runs a turn's or slash command's work (e.g. /compact's summary) in the session's queue, after what was sent before it. */
+  exclusively<T>(work: () => Promise<T>): Promise<Queued<T>> {
+    if (this.queue.busy) this.logger.info('acp prompt queued', { ahead: this.queue.ahead });
+    return this.queue.run(work);
   }
 
   /** Switches the permission mode; a running turn keeps its engine, but its approvals follow the new mode. */
@@ -140,6 +152,12 @@ export class AcpSession {
     this.logger.info('acp model', { model });
   }
 
+  /** Switches the reasoning effort from the next turn on (undefined: as configured). */
+  setEffort(effort: ReasoningEffort | undefined): void {
+    this.choices.effort = effort;
+    this.logger.info('acp effort', { effort: effort ?? 'default' });
+  }
+
   /** Sends updates in order; a failed send is logged (the client may have gone) and never breaks the turn. */
   send(update: acp.SessionUpdate): void {
     this.outbox = this.outbox
@@ -151,14 +169,19 @@ export class AcpSession {
     return this.outbox;
   }
 
+  /** Runs a turn once those sent before it have ended (a cancel meanwhile answers it `cancelled`, unrun). */
   async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
-    if (this.running) throw this.busy();
-    let content;
+    let content: string | UserContent;
     try {
       content = toUserContent(blocks, this.options.accept);
     } catch (error) {
       throw new acp.RequestError(-32602, `Invalid params: ${describe(error)}`);
     }
+    const outcome = await this.exclusively(() => this.runTurn(content));
+    return outcome.ran ? outcome.value : { stopReason: 'cancelled' };
+  }
+
+  private async runTurn(content: string | UserContent): Promise<acp.PromptResponse> {
     const turn: RunningTurn = { controller: new AbortController(), approvals: new Map() };
     this.turn = turn;
     let translator: TurnTranslator | undefined;
@@ -173,12 +196,15 @@ export class AcpSession {
         roots: this.roots,
         edits: this.options.edits,
         ...(this.options.terminals ? { terminals: this.options.terminals } : {}),
+        interrupted: this.options.interrupted,
       });
       const stream = this.agent.stream({
         session: this.agentSession,
         prompt: content,
         abortSignal: turn.controller.signal,
         onApprovalRequest: (request) => this.pending(turn, request.approvalId).promise,
+        onElicitation: (request) =>
+          askEditor({ client: this.options.client, sessionId: this.id, capabilities: this.options.elicitation, request, signal: turn.controller.signal, logger: this.logger }),
       });
       for await (const part of stream.harnessStream) {
         if (part.type === 'tool-approval-request') {
@@ -209,15 +235,12 @@ export class AcpSession {
     return { stopReason, ...(usage ? { usage } : {}) } as acp.PromptResponse;
   }
 
-  private busy(): acp.RequestError {
-    return acp.RequestError.invalidRequest({ sessionId: this.id }, 'a turn is already running in this session; cancel it or wait for its stop reason');
-  }
-
-  /** Stops the running turn: the model call and tools are aborted, open approvals answered "no". */
+  /** Stops the running turn (the model call and tools are aborted, open approvals answered "no") and answers the prompts waiting for it. */
   cancel(): void {
+    const waiting = this.queue.cancelWaiting();
     const turn = this.turn;
     if (!turn) return;
-    this.logger.info('acp cancel');
+    this.logger.info('acp cancel', { waiting });
     turn.controller.abort();
     for (const pending of turn.approvals.values()) pending.resolve(CANCELLED);
   }
@@ -229,10 +252,11 @@ export class AcpSession {
     await this.options.mcp?.close();
   }
 
-  /** The engine fixes its permission mode and model per session; reopen it (same journal id) after a switch. */
+  /** The engine fixes its permission mode, model and effort per session; reopen it (same journal id) after a switch. */
   private async syncEngine(): Promise<void> {
     const wanted = { ...this.choices };
-    if (this.engineChoices.mode === wanted.mode && this.engineChoices.model === wanted.model) return;
+    const { mode, model, effort } = this.engineChoices;
+    if (mode === wanted.mode && model === wanted.model && effort === wanted.effort) return;
     const built = await this.options.agentFor(wanted);
     this.agent = built.agent;
     this.contextSize = built.contextSize;
@@ -316,7 +340,7 @@ export class AcpSession {
       } else if (outcome.optionId === OPTION.rejectOnce) answer = { approved: false, reason: 'The user rejected this call.' };
       else answer = { approved: false, reason: `The client chose an unknown option "${outcome.optionId}".` };
     } catch (error) {
-      answer = turn.controller.signal.aborted ? CANCELLED : { approved: false, reason: `The permission request failed: ${errorMessage(error)}` };
+      answer = turn.controller.signal.aborted ? CANCELLED : { approved: false, reason: `The permission request failed: ${clientReason(error)}` };
       if (!turn.controller.signal.aborted) this.logger.warn('acp permission request failed', { error: errorMessage(error) });
     }
     this.logger.info('acp permission', { tool: request.toolName, approved: answer.approved });

@@ -88,6 +88,7 @@ export function unconfiguredHandlers(problem: AcxError, logger: Logger): AcpHand
     newSession: async () => refuse(),
     loadSession: async () => refuse(),
     resumeSession: async () => refuse(),
+    forkSession: async () => refuse(),
     listSessions: async () => refuse(),
     deleteSession: async () => refuse(),
     closeSession: async () => refuse(),

@@ -6,6 +6,7 @@ import { PLAN_TOOL_NAME, planOf } from '../../tools/builtin/plan.ts';
 import type { Tool } from '../../tools/tool.ts';
 import type { ClientTerminals } from './client-terminals.ts';
 import type { EditLog } from './edits.ts';
+import type { InterruptedCalls } from './interrupted-calls.ts';
 import { describeToolCall } from './tool-calls.ts';
 
 /**
@@ -88,6 +89,8 @@ export interface TurnTranslatorOptions {
   edits?: EditLog;
   /** The editor's terminals the session's commands run in. */
   terminals?: Pick<ClientTerminals, 'announce' | 'take'>;
+  /** Commands the turn's cancel cut short: they end failed, not completed. */
+  interrupted?: Pick<InterruptedCalls, 'take'>;
 }
 
 export class TurnTranslator {
@@ -157,11 +160,12 @@ export class TurnTranslator {
         const diff = this.options.edits?.take(part.toolCallId);
         // A command run in the editor's terminal stays shown there; its text is in rawOutput.
         const terminal = this.options.terminals?.take(part.toolCallId);
+        const interrupted = this.options.interrupted?.take(part.toolCallId) ?? false;
         return [
           {
             sessionUpdate: 'tool_call_update',
             toolCallId: part.toolCallId,
-            status: 'completed',
+            status: interrupted ? 'failed' : 'completed',
             content: [...(diff ? [diff] : []), ...(terminal ? [terminal] : toolOutputContent(part.output))],
             rawOutput: part.output,
           },

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, exitCodeFor, printError } from './output.ts';
 import { selfName } from './self-name.ts';
+import { plainHelp } from './common-options.ts';
 import { asUsageError, tagParseErrors } from './usage-errors.ts';
 import { ACX_VERSION } from '../../util/version.ts';
 
@@ -15,6 +16,7 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
   run: () => import('./commands/run.ts'),
   chat: () => import('./commands/chat.ts'),
   sessions: () => import('./commands/sessions.ts'),
+  eval: () => import('./commands/eval.ts'),
   'resolved-config': () => import('./commands/resolved-config.ts'),
   install: () => import('./commands/install.ts'),
   keygen: () => import('./commands/keygen.ts'),
@@ -36,17 +38,22 @@ const commandModules: Record<string, () => Promise<{ register: Register }>> = {
 };
 
 export async function buildProgram(only?: string): Promise<Command> {
-  const program = new Command(selfName())
-    .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent.')
+  const program = plainHelp(new Command(selfName()))
+    .description('acx: build, verify and run signed agent cartridges on any model or ACP coding agent')
     .version(ACX_VERSION, '-V, --version', 'print the acx version')
     // Commander's own error lines never reach the user: main() reports every usage error in acx's
-    // two-line form (usage-errors.ts). Subcommands inherit both settings.
+    // two-line form (usage-errors.ts). Subcommands inherit these settings and plainHelp's.
     .configureOutput({ outputError: () => {} })
     .exitOverride();
   const loaders = only && commandModules[only] ? [commandModules[only]] : Object.values(commandModules);
   for (const load of loaders) (await load()).register(program);
   tagParseErrors(program);
   return program;
+}
+
+function quietOnBrokenPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
 }
 
 /** Whether the command line asks for machine output: `--json` before any `--`. */
@@ -62,6 +69,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const json = wantsJson(argv);
+  // A reader that stops early (`acx sessions | head`) is no error: stop quietly, as git and gh do.
+  // Not for the commands that speak a protocol on stdout: they end their own sessions.
+  if (argv[0] !== 'acp' && argv[0] !== 'mcp') process.stdout.on('error', quietOnBrokenPipe);
   let program: Command | undefined;
   try {
     program = await buildProgram(argv[0]);

@@ -13,12 +13,12 @@ export interface RouterFlags {
 export const passEnvOption = (): Option =>
   new Option(
     '--pass-env <names>',
-    "more variables each wake gets, comma-separated (env ACX_ROUTER_PASS_ENV); otherwise a wake gets only a system baseline, acx's ACX_* settings, the model providers' key and endpoint variables and its own agent's BASECRADLE_* values",
+    "more variables each wake gets, comma-separated; otherwise a wake gets only a system baseline, acx's ACX_* settings, the model providers' key and endpoint variables and its own agent's BASECRADLE_* values (env ACX_ROUTER_PASS_ENV)",
   );
 
 /** `--replay-window SECONDS`: how old a delivery may be (admission.ts). */
 export const replayWindowOption = (): Option =>
-  new Option('--replay-window <seconds>', `refuse a delivery whose occurred_at is older than this (env ACX_ROUTER_REPLAY_WINDOW, default ${DEFAULT_REPLAY_WINDOW.pastMs / 1000}: 24 h)`);
+  new Option('--replay-window <seconds>', `refuse a delivery whose occurred_at is older than this many seconds (env ACX_ROUTER_REPLAY_WINDOW; default ${DEFAULT_REPLAY_WINDOW.pastMs / 1000}, 24 h)`);
 
 /** The flags, else their variables, else the defaults; a bad value is a usage error naming the flag or variable. */
 export function resolveRouterFlags(command: string, flags: RouterFlags, env: NodeJS.ProcessEnv): { passEnv: string[]; replayWindow: ReplayWindow } {

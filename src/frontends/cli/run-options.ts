@@ -3,41 +3,55 @@ import { parseModelSpec } from '../../model/providers.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import { HARNESS_NAMES } from '../../harness/acp/profiles/names.ts';
 import type { RunFlags } from '../../app/settings.ts';
+import { DEFAULT_MAX_STEPS } from '../../engine/caps.ts';
+import { PERMISSION_MODES } from '../../tools/permission.ts';
+import { allowPortableOption, configHomeOption, homeOption, orList, registryOption, storeOption } from './common-options.ts';
 
-/** The flags every command that runs an agent shares; each has an environment variable too. */
-export function addRunOptions(command: Command): Command {
+/** `--model provider:id`, checked as it is parsed. */
+export const modelOption = (): Option =>
+  new Option('-m, --model <provider:id>', 'model to run on, e.g. openai:gpt-5.4-mini (env ACX_MODEL; default the agent\'s "model")').argParser(modelSpecFlag);
+
+/** A run option some commands leave out, because there it would mean nothing (see addRunOptions). */
+export type RunOptionLeftOut = '--session' | '--mcp' | '--harness' | '--home' | '--store' | '--workspace' | '--record' | '--replay';
+
+/**
+ * The flags of the commands that run an agent (`run`, `chat`, `acp`, `wake`, `worker`, `mcp`,
+ * and `resolved-config`, which reports what they would use); each has an environment variable
+ * too. A command leaves out what means nothing there: `acp` and `mcp` take their sessions from
+ * the client, `worker` from each job, and what `resolved-config` reports is the same for every
+ * session (no --session); `mcp` serves tools and connects no MCP server (no --mcp); `mcp`,
+ * `wake` and `worker` run only on acx's engine (no --harness); `eval` runs each case on fresh
+ * state of its own, replayed from the cassette the case names (no --session, --home, --store,
+ * --workspace, --record or --replay).
+ */
+export function addRunOptions(command: Command, leaveOut: readonly RunOptionLeftOut[] = []): Command {
   const collect = (value: string, previous: string[] = []) => [...previous, value];
-  return command
-    .option('-m, --model <provider:id>', 'model to use, e.g. openai:gpt-5.4-mini (env ACX_MODEL)', modelSpecFlag)
-    .option('--surface <surface>', 'API surface: responses or chat for openai (env ACX_MODEL_SURFACE)')
-    .option('--base-url <url>', 'model endpoint override (env <PROVIDER>_BASE_URL or ACX_BASE_URL)')
-    .option('--no-vision', 'the model reads text only: images from tools are described to it as text (env ACX_MODEL_VISION=0)')
-    .option('--param <key=value>', 'model call setting, repeatable (e.g. temperature=0.2)', collect)
-    .option('--model-params <file>', 'model_params.json to use (default: <config home>/model_params.json)')
-    .option('--max-steps <n>', 'step budget per turn, default 24 (env ACX_MAX_STEPS)', wholeNumberFlag(1))
-    .option('--context-tokens <n>', 'context ceiling in tokens; 0 disables compaction (env ACX_MAX_CONTEXT_TOKENS)', wholeNumberFlag(0))
-    .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
-    .option('--store <url>', 'keep the journal (and acx wake\'s inbox and leases) on PostgreSQL: a postgres:// URL (env ACX_STORE; default the SQLite files under the home)')
-    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
-    .option('--session <id>', 'session id to open or resume (env ACX_SESSION; default: a new session)')
-    .option('--record <file>', 'record every model request and response to a cassette')
-    .option('--replay <file>', 'replay model responses from a cassette (offline, no key needed)')
-    .addOption(
-      new Option('--permission-mode <mode>', 'which tool kinds run without asking (env ACX_PERMISSION_MODE)').choices([
-        'allow-reads',
-        'allow-edits',
-        'allow-all',
-      ]),
-    )
-    .option('--workspace <dir>', 'directory the fs and execute tools work in (env ACX_WORKSPACE; default <home>/agents/<id>/workspace)')
-    .option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file (repeatable)', collect)
-    .option('--allow-portable', 'cartridges: run one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
-    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
-    .option('--allow-foreign-save', 'cartridges: also show SAVE memory this installation did not write, marked unverified (env ACX_ALLOW_FOREIGN_SAVE=1)')
-    .option('--allow-cartridge-env <name>', 'cartridges: let its MCP drop-ins read this host variable as ${NAME}, repeatable (env ACX_CARTRIDGE_ENV=A,B)', collect)
-    .addOption(
-      new Option('--harness <name>', 'what runs the turns: acx\'s engine or an ACP coding agent (env ACX_HARNESS; default engine)').choices([...HARNESS_NAMES]),
-    );
+  const options = [
+    modelOption(),
+    new Option('--surface <surface>', 'API surface: responses or chat for openai (env ACX_MODEL_SURFACE; default responses)'),
+    new Option('--base-url <url>', 'model endpoint override (env <PROVIDER>_BASE_URL or ACX_BASE_URL)'),
+    new Option('--no-vision', 'the model reads text only: images from tools are described to it as text (env ACX_MODEL_VISION=0)'),
+    new Option('--param <key=value>', 'model call setting, e.g. temperature=0.2; repeatable').argParser(collect),
+    new Option('--model-params <file>', 'model_params.json to use (default <config home>/model_params.json)'),
+    new Option('--max-steps <n>', `step budget per turn (env ACX_MAX_STEPS; default ${DEFAULT_MAX_STEPS})`).argParser(wholeNumberFlag(1)),
+    new Option('--context-tokens <n>', 'context ceiling in tokens; 0 disables compaction (env ACX_MAX_CONTEXT_TOKENS; default the model\'s context window)').argParser(wholeNumberFlag(0)),
+    homeOption(),
+    storeOption(),
+    configHomeOption(),
+    new Option('--session <id>', 'session id to open or resume (env ACX_SESSION; default a new session)'),
+    new Option('--record <file>', 'record every model request and response to a cassette'),
+    new Option('--replay <file>', 'replay model responses from a cassette (offline, no key needed)'),
+    new Option('--permission-mode <mode>', `which tool kinds run without asking: ${orList(PERMISSION_MODES)} (env ACX_PERMISSION_MODE; default the agent's, else allow-edits)`).choices([...PERMISSION_MODES]),
+    new Option('--workspace <dir>', 'directory the fs and execute tools work in (env ACX_WORKSPACE; default <home>/agents/<id>/workspace)'),
+    new Option('--mcp <spec>', 'MCP server: name=command args, name=https://url, or a .json file; repeatable').argParser(collect),
+    allowPortableOption(),
+    registryOption(),
+    new Option('--allow-foreign-save', 'cartridges: also show SAVE memory this installation did not write, marked unverified (env ACX_ALLOW_FOREIGN_SAVE=1)'),
+    new Option('--allow-cartridge-env <name>', 'cartridges: let its MCP drop-ins read this host variable as ${NAME}; repeatable (env ACX_CARTRIDGE_ENV=A,B)').argParser(collect),
+    new Option('--harness <name>', `what runs the turns: ${orList(HARNESS_NAMES)}; engine is acx's own, the others are ACP coding agents (env ACX_HARNESS; default engine)`).choices([...HARNESS_NAMES]),
+  ];
+  for (const option of options) if (!leaveOut.includes(option.long as RunOptionLeftOut)) command.addOption(option);
+  return command;
 }
 
 export function runFlags(agent: string | undefined, options: Record<string, unknown>): RunFlags {

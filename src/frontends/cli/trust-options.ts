@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { configHomeOption, jsonOption, publisherOption, registryOption } from './common-options.ts';
 import { addOwnKey, trustKey, type TrustChange, type TrustKeyInput } from '../../cartridge/trust-store.ts';
 import { keyIdsFromPemFiles } from '../../cartridge/keys.ts';
 import { selfName } from './self-name.ts';
@@ -19,8 +20,8 @@ export interface VerifyTrustFlags {
 /** --registry, --config-home and --own-key, worded the same on every command that judges trust. */
 export function addVerifyTrustOptions(command: Command): Command {
   return command
-    .option('--registry <file>', 'acx.trust-registry/1 file (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
-    .option('--config-home <dir>', 'config home whose trust registry and own keys are used (env ACX_CONFIG_HOME)')
+    .addOption(registryOption())
+    .addOption(configHomeOption())
     .option('--own-key <pem...>', "this installation's own public/private key files (for the local verdict), besides those `acx keygen --trust` recorded");
 }
 
@@ -47,13 +48,13 @@ export interface AddFlags extends TrustFlags {
 /** The options `acx trust add` and `acx keygen --trust` share. */
 export function addTrustOptions(command: Command): Command {
   return command
-    .option('--publisher <id>', 'reverse-DNS publisher the key signs for, e.g. io.github.alice (env ACX_PUBLISHER)', process.env.ACX_PUBLISHER)
-    .option('--not-before <time>', 'RFC 3339 start of the key\'s validity (default: now; cartridges signed earlier stay portable)')
-    .option('--not-after <time>', 'RFC 3339 end of the key\'s validity (default: two years after --not-before)')
+    .addOption(publisherOption())
+    .option('--not-before <time>', 'RFC 3339 start of the key\'s validity; cartridges signed earlier stay portable (default now)')
+    .option('--not-after <time>', 'RFC 3339 end of the key\'s validity (default two years after --not-before)')
     .option('--oidc-subject <subject>', 'io.github.* publishers: the GitHub Actions OIDC subject proving the namespace, e.g. repo:alice/agents:ref:refs/heads/main')
-    .option('--registry <file>', 'the trust registry to edit (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
-    .option('--config-home <dir>', 'config home holding the default registry and the own-keys list (env ACX_CONFIG_HOME)')
-    .option('--json', 'print one JSON object');
+    .addOption(registryOption())
+    .addOption(configHomeOption())
+    .addOption(jsonOption());
 }
 
 /** What `acx trust add` and `acx keygen --trust` record, from their shared flags. */

@@ -39,8 +39,8 @@ export interface VerifiedDelivery {
   recipient: string;
   timeline: string;
   resource: string | undefined;
-  /** false: the body has no occurred_at, so no window applies. */
-  windowed: boolean;
+  /** The body's occurred_at (ms); undefined: it has none, so no window applies. */
+  occurredAtMs: number | undefined;
   /** The hosted agent it is addressed to; undefined: a recipient not hosted here. */
   agent: RoutedAgent | undefined;
 }
@@ -61,10 +61,12 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 
 export function admitDelivery(raw: Buffer, headers: http.IncomingHttpHeaders, keys: Keys, window: ReplayWindow, now: number): Admission {
   const body = parseBody(raw);
-  // The key: the recipient's own when the body names a hosted agent, else any key held here. The
-  // body is not trusted for anything else until the signature holds.
+  // The key: the recipient's own when the body names a hosted agent (none for an agent only polled
+  // for, whose every delivery is so refused), else any key held here. The body is not trusted for
+  // anything else until the signature holds.
   const agent = body && typeof body.recipient_uuid === 'string' ? keys.byRecipient.get(body.recipient_uuid) : undefined;
-  const signed = findSigningSecret({ rawBody: raw, headers, secrets: agent ? [agent.secret] : keys.all });
+  const own = agent?.secret !== undefined ? [agent.secret] : [];
+  const signed = findSigningSecret({ rawBody: raw, headers, secrets: agent ? own : keys.all });
   if (!signed.ok) return refuse(401, `signature-${signed.reason}`, `signature ${signed.reason}`);
   if (!body) return refuse(400, 'body-not-json', 'the body is not a JSON object');
 
@@ -77,13 +79,13 @@ export function admitDelivery(raw: Buffer, headers: http.IncomingHttpHeaders, ke
   const timeline = text(body.timeline_uuid);
   if (!recipient || !timeline) return refuse(400, 'fields-missing', 'recipient_uuid and timeline_uuid are required');
 
-  let windowed = false;
+  let occurredAtMs: number | undefined;
   if (body.occurred_at !== undefined) {
     const at = typeof body.occurred_at === 'string' ? Date.parse(body.occurred_at) : Number.NaN;
     if (!Number.isFinite(at)) return refuse(400, 'occurred-at-invalid', 'occurred_at is not a date');
     if (now - at > window.pastMs) return refuse(400, 'stale', `occurred_at ${body.occurred_at} is older than the router's replay window (${hours(window.pastMs)})`);
     if (at - now > window.futureMs) return refuse(400, 'future', `occurred_at ${body.occurred_at} is ahead of the router's clock by more than ${hours(window.futureMs)}`);
-    windowed = true;
+    occurredAtMs = at;
   }
   const eventId = text(body.event_id);
   return {
@@ -95,7 +97,7 @@ export function admitDelivery(raw: Buffer, headers: http.IncomingHttpHeaders, ke
       recipient,
       timeline,
       resource: text(body.resource?.uuid),
-      windowed,
+      occurredAtMs,
       agent,
     },
   };

@@ -1,27 +1,34 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../../core/errors.ts';
 import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { WakeQueue } from '../worker/queue.ts';
-import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys, type VerifiedDelivery } from './admission.ts';
+import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys } from './admission.ts';
 import type { RoutedAgent } from './agents.ts';
-import { DeliveryLog } from './delivery-log.ts';
+import { DeliveryLog, type ItemRef } from './delivery-log.ts';
+import { triggerArgs, WAKING_EVENTS } from './events.ts';
+import { type Poller, startPoller } from './poll.ts';
+import { answerProbe, isProbeRequest } from './probe.ts';
 import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
+import { runWakeProcess, THIS_ACX, wakeArgv } from './wake-process.ts';
 
 export type { RoutedAgent } from './agents.ts';
+export { WAKING_EVENTS } from './events.ts';
 
 /**
- * `acx router`: receives the platform's signed webhook deliveries and wakes the agent each is
- * addressed to, as the BaseCradle router does (FACTS.md): the signature checked first, over the
- * raw bytes in constant time, and the body's own event id, event name and time believed over the
- * unsigned headers (admission.ts); a delivery seen before answered and ignored; wakes serialized
- * per agent, `acx wake <agent> --timeline <uuid>` run with only the environment wake-env.ts
- * allows; a non-zero exit retried (3 attempts, 0.5 s then 1 s apart) and every outcome recorded
- * in router.db. A message delivery for an agent and timeline that already has a message wake
- * waiting in the queue joins that wake (recorded as coalesced): in a burst, one process answers
- * what piled up.
+ * `acx router`: receives the platform's signed webhook deliveries (or, with a poll interval, reads
+ * the platform's lists itself: poll.ts) and wakes the agent each is addressed to, as the
+ * BaseCradle router does (FACTS.md): the signature checked first, over the raw bytes in constant
+ * time, and the body's own event id, event name and time believed over the unsigned headers
+ * (admission.ts); a delivery seen before, or an item already woken for, answered and ignored
+ * (delivery-log.ts); wakes serialized per agent, each agent's wake command (`acx wake <dir>`, or
+ * any harness's: wake-process.ts) run with `--timeline <uuid> [--message|--asset|--event <uuid>]`
+ * and only the environment wake-env.ts allows; a non-zero exit retried (3 attempts, 0.5 s then
+ * 1 s apart) and every outcome recorded in router.db. A message delivery for an agent and
+ * timeline that already has a message wake waiting in the queue joins that wake (recorded as
+ * coalesced): in a burst, one process answers what piled up. The fleet's synthetic probe is
+ * answered here and wakes no one (probe.ts); `GET /up` answers 200 while the router runs.
  *
  * Answer codes (the platform counts any non-2xx as a failed delivery, and disables an
  * integration after five): 401 without a valid signature, whatever else is wrong; 400 for a
@@ -39,7 +46,7 @@ export interface RouterOptions {
   logger: Logger;
   port?: number;
   host?: string;
-  /** The command a wake runs: default this Node on this acx's bin. Tests may point it elsewhere. */
+  /** The program and first arguments that stand for `acx` in a wake command (default this Node on this acx's bin). Tests may point it elsewhere. */
   wakeCommand?: { command: string; args: readonly string[] };
   /** The environment wakes draw from (default process.env): each gets only what wake-env.ts allows, and its own BASECRADLE_* values. */
   env?: NodeJS.ProcessEnv;
@@ -54,11 +61,16 @@ export interface RouterOptions {
   /** Waits between attempts; default 500 ms then 1000 ms (three attempts). */
   retryDelaysMs?: readonly number[];
   /**
-   * Enqueue each accepted delivery on this pg-boss queue for `acx worker` instead of running a
-   * wake here: the signature check and the dedupe stay the router's, the wake, its retries and
-   * its per-timeline serialization become the queue's.
+   * Enqueue each accepted delivery for an acx agent on this pg-boss queue for `acx worker`
+   * instead of running a wake here: the signature check and the dedupe stay the router's, the
+   * wake, its retries and its per-timeline serialization become the queue's. An agent with its
+   * own wake command is still woken here (a worker runs acx agents only).
    */
   queue?: WakeQueue;
+  /** Read each agent's items from the platform this often (`--poll`), besides taking deliveries. */
+  pollIntervalMs?: number;
+  /** The key the fleet's synthetic probe is signed with (probe.ts); without it a probe is answered 404. */
+  probeSecret?: string;
 }
 
 export interface RunningRouter {
@@ -66,21 +78,21 @@ export interface RunningRouter {
   port: number;
   /** Resolves when every wake queued so far has finished (tests). */
   idle(): Promise<void>;
+  /** With a poll interval: runs one poll of every agent now and resolves once it has read (and queued what it found). */
+  pollNow(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The events that wake the recipient; every other event is logged and ignored. */
-export const WAKING_EVENTS: Readonly<Record<string, '--message' | '--asset' | '--task' | '--event'>> = {
-  'message.created': '--message',
-  'asset.created': '--asset',
-  'task.activated': '--task',
-  'webhook_event.received': '--event',
-};
-
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** A delivery accepted for a hosted agent. */
-type Delivery = VerifiedDelivery & { agent: RoutedAgent };
+/** One wake to run: a webhook delivery accepted for a hosted agent, or an item the poll found. */
+interface Wake {
+  id: string;
+  event: string;
+  timeline: string;
+  resource: string | undefined;
+  agent: RoutedAgent;
+}
 
 export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
   const { logger } = options;
@@ -88,10 +100,14 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   const now = options.now ?? Date.now;
   const window = options.replayWindow ?? DEFAULT_REPLAY_WINDOW;
   const log = new DeliveryLog(options.databasePath, now, window.pastMs + window.futureMs);
+  const agentKeys = options.agents.flatMap((agent) => (agent.secret !== undefined ? [agent.secret] : []));
   const keys: Keys = {
     byRecipient: new Map(options.agents.map((agent) => [agent.uuid, agent])),
-    all: [...new Set([...options.agents.map((agent) => agent.secret), ...(options.sharedSecrets ?? [])])],
+    all: [...new Set([...agentKeys, ...(options.sharedSecrets ?? [])])],
   };
+  const byHandle = new Map(options.agents.map((agent) => [agent.name.toLowerCase(), agent]));
+  const platformUrl = () => (typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl);
+  const acx = options.wakeCommand ? [options.wakeCommand.command, ...options.wakeCommand.args] : THIS_ACX;
   // A stranger decides how often these are written: bounded per kind (src/util/log-throttle.ts).
   const throttled = createLogThrottle(logger, { now });
   const queues = new Map<string, Promise<void>>();
@@ -100,66 +116,73 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   // Message wakes queued and not started yet, by agent and timeline: a later message there is
   // read by that wake anyway (it reads everything unseen when it starts, and the platform
   // records a message before it sends its delivery), so it joins it instead of costing a process.
-  const waiting = new Map<string, Delivery>();
-  const enqueue = (delivery: Delivery) => {
-    if (options.queue) {
-      queues.set(delivery.id, toQueue(options.queue, delivery));
+  const waiting = new Map<string, Wake>();
+  const enqueue = (wake: Wake) => {
+    if (options.queue && wake.agent.dir !== undefined) {
+      queues.set(wake.id, toQueue(options.queue, wake));
       return;
     }
-    const key = `${delivery.agent.name}\n${delivery.timeline}`;
-    const covering = delivery.event === 'message.created' ? waiting.get(key) : undefined;
+    const key = `${wake.agent.name}\n${wake.timeline}`;
+    const covering = wake.event === 'message.created' ? waiting.get(key) : undefined;
     if (covering) {
-      log.coalesced(delivery.id, covering.id);
-      logger.info('router delivery coalesced', { agent: delivery.agent.name, delivery: delivery.id, timeline: delivery.timeline, into: covering.id });
+      log.coalesced(wake.id, covering.id);
+      logger.info('router delivery coalesced', { agent: wake.agent.name, delivery: wake.id, timeline: wake.timeline, into: covering.id });
       return;
     }
-    if (delivery.event === 'message.created') waiting.set(key, delivery);
+    if (wake.event === 'message.created') waiting.set(key, wake);
     const start = () => {
-      if (waiting.get(key) === delivery) waiting.delete(key);
-      return runWake(delivery);
+      if (waiting.get(key) === wake) waiting.delete(key);
+      return runWake(wake);
     };
-    const previous = queues.get(delivery.agent.name) ?? Promise.resolve();
-    const next = previous.then(start).catch((error) => logger.error('router wake failed', { delivery: delivery.id, error: errorMessage(error) }));
-    queues.set(delivery.agent.name, next);
+    const previous = queues.get(wake.agent.name) ?? Promise.resolve();
+    const next = previous.then(start).catch((error) => logger.error('router wake failed', { delivery: wake.id, error: errorMessage(error) }));
+    queues.set(wake.agent.name, next);
   };
 
   // Settled here once pg-boss holds the job: a worker anywhere answers it, as often as it takes.
-  const toQueue = async (queue: WakeQueue, delivery: Delivery) => {
-    const flag = WAKING_EVENTS[delivery.event];
-    const about = flag && flag !== '--task' && delivery.resource ? { [flag.slice(2)]: delivery.resource } : {};
+  const toQueue = async (queue: WakeQueue, wake: Wake) => {
+    const [flag, resource] = triggerArgs(wake.event, wake.resource);
     try {
       const job = await queue.send({
         kind: 'timeline',
-        agent: delivery.agent.name,
-        sessionId: `timeline:${delivery.timeline}`,
-        timeline: delivery.timeline,
-        ...about,
-        deliveryId: delivery.id,
-        platformUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl,
+        agent: wake.agent.name,
+        sessionId: `timeline:${wake.timeline}`,
+        timeline: wake.timeline,
+        ...(flag ? { [flag.slice(2)]: resource } : {}),
+        deliveryId: wake.id,
+        platformUrl: platformUrl(),
       });
-      log.finished(delivery.id, 'enqueued');
-      logger.info('router delivery enqueued', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, job });
+      log.finished(wake.id, 'enqueued');
+      logger.info('router delivery enqueued', { agent: wake.agent.name, delivery: wake.id, event: wake.event, timeline: wake.timeline, job });
     } catch (error) {
-      log.finished(delivery.id, 'failed');
-      logger.error('router enqueue failed', { agent: delivery.agent.name, delivery: delivery.id, error: errorMessage(error) });
+      log.finished(wake.id, 'failed');
+      logger.error('router enqueue failed', { agent: wake.agent.name, delivery: wake.id, error: errorMessage(error) });
     } finally {
-      queues.delete(delivery.id);
+      queues.delete(wake.id);
     }
   };
 
-  const runWake = async (delivery: Delivery) => {
+  const runWake = async (wake: Wake) => {
+    const argv = [...wakeArgv(wake.agent, acx), '--timeline', wake.timeline, ...triggerArgs(wake.event, wake.resource)];
+    const env = wakeEnvironment(options.env ?? process.env, { baseUrl: platformUrl(), token: wake.agent.token, deliveryId: wake.id }, options.passEnv);
     for (let attempt = 1; ; attempt++) {
-      const code = await wakeOnce(options, delivery);
-      log.attempted(delivery.id, attempt, code);
+      const code = await runWakeProcess(argv, env, logger, wake.agent.name);
+      log.attempted(wake.id, attempt, code);
       if (code === 0 || attempt > delays.length) {
         const state = code === 0 ? 'done' : 'failed';
-        log.finished(delivery.id, state);
-        (code === 0 ? logger.info : logger.error).call(logger, 'router wake', { agent: delivery.agent.name, delivery: delivery.id, event: delivery.event, timeline: delivery.timeline, outcome: state, attempts: attempt, exit: code });
+        log.finished(wake.id, state);
+        (code === 0 ? logger.info : logger.error).call(logger, 'router wake', { agent: wake.agent.name, delivery: wake.id, event: wake.event, timeline: wake.timeline, outcome: state, attempts: attempt, exit: code });
         return;
       }
-      logger.warn('router wake retry', { agent: delivery.agent.name, delivery: delivery.id, attempt, exit: code, wait_ms: delays[attempt - 1] });
+      logger.warn('router wake retry', { agent: wake.agent.name, delivery: wake.id, attempt, exit: code, wait_ms: delays[attempt - 1] });
       await new Promise((resolve) => setTimeout(resolve, delays[attempt - 1]));
     }
+  };
+
+  /** The item an event is about, claimed with its delivery so it wakes the agent once, however it arrives. */
+  const itemOf = (event: string, resource: string | undefined, atMs: number): ItemRef | undefined => {
+    const waking = WAKING_EVENTS[event];
+    return waking && resource ? { kind: waking.kind, uuid: resource, atMs } : undefined;
   };
 
   // Said once per run: a platform whose bodies lack event_id or occurred_at leaves a gap.
@@ -170,31 +193,40 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     logger.warn('router deliveries replayable', { reason });
   };
 
-  /** What to answer a POST (admission.ts decides what is believed), and the delivery to wake for, if any. */
-  const receive = (raw: Buffer, req: http.IncomingMessage): { status: number; text: string; accepted?: Delivery } => {
+  /** What to answer a POST (admission.ts decides what is believed), and the wake to run, if any. */
+  const receive = (raw: Buffer, req: http.IncomingMessage): { status: number; text: string; accepted?: Wake } => {
+    if (isProbeRequest(req.headers)) {
+      const probe = answerProbe(raw, req.headers, options.probeSecret, (handle) => byHandle.get(handle.toLowerCase()));
+      if (probe.answered) logger.info('router probe answered', { ...probe.answered, reason: probe.reason, note: 'no wake is run for a probe' });
+      else throttled.log(probe.status === 200 ? 'info' : 'warn', 'router probe refused', { status: probe.status, reason: probe.reason, from: req.socket.remoteAddress });
+      return { status: probe.status, text: probe.text };
+    }
     const admitted = admitDelivery(raw, req.headers, keys, window, now());
     if (!admitted.ok) {
       throttled.log('warn', 'router delivery refused', { status: admitted.status, reason: admitted.reason, from: req.socket.remoteAddress });
       return { status: admitted.status, text: admitted.message };
     }
     const delivery = admitted.delivery;
-    if (!delivery.signedId) warnOnce('event_id', "the platform's deliveries carry no event_id: deduped on the unsigned X-BaseCradle-Delivery header, so one re-sent under a new header wakes again");
-    if (!delivery.windowed) warnOnce('occurred_at', "the platform's deliveries carry no occurred_at: no replay window applies");
+    if (!delivery.signedId) warnOnce('event_id', "the platform's deliveries carry no event_id: deduped on the unsigned X-BaseCradle-Delivery header and on the item each is about, so one about no item, re-sent under a new header, wakes again");
+    if (delivery.occurredAtMs === undefined) warnOnce('occurred_at', "the platform's deliveries carry no occurred_at: no replay window applies");
     const { agent } = delivery;
     if (!agent) {
       throttled.log('info', 'router delivery ignored', { delivery: delivery.id, reason: 'not-hosted', recipient: delivery.recipient });
       return { status: 200, text: 'no agent here for this recipient_uuid' };
     }
     const waking = WAKING_EVENTS[delivery.event] !== undefined;
-    if (!log.record({ id: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline, state: waking ? 'queued' : 'ignored' })) {
-      throttled.log('info', 'router delivery duplicate', { delivery: delivery.id, agent: agent.name, reason: 'seen-before' });
+    const item = itemOf(delivery.event, delivery.resource, delivery.occurredAtMs ?? now());
+    const recorded = log.admit({ id: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline, state: waking ? 'queued' : 'ignored', item, via: 'webhook' });
+    if (!recorded.fresh) {
+      const covered = recorded.reason === 'item-seen' ? { item: delivery.resource, covered_by: recorded.coveredBy } : {};
+      throttled.log('info', 'router delivery duplicate', { delivery: delivery.id, agent: agent.name, reason: recorded.reason, ...covered });
       return { status: 200, text: 'already received' };
     }
     if (!waking) {
       throttled.log('info', 'router delivery ignored', { delivery: delivery.id, agent: agent.name, event: delivery.event, reason: 'not-a-waking-event' });
       return { status: 200, text: `${delivery.event} wakes no one` };
     }
-    return { status: 202, text: 'accepted', accepted: { ...delivery, agent } };
+    return { status: 202, text: 'accepted', accepted: { id: delivery.id, event: delivery.event, timeline: delivery.timeline, resource: delivery.resource, agent } };
   };
 
   const server = http.createServer((req, res) => {
@@ -209,6 +241,8 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       const answer = (status: number, text: string) => {
         res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
       };
+      // Liveness for a supervisor or a load balancer: no body read, nothing recorded.
+      if (req.method === 'GET' && req.url === '/up') return answer(200, 'up');
       if (req.method !== 'POST') return answer(405, 'POST a platform delivery here');
       const received = receive(Buffer.concat(chunks), req);
       answer(received.status, received.text);
@@ -227,6 +261,33 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });
   const unset = (options.passEnv ?? []).filter((name) => (options.env ?? process.env)[name] === undefined);
   if (unset.length > 0) logger.warn('router pass-env not set', { names: unset.join(','), reason: 'listed with --pass-env (or ACX_ROUTER_PASS_ENV) but absent here, so wakes do not get them' });
+  if (options.queue) {
+    const local = options.agents.filter((agent) => agent.dir === undefined).map((agent) => agent.name);
+    if (local.length > 0) logger.info('router wakes here', { agents: local.join(','), reason: 'their own wake commands; acx worker runs acx agents only' });
+  }
+
+  const poller: Poller | undefined =
+    options.pollIntervalMs === undefined
+      ? undefined
+      : startPoller({
+          agents: options.agents,
+          platformUrl,
+          log,
+          intervalMs: options.pollIntervalMs,
+          horizonMs: window.pastMs,
+          now,
+          logger,
+          throttled,
+          take: (agent, item) => {
+            const id = `poll-${agent.name}-${item.uuid}`;
+            const recorded = log.admit({ id, agent: agent.name, event: item.event, timeline: item.timeline, state: 'queued', item: { kind: item.kind, uuid: item.uuid, atMs: item.atMs }, via: 'poll' });
+            if (!recorded.fresh) return false;
+            logger.info('router poll item', { agent: agent.name, delivery: id, event: item.event, timeline: item.timeline });
+            enqueue({ id, event: item.event, timeline: item.timeline, resource: item.uuid, agent });
+            return true;
+          },
+        });
+
   return {
     url,
     port,
@@ -237,7 +298,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
         if ([...queues.values()].every((queue, index) => queue === pending[index])) return;
       }
     },
+    pollNow() {
+      if (!poller) return Promise.reject(new Error('this router does not poll (no poll interval)'));
+      return poller.pollNow();
+    },
     async close() {
+      await poller?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(queues.values());
@@ -245,21 +311,4 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       log.close();
     },
   };
-}
-
-function wakeOnce(options: RouterOptions, delivery: Delivery): Promise<number> {
-  const command = options.wakeCommand ?? { command: process.execPath, args: [new URL('../../../bin/acx.js', import.meta.url).pathname] };
-  const flag = WAKING_EVENTS[delivery.event];
-  // A task needs no trigger: the wake takes up every activated task it has not seen.
-  const trigger: string[] = flag && flag !== '--task' && delivery.resource ? [flag, delivery.resource] : [];
-  const own = { baseUrl: typeof options.platformUrl === 'function' ? options.platformUrl() : options.platformUrl, token: delivery.agent.token, deliveryId: delivery.id };
-  const env = wakeEnvironment(options.env ?? process.env, own, options.passEnv);
-  return new Promise((resolve) => {
-    const child = spawn(command.command, [...command.args, 'wake', delivery.agent.dir, '--timeline', delivery.timeline, ...trigger], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) options.logger.debug('wake output', { agent: delivery.agent.name, line });
-    });
-    child.on('error', () => resolve(127));
-    child.on('close', (code) => resolve(code ?? 1));
-  });
 }

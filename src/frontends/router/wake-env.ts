@@ -68,3 +68,8 @@ export function wakeEnvironment(source: NodeJS.ProcessEnv, own: OwnWakeValues, p
   env.BASECRADLE_DELIVERY_ID = own.deliveryId;
   return env;
 }
+
+/** Whether a variable of the router's environment reaches every wake under the rule above (an agent's token variable must not). */
+export function reachesWakes(name: string, passEnv: readonly string[] = []): boolean {
+  return allowed(name, new Set(passEnv));
+}

@@ -179,19 +179,24 @@ function createFsWrite(roots: WorkspaceRoots, options: FsToolsOptions): Tool<z.i
       }
       const { workspace, relative } = roots.locate(input.path);
       const existed = fs.existsSync(roots.absolute(input.path));
-      const file = workspace.openWrite(relative);
-      const path = shown(roots, workspace, file);
-      const done = `Wrote ${data.length} bytes to ${path}.`;
-      const changed = () => context.onFileChange?.({ path, kind: existed ? 'modified' : 'created' });
+      const wrote = (path: string) => {
+        context.onFileChange?.({ path, kind: existed ? 'modified' : 'created' });
+        return `Wrote ${data.length} bytes to ${path}.`;
+      };
       const write = options.contents?.write;
       if (write) {
-        // The confined open created a new file (and its directories); the editor fills it.
-        fs.closeSync(file.fd);
-        return write(roots.absolute(input.path), input.content, context.abortSignal).then(() => (changed(), done));
+        // The confined open creates a new file (and its directories) for the editor to fill; when
+        // the editor refuses, they are removed again.
+        return workspace.openWriteThen(relative, async (file) => {
+          const path = shown(roots, workspace, file);
+          await write(roots.absolute(input.path), input.content, context.abortSignal);
+          return wrote(path);
+        });
       }
+      const file = workspace.openWrite(relative);
+      const path = shown(roots, workspace, file);
       replaceContent(file, data);
-      changed();
-      return done;
+      return wrote(path);
     },
   };
 }

@@ -132,12 +132,43 @@ export class Workspace {
     return this.open(input, 'make-directory');
   }
 
+  /**
+   * For content written elsewhere (an editor's buffer): opens the file as openWrite does, then
+   * runs `fill` with it. When `fill` fails, what the open created is removed again (the new file
+   * while it is still empty, then the directories made for it), by name below the directories
+   * walked, which stay open until then. The file's descriptor is closed when `fill` settles.
+   */
+  async openWriteThen<T>(input: string, fill: (file: OpenedFile) => Promise<T>): Promise<T> {
+    const walk = new DescriptorWalk(this.root);
+    try {
+      return await fill(this.walkTo(input, 'write', walk));
+    } catch (error) {
+      walk.removeCreated();
+      throw error;
+    } finally {
+      walk.close();
+    }
+  }
+
   /** A path through which the opened descriptor's directory can be read (Linux: the fd itself). */
   descriptorPath(file: OpenedFile): string {
     return hasProcFd ? `${PROC_FD}/${file.fd}` : file.realPath;
   }
 
   private open(input: string, intent: Intent): OpenedFile {
+    const walk = new DescriptorWalk(this.root);
+    try {
+      return walk.finish(this.walkTo(input, intent, walk));
+    } catch (error) {
+      walk.removeCreated();
+      throw error;
+    } finally {
+      walk.close();
+    }
+  }
+
+  /** Walks to what `input` names, creating what a write needs; the caller finishes or undoes the walk. */
+  private walkTo(input: string, intent: Intent, walk: DescriptorWalk): OpenedFile {
     const pending = this.segments(input);
     const directory = intent === 'directory' || intent === 'make-directory';
     const creates = intent === 'write' || intent === 'make-directory';
@@ -148,72 +179,64 @@ export class Workspace {
       const hit = protectedPathOf(realPath, guard);
       if (hit) throw guardedError(input, hit);
     };
-    const walk = new DescriptorWalk(this.root);
     let symlinks = 0;
     let retries = 0;
-    try {
-      for (;;) {
-        const name = pending.shift();
-        if (name === undefined) {
-          // Only a directory walk (or a symlink chain ending at a directory) runs out of names.
-          if (!directory) throw notRegular(input, intent, true);
-          return walk.finish(this.verify(input, walk.current(), intent, walk.pathOf()));
-        }
-        if (name === '..') {
-          // Only a followed symlink's target brings `..`; above the root is outside.
-          if (!walk.up()) throw escapeError(input);
-          continue;
-        }
-        const final = pending.length === 0 && !directory;
-        const where = walk.at(name);
-        if (final && intent === 'write') refuseGuarded(walk.realPathOf(name));
-        const opened = tryOpen(where, final ? FILE_FLAGS[intent as 'read' | 'write'] : DIRECTORY_FLAGS);
-        if (typeof opened === 'number') {
-          retries = 0;
-          walk.track(opened);
-          if (final) {
-            const file = this.verify(input, opened, intent, walk.pathOf(name));
-            // What was opened, wherever a concurrent rename put it.
-            if (intent === 'write') refuseGuarded(file.realPath);
-            return walk.finish(file);
-          }
-          walk.enter(opened, name);
-          this.hooks.afterEnter?.(walk.relative());
-          continue;
-        }
-        const target = readSymlink(where);
-        if (target !== undefined) {
-          // Followed by walking its target from here (or from the root), never by path.
-          if (++symlinks > MAX_SYMLINKS) throw new WorkspacePathError(`"${input}" goes through too many symlinks.`);
-          pending.unshift(...this.symlinkTarget(input, target, walk));
-          continue;
-        }
-        // ENOTDIR is final only for a name that is neither a directory nor a symlink by now.
-        const changed = opened === 'ELOOP' || opened === 'EEXIST' || (opened === 'ENOTDIR' && !isPlainEntry(where));
-        if (opened === 'ENOENT' && creates) {
-          refuseGuarded(walk.realPathOf(name));
-          if (final) {
-            const created = tryOpen(where, CREATE_FLAGS, 0o644);
-            if (typeof created === 'number') {
-              walk.track(created);
-              walk.created(name, false);
-              return walk.finish(this.verify(input, created, intent, walk.pathOf(name)));
-            }
-          } else if (walk.makeDirectory(name, input)) {
-            walk.created(name, true);
-          }
-        } else if (!changed) {
-          throw openFailure(input, intent, opened, walk.relative(name), pending.length === 0);
-        }
-        // Look again at what is there now: what this call made, or what raced it there.
-        if (++retries > MAX_RETRIES) throw new WorkspacePathError(`"${input}" kept changing while it was being opened; try again.`);
-        pending.unshift(name);
+    for (;;) {
+      const name = pending.shift();
+      if (name === undefined) {
+        // Only a directory walk (or a symlink chain ending at a directory) runs out of names.
+        if (!directory) throw notRegular(input, intent, true);
+        return this.verify(input, walk.current(), intent, walk.pathOf());
       }
-    } catch (error) {
-      walk.removeCreated();
-      throw error;
-    } finally {
-      walk.close();
+      if (name === '..') {
+        // Only a followed symlink's target brings `..`; above the root is outside.
+        if (!walk.up()) throw escapeError(input);
+        continue;
+      }
+      const final = pending.length === 0 && !directory;
+      const where = walk.at(name);
+      if (final && intent === 'write') refuseGuarded(walk.realPathOf(name));
+      const opened = tryOpen(where, final ? FILE_FLAGS[intent as 'read' | 'write'] : DIRECTORY_FLAGS);
+      if (typeof opened === 'number') {
+        retries = 0;
+        walk.track(opened);
+        if (final) {
+          const file = this.verify(input, opened, intent, walk.pathOf(name));
+          // What was opened, wherever a concurrent rename put it.
+          if (intent === 'write') refuseGuarded(file.realPath);
+          return file;
+        }
+        walk.enter(opened, name);
+        this.hooks.afterEnter?.(walk.relative());
+        continue;
+      }
+      const target = readSymlink(where);
+      if (target !== undefined) {
+        // Followed by walking its target from here (or from the root), never by path.
+        if (++symlinks > MAX_SYMLINKS) throw new WorkspacePathError(`"${input}" goes through too many symlinks.`);
+        pending.unshift(...this.symlinkTarget(input, target, walk));
+        continue;
+      }
+      // ENOTDIR is final only for a name that is neither a directory nor a symlink by now.
+      const changed = opened === 'ELOOP' || opened === 'EEXIST' || (opened === 'ENOTDIR' && !isPlainEntry(where));
+      if (opened === 'ENOENT' && creates) {
+        refuseGuarded(walk.realPathOf(name));
+        if (final) {
+          const created = tryOpen(where, CREATE_FLAGS, 0o644);
+          if (typeof created === 'number') {
+            walk.track(created);
+            walk.created(name, false);
+            return this.verify(input, created, intent, walk.pathOf(name));
+          }
+        } else if (walk.makeDirectory(name, input)) {
+          walk.created(name, true);
+        }
+      } else if (!changed) {
+        throw openFailure(input, intent, opened, walk.relative(name), pending.length === 0);
+      }
+      // Look again at what is there now: what this call made, or what raced it there.
+      if (++retries > MAX_RETRIES) throw new WorkspacePathError(`"${input}" kept changing while it was being opened; try again.`);
+      pending.unshift(name);
     }
   }
 
@@ -388,7 +411,7 @@ class DescriptorWalk {
       try {
         const where = this.at(entry.name, entry.dir);
         if (entry.directory) fs.rmdirSync(where);
-        else fs.unlinkSync(where);
+        else if (isEmptyFile(where)) fs.unlinkSync(where);
       } catch {
         // Already gone, or no longer empty: then it is not only this call's any more.
       }
@@ -430,6 +453,12 @@ function readSymlink(where: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether `where` is a regular file with nothing in it (what a write's open creates, before any content). */
+function isEmptyFile(where: string): boolean {
+  const stat = fs.lstatSync(where);
+  return stat.isFile() && stat.size === 0;
 }
 
 /** Whether `where` exists and is neither a directory nor a symlink. */

@@ -105,3 +105,49 @@ it('uses the disk for what the editor does not offer: a read-only client file sy
   expect(buffers.has(path.join(project, 'notes.md'))).toBe(false);
   expect(client.fileRequests).toEqual([]); // a new file has no buffer to read for the diff
 });
+
+/** What the model was told a call returned. */
+function resultFor(callId: string): string {
+  const result = model.requests.flatMap((r) => r.view.messages.flatMap((m) => m.toolResults ?? [])).find((r) => r.callId === callId);
+  if (!result) throw new Error(`no tool result ${callId} reached the model`);
+  return result.output;
+}
+
+it('leaves nothing on disk when the editor refuses a write, and its reason reaches the model and the editor', async () => {
+  const { acx: client, sessionId, buffers } = await startWithEditor({ readTextFile: true, writeTextFile: true });
+  const editor = client.files!;
+  // An editor that declines writes (its handler throws: the ACP SDK answers "Internal error" with
+  // the reason in data.details) and reads of one buffer (a JSON-RPC error with its own message).
+  client.files = {
+    read: (params) => (params.path.endsWith('locked.md') ? Promise.reject(new acp.RequestError(-32002, 'Resource not found: the buffer was closed')) : editor.read(params)),
+    write: () => Promise.reject(new Error('the user declined the change')),
+  };
+  fs.writeFileSync(path.join(project, 'locked.md'), 'on disk\n');
+  model.enqueue(
+    {
+      toolCalls: [
+        { id: 'w_new', name: 'fs_write', input: { path: 'drafts/plan/new.md', content: 'fresh\n' } },
+        { id: 'w_old', name: 'fs_write', input: { path: 'README.md', content: 'replaced\n' } },
+        { id: 'r_locked', name: 'fs_read', input: { path: 'locked.md' } },
+      ],
+    },
+    { text: 'The editor said no.' },
+  );
+  expect((await prompt(client, sessionId, 'Write the plan.')).stopReason).toBe('end_turn');
+
+  // Nothing was created for the refused new file, not even its directories; the old file is untouched.
+  expect(fs.existsSync(path.join(project, 'drafts'))).toBe(false);
+  expect(fs.readFileSync(path.join(project, 'README.md'), 'utf8')).toBe('old readme\n');
+  expect(buffers.get(path.join(project, 'README.md'))).toBe('unsaved readme\n');
+  const updates = updatesOf(client, sessionId);
+  for (const id of ['w_new', 'w_old']) {
+    expect(resultFor(id)).toContain('the user declined the change');
+    expect(resultFor(id)).not.toContain('Internal error');
+    expect(textOf(finalContent(updates, id))).toContain('the user declined the change');
+  }
+  expect(resultFor('r_locked')).toContain('Resource not found: the buffer was closed');
+  expect(textOf(finalContent(updates, 'r_locked'))).toContain('Resource not found: the buffer was closed');
+  // Each call ends failed, once (the calls of one step run together, so in any order).
+  const finals = updates.flatMap((u) => (u.sessionUpdate === 'tool_call_update' && u.status !== 'in_progress' ? [`${u.toolCallId} ${u.status}`] : []));
+  expect(finals.sort()).toEqual(['r_locked failed', 'w_new failed', 'w_old failed']);
+});

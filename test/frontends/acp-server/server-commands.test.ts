@@ -130,17 +130,27 @@ it('/compact replaces the earlier conversation with a summary the next turn sees
   expect(seen).toContain('Mia owns the release.');
 });
 
-it('refuses a prompt while /compact is still summarizing, as for a running turn', async () => {
+it('runs a prompt sent while /compact is still summarizing after it, on the compacted history', async () => {
   const { sessionId } = await newSession();
   model.enqueue({ text: 'Noted the freeze.' }, { text: 'Noted the owner.' });
   await prompt(sessionId, 'Remember that the release freeze starts on 12 December.');
   await prompt(sessionId, 'Mia owns the release.');
   let release!: () => void;
-  model.enqueue({ text: 'Summary: freeze 12 December, Mia owns it.', pauseUntil: new Promise<void>((r) => (release = r)) });
+  model.enqueue({ text: 'Summary: freeze 12 December, Mia owns it.', pauseUntil: new Promise<void>((r) => (release = r)) }, { text: 'Mia.' });
   const asked = model.requests.length;
   const compacting = prompt(sessionId, '/compact');
-  while (model.requests.length === asked) await new Promise((r) => setTimeout(r, 10)); // the summary request has arrived
-  await expect(prompt(sessionId, 'Who owns it?')).rejects.toMatchObject({ code: -32600 });
-  release();
+  let question: Promise<acp.PromptResponse>;
+  try {
+    while (model.requests.length === asked) await new Promise((r) => setTimeout(r, 10)); // the summary request has arrived
+    question = prompt(sessionId, 'Who owns it?');
+    while (!acx.stderr().includes('acp prompt queued')) await new Promise((r) => setTimeout(r, 10)); // taken, and waiting
+    expect(model.requests.length).toBe(asked + 1);
+  } finally {
+    release();
+  }
   expect(await compacting).toMatchObject({ stopReason: 'end_turn' });
+  expect(await question).toMatchObject({ stopReason: 'end_turn' });
+  const seen = model.requests.at(-1)!.view.messages.map((m) => m.text).join('\n');
+  expect(seen).toContain('Summary: freeze 12 December, Mia owns it.');
+  expect(seen).not.toContain('Remember that the release freeze starts on 12 December.');
 });

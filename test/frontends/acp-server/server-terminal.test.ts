@@ -131,6 +131,24 @@ it('kills the command when the turn is cancelled, and the turn stops as cancelle
   await waitFor(() => methods(host).includes('release'));
   expect(methods(host)).toEqual(['create', 'wait_for_exit', 'kill', 'output', 'release']);
   expect(host.anyRunning()).toBe(false);
+  // The killed command ends failed, never completed; the editor keeps showing its terminal.
+  await client.waitForUpdate((n) => n.sessionId === sessionId && n.update.sessionUpdate === 'tool_call_update' && n.update.toolCallId === 'long' && n.update.status !== 'in_progress');
+  const updates = updatesOf(client, sessionId);
+  expect(finalOf(updates, 'long')).toMatchObject({ status: 'failed', content: [{ type: 'terminal', terminalId: 'term-1' }] });
+  expect(updates.some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'long' && u.status === 'completed')).toBe(false);
+});
+
+it('ends a command in acx\'s own sandbox that the cancel killed as failed too', async () => {
+  const { acx: client, sessionId } = await startWithTerminals(false);
+  model.enqueue({ toolCalls: [{ id: 'local_long', name: 'execute', input: { command: 'echo started; sleep 60' } }] });
+  const turn = prompt(client, sessionId, 'Run the long thing here.');
+  await client.waitForUpdate((n) => n.sessionId === sessionId && n.update.sessionUpdate === 'tool_call_update' && n.update.toolCallId === 'local_long' && n.update.status === 'in_progress');
+  await client.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+  expect((await turn).stopReason).toBe('cancelled');
+  const updates = updatesOf(client, sessionId);
+  const final = finalOf(updates, 'local_long');
+  expect(final.status).toBe('failed');
+  expect(JSON.stringify(final.content)).toContain('Cancelled');
 });
 
 it('runs in acx\'s own sandbox without the capability, and for a call with stdin', async () => {

@@ -133,7 +133,7 @@ describe('replayUpdates', () => {
 });
 
 describe('clientMcpConfigs', () => {
-  it('converts stdio and http servers, fits names, and rejects SSE and bad URLs with reasons', () => {
+  it('converts stdio, http and sse servers, fits names, and rejects bad URLs with reasons', () => {
     const { configs, rejected } = clientMcpConfigs(
       [
         { name: 'My Tools', command: '/usr/bin/tool-server', args: ['--x'], env: [{ name: 'TOKEN', value: 't' }] },
@@ -146,9 +146,10 @@ describe('clientMcpConfigs', () => {
     expect(configs).toEqual([
       expect.objectContaining({ name: 'My_Tools', transport: 'stdio', command: '/usr/bin/tool-server', args: ['--x'], env: { TOKEN: 't' }, cwd: '/work/project' }),
       expect.objectContaining({ name: 'remote', transport: 'http', headers: { Authorization: 'Bearer x' } }),
+      expect.objectContaining({ name: 'legacy', transport: 'sse', url: 'https://old.example.com/sse' }),
     ]);
-    expect(rejected.map((r) => r.name)).toEqual(['legacy', 'bad']);
-    expect(rejected[0]!.reason).toContain('SSE');
+    expect(rejected.map((r) => r.name)).toEqual(['bad']);
+    expect(rejected[0]!.reason).toContain('must be http(s)');
   });
 });
 

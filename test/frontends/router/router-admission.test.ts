@@ -101,14 +101,22 @@ describe('the router against replayed deliveries', () => {
     expect(r.wakes()).toHaveLength(2);
   });
 
-  it('a platform whose bodies carry no event_id is deduped on the delivery header, and the log says it can be replayed', async () => {
+  it('a platform whose bodies carry no event_id is deduped on the delivery header and on the item, and the log says what is left replayable', async () => {
     const r = await start();
     const { event_id: _, occurred_at: __, ...bare } = delivery('unused');
     expect((await r.post(bare, { delivery: 'd-1' })).status).toBe(202);
     expect((await r.post(bare, { delivery: 'd-1' })).status).toBe(200);
-    expect((await r.post(bare, { delivery: 'd-2' })).status).toBe(202);
+    // The same body under a fresh header is about the same message, which has woken nova already.
+    expect(await r.post(bare, { delivery: 'd-2' })).toEqual({ status: 200, text: 'already received' });
+    expect((await r.post({ ...bare, resource: { type: 'message', uuid: 'm-other' } }, { delivery: 'd-3' })).status).toBe(202);
     await r.router.idle();
-    expect(r.rows().map((row) => row.delivery)).toEqual(['d-1', 'd-2']);
+    expect(r.wakes()).toHaveLength(2);
+    expect(r.rows()).toEqual([
+      { delivery: 'd-1', state: 'done' },
+      { delivery: 'd-2', state: 'duplicate' },
+      { delivery: 'd-3', state: 'done' },
+    ]);
+    expect(r.logger.lines.filter((line) => line.includes('router delivery duplicate delivery=d-2'))).toEqual([expect.stringContaining('reason=item-seen item=m-unused covered_by=d-1')]);
     const warnings = r.logger.lines.filter((line) => line.startsWith('WARNING router deliveries replayable'));
     expect(warnings).toEqual([expect.stringContaining('carry no event_id'), expect.stringContaining('carry no occurred_at')]);
   });

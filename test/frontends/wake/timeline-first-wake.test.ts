@@ -11,6 +11,7 @@ import { firstWakeReplySet } from '../../../src/frontends/wake/timeline-work.ts'
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const NOVA = { uuid: 'u-nova', handle: 'nova', name: 'Nova', kind: 'ai' };
 const ANA = { uuid: 'u-ana', handle: 'ana', name: 'Ana', kind: 'human' };
@@ -40,7 +41,7 @@ describe('firstWakeReplySet', () => {
   });
 });
 
-describe('a first wake through the platform', { timeout: 60_000 }, () => {
+describe('a first wake through the platform', { timeout: scaled(60_000) }, () => {
   let platform: TestPlatform;
   beforeEach(async () => {
     platform = await startTestPlatform();

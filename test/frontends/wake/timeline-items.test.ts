@@ -8,6 +8,7 @@ import { SqliteChannelState as ChannelState } from '../../../src/store/sqlite-ch
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { answeredThisTurn, deadHolder, replyOnce, wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -42,7 +43,7 @@ const markOf = async (home: string, timeline: string, kind: 'message' | 'asset' 
   }
 };
 
-describe('timeline wake item kinds', { timeout: 60_000 }, () => {
+describe('timeline wake item kinds', { timeout: scaled(60_000) }, () => {
   it('a webhook event gets its own turn under its own mark, its line carries [created_at]; the next wake does not see it again', async () => {
     const { ana, nova } = setUp();
     const room = await sharedTimeline(platform, ana, nova);

@@ -42,6 +42,12 @@ export interface MediaRequest {
 export interface MediaReply {
   status?: number;
   json: unknown;
+  /**
+   * The endpoint this reply answers, when only one can use it: a request takes the first queued
+   * reply meant for it (or for any endpoint). So a late request of an earlier test (a video status
+   * poll still on the wire when its tool gave up) never takes the reply queued for the next test.
+   */
+  for?: MediaEndpoint;
 }
 
 export type MediaResponder = MediaReply | ((request: MediaRequest) => MediaReply | Promise<MediaReply>);
@@ -82,7 +88,7 @@ export function xaiImage(bytes: Uint8Array, options: { costInUsdTicks?: number; 
 }
 
 export function openaiTranscription(text: string, options: { language?: string; duration?: number } = {}): MediaReply {
-  return { json: { text, ...(options.language ? { language: options.language } : {}), ...(options.duration !== undefined ? { duration: options.duration } : {}) } };
+  return { for: 'openai.audio.transcriptions', json: { text, ...(options.language ? { language: options.language } : {}), ...(options.duration !== undefined ? { duration: options.duration } : {}) } };
 }
 
 export function openaiError(status: number, message: string, code?: string): MediaReply {
@@ -93,9 +99,10 @@ export function xaiError(status: number, message: string): MediaReply {
   return { status, json: { code: 'Client specified an invalid argument', error: message } };
 }
 
-export const xaiVideoStarted = (requestId: string): MediaReply => ({ json: { request_id: requestId } });
-export const xaiVideoPending = (progress = 50): MediaReply => ({ json: { status: 'pending', progress } });
+export const xaiVideoStarted = (requestId: string): MediaReply => ({ for: 'xai.videos.generations', json: { request_id: requestId } });
+export const xaiVideoPending = (progress = 50): MediaReply => ({ for: 'xai.videos.status', json: { status: 'pending', progress } });
 export const xaiVideoDone = (url: string, options: { costInUsdTicks?: number; duration?: number } = {}): MediaReply => ({
+  for: 'xai.videos.status',
   json: {
     status: 'done',
     video: { url, duration: options.duration ?? 5, respect_moderation: true },
@@ -103,7 +110,7 @@ export const xaiVideoDone = (url: string, options: { costInUsdTicks?: number; du
     ...(options.costInUsdTicks !== undefined ? { usage: { cost_in_usd_ticks: options.costInUsdTicks } } : {}),
   },
 });
-export const xaiVideoFailed = (message: string): MediaReply => ({ json: { status: 'failed', error: { code: 'generation_failed', message } } });
+export const xaiVideoFailed = (message: string): MediaReply => ({ for: 'xai.videos.status', json: { status: 'failed', error: { code: 'generation_failed', message } } });
 
 // ---- routing and validation -------------------------------------------------------------------
 
@@ -261,7 +268,8 @@ export function createMediaEndpoints(): MediaHandler {
         send(res, 400, route.endpoint.startsWith('xai.') ? xaiError(400, `acx model-server: ${problem}`).json : openaiError(400, `acx model-server: ${problem}`).json);
         return true;
       }
-      const responder = queue.shift();
+      const at = queue.findIndex((queued) => typeof queued === 'function' || queued.for === undefined || queued.for === route.endpoint);
+      const responder = at < 0 ? undefined : queue.splice(at, 1)[0];
       if (!responder) {
         send(res, 500, { error: { message: `acx model-server: unexpected media request ${method} ${path}: the media queue is empty` } });
         return true;

@@ -13,7 +13,9 @@ export function register(program: Command): void {
     program
       .command('acp')
       .description('serve an agent over stdio as an Agent Client Protocol (ACP) agent, e.g. for Zed')
-      .argument('[agent]', 'agent directory (default: the config home agent)'),
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
+    // The client names each session; there is no session to give here.
+    ['--session'],
   ).action(async (agent: string | undefined, options: Record<string, unknown>) => {
     const logger = commandLogger('answer');
     const stdio = takeStdio();

@@ -2,18 +2,19 @@ import type { Command } from 'commander';
 import { buildCartridge } from '../../../cartridge/build.ts';
 import { ScrubBlockedError } from '../../../cartridge/scrub-gate.ts';
 import { CliExit } from '../output.ts';
+import { cartridgeOutOption, forceOption, jsonOption, publisherOption } from '../common-options.ts';
 
 export function register(program: Command): void {
   program
     .command('build')
     .description('pack an agent directory into a signed .acx cartridge')
     .argument('<dir>', 'agent directory (agent.json layout, or a reference agent-package)')
-    .requiredOption('-o, --out <file>', 'output .acx file')
+    .addOption(cartridgeOutOption())
     .option('--key <file>', 'Ed25519 private key PEM (env ACX_SIGNING_KEY)', process.env.ACX_SIGNING_KEY)
-    .option('--publisher <id>', 'reverse-DNS publisher id, e.g. io.github.alice (env ACX_PUBLISHER)', process.env.ACX_PUBLISHER)
+    .addOption(publisherOption())
     .option('--zlib', 'deflate files (stock sqlar; the reference CLI cannot read these rows)')
-    .option('-f, --force', 'replace an existing output file')
-    .option('--json', 'print the result as JSON')
+    .addOption(forceOption())
+    .addOption(jsonOption())
     .action(async (dir: string, opts: { out: string; key?: string; publisher?: string; zlib?: boolean; force?: boolean; json?: boolean }) => {
       if (!opts.key) throw new CliExit('usage', 'acx build: --key <file> is required (create one with `acx keygen`)');
       try {

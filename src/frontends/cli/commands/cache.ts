@@ -3,6 +3,7 @@ import { listBootstraps, removeBootstraps, type CachedBootstrap } from '../../..
 import { defaultCacheDir } from '../../../harness/acp/bootstrap.ts';
 import { formatBytes } from '../../../util/disk-usage.ts';
 import { CliExit } from '../output.ts';
+import { dryRunOption, jsonOption } from '../common-options.ts';
 
 /**
  * `acx cache list|clean`: the ACP coding agents acx installed on first use (under ACX_CACHE_DIR,
@@ -13,7 +14,7 @@ export function register(program: Command): void {
   cache
     .command('list')
     .description('each installed ACP agent: its source, size, and whether it is complete')
-    .option('--json', 'print one JSON object: {cacheDir, totalBytes, entries: [{harnessId, dir, bytes, complete, source, finishedAt, installing}]}')
+    .addOption(jsonOption('{cacheDir, totalBytes, entries: [{harnessId, dir, bytes, complete, source, finishedAt, installing}]}'))
     .action((options: { json?: boolean }) => {
       const cacheDir = defaultCacheDir();
       const entries = listBootstraps(cacheDir);
@@ -34,8 +35,8 @@ export function register(program: Command): void {
     .description('remove installed ACP agents (named, or --all); the next session installs them again')
     .argument('[harness...]', 'harness ids as `acx cache list` shows them, e.g. acp-claude-code')
     .option('--all', 'remove every installed ACP agent')
-    .option('--dry-run', 'say what would be removed, remove nothing')
-    .option('--json', 'print one JSON object: {cacheDir, dryRun, removed: [{harnessId, dir, bytes}], freedBytes}')
+    .addOption(dryRunOption())
+    .addOption(jsonOption('{cacheDir, dryRun, removed: [{harnessId, dir, bytes}], freedBytes}'))
     .action((names: string[], options: { all?: boolean; dryRun?: boolean; json?: boolean }) => {
       if (Boolean(options.all) === names.length > 0) {
         throw new CliExit('usage', 'acx cache clean: name the harnesses to remove (see acx cache list), or pass --all.');

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { prepareAgent } from '../../../app/prepare.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import type { ApprovalRequest } from '../../../engine/events.ts';
+import type { ElicitationRequest } from '../../../core/elicitation.ts';
+import { askElicitation } from '../elicitation-prompt.ts';
 import { AcxError, errorMessage } from '../../../core/errors.ts';
 import { writeFinal } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -11,8 +13,8 @@ import { selfName } from '../self-name.ts';
 
 /**
  * `acx chat <agent>`: an interactive session. Replies stream as they are written, each tool call
- * gets a line, approvals are answered at a prompt, and Ctrl-C cancels the running turn (not the
- * process); Ctrl-C or Ctrl-D at an empty prompt leaves.
+ * gets a line, approvals and a tool's questions (MCP elicitation) are answered at a prompt, and
+ * Ctrl-C cancels the running turn (not the process); Ctrl-C or Ctrl-D at an empty prompt leaves.
  */
 export function register(program: Command): void {
   addRunOptions(
@@ -120,7 +122,9 @@ async function runTurn(
     const answer = ((await ask('  allow? [y/N] ', abortSignal)) ?? 'n').trim().toLowerCase();
     return answer === 'y' || answer === 'yes' ? { approved: true } : { approved: false, reason: 'The user declined.' };
   };
-  const stream = prepared.agent.stream({ session, prompt, abortSignal, onApprovalRequest });
+  // A tool's question for the user (an MCP server's elicitation) is asked at the prompt too.
+  const onElicitation = (request: ElicitationRequest) => askElicitation(request, (question) => ask(question, abortSignal), (text) => out.write(text));
+  const stream = prepared.agent.stream({ session, prompt, abortSignal, onApprovalRequest, onElicitation });
   let speaking = false;
   for await (const part of stream.harnessStream) {
     switch (part.type) {

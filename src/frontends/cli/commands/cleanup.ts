@@ -8,9 +8,12 @@ import { LIBRARY_AGENT, libraryStateDir, resolveStateHome } from '../../../app/p
 import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
-import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { wakeStorePath } from '../../../store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../../store/sqlite-wake-store.ts';
+import type { WakeStore } from '../../../store/wake-store.ts';
 import { CliExit } from '../output.ts';
 import { commandLogger } from '../command-logger.ts';
+import { configHomeOption, dryRunOption, homeOption, jsonOption, storeOption } from '../common-options.ts';
 
 /**
  * `acx cleanup <agent> --session S | --idle-days N`: removes what a session left on this machine
@@ -22,17 +25,17 @@ import { commandLogger } from '../command-logger.ts';
 export function register(program: Command): void {
   program
     .command('cleanup')
-    .description("remove a finished session's transcript and wake state (--session), or sweep sessions idle for N days")
+    .description("remove a finished session's transcript and wake state (--session), every session idle for N days (--idle-days), or a timeline agent's deleted timelines (--sweep, --timeline)")
     .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent; omit it for a library app\'s journal (createEngineHarness({ home }) with --home)')
     .option('--session <id>', 'the session to remove')
     .option('--sweep', "a timeline agent: ask the platform about each timeline it keeps state for; a deleted one's transcript, marks and claims go")
     .option('--timeline <uuid>', "a timeline agent: remove one timeline's transcript, marks and claims, whatever the platform says")
     .option('--idle-days <n>', 'remove every session with no activity for this many days (env ACX_CLEANUP_IDLE_DAYS)')
-    .option('--dry-run', 'say what would be removed, remove nothing')
-    .option('--json', 'print one JSON object: {agent, stateDir, dryRun, removed: [{id, messages, wakeEvents, acpSessions}], kept: [{id, reason}]}')
-    .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
-    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
-    .option('--store <url>', 'the sessions are kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
+    .addOption(dryRunOption())
+    .addOption(jsonOption('{agent, stateDir, dryRun, removed, kept}: each removed {id, messages, wakeEvents, acpSessions}, or {timeline, messages}; each kept {id or timeline, reason}'))
+    .addOption(homeOption())
+    .addOption(configHomeOption())
+    .addOption(storeOption())
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const logger = commandLogger('service');
       if (options.sweep || options.timeline !== undefined) {

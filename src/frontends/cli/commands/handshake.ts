@@ -12,6 +12,8 @@ import { UnsupportedHarnessError } from '../../../contract/refusal.ts';
 import { createHandshakeSources, readHostToolsFile, type HandshakeSources } from '../../../contract/sources.ts';
 import { CliExit, EXIT } from '../output.ts';
 import { commandLogger } from '../command-logger.ts';
+import { configHomeOption, homeOption, jsonOption, registryOption } from '../common-options.ts';
+import { modelOption } from '../run-options.ts';
 
 /**
  * `acx handshake FILE`: run the SPEC §8.5 negotiation against the host tools on offer and print
@@ -144,24 +146,24 @@ export function register(program: Command): void {
     .command('handshake')
     .description('bind host tools to a cartridge\'s required roles and print the compliance descriptor (exit 3 when refused)')
     .argument('<file>', 'a cartridge, a harness-requirements.json, or a directory containing one')
-    .option('--registry <file>', 'trust registry for the cartridge\'s verdict (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
+    .addOption(registryOption())
     .option('--no-builtins', 'cartridges: do not offer acx\'s own built-in tools (only --tools / --mcp)')
     .option('--save', "cartridges: also write an accepted descriptor into the cartridge's SAVE zone (acx run's preflight checks it)")
-    .option('--home <dir>', 'state directory, as for acx run (env ACX_HOME)')
-    .option('--config-home <dir>', 'config home whose MCP drop-ins acx run would use (env ACX_CONFIG_HOME)')
+    .addOption(homeOption())
+    .addOption(configHomeOption())
     .option('--tools <file>', 'host tools as JSON: [{name, inputSchema, grantedScopes, description?, source?}]')
-    .addOption(new Option('--mcp <server...>', 'MCP server(s) whose tools are offered (command line or URL)'))
-    .addOption(new Option('--model <id>', 'the model the cartridge would run on').env('ACX_MODEL'))
-    .addOption(new Option('--context-window <tokens>', 'the model\'s context window in tokens').env('ACX_CONTEXT_WINDOW').argParser(parsePositiveInt))
+    .addOption(new Option('--mcp <server...>', 'MCP servers whose tools are offered: command lines or URLs'))
+    .addOption(modelOption().env('ACX_MODEL'))
+    .addOption(new Option('--context-window <tokens>', 'the model\'s context window in tokens (env ACX_CONTEXT_WINDOW; default what acx knows of the model)').env('ACX_CONTEXT_WINDOW').argParser(parsePositiveInt))
     .option('--no-tool-use', 'the model cannot call tools')
     .option('--structured-output', 'the model can emit schema-constrained JSON')
-    .option('--protocol-revision <rev>', `negotiated MCP revision (default: the MCP server's answer, else ${DEFAULT_PROTOCOL_REVISION})`)
-    .option('--grant <tool=scopes>', 'grant scopes to a tool, e.g. shell=exec,fs.read (repeatable)', collect, [])
-    .option('--bind <role=tool>', 'bind a role to a tool explicitly, e.g. acx:execute=shell (repeatable)', collect, [])
-    .option('--fs <scopes>', 'filesystem scopes the host grants, comma-separated (default: fs.read; for a cartridge, what its tools hold)')
-    .option('--net <scopes>', 'network scopes the host grants, comma-separated (default: none; for a cartridge, what its tools hold)')
+    .option('--protocol-revision <rev>', `negotiated MCP revision (default the MCP server's answer, else ${DEFAULT_PROTOCOL_REVISION})`)
+    .option('--grant <tool=scopes>', 'grant scopes to a tool, e.g. shell=exec,fs.read; repeatable', collect, [])
+    .option('--bind <role=tool>', 'bind a role to a tool explicitly, e.g. acx:execute=shell; repeatable', collect, [])
+    .option('--fs <scopes>', 'filesystem scopes the host grants, comma-separated (default fs.read, or for a cartridge what its tools hold)')
+    .option('--net <scopes>', 'network scopes the host grants, comma-separated (default none, or for a cartridge what its tools hold)')
     .option('--out <file>', 'also write the descriptor to this file (for the preflight self-check)')
-    .option('--json', 'print the descriptor as JSON')
+    .addOption(jsonOption('the compliance descriptor'))
     .action(async (file: string, options: HandshakeOptions) => {
       const run = await runHandshake(file, options);
       process.stdout.write(run.stdout);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { DEFAULT_INIT_MODEL, scaffoldAgentDirectory } from '../../../app/agent-template.ts';
 import { parseModelSpec, PROVIDERS } from '../../../model/providers.ts';
 import { selfName } from '../self-name.ts';
+import { jsonOption } from '../common-options.ts';
 
 /**
  * `acx init [dir]`: a new agent directory that runs as it is (agent.json, prompts, one skill),
@@ -12,10 +13,10 @@ export function register(program: Command): void {
   program
     .command('init')
     .description('create a new agent directory (agent.json, prompts, one skill) that runs as it is')
-    .argument('[dir]', 'where to create it (default: the current directory)', '.')
-    .option('--name <name>', "the agent's name (default: from the directory's name)")
-    .option('-m, --model <provider:id>', `the default model written to agent.json (default ${DEFAULT_INIT_MODEL})`)
-    .option('--json', 'print what was created as JSON')
+    .argument('[dir]', 'where to create it (default the current directory)', '.')
+    .option('--name <name>', "the agent's name (default the directory's name)")
+    .option('-m, --model <provider:id>', `the model agent.json names (default ${DEFAULT_INIT_MODEL})`)
+    .addOption(jsonOption('{dir, id, name, files, model, next}'))
     .action((dir: string, opts: { name?: string; model?: string; json?: boolean }) => {
       const model = opts.model ?? DEFAULT_INIT_MODEL;
       const { provider } = parseModelSpec(model); // a bad spec is refused before anything is written

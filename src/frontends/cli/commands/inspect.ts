@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatInspect, inspectCartridge } from '../../../cartridge/inspect.ts';
+import { jsonOption } from '../common-options.ts';
 import { addVerifyTrustOptions, verifyTrust, type VerifyTrustFlags } from '../trust-options.ts';
 
 export function register(program: Command): void {
@@ -9,7 +10,7 @@ export function register(program: Command): void {
       .description('show what is inside a cartridge: meta, files, memory, skills, signatures, and its trust verdict')
       .argument('<file>', '.acx cartridge'),
   )
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption())
     .action((file: string, opts: VerifyTrustFlags & { json?: boolean }) => {
       // The same trust files and verdict as `acx verify FILE` with these flags.
       const report = inspectCartridge(file, verifyTrust(opts).options);

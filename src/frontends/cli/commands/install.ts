@@ -4,6 +4,7 @@ import { grantFileName, knownOptInsText, OPT_IN_TOOLS } from '../../../app/opt-i
 import { resolveConfigHome } from '../../../app/paths.ts';
 import { createLogger, type Logger } from '../../../util/logger.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
+import { configHomeOption, jsonOption, orList } from '../common-options.ts';
 
 /**
  * `acx install`: scaffold or upgrade the config home (prompts, mcp/ and tools/ overlays) and
@@ -81,15 +82,11 @@ export function register(program: Command): void {
   program
     .command('install')
     .description('create or upgrade the config home (prompts, mcp/ and tools/ overlays); keeps your edits; idempotent')
-    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME; default $XDG_CONFIG_HOME/acx or ~/.config/acx)')
-    .option(
-      '--opt-in <names>',
-      `grant powerful tools, comma-separated, repeatable (${Object.keys(OPT_IN_TOOLS).join(', ')})`,
-      collect,
-    )
-    .option('--provider <name>', "lay down only the tool plugin defaults for this provider (default: ACX_MODEL's provider; unknown: all)")
+    .addOption(configHomeOption())
+    .option('--opt-in <names>', `grant powerful tools, comma-separated; repeatable: ${orList(Object.keys(OPT_IN_TOOLS))}`, collect)
+    .option('--provider <name>', "lay down only the tool plugin defaults for this provider (default ACX_MODEL's provider, and all when it is unknown)")
     .option('--all-providers', "lay down every provider's tool plugin defaults")
-    .option('--json', 'print what was done as JSON (the same lists as the text)')
+    .addOption(jsonOption('the same lists as the text'))
     .addHelpText('after', () => `\nThe tools --opt-in grants (each off until granted):\n${knownOptInsText()}\n`)
     .action((opts: { configHome?: string; optIn?: string[]; json?: boolean; provider?: string; allProviders?: boolean }) => {
       const summary = runInstall({

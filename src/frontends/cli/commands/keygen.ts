@@ -10,7 +10,7 @@ export function register(program: Command): void {
     program
       .command('keygen')
       .description('create an Ed25519 signing key pair (private key mode 0600, never inside a cartridge)')
-      .option('-o, --out <dir>', 'directory for the key files (env ACX_KEY_DIR)', process.env.ACX_KEY_DIR ?? '.')
+      .option('-o, --out <dir>', 'directory for the key files (env ACX_KEY_DIR; default the current directory)', process.env.ACX_KEY_DIR ?? '.')
       .option('--trust', 'also add the public key to your trust registry as your own, so cartridges you sign with it verify as local (needs --publisher)'),
   ).action((opts: AddFlags & { out: string; trust?: boolean }) => {
     const misplaced = (['notBefore', 'notAfter', 'oidcSubject', 'registry'] as const).filter((k) => opts[k] !== undefined);

@@ -3,6 +3,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { openAgentToolHost } from '../../../app/tool-host.ts';
 import { createHostToolServer, type HostToolServerOptions } from '../../../mcp/host-server.ts';
+import { createClientLogFeed } from '../../../mcp/client-log.ts';
+import type { ServedPrompt } from '../../../mcp/prompts.ts';
+import { INSTRUCTIONS_URI, MEMORY_KEY_TEMPLATE, MEMORY_SEARCH_TEMPLATE, type ServedMemory } from '../../../mcp/resources.ts';
 import { normalizedOrigin, serveHttp, type ServeHttpOptions, serveStdio } from '../../../mcp/serve.ts';
 import { DEFAULT_SESSION_LIMITS } from '../../../mcp/http-sessions.ts';
 import { numberSetting } from '../../number-setting.ts';
@@ -12,25 +15,34 @@ import { createLogger, type Logger } from '../../../util/logger.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { ACX_VERSION } from '../../../util/version.ts';
 import { commandLogger } from '../command-logger.ts';
+import { registerMcpLoginCommands } from './mcp-login.ts';
 
 /**
- * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent's host tools (what
- * `acx resolved-config` lists as `tools`) as an MCP server. stdio by default (stdout carries the
- * protocol, logs go to stderr). With --http it listens on 127.0.0.1 and prints one JSON line
- * `{"url", "token"}` for the client to use (`Authorization: Bearer <token>`); --token-file
- * writes the token to a 0600 file instead. The token is ACX_MCP_TOKEN when set, otherwise
- * random per run.
+ * `acx mcp [agent] [--http] [--port N] [--token-file PATH]`: serve an agent as an MCP server:
+ * its host tools (what `acx resolved-config` lists as `tools`), its skills as prompts, its
+ * standing instructions and memory as read-only resources, and the host's log lines. stdio by
+ * default (stdout carries the protocol, logs go to stderr). With --http it listens on 127.0.0.1
+ * and prints one JSON line `{"url", "token"}` for the client to use (`Authorization: Bearer
+ * <token>`); --token-file writes the token to a 0600 file instead. The token is ACX_MCP_TOKEN
+ * when set, otherwise random per run.
  */
 export interface ServedTools {
   tools: readonly Tool[];
   /** Asked before a `needsApproval` tool runs (see HostToolServerOptions.approve). */
   approve?: HostToolServerOptions['approve'];
+  /** The agent's name, for serverInfo.title and the resources' titles (default "default"). */
+  agentName?: string;
+  prompts?: readonly ServedPrompt[];
+  /** The agent's standing instructions, served as acx://instructions. */
+  instructions?: string;
+  /** The agent's memory, served read-only as acx://memory/{key} and acx://memory{?q}. */
+  memory?: ServedMemory;
   close?(): Promise<void>;
 }
 
 export interface McpCommandDeps {
-  /** The host tools to serve. */
-  openTools(): Promise<ServedTools> | ServedTools;
+  /** What to serve; `logger` is the one whose lines reach the clients (pass it to the tools). */
+  openTools(logger: Logger): Promise<ServedTools> | ServedTools;
   logger?: Logger;
   stdin?: Readable;
   stdout?: Writable;
@@ -91,9 +103,21 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
   if (options.http && envToken !== undefined && envToken !== '' && envToken.length < 16) {
     throw new AcxError('config', 'ACX_MCP_TOKEN must be at least 16 characters', { hint: 'Unset it to get a random token per run.' });
   }
-  const served = await deps.openTools();
+  const feed = createClientLogFeed(logger);
+  const served = await deps.openTools(feed.logger);
   const { tools } = served;
-  const host = createHostToolServer(tools, { name: 'acx', version: ACX_VERSION, logger, ...(served.approve ? { approve: served.approve } : {}) });
+  const agentName = served.agentName ?? 'default';
+  const host = createHostToolServer(tools, {
+    name: 'acx',
+    title: `acx: ${agentName}`,
+    version: ACX_VERSION,
+    instructions: serverGuide(agentName, served),
+    logger: feed.logger,
+    clientLog: feed,
+    ...(served.prompts ? { prompts: served.prompts } : {}),
+    resources: { agentName, instructions: served.instructions, memory: served.memory },
+    ...(served.approve ? { approve: served.approve } : {}),
+  });
   const stdout = deps.stdout ?? process.stdout;
 
   if (!options.http) {
@@ -136,26 +160,51 @@ export async function startMcpCommand(options: McpCommandOptions, deps: McpComma
   return { url: serving.url, token: serving.token, done, close };
 }
 
-export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): void {
-  addRunOptions(
+/** `instructions` in initialize: what this server is and how to use it. */
+export function serverGuide(agentName: string, served: Pick<ServedTools, 'prompts' | 'instructions' | 'memory'>): string {
+  const lines = [
+    `acx serves the agent "${agentName}" over MCP.`,
+    "Tools are the agent's host tools. They run in the acx host under its permission mode; a call that mode would ask about is refused, with the reason.",
+  ];
+  if (served.prompts && served.prompts.length > 0) lines.push("Prompts are the agent's skills: get one for its instructions, with its arguments filled in.");
+  const resources = [
+    ...(served.instructions !== undefined ? [`${INSTRUCTIONS_URI} is the system prompt the agent runs with`] : []),
+    ...(served.memory ? [`${MEMORY_KEY_TEMPLATE} reads one of its memories and ${MEMORY_SEARCH_TEMPLATE} searches them (read-only; subscribe to a memory to be told when it changes)`] : []),
+  ];
+  if (resources.length > 0) lines.push(`Resources: ${resources.join('; ')}.`);
+  lines.push("logging/setLevel chooses which of the host's log lines are sent.");
+  return lines.join('\n');
+}
+
+export function registerMcpCommand(program: Command, deps: (agent: string | undefined, options: Record<string, unknown>) => McpCommandDeps): Command {
+  return addRunOptions(
     program
       .command('mcp')
-      .description("Serve an agent's host tools as an MCP server (stdio by default, or Streamable HTTP on 127.0.0.1).")
-      .argument('[agent]', 'agent directory, .acx cartridge, or default (the config home agent; the default)'),
+      .description("serve an agent as an MCP server: its host tools, skills (as prompts), instructions and memory (as resources); stdio by default, or Streamable HTTP on 127.0.0.1")
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")'),
+    // The client names no acx session, the agent's MCP servers are not re-served, and dispatch runs on acx's engine.
+    ['--session', '--mcp', '--harness'],
   )
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 with a bearer token instead of stdio')
-    .option('--port <n>', 'HTTP port (0 = pick a free one)')
-    .option('--token-file <path>', 'write the bearer token to this file (mode 0600) instead of printing it')
-    .option('--max-sessions <n>', 'with --http: the most MCP sessions at once; at the cap the longest idle one is closed, or a new one refused when all are busy (env ACX_MCP_MAX_SESSIONS, default 32)')
-    .option('--session-idle <seconds>', 'with --http: close a session idle this long, with no request or stream open; 0 never (env ACX_MCP_SESSION_IDLE, default 3600)')
-    .option('--allow-origin <origin>', 'with --http: a browser origin allowed besides loopback ones, e.g. https://app.example (repeatable; env ACX_MCP_ALLOW_ORIGINS, comma-separated)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--port <n>', 'with --http: the port; 0 picks a free one (default 0)')
+    .option('--token-file <path>', 'with --http: write the bearer token to this file (mode 0600) instead of printing it')
+    .option('--max-sessions <n>', 'with --http: the most MCP sessions at once; at the cap the longest idle one is closed, or a new one refused when all are busy (env ACX_MCP_MAX_SESSIONS; default 32)')
+    .option('--session-idle <seconds>', 'with --http: close a session idle this long, with no request or stream open; 0 never (env ACX_MCP_SESSION_IDLE; default 3600)')
+    .option('--allow-origin <origin>', 'with --http: a browser origin allowed besides loopback ones, e.g. https://app.example; repeatable (env ACX_MCP_ALLOW_ORIGINS, comma-separated)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText(
       'after',
-      '\nThe tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. A call the permission\n' +
-        'mode would ask about is refused (nobody can be asked over MCP): --permission-mode allow-all leaves it to the client.\n' +
-        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.\n' +
-        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page\n' +
+      [
+        '',
+        'The tools are what `acx resolved-config [agent]` lists as "tools", under the same policy. The model options',
+        "set up dispatch's sub-agents (on half the --max-steps budget): the only model calls acx mcp makes.",
+        'A call the permission mode would ask about is refused (nobody can be asked over MCP): --permission-mode',
+        'allow-all leaves it to the client.',
+        'With --http, one JSON line {"url","token"} is printed; send "Authorization: Bearer <token>" on every request.',
+        'ACX_MCP_TOKEN (>= 16 characters) fixes the token; otherwise it is random per run. A request from a browser page',
         'whose Origin is not loopback (nor --allow-origin) is refused with 403 (DNS-rebinding protection).',
+        'Also served: the skills as prompts, acx://instructions and acx://memory/{+key}, acx://memory{?q} as resources',
+        "(read-only, subscribable), and the host's log lines at the level the client sets (docs/mcp.md).",
+      ].join('\n'),
     )
     .action(async (agent: string | undefined, options: Record<string, unknown>) => {
       const running = await startMcpCommand(options as McpCommandOptions, deps(agent, options));
@@ -175,9 +224,15 @@ export function registerMcpCommand(program: Command, deps: (agent: string | unde
 export function agentToolsDeps(agent: string | undefined, options: Record<string, unknown>): McpCommandDeps {
   const logger = commandLogger('answer');
   const { http: _http, port: _port, tokenFile: _tokenFile, ...run } = options;
-  return { logger, openTools: () => openAgentToolHost(runFlags(agent, run), { logger }) };
+  return {
+    logger,
+    openTools: async (served) => {
+      const host = await openAgentToolHost(runFlags(agent, run), { logger: served });
+      return { ...host, agentName: host.settings.agent.name };
+    },
+  };
 }
 
 export function register(program: Command): void {
-  registerMcpCommand(program, agentToolsDeps);
+  registerMcpLoginCommands(registerMcpCommand(program, agentToolsDeps));
 }

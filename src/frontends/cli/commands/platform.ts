@@ -1,15 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { resolveStateHome } from '../../../app/paths.ts';
 import { parseAgentList } from '../../router/agents.ts';
 import { type RouterOptions, startRouter } from '../../router/router.ts';
 import { addUser, hashPassword, listPlatformUsers, mintToken, startPlatform, suspendUser } from '../../../platform/index.ts';
 import { type Logger } from '../../../util/logger.ts';
 import { CliExit } from '../output.ts';
+import { untilStopped } from '../until-stopped.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
 import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
+import { jsonOption } from '../common-options.ts';
+
+/** The home every `acx platform` command works on. */
+const platformHomeOption = (): Option => new Option('--home <dir>', 'platform home: its database and files (env ACX_PLATFORM_HOME; default <state home>/platform)');
+
+/** The user a `platform user` command is about. */
+const handleOption = (): Option => new Option('--handle <handle>', "the user's handle, how peers name it (@handle)").makeOptionMandatory();
 
 /**
  * `acx platform serve|user …`: the embedded local platform (src/platform). This file only reads
@@ -22,13 +30,13 @@ export function register(program: Command): void {
   platform
     .command('serve')
     .description('start the platform and print its URL; runs until interrupted')
-    .option('--port <n>', 'port (env ACX_PLATFORM_PORT; 0 picks a free one)', process.env.ACX_PLATFORM_PORT ?? '4700')
-    .option('--host <addr>', 'address to listen on (env ACX_PLATFORM_HOST)', process.env.ACX_PLATFORM_HOST ?? '127.0.0.1')
-    .option('--home <dir>', 'platform home: its database and files (env ACX_PLATFORM_HOME, default <state home>/platform)')
+    .option('--port <n>', 'port; 0 picks a free one (env ACX_PLATFORM_PORT; default 4700)', process.env.ACX_PLATFORM_PORT ?? '4700')
+    .option('--host <addr>', 'address to listen on (env ACX_PLATFORM_HOST; default 127.0.0.1)', process.env.ACX_PLATFORM_HOST ?? '127.0.0.1')
+    .addOption(platformHomeOption())
     .option('--public-url <url>', 'the URL peers reach it at, when not http://<host>:<port> (env ACX_PLATFORM_PUBLIC_URL)', process.env.ACX_PLATFORM_PUBLIC_URL)
-    .option('--deliver-to <url>', 'POST every event delivery here (repeatable; env ACX_PLATFORM_DELIVER_TO, comma-separated)', collect, [])
-    .option('--agents <list>', 'also run a router that wakes these agents (handle=DIR pairs, comma-separated): each gets an AI user here (created if missing) and answers as it')
-    .option('--webhook-secret <secret>', 'signs deliveries (env ACX_PLATFORM_WEBHOOK_SECRET, preferred: flags show in ps); ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own')
+    .option('--deliver-to <url>', 'POST every event delivery here; repeatable (env ACX_PLATFORM_DELIVER_TO, comma-separated)', collect, [])
+    .option('--agents <list>', 'also run a router that wakes these agents, handle=DIR pairs, comma-separated: each gets an AI user here (created if missing) and answers as it')
+    .option('--webhook-secret <secret>', 'the secret deliveries are signed with; ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own, and the variable is safer than the flag, which ps shows (env ACX_PLATFORM_WEBHOOK_SECRET)')
     .addOption(passEnvOption())
     .addOption(replayWindowOption())
     .action(async (options: RouterFlags & { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
@@ -55,27 +63,25 @@ export function register(program: Command): void {
         logger,
       });
       platformUrl = running.url;
-      process.stdout.write(`${running.url}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => void running.close().then(() => router?.running.close()).then(resolve);
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await untilStopped(
+        () => process.stdout.write(`${running.url}\n`),
+        () => running.close().then(() => router?.running.close()),
+      );
     });
 
   const user = platform.command('user').description("the platform's users and their tokens");
   user
     .command('add')
     .description("create a user and print its token (shown once; only its hash is kept)")
-    .requiredOption('--handle <handle>', 'how peers name it (@handle)')
+    .addOption(handleOption())
     .requiredOption('--kind <kind>', 'ai or human')
-    .option('--name <name>', 'display name (default: the handle)')
+    .option('--name <name>', 'display name (default the handle)')
     .option('--email <address>', 'for password sign-in (POST /session); the password is read from stdin with --password-stdin')
     .option('--password-stdin', 'read the password (first line) from stdin')
     .option('--admin', 'give it the admin role')
-    .option('--trust <handle>', 'share mutual trust with this existing user (repeatable)', collect, [])
-    .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
-    .option('--json', 'print {uuid, handle, name, kind, token} as JSON')
+    .option('--trust <handle>', 'share mutual trust with this existing user; repeatable', collect, [])
+    .addOption(platformHomeOption())
+    .addOption(jsonOption('{uuid, handle, name, kind, token}'))
     .action(async (options: { handle: string; kind: string; name?: string; email?: string; passwordStdin?: boolean; admin?: boolean; trust: string[]; home?: string; json?: boolean }) => {
       if (options.kind !== 'ai' && options.kind !== 'human') throw new CliExit('usage', `acx platform user add: --kind must be ai or human, not "${options.kind}".`);
       if (Boolean(options.email) !== Boolean(options.passwordStdin)) throw new CliExit('usage', 'acx platform user add: --email and --password-stdin go together (the password is never a flag: flags show in ps).');
@@ -93,17 +99,17 @@ export function register(program: Command): void {
   user
     .command('token')
     .description('mint another token for an existing user and print it')
-    .requiredOption('--handle <handle>', 'the user')
-    .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
+    .addOption(handleOption())
+    .addOption(platformHomeOption())
     .action((options: { handle: string; home?: string }) => {
       process.stdout.write(`${mintToken(home(options), options.handle).token}\n`);
     });
   user
     .command('suspend')
     .description("suspend an account (its tokens and password stop working; nothing is deleted), or reinstate it with --undo")
-    .requiredOption('--handle <handle>', 'the user')
+    .addOption(handleOption())
     .option('--undo', 'reinstate the account')
-    .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
+    .addOption(platformHomeOption())
     .action((options: { handle: string; undo?: boolean; home?: string }) => {
       suspendUser(home(options), options.handle, !options.undo);
       process.stdout.write(`@${options.handle.replace(/^@/, '')} ${options.undo ? 'reinstated' : 'suspended'}\n`);
@@ -111,8 +117,8 @@ export function register(program: Command): void {
   user
     .command('list')
     .description('the users on the platform: handle, kind, uuid')
-    .option('--home <dir>', 'platform home (env ACX_PLATFORM_HOME)')
-    .option('--json', 'print them as a JSON array')
+    .addOption(platformHomeOption())
+    .addOption(jsonOption('an array of {uuid, handle, name, kind, admin, created_at}'))
     .action((options: { home?: string; json?: boolean }) => {
       const users = listPlatformUsers(home(options));
       if (options.json) process.stdout.write(`${JSON.stringify(users)}\n`);

@@ -193,8 +193,10 @@ export function register(program: Command): void {
     program
       .command('resolved-config')
       .description('print, as JSON, what a run would actually use (no key, no network, no writes)')
-      .argument('[agent]', 'agent directory or .acx cartridge')
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent (default "default")')
       .option('--timeline <uuid>', 'as a timeline wake on this timeline would: the platform tools listed under tools (nothing is fetched)'),
+    // What a run would use does not depend on which session it opens.
+    ['--session'],
   ).action(async (agent: string | undefined, options: Record<string, unknown>) => {
     process.stdout.write(`${JSON.stringify(await resolvedConfig(agent, options), null, 2)}\n`);
   });

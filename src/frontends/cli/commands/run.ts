@@ -7,6 +7,7 @@ import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
 import { refuseUnattended } from '../../unattended-approvals.ts';
+import { jsonOption } from '../common-options.ts';
 
 /**
  * `acx run <agent> "prompt"`: one turn, the reply on stdout, warnings and errors on stderr (command-logger.ts).
@@ -19,7 +20,7 @@ export function register(program: Command): void {
       .description('run one turn of an agent (a directory or a .acx cartridge) and print its reply')
       .argument('<agent>', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent')
       .argument('[prompt...]', 'the message; read from stdin when omitted')
-      .option('--json', 'print the turn result as JSON')
+      .addOption(jsonOption('{sessionId, turnId, text, finishReason, steps, usage, toolCalls, …}'))
       .option('--yes', 'approve every tool call the permission mode would ask about'),
   ).action(async (agent: string, promptWords: string[], options: Record<string, unknown>) => {
     const logger = commandLogger('answer');

@@ -8,8 +8,11 @@ import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
 import { type SessionDetail, sessionDetail, type SessionSummary, summarizeSessions, transcriptLines } from '../../../store/session-report.ts';
-import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { wakeStorePath } from '../../../store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../../store/sqlite-wake-store.ts';
+import type { WakeStore } from '../../../store/wake-store.ts';
 import { AcxError } from '../../../core/errors.ts';
+import { allowPortableOption, configHomeOption, homeOption, jsonOption, registryOption, storeOption } from '../common-options.ts';
 
 /**
  * `acx sessions [agent]` lists what agents did — every session in the journal the engine writes
@@ -38,14 +41,14 @@ interface AgentState {
   storeUrl?: string;
 }
 
-function addStoreOptions(command: Command): Command {
+function addStoreOptions(command: Command, json: string): Command {
   return command
-    .option('--home <dir>', 'state directory for journals and memory (env ACX_HOME)')
-    .option('--config-home <dir>', 'config home (env ACX_CONFIG_HOME, default ~/.config/acx)')
-    .option('--allow-portable', 'cartridges: read one whose signer is not in the trust registry (env ACX_ALLOW_PORTABLE=1)')
-    .option('--registry <file>', 'cartridges: acx.trust-registry/1 file the signature is judged against (env ACX_TRUST_REGISTRY)')
-    .option('--store <url>', 'read the sessions kept on PostgreSQL: a postgres:// URL (env ACX_STORE)')
-    .option('--json', 'print JSON');
+    .addOption(homeOption())
+    .addOption(configHomeOption())
+    .addOption(allowPortableOption())
+    .addOption(registryOption())
+    .addOption(storeOption())
+    .addOption(jsonOption(json));
 }
 
 export function register(program: Command): void {
@@ -53,7 +56,8 @@ export function register(program: Command): void {
     program
       .command('sessions')
       .description('list the sessions an agent has (all agents when none is named): turns, unfinished turn, pending wake events')
-      .argument('[agent]', 'agent directory, .acx cartridge, or "default"; omit for every agent in the state home (and a library app\'s journal in it)'),
+      .argument('[agent]', 'agent directory, .acx cartridge, or "default" for the config home\'s own agent; omit it for every agent in the state home (and a library app\'s journal in it)'),
+    '{stateHome, sessions: [{agent, id, createdAt, lastActivityAt, turns, unfinishedTurn, pendingEvents}]}',
   ).action(async (agent: string | undefined, options: StoreOptions) => {
     const states = await statesOf(agent, options);
     const rows: Array<SessionSummary & { agent: string }> = [];
@@ -79,7 +83,8 @@ export function register(program: Command): void {
       .command('show')
       .description("print a session's transcript: what was said, each tool call and its result")
       .argument('<id>', 'the session id (from acx sessions)')
-      .argument('[agent]', 'the agent it belongs to (default: whichever agent in the state home has it)'),
+      .argument('[agent]', 'the agent it belongs to (default whichever agent in the state home has it)'),
+    '{agent, id, createdAt, lastActivityAt, turns, unfinishedTurn, pendingEvents, turnRecords, messages, events}',
   ).action(async (id: string, agent: string | undefined, _options: StoreOptions, command: Command) => {
     // `acx sessions --home H show ID` and `acx sessions show ID --home H` mean the same.
     const options = command.optsWithGlobals<StoreOptions>();

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { CliExit } from '../output.ts';
+import { jsonOption } from '../common-options.ts';
 
 export function register(program: Command): void {
   program
     .command('spec')
     .description('validate a cartridge against the acx.package-spec/1 profile, or check an agent directory before building; both also say whether a default acx host can satisfy the harness requirements')
     .argument('<target>', '.acx file or agent directory')
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption())
     .action(async (target: string, opts: { json?: boolean }) => {
       // The host check negotiates (ajv, the tool modules): loaded only for this command.
       const { checkSpecOnDefaultHost } = await import('../../../app/default-host.ts');

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
 import { stripCartridge } from '../../../cartridge/strip.ts';
+import { cartridgeOutOption, forceOption, jsonOption } from '../common-options.ts';
 
 export function register(program: Command): void {
   program
     .command('strip')
     .description('write a SAVE-free copy and prove its ROM hash equals the signed one')
     .argument('<file>', '.acx cartridge')
-    .requiredOption('-o, --out <file>', 'output .acx file')
-    .option('-f, --force', 'replace an existing output file')
-    .option('--json', 'print the result as JSON')
+    .addOption(cartridgeOutOption())
+    .addOption(forceOption())
+    .addOption(jsonOption())
     .action((file: string, opts: { out: string; force?: boolean; json?: boolean }) => {
       const r = stripCartridge(file, opts.out, { overwrite: opts.force ?? false });
       if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);

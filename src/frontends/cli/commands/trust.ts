@@ -4,6 +4,7 @@ import { KEYID, REVOCATION_REASONS, type RevocationReason, type TrustedKey } fro
 import { readRegistryDocument, revokeKey, type TrustKeyInput } from '../../../cartridge/trust-store.ts';
 import { resolveTrustFiles } from '../../../app/trust.ts';
 import { AcxError } from '../../../core/errors.ts';
+import { configHomeOption, jsonOption, orList, registryOption } from '../common-options.ts';
 import { type AddFlags, addTrust, addTrustOptions, describeTrusted, type TrustFlags, trustInput } from '../trust-options.ts';
 
 /**
@@ -32,10 +33,10 @@ export function register(program: Command): void {
     .command('revoke')
     .description('revoke a trusted key: key-compromise makes everything it signed tampered; other reasons make it portable')
     .argument('<keyid>', 'the keyid to revoke (ed25519:…; `acx trust list` shows them)')
-    .addOption(new Option('--reason <reason>', 'why the key is revoked').choices([...REVOCATION_REASONS]).makeOptionMandatory())
-    .option('--registry <file>', 'the trust registry to edit (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
-    .option('--config-home <dir>', 'config home holding the default registry (env ACX_CONFIG_HOME)')
-    .option('--json', 'print one JSON object')
+    .addOption(new Option('--reason <reason>', `why the key is revoked: ${orList(REVOCATION_REASONS)}`).choices([...REVOCATION_REASONS]).makeOptionMandatory())
+    .addOption(registryOption())
+    .addOption(configHomeOption())
+    .addOption(jsonOption())
     .action((keyid: string, flags: TrustFlags & { reason: RevocationReason }) => {
       const files = resolveTrustFiles(flags);
       const result = revokeKey(files.editable, keyid, flags.reason);
@@ -49,9 +50,9 @@ export function register(program: Command): void {
   trust
     .command('list')
     .description('list the keys in the trust registry, with their publisher, status and validity')
-    .option('--registry <file>', 'the trust registry to read (env ACX_TRUST_REGISTRY; default <config home>/trust-registry.json)')
-    .option('--config-home <dir>', 'config home holding the default registry and the own-keys list (env ACX_CONFIG_HOME)')
-    .option('--json', 'print one JSON object: {registry, exists, keys: [{…entry, own}]}')
+    .addOption(registryOption())
+    .addOption(configHomeOption())
+    .addOption(jsonOption('{registry, exists, keys: [{…entry, own}]}'))
     .action((flags: TrustFlags) => {
       const files = resolveTrustFiles(flags);
       const exists = existsSync(files.editable);

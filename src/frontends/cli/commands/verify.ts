@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { verifyCartridge } from '../../../cartridge/verify.ts';
 import { CliExit } from '../output.ts';
+import { jsonOption } from '../common-options.ts';
 import { addVerifyTrustOptions, verifyTrust, type VerifyTrustFlags } from '../trust-options.ts';
 
 export function register(program: Command): void {
@@ -10,7 +11,7 @@ export function register(program: Command): void {
       .description('check a cartridge: tampered / legacy / portable / trusted / local, and why')
       .argument('<file>', '.acx cartridge'),
   )
-    .option('--json', 'print the result as JSON')
+    .addOption(jsonOption())
     .action((file: string, opts: VerifyTrustFlags & { json?: boolean }) => {
       const { files: trust, options } = verifyTrust(opts);
       const result = verifyCartridge(file, options);

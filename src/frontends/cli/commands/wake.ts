@@ -3,7 +3,7 @@ import type { PreparedAgent } from '../../../app/prepare.ts';
 import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
-import { openWakeStore } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/open-wake-store.ts';
 import { leaseLostExit } from '../lease-lost-exit.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -12,6 +12,7 @@ import { readStdin } from '../stdin.ts';
 import { isSwitchedOff } from '../../../app/switches.ts';
 import { nodeCrypto } from '../../../util/node-crypto.ts';
 import { commandLogger } from '../command-logger.ts';
+import { jsonOption } from '../common-options.ts';
 
 /**
  * `acx wake <agent> --session S [--event ID] [message]`: run once per event, as a router or a
@@ -30,11 +31,13 @@ export function register(program: Command): void {
         .addOption(new Option('--sender-kind <kind>', "human or ai: a peer AI's message is read at human speed first (env ACX_EVENT_SENDER_KIND)").choices(['human', 'ai']))
         .option('--not-addressed', 'the message does not call for a reply (ambient talk, a heartbeat): no reply nudge in tool speech mode (env ACX_EVENT_ADDRESSED=0)')
         .option('--self <handle>', "the agent's own handle: an event whose --sender is this is its own message routed back, recorded but never answered (env ACX_SELF_HANDLE)")
-        .option('--json', 'print one JSON line per answered batch of events (one turn)')
-        .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools (env BASECRADLE_TIMELINE; the platform from BASECRADLE_BASE_URL, its token from BASECRADLE_TOKEN)')
+        .addOption(jsonOption('one line per answered batch of events (one turn), {sessionId, eventIds, turnId, text, unspoken, resumed}'))
+        .option('--timeline <uuid>', 'wake on a BaseCradle timeline: read what is unseen there and answer through the platform tools, on the platform BASECRADLE_BASE_URL names with the token BASECRADLE_TOKEN (env BASECRADLE_TIMELINE)')
         .option('--message <uuid>', 'with --timeline: the message the delivery is about (env BASECRADLE_MESSAGE)')
         .option('--asset <uuid>', 'with --timeline: the asset the delivery is about (env BASECRADLE_ASSET)')
-        .option('--event <id>', "the event's id: the same id delivered again is answered once (env ACX_EVENT_ID); with --timeline, the webhook event the delivery is about (env BASECRADLE_EVENT)"),
+        .option('--event <id>', "the event's id: the same id delivered again is answered once; with --timeline, the webhook event the delivery is about (env ACX_EVENT_ID, or BASECRADLE_EVENT with --timeline)"),
+      // Wake mode runs on acx's engine only (its journal makes a killed wake safe to repeat).
+      ['--harness'],
     ),
   ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
     const env = process.env;
@@ -50,11 +53,11 @@ export function register(program: Command): void {
     if (!sessionId) {
       throw new CliExit('usage', 'acx wake: give the session to wake with --session <id> (or ACX_SESSION).');
     }
-    const harness = (options.harness as string | undefined) ?? env.ACX_HARNESS;
+    const harness = env.ACX_HARNESS?.trim();
     if (harness && harness !== 'engine') {
       throw new CliExit(
         'usage',
-        `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); --harness ${harness} cannot resume a turn in a new process.`,
+        `acx wake: wake mode needs acx's native engine (its journal is what makes a killed wake safe to repeat); ACX_HARNESS=${harness} cannot resume a turn in a new process.`,
       );
     }
     const text = messageWords.length > 0 ? messageWords.join(' ') : await readStdin();

@@ -1,0 +1,69 @@
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitationRequest } from '../core/elicitation.ts';
+import type { ToolContext } from '../tools/tool.ts';
+import type { PausableDeadline } from '../util/deadline.ts';
+import type { Logger } from '../util/logger.ts';
+
+/**
+ * Who answers a server's `elicitation/create`: the user of the tool call the server is serving
+ * (its ToolContext.elicit, which the engine binds to the turn's onElicitation). A request while
+ * no call of this server runs, or during a call nobody can answer for, is declined, and the
+ * decline is logged as a WARNING naming the server and why. With several of the server's calls
+ * running at once, the latest one started answers (MCP does not say which call a request is for).
+ *
+ * Only form elicitations are declared (the client capability); the SDK refuses URL ones.
+ */
+export const ELICITATION_CAPABILITY = { form: { applyDefaults: true } } as const;
+
+interface ActiveCall {
+  toolName: string;
+  context: ToolContext;
+  /** The call's time limit, stopped while its user answers. */
+  deadline: PausableDeadline;
+}
+
+export class ElicitationRouter {
+  private readonly server: string;
+  private readonly logger: Logger;
+  private readonly active: ActiveCall[] = [];
+
+  constructor(server: string, logger: Logger) {
+    this.server = server;
+    this.logger = logger;
+  }
+
+  /** Runs one of the server's tool calls; elicitations meanwhile go to its context. */
+  async during<T>(toolName: string, context: ToolContext, deadline: PausableDeadline, run: () => Promise<T>): Promise<T> {
+    const call: ActiveCall = { toolName, context, deadline };
+    this.active.push(call);
+    try {
+      return await run();
+    } finally {
+      this.active.splice(this.active.indexOf(call), 1);
+    }
+  }
+
+  async answer(params: ElicitRequest['params']): Promise<ElicitResult> {
+    if (params.mode === 'url' || !('requestedSchema' in params)) return this.decline('it asked the user to open a URL, which acx does not do');
+    const call = this.active.at(-1);
+    if (!call) return this.decline('it asked outside any of its tool calls, so no user is waiting on it');
+    const elicit = call.context.elicit;
+    if (!elicit) return this.decline('nobody can answer in this run (no user is attached: a wake, a worker job, or acx run)', call.toolName);
+    const request = { server: this.server, message: params.message, requestedSchema: params.requestedSchema as ElicitationRequest['requestedSchema'] };
+    call.deadline.pause();
+    let result;
+    try {
+      result = await elicit(request);
+    } finally {
+      call.deadline.resume();
+    }
+    this.logger.info('mcp elicitation', { server: this.server, tool: call.toolName, action: result.action });
+    if (result.action === 'accept') return { action: 'accept', content: result.content };
+    return { action: result.action };
+  }
+
+  private decline(reason: string, tool?: string): ElicitResult {
+    this.logger.warn('mcp elicitation declined', { server: this.server, ...(tool ? { tool } : {}), reason });
+    return { action: 'decline' };
+  }
+}
