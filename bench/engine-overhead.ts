@@ -22,15 +22,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateText, isStepCount, streamText, tool as sdkTool } from 'ai';
-import { z } from 'zod';
 import { createEngineHarness } from '../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../src/harness/harness-agent.ts';
 import type { Checkpoint } from '../src/engine/engine.ts';
 import { fromLanguageModel } from '../src/model/providers.ts';
 import { Journal } from '../src/store/journal.ts';
-import type { Tool } from '../src/tools/tool.ts';
 import { profile, summarize, type CpuProfileNode } from './support/cpu-profile.ts';
-import { LOOP_TOOL, loopModel } from './support/loop-model.ts';
+import { LOOP_TOOL, LOOP_TOOL_INPUT, loopModel, loopTool } from './support/loop-model.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const TOOL_STEPS = Number(args[0] ?? 200);
@@ -41,7 +39,6 @@ const STEPS = TOOL_STEPS + 1;
 const PROMPT = 'Tick until you are told to stop, then say done.';
 
 // ---- the same trivial tool on both sides ---------------------------------------------------
-const tickInput = z.object({ n: z.number().int() });
 let tickBodyMs = 0; // time inside the tool body itself (breakdown pass only)
 let timeTickBody = false;
 function tick(input: { n: number }): string {
@@ -52,17 +49,9 @@ function tick(input: { n: number }): string {
   return out;
 }
 
-const acxTool: Tool<{ n: number }> = {
-  name: LOOP_TOOL,
-  description: 'Advance the counter by one.',
-  inputSchema: tickInput,
-  capabilityScopes: [],
-  kind: 'read',
-  effect: 'read-only',
-  execute: (input) => tick(input),
-};
+const acxTool = loopTool(tick);
 const sdkTools = {
-  [LOOP_TOOL]: sdkTool({ description: 'Advance the counter by one.', inputSchema: tickInput, execute: async (input) => tick(input) }),
+  [LOOP_TOOL]: sdkTool({ description: acxTool.description, inputSchema: LOOP_TOOL_INPUT, execute: async (input) => tick(input) }),
 };
 
 // ---- the three ways to run one turn -----------------------------------------------------------
@@ -222,7 +211,8 @@ console.log(`  turn time (wall): acx ${((acxUs * STEPS) / 1000).toFixed(1)} ms, 
 
 // ---- breakdown: instrumented pass ---------------------------------------------------------------
 // Every Journal method is wrapped with a timer (outermost call only, so a transaction's inner
-// writes are not counted twice); the engine's checkpoints mark the step's segments.
+// writes are not counted twice), BEGIN and COMMIT included: the SQLite store's transaction runs
+// them through Journal.begin/commit. The engine's checkpoints mark the step's segments.
 const journalByMethod = new Map<string, number>();
 let journalMs = 0;
 let depth = 0;

@@ -1,4 +1,6 @@
 import type { LanguageModelV4, LanguageModelV4Content } from '@ai-sdk/provider';
+import { z } from 'zod';
+import type { Tool } from '../../src/tools/tool.ts';
 import { scriptedModel, type ScriptedModel, type ScriptedReply } from '../../test/support/scripted-model.ts';
 
 /**
@@ -8,6 +10,22 @@ import { scriptedModel, type ScriptedModel, type ScriptedReply } from '../../tes
  * uses) answers the same reply as one result, so both sides see the same script.
  */
 export const LOOP_TOOL = 'tick';
+
+/** The tool's input schema: the same zod schema on acx's side and the AI SDK's. */
+export const LOOP_TOOL_INPUT = z.object({ n: z.number().int() });
+
+/** The tool the loop model calls, as an acx tool: read-only, trivial unless given a body. */
+export function loopTool(body: (input: { n: number }) => string = (input) => `tick ${input.n}`): Tool<{ n: number }> {
+  return {
+    name: LOOP_TOOL,
+    description: 'Advance the counter by one.',
+    inputSchema: LOOP_TOOL_INPUT,
+    capabilityScopes: [],
+    kind: 'read',
+    effect: 'read-only',
+    execute: (input) => body(input),
+  };
+}
 
 export interface LoopModel extends LanguageModelV4 {
   /** Start a new turn: the next call is step 1 again. */

@@ -3,11 +3,13 @@ import { digestsEqual } from '../cartridge/verify.ts';
 import { COMPLIANCE_PATH, withSaveZone } from '../cartridge/save.ts';
 import { CartridgeBootRefusal } from '../contract/boot-refusal.ts';
 import type { ComplianceDescriptor, ModelFacts } from '../contract/descriptor.ts';
+import type { HostGuardrail } from '../contract/guardrail-roles.ts';
 import { negotiate, type HostTool } from '../contract/negotiate.ts';
 import { preflightCheck } from '../contract/preflight.ts';
 import { UnsupportedHarnessError } from '../contract/refusal.ts';
-import { parseHarnessRequirements } from '../contract/requirements.ts';
+import { GUARDRAIL_ROLE_PREFIX, parseHarnessRequirements } from '../contract/requirements.ts';
 import { resolveContextBudget } from '../engine/context-budget.ts';
+import type { AgentGuardrails } from '../harness/guards.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { normalizeSchema, type JsonSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -140,9 +142,11 @@ export function contractFacing<T extends Tool>(tool: T): T {
 
 /** One line telling the agent which optional tools it runs without (empty when none). */
 export function absentToolsNotice(descriptor: ComplianceDescriptor, manifestBytes: Uint8Array): string {
-  if (descriptor.optionalAbsent.length === 0) return '';
+  // An absent guardrail is the host's to know about (the descriptor says so), not a tool to avoid.
+  const absent = descriptor.optionalAbsent.filter((role) => !role.startsWith(GUARDRAIL_ROLE_PREFIX));
+  if (absent.length === 0) return '';
   const { manifest } = parseHarnessRequirements(manifestBytes);
-  const names = descriptor.optionalAbsent.map((role) => {
+  const names = absent.map((role) => {
     const contract = manifest.optionalTools?.find((c) => c.role === role);
     return contract ? `${contract.name} (${role}: ${contract.description})` : role;
   });
@@ -154,7 +158,14 @@ export interface ActivationInput {
   tools: readonly Tool[];
   mcpServers: readonly McpServerStatus[];
   model: ModelFacts;
+  /** The guardrails the host runs on the agent: bound to the manifest's guardrail roles by name and kind. */
+  guardrails?: AgentGuardrails | undefined;
   logger?: Logger;
+}
+
+/** The host's guardrails as the handshake sees them. */
+export function hostGuardrailsOf(guardrails: AgentGuardrails | undefined): HostGuardrail[] {
+  return (['input', 'output', 'tool'] as const).flatMap((kind) => (guardrails?.[kind] ?? []).map((g) => ({ name: g.name, kind })));
 }
 
 export interface Activation {
@@ -180,6 +191,7 @@ export function activateCartridge(input: ActivationInput): Activation {
     model: input.model,
     grantedFilesystem: areas.filesystem,
     grantedNetwork: areas.network,
+    hostGuardrails: hostGuardrailsOf(input.guardrails),
   });
   if (descriptor.verdict === 'refuse') {
     logger.warn('cartridge refused', { file: rom.path, unmet: descriptor.unmet.join(',') });
@@ -203,6 +215,7 @@ export function activateCartridge(input: ActivationInput): Activation {
     file: rom.path,
     bindings: descriptor.bindings.filter((b) => b.satisfied).map((b) => `${b.role}=${b.boundTool}`).join(','),
     optional_absent: descriptor.optionalAbsent.join(',') || 'none',
+    ...(descriptor.guardrails ? { guardrails: descriptor.guardrails.map((g) => `${g.role}=${g.boundGuardrail ?? 'absent'}`).join(',') } : {}),
   });
   return { descriptor, persisted, notice: absentToolsNotice(descriptor, rom.manifestBytes) };
 }

@@ -7,6 +7,7 @@ import { type BuiltinAvailability, builtinAvailability, type HostedActivity, typ
 import { openaiCodeFiles } from '../model/openai-code-files.ts';
 import { PROVIDERS } from '../model/providers.ts';
 import { createCodeAttachTool } from '../tools/builtin/code-attach.ts';
+import type { SharedFiles } from '../tools/builtin/media-files.ts';
 import type { SkippedTool } from '../tools/registry.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
@@ -76,6 +77,8 @@ export async function assembleBuiltins(options: {
   env?: NodeJS.ProcessEnv;
   /** Where code outputs go; default the workspace's code-output/. */
   keepOutput?: OutputSink | undefined;
+  /** On a platform: its assets, which code_attach can feed the sandbox by uuid. */
+  shared?: SharedFiles | undefined;
 }): Promise<AgentBuiltins> {
   const { settings, grants, workspace, logger } = options;
   const env = options.env ?? process.env;
@@ -112,6 +115,7 @@ export async function assembleBuiltins(options: {
     tools.push(
       createCodeAttachTool({
         workspace,
+        shared: options.shared,
         attach: async (file, signal) => {
           const fileId = await files.upload(file, signal);
           await builtins.attach(fileId);

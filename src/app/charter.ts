@@ -11,12 +11,14 @@ import { isInstalled, packagedDefaults, type DefaultsMap } from './install.ts';
  * turn with, composed from `prompts/system-prompt.md` (who it is) then `prompts/initialize.md`
  * (how it operates, including the input-security floor), HTML comments stripped. A home that was
  * never installed runs on the packaged defaults; a prompt the operator deleted from an installed
- * home stays deleted (and is reported in `missing`).
+ * home stays deleted (and is reported in `missing`). A fallback system prompt (ACX_SYSTEM_PROMPT)
+ * stands in for the packaged one only while the home was never installed: once the operator has
+ * files to edit, the files are the charter.
  */
 export const INITIALIZE_FILE = 'prompts/initialize.md';
 export { SYSTEM_PROMPT_FILE };
 
-export type PromptSource = 'file' | 'packaged' | 'deleted';
+export type PromptSource = 'file' | 'packaged' | 'setting' | 'deleted';
 
 export interface PromptPart {
   /** The raw text (comments included); empty when deleted. */
@@ -41,6 +43,8 @@ export interface Charter {
 export interface CharterOptions {
   defaults?: DefaultsMap;
   logger?: Logger;
+  /** The system prompt to use instead of the packaged default in a home that was never installed. */
+  fallbackSystemPrompt?: string | null;
 }
 
 /** One prompt file as the charter sees it: the file, else the packaged default (never installed), else deleted. */
@@ -54,7 +58,8 @@ export function readPromptFile(configHome: string, file: string, defaults: Defau
 
 export function composeCharter(configHome: string, options: CharterOptions = {}): Charter {
   const defaults = options.defaults ?? packagedDefaults();
-  const system = readPromptFile(configHome, SYSTEM_PROMPT_FILE, defaults);
+  const packaged = readPromptFile(configHome, SYSTEM_PROMPT_FILE, defaults);
+  const system: PromptPart = packaged.source === 'packaged' && options.fallbackSystemPrompt ? { ...packaged, content: options.fallbackSystemPrompt, source: 'setting' } : packaged;
   const init = readPromptFile(configHome, INITIALIZE_FILE, defaults);
   const missing = [
     ...(system.source === 'deleted' ? [SYSTEM_PROMPT_FILE] : []),

@@ -49,7 +49,7 @@ export function defaultHostTools(wanted: readonly string[] = DEFAULT_BUILTINS): 
   if (has('fs')) tools.push(...createFsTools({ workspace }));
   if (has('execute')) tools.push(createExecuteTool({ workspace }));
   if (has('web_fetch')) tools.push(createWebFetchTool());
-  if (has('dispatch')) tools.push(createDispatchTool({ harness: listingHarness, tools: () => tools, instructions: '', agentId: 'default-host' }));
+  if (has('dispatch')) tools.push(createDispatchTool({ harness: listingHarness, tools: () => tools, instructions: () => '', agentId: 'default-host' }));
   return tools.map(contractFacing);
 }
 

@@ -17,7 +17,8 @@ export interface DispatchOptions {
   harness: Harness;
   /** Tools the sub-agent may use; the parent's tools minus dispatch itself. */
   tools: () => readonly Tool[];
-  instructions: string;
+  /** The parent's standing instructions, read when a sub-agent starts. */
+  instructions: () => string;
   agentId: string;
 }
 
@@ -47,7 +48,7 @@ export function createDispatchTool(options: DispatchOptions): Tool<z.infer<typeo
         harness: options.harness,
         id: `${options.agentId}/dispatch`,
         instructions: [
-          options.instructions,
+          options.instructions(),
           'You are a sub-agent working on one delegated task. Finish it, then reply with a concise report of what you did, ' +
             'what you found (with exact names, ids and numbers), and anything left undone.',
         ]

@@ -1,13 +1,15 @@
 import { isMediaProvider, mediaModels, type MediaProviderId } from '../model/media.ts';
 import type { PolicyTool } from '../tools/policy.ts';
+import type { SharedFiles } from '../tools/builtin/media-files.ts';
 import type { SkippedTool } from '../tools/registry.ts';
 import type { GuardedDirectory } from '../tools/sandbox/protected.ts';
 import { createGrokImageTools, createOpenAIImageTools } from '../tools/builtin/images.ts';
 import { createListenTool } from '../tools/builtin/listen.ts';
 import { createGrokVideoTool } from '../tools/builtin/video.ts';
+import { createXaiBalanceTool } from '../tools/builtin/xai-balance.ts';
 
 /**
- * The media tools an agent is offered: those its model's provider can run. Each is opt-in, so
+ * The media tools an agent is offered, and xAI's account balance: those its model's provider can run. Each is opt-in, so
  * the Policy still loads one only when granted; the provider decides only availability. A
  * granted tool its provider cannot run is reported as skipped, with the provider it needs.
  *
@@ -22,6 +24,7 @@ const MEDIA_TOOL_PROVIDER: Record<string, MediaProviderId> = {
   grok_generate_image: 'xai',
   grok_edit_image: 'xai',
   grok_generate_video: 'xai',
+  xai_account_balance: 'xai',
 };
 
 export interface MediaToolsetOptions {
@@ -33,6 +36,8 @@ export interface MediaToolsetOptions {
   guarded?: readonly GuardedDirectory[];
   /** Names the Policy will let load (the expanded grants). */
   grants: ReadonlySet<string>;
+  /** On a platform: its assets, readable by uuid as sources. */
+  shared?: SharedFiles | undefined;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -42,7 +47,7 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
   const tools: PolicyTool[] = [];
   if (provider && isMediaProvider(provider)) {
     const media = mediaModels({ provider, env, ...(options.baseURL ? { baseURL: options.baseURL } : {}) });
-    const base = { workspace: options.workspace, media, ...(options.guarded ? { guarded: options.guarded } : {}) };
+    const base = { workspace: options.workspace, media, shared: options.shared, ...(options.guarded ? { guarded: options.guarded } : {}) };
     const model = (name: string) => (env[name] ? { modelId: env[name] } : {});
     if (provider === 'openai') {
       tools.push(...createOpenAIImageTools({ ...base, ...model('ACX_IMAGE_MODEL') }));
@@ -50,6 +55,8 @@ export function mediaTools(options: MediaToolsetOptions): { tools: PolicyTool[];
     } else {
       tools.push(...createGrokImageTools({ ...base, ...model('ACX_XAI_IMAGE_MODEL') }));
       tools.push(createGrokVideoTool({ ...base, ...model('ACX_XAI_VIDEO_MODEL') }));
+      // Reads XAI_MANAGEMENT_KEY (and XAI_TEAM_ID) at each call: a billing credential, not the inference key.
+      tools.push(createXaiBalanceTool({ env }));
     }
   }
   const offered = new Set(tools.map((tool) => tool.name));

@@ -87,6 +87,11 @@ export const OPT_IN_TOOLS = {
     grants: ['grok_generate_video'],
     summary: "make video clips with xAI's video model, saved in the workspace (billed per clip; xai provider)",
   },
+  xai_account_balance: {
+    name: 'xai_account_balance',
+    grants: ['xai_account_balance'],
+    summary: "read the prepaid credit left on the agent's own xAI account (XAI_MANAGEMENT_KEY, a read-only Management Key; optional XAI_TEAM_ID; xai provider)",
+  },
 } as const satisfies Record<string, OptInDefinition>;
 
 export type OptInName = keyof typeof OPT_IN_TOOLS;

@@ -18,11 +18,13 @@ import { agentWorkspace } from './workspace.ts';
 import { listingHarness } from './listing-harness.ts';
 import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
-import { HarnessAgent } from '../harness/harness-agent.ts';
+import { openJournalStore } from '../store/open-journal.ts';
+import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
+import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
-import { assembleToolset, type Toolset } from './toolset.ts';
+import { type AgentPlatform, assembleToolset, type Toolset } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
@@ -83,7 +85,7 @@ export function standingInstructions(settings: ResolvedSettings, logger: Logger,
   if (definition && sections.length === 0) return composeInstructions({ systemPrompt: definition.systemPrompt, initialize: definition.initialize, skills: definition.skills });
   // A front end's sections go after initialize.md and before the system prompt (the seed's timeline brief order).
   if (definition) return composeInstructions({ initialize: definition.initialize, skills: definition.skills, extra: [...sections, definition.systemPrompt ?? ''] });
-  return [...sections, composeCharter(settings.configHome, { logger }).text].filter(Boolean).join('\n\n');
+  return [...sections, composeCharter(settings.configHome, { logger, fallbackSystemPrompt: settings.systemPromptFallback }).text].filter(Boolean).join('\n\n');
 }
 
 export interface PrepareOptions {
@@ -96,10 +98,25 @@ export interface PrepareOptions {
   sandbox?: Sandbox;
   /** Tools the front end adds on top of what agent.json lists (a timeline wake's platform tools), through the same policy. */
   extraTools?: readonly Tool[];
-  /** Sections the front end adds to the standing instructions, before the system prompt (a timeline wake's tool manifest and dashboard). */
-  briefSections?: readonly string[];
+  /**
+   * Sections the front end adds to the standing instructions, before the system prompt (a timeline
+   * wake's tool manifest and dashboard). A function is given the agent's tools once the tool set is
+   * assembled (every active tool: built-ins, memory, media, plugins, MCP), so a manifest names them all.
+   */
+  briefSections?: readonly string[] | ((tools: readonly Tool[]) => readonly string[]);
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
+  /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
+  platform?: AgentPlatform;
+  /**
+   * Keep streamed turns for readers that resume them (a chat server's resume GET: see
+   * HarnessAgentSettings.streams). Default false: the CLI's own front ends have no such reader.
+   */
+  keepStreams?: boolean;
+  /** The agent's hooks (docs/hooks.md). */
+  hooks?: HarnessAgentSettings['hooks'];
+  /** The agent's guardrails; a cartridge's guardrail roles are bound to them by name and kind. */
+  guardrails?: AgentGuardrails;
 }
 
 /** The harness a run asked for: an explicit option, a `harness` the settings carry, ACX_HARNESS. */
@@ -123,7 +140,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;
   const memory = await openAgentMemory(settings, logger, { env });
-  let instructions = standingInstructions(settings, logger, options.briefSections);
+  // Composed once the tools are known (a brief may list them); dispatch's sub-agents read it when they start.
+  let instructions = '';
   const harnessOptions = engineHarnessOptions(settings, model, memory, logger);
   // On an ACP harness the agent process runs its own loop and model: sub-agents (dispatch) are
   // further sessions of the same agent. A session named with --session is kept (the agent's own
@@ -133,6 +151,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
         await acp.createProfileHarness(harnessName as ACPHarnessName, {
           hostEnv: env,
           logger,
+          // Its turns are journaled with the agent's others: one interrupted by a crash is taken up by the next run of the session.
+          journal: openJournalStore({ journalPath: settings.journalPath, ...(settings.store ? { store: settings.store, agentId: settings.storeScope } : {}) }),
           sandbox:
             options.sandbox ??
             acp.createLocalSandbox({
@@ -151,9 +171,10 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     logger,
     connectMcp: true,
     dispatchHarness,
-    instructions,
+    instructions: () => instructions,
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+    ...(options.platform ? { platform: options.platform } : {}),
   });
   // Nothing is started after a failure here: what was opened is closed again before the error goes up.
   const giveUp = async (error: unknown): Promise<never> => {
@@ -162,11 +183,13 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     await dispatchHarness.close?.();
     throw error;
   };
+  const briefSections = typeof options.briefSections === 'function' ? options.briefSections(toolset.tools) : options.briefSections;
+  instructions = standingInstructions(settings, logger, briefSections);
   const serversDown = requiredServersDown(toolset.mcpServers);
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
   if (cartridge) {
-    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger).catch(giveUp);
+    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
     if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
   }
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
@@ -186,6 +209,9 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     speech: settings.speech,
     ...(acpModel ? { model: acpModel } : {}),
     skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+    ...(options.keepStreams ? {} : { streams: false }),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
   });
   const chosen = settings.model;
   const engineOn =
@@ -253,12 +279,14 @@ export interface AgentToolsOptions {
   createWorkspace?: boolean;
   /** Runs dispatch's sub-agents; default a harness that refuses (the tool is only listed). */
   dispatchHarness?: Harness;
-  /** The standing instructions dispatch's sub-agents start from. */
-  instructions?: string;
+  /** The standing instructions dispatch's sub-agents start from (read when one starts). */
+  instructions?: () => string;
   /** Tools the front end adds (see PrepareOptions.extraTools). */
   extraTools?: readonly Tool[];
   /** See PrepareOptions.keepOutput. */
   keepOutput?: OutputSink;
+  /** See PrepareOptions.platform. */
+  platform?: AgentPlatform;
 }
 
 /**
@@ -276,8 +304,9 @@ export async function assembleAgentTools(settings: ResolvedSettings, options: Ag
     connectMcp: options.connectMcp,
     createWorkspace: options.createWorkspace ?? options.connectMcp,
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
+    ...(options.platform ? { platform: options.platform } : {}),
     dispatch: (tools: () => readonly Tool[]) =>
-      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? '', agentId: settings.agent.id }),
+      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? (() => ''), agentId: settings.agent.id }),
     ...mergeExtraTools(cartridgeOptions, options.extraTools),
   });
 }
@@ -298,6 +327,7 @@ export async function activateCartridgeTools(
   memory: CartridgeMemoryProvider,
   modelContextWindow: number | undefined,
   logger: Logger,
+  guardrails?: AgentGuardrails,
 ): Promise<Activation> {
   const cartridge = settings.cartridge!;
   // The handshake (the contract's negotiation, its ajv) loads only for a cartridge.
@@ -307,6 +337,7 @@ export async function activateCartridgeTools(
     tools: toolset.tools,
     mcpServers: toolset.mcpServers,
     model: modelFacts({ modelContextWindow, hostContextTokens: cartridge.hostContextTokens }),
+    guardrails,
     logger,
   });
   await memory.load(cartridge.rom.memory);
@@ -371,6 +402,8 @@ function closingSessions(harness: Harness, keptSessionId: string | undefined): H
       sessions.add(session);
       return session;
     },
+    ...(harness.hasSession ? { hasSession: (sessionId: string) => harness.hasSession!(sessionId) } : {}),
+    ...(harness.listSuspended ? { listSuspended: () => harness.listSuspended!() } : {}),
     async close() {
       await Promise.allSettled([...sessions].map((session) => (session.id === keptSessionId ? session.detach() : session.destroy())));
       sessions.clear();

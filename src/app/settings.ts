@@ -105,6 +105,8 @@ export interface ResolvedSettings {
   record: string | null;
   replay: string | null;
   configHome: string;
+  /** ACX_SYSTEM_PROMPT: the system prompt of a config home that was never installed, in place of the packaged one. */
+  systemPromptFallback: string | null;
   stateDir: string;
   journalPath: string;
   /** The journal's store when it is not the SQLite file: a postgres:// URL (--store / ACX_STORE). */
@@ -322,6 +324,7 @@ export async function resolveSettings(
     record: flags.record ?? null,
     replay: flags.replay ?? null,
     configHome,
+    systemPromptFallback: env.ACX_SYSTEM_PROMPT?.trim() || null,
     stateDir,
     journalPath: join(stateDir, 'journal.db'),
     store: resolveStoreUrl(flags, env),

@@ -65,7 +65,7 @@ export async function openAgentToolHost(flags: RunFlags, options: { logger: Logg
       connectMcp: false,
       createWorkspace: true,
       dispatchHarness,
-      instructions,
+      instructions: () => instructions,
     });
     if (toolset.mcpConfigured.length > 0) logger.info('mcp drop-ins not served', { servers: toolset.mcpConfigured.join(','), reason: 'a client connects to those servers itself' });
     if (settings.cartridge) await activateCartridgeTools(settings, toolset, memory.cartridge!, undefined, logger);

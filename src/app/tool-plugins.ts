@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { installedDefaults } from './install.ts';
 import type { ResolvedSettings } from './settings.ts';
 import { loadToolPlugins, type PluginFolder, type PluginLoad } from '../tools/plugins.ts';
+import type { Tool, ToolPlatform } from '../tools/tool.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
@@ -65,4 +66,15 @@ function shippedPlugins(configHome: string): Set<string> {
     return new Set();
   }
   return new Set(files.filter((file) => /^tools\/[^/]+$/.test(file)).map((file) => file.slice('tools/'.length)));
+}
+
+/**
+ * The plugins' tools with the platform in their call context (a timeline wake's client and
+ * timeline, as the seed's platform-aware tools get them); unchanged off a timeline. acx's own
+ * tools are built with what they need, so only plugins are bound this way.
+ */
+export function withPlatform(load: PluginLoad, platform: ToolPlatform | undefined): PluginLoad {
+  if (!platform) return load;
+  const bind = (tool: Tool): Tool => (tool.execute ? { ...tool, execute: (input, context) => tool.execute!(input, { ...context, platform }) } : tool);
+  return { ...load, plugins: load.plugins.map((plugin) => ({ ...plugin, tools: plugin.tools.map(bind) })) };
 }

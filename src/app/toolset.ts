@@ -22,7 +22,8 @@ import type { Logger } from '../util/logger.ts';
 import { type AgentBuiltins, assembleBuiltins, type OutputSink } from './builtins.ts';
 import { createSkillTool } from './skills.ts';
 import { mediaTools } from './media-tools.ts';
-import { loadAgentPlugins } from './tool-plugins.ts';
+import type { BaseCradleClient } from '../channel/client.ts';
+import { loadAgentPlugins, withPlatform } from './tool-plugins.ts';
 import { guardedDirectories, warnGuardedInWorkspace } from './guarded.ts';
 
 /**
@@ -48,6 +49,14 @@ export interface ToolsetOptions {
   keepOutput?: OutputSink | undefined;
   /** Cartridge boot: reshapes each acx-provided tool (not MCP) before it is offered. */
   adaptBuiltin?: (tool: Tool) => Tool;
+  /** The platform a timeline agent is on: media tools read its assets by uuid, tool plugins get it in their context. */
+  platform?: AgentPlatform | undefined;
+}
+
+/** The platform a timeline wake runs on: the agent's own client and the timeline the wake fired on. */
+export interface AgentPlatform {
+  client: BaseCradleClient;
+  timeline: string;
 }
 
 export interface Toolset {
@@ -105,7 +114,9 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (wanted.has('memory')) offered.push(...options.memory.tools());
   if (settings.definition && settings.definition.skills.length > 0) offered.push(createSkillTool(settings.definition.skills));
   if (options.extraTools) offered.push(...options.extraTools);
-  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, guarded, grants: policy.grants });
+  // Loaded only for a timeline agent: a plain run never pays for the platform client's modules.
+  const shared = options.platform ? (await import('../channel/shared-files.ts')).platformSharedFiles(options.platform.client) : undefined;
+  const media = mediaTools({ provider: settings.model?.provider ?? null, baseURL: settings.model?.baseURL ?? null, workspace, guarded, grants: policy.grants, shared });
   skipped.push(...media.skipped);
   // Media tools read and write the workspace too; one of them offered but not granted writes nothing.
   const writesWorkspace = wanted.has('fs') || wanted.has('execute') || media.tools.some((tool) => policy.grants.has(tool.name));
@@ -140,7 +151,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   offered.push(...workspaceTools({ cwd: workspace }));
   if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
   // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
-  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput });
+  const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput, shared });
   offered.push(...builtins.tools);
   skipped.push(...builtins.skipped);
   // Powerful tools are always offered: the Policy loads them only when granted (and unlocked).
@@ -180,7 +191,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const loaded = registry.load(offered);
   skipped.push(...loaded.skipped);
   // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
-  const plugins = registerPluginTools(registry, await loadAgentPlugins(settings, logger), logger);
+  const plugins = registerPluginTools(registry, withPlatform(await loadAgentPlugins(settings, logger), options.platform), logger);
   skipped.push(...plugins.skipped);
   notices.push(...plugins.defects);
   if (wanted.has('dispatch') && options.dispatch) {

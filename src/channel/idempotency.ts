@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  * with the record it already made instead of making a second one.
  * - timeline: the timeline the wake fired on;
  * - anchor: the oldest message of the batch, or the item's own uuid;
- * - kind: what is created (stall_note is the harness's own note, ordinal 1);
+ * - kind: what is created;
  * - ordinal: 1 + the creates of that kind before this one in the turn, in the journal's order
  *   (step, then place in the step). FACTS.md says "that already have a result": the same when
  *   creates run one at a time. For two run side by side in one step neither has a result yet, so
@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
  */
 export const IDEMPOTENCY_NAMESPACE = '9f2b0c4e-6a1d-4f7e-9c3b-8d5a2e1f0b74';
 
-export type CreateKind = 'message' | 'asset' | 'task' | 'webhook_endpoint' | 'stall_note';
+export type CreateKind = 'message' | 'asset' | 'task' | 'webhook_endpoint';
 
 export interface CreateKeyInput {
   timeline: string;

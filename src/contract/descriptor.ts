@@ -33,6 +33,18 @@ export interface RoleBinding {
   reasons?: string[];
 }
 
+/** How a guardrail role (`acx:guardrail.<name>`) was bound: to a host guardrail of that name and kind, or to none. */
+export interface GuardrailBinding {
+  role: string;
+  tier: RoleTier;
+  kind: 'input' | 'output' | 'tool';
+  /** The host guardrail's name, or null when the host binds none. */
+  boundGuardrail: string | null;
+  satisfied: boolean;
+  /** Why the binding is not satisfied (absent when it is). */
+  reasons?: string[];
+}
+
 /** One requirement the manifest makes, what the host offered, and whether it was met. */
 export interface RequirementCheck {
   /** Stable requirement id, e.g. "tool:acx:execute", "model.minContextWindowTokens", "filesystem:fs.read". */
@@ -49,6 +61,8 @@ export interface ComplianceDescriptor {
   protocolRevision: string;
   model: ModelFacts;
   bindings: RoleBinding[];
+  /** The manifest's guardrail roles and what the host bound to each (present when it names any). */
+  guardrails?: GuardrailBinding[];
   /** Filesystem scopes the host granted. */
   filesystem: string[];
   /** Network scopes the host granted. */
@@ -56,7 +70,7 @@ export interface ComplianceDescriptor {
   verdict: 'accept' | 'refuse';
   /** Ids of the requirements that were not met; non-empty exactly when verdict is "refuse". */
   unmet: string[];
-  /** Optional roles left unbound: the agent runs degraded and should be told. */
+  /** Optional roles (tools and guardrails) left unbound: the agent runs degraded and should be told. */
   optionalAbsent: string[];
   /** The full checklist behind the verdict. */
   checks: RequirementCheck[];
@@ -97,6 +111,21 @@ export const COMPLIANCE_DESCRIPTOR_JSON_SCHEMA = {
       },
     },
     bindings: { type: 'array', items: bindingSchema },
+    guardrails: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['role', 'tier', 'kind', 'boundGuardrail', 'satisfied'],
+        properties: {
+          role: { type: 'string', pattern: '^acx:guardrail\\.[a-z][a-z0-9_-]*$' },
+          tier: { enum: ['required', 'optional'] },
+          kind: { enum: ['input', 'output', 'tool'] },
+          boundGuardrail: { type: ['string', 'null'] },
+          satisfied: { type: 'boolean' },
+          reasons: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
     filesystem: { type: 'array', items: { type: 'string' } },
     network: { type: 'array', items: { type: 'string' } },
     verdict: { enum: ['accept', 'refuse'] },

@@ -17,6 +17,7 @@ import {
   type HarnessRequirements,
   type ToolRoleContract,
 } from './requirements.ts';
+import { bindGuardrails, guardrailChecks, type HostGuardrail } from './guardrail-roles.ts';
 import { isStructurallyAccepting } from './subsumption.ts';
 
 /**
@@ -47,6 +48,8 @@ export interface NegotiateOptions {
   grantedNetwork: string[];
   /** Operator overrides: role id → host tool name. Checked, never silently replaced. */
   roleBindings?: Record<string, string>;
+  /** The guardrails the host can run, bound to the manifest's guardrail roles (guardrail-roles.ts). */
+  hostGuardrails?: HostGuardrail[];
 }
 
 /** The first MCP revision with structured tool output (outputSchema / structuredContent). */
@@ -70,6 +73,7 @@ export function negotiate(options: NegotiateOptions): ComplianceDescriptor {
   }
 
   const bindings = bindRoles(contracts, tools, roleBindings);
+  const guardrails = manifest.guardrails ? bindGuardrails(manifest.guardrails, options.hostGuardrails ?? []) : undefined;
   const checks: RequirementCheck[] = [
     ...floorChecks(manifest, options.protocolRevision, model, options.contextWindowSource),
     ...bindings
@@ -80,6 +84,7 @@ export function negotiate(options: NegotiateOptions): ComplianceDescriptor {
         offered: b.boundTool === null ? 'unbound' : `${b.boundTool}${b.satisfied ? '' : ` (${b.reasons?.join('; ')})`}`,
         met: b.satisfied,
       })),
+    ...guardrailChecks(guardrails ?? []),
     ...scopeChecks('filesystem', manifest.filesystem ?? [], filesystem),
     ...scopeChecks('network', manifest.network ?? [], network),
   ];
@@ -91,11 +96,12 @@ export function negotiate(options: NegotiateOptions): ComplianceDescriptor {
     protocolRevision: options.protocolRevision,
     model,
     bindings,
+    ...(guardrails ? { guardrails } : {}),
     filesystem,
     network,
     verdict: unmet.length === 0 ? 'accept' : 'refuse',
     unmet,
-    optionalAbsent: bindings.filter((b) => b.tier === 'optional' && !b.satisfied).map((b) => b.role),
+    optionalAbsent: [...bindings, ...(guardrails ?? [])].filter((b) => b.tier === 'optional' && !b.satisfied).map((b) => b.role),
     checks,
   };
 }

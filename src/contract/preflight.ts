@@ -76,6 +76,11 @@ export function preflightCheck(descriptorInput: string | Uint8Array | unknown, m
       reasons.push(`required binding ${binding.role} is not satisfied`);
     }
   }
+  for (const requirement of manifest.guardrails ?? []) {
+    if (requirement.tier !== 'required') continue;
+    const binding = descriptor.guardrails?.find((b) => b.role === requirement.role);
+    if (!binding || !binding.satisfied || binding.boundGuardrail === null) reasons.push(`required guardrail ${requirement.role} is not bound`);
+  }
   // Re-derive the floor verdicts from the facts the descriptor records.
   try {
     assertProtocolRevision(descriptor.protocolRevision, 'the descriptor');

@@ -35,6 +35,28 @@ export interface ToolRoleContract {
   inputSchema: JsonSchema;
 }
 
+/** The role prefix of a guardrail a cartridge's agent needs: `acx:guardrail.<name>`. */
+export const GUARDRAIL_ROLE_PREFIX = 'acx:guardrail.';
+const GUARDRAIL_ROLE_PATTERN = '^acx:guardrail\\.[a-z][a-z0-9_-]*$';
+
+/**
+ * A guardrail the agent needs the host to run (issue 33): bound by the host to a guardrail of its
+ * own with the role's name and kind, or reported absent — an optional one lets the agent run
+ * degraded (the descriptor's optionalAbsent says so), a required one refuses activation.
+ */
+export interface GuardrailRequirement {
+  role: string;
+  tier: RoleTier;
+  /** What it checks: the user's message (input), the final text (output), or each tool call (tool). */
+  kind: 'input' | 'output' | 'tool';
+  description: string;
+}
+
+/** The guardrail name a role asks for (`acx:guardrail.pii` → `pii`). */
+export function guardrailNameOf(role: string): string {
+  return role.slice(GUARDRAIL_ROLE_PREFIX.length);
+}
+
 export interface ExternalToolRequirement {
   bin: string;
   optional?: boolean;
@@ -52,6 +74,8 @@ export interface HarnessRequirements {
   network?: CapabilityScope[];
   /** Emitted by the reference builder: binaries expected on PATH. Parsed and surfaced, not enforced. */
   externalTools?: ExternalToolRequirement[];
+  /** Guardrails the host must (required) or may (optional) bind, negotiated like tools. */
+  guardrails?: GuardrailRequirement[];
 }
 
 export interface ParsedHarnessRequirements {
@@ -172,6 +196,20 @@ export const HARNESS_REQUIREMENTS_JSON_SCHEMA = {
         properties: { bin: { type: 'string', minLength: 1 }, optional: { type: 'boolean' } },
       },
     },
+    guardrails: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['role', 'tier', 'kind', 'description'],
+        properties: {
+          role: { type: 'string', pattern: GUARDRAIL_ROLE_PATTERN },
+          tier: { enum: ['required', 'optional'] },
+          kind: { enum: ['input', 'output', 'tool'] },
+          description: { type: 'string' },
+        },
+      },
+    },
   },
 } as const;
 
@@ -253,6 +291,7 @@ function describeAjvError(error: ErrorObject): ManifestProblem | undefined {
       return { path, problem: `must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}` };
     case 'pattern':
       if (path.endsWith('ProtocolRevision')) return { path, problem: 'must be an MCP revision date YYYY-MM-DD (e.g. "2024-11-05")' };
+      if (path.startsWith('/guardrails/')) return { path, problem: 'must be a guardrail role, acx:guardrail.<name> (e.g. "acx:guardrail.pii")' };
       if (path.endsWith('/role')) return { path, problem: 'must be a role id in the acx: namespace, e.g. "acx:execute"' };
       return { path, problem: error.message ?? 'does not match the expected pattern' };
     case 'type':
@@ -313,6 +352,13 @@ function semanticProblems(manifest: Record<string, unknown>): ManifestProblem[] 
       if (isPlainObject(inputSchema)) problems.push(...contractSchemaProblems(inputSchema as JsonSchema, `${at}/inputSchema`));
     });
   }
+  arrayAt(manifest, 'guardrails').forEach((guardrail, index) => {
+    if (!isPlainObject(guardrail) || typeof guardrail.role !== 'string') return;
+    const at = `/guardrails/${index}/role`;
+    const previous = seen.get(guardrail.role);
+    if (previous !== undefined) problems.push({ path: at, problem: `duplicate role ${guardrail.role} (already declared at ${previous})` });
+    else seen.set(guardrail.role, `/guardrails/${index}`);
+  });
   if (Array.isArray(manifest.requiredTools)) {
     const declared = manifest.requiredTools.filter(isPlainObject).map((contract) => contract.role);
     for (const role of REQUIRED_ROLES) {

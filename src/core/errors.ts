@@ -12,6 +12,8 @@
  * `AcxError.hasCode(error, 'policy')`.
  */
 
+import type { GuardrailTrip } from './hooks.ts';
+
 /** Every `code` an AcxError can carry. A code not listed here does not compile. */
 /** The BaseCradle platform's problem+json codes (FACTS.md's table): the one list the client's error classes key on. */
 export const BASECRADLE_PROBLEM_CODES = [
@@ -71,6 +73,9 @@ export type AcxErrorCode =
   | 'session-state-invalid'
   | 'rewind-refused'
   | 'unsupported-content'
+  // Hooks and guardrails (harness/guards.ts)
+  | 'guardrail-tripped'
+  | 'hook-failed'
   // Tools
   | 'tool-input'
   | 'tool-invalid'
@@ -126,6 +131,7 @@ export type AcxErrorCode =
   | 'acp-message-too-large'
   | 'acp-no-paused-turn'
   | 'acp-no-turn'
+  | 'acp-outcome-unknown'
   | 'acp-output-invalid'
   | 'acp-port-unavailable'
   | 'acp-prompt-failed'
@@ -135,7 +141,9 @@ export type AcxErrorCode =
   | 'acp-skill'
   | 'acp-startup-timeout'
   | 'acp-turn-in-progress'
+  | 'acp-turn-lost'
   | 'acp-turn-paused'
+  | 'acp-turn-pausing'
   | 'acp-unknown-tool-call'
   | 'acp-upstream-unreachable'
   | 'cache-entry-busy'
@@ -294,6 +302,40 @@ export class HarnessCapabilityUnsupportedError extends AcxError {
 
   static override isInstance(error: unknown): error is HarnessCapabilityUnsupportedError {
     return AcxError.hasMarker(error, CAPABILITY_UNSUPPORTED);
+  }
+}
+
+const GUARDRAIL_TRIPPED_MARKER = errorMarker('GuardrailTrippedError');
+
+/** What a tripped guardrail stopped, for the hint. */
+const TRIP_HINTS: Record<GuardrailTrip['kind'], string> = {
+  input: 'The message was not sent to the model and nothing of it was recorded; send another message.',
+  tool: 'The call did not run (nor did the other calls of its step); the turn is recorded as failed.',
+  output: 'The reply was withheld: it is not returned, and the journal keeps a note in its place; the turn is recorded as failed.',
+};
+
+/**
+ * A guardrail tripped: the turn ended before what it guards happened (`kind` input: before the
+ * model was called; tool: before the call ran; output: before the reply was returned).
+ */
+export class GuardrailTrippedError extends AcxError {
+  readonly guardrail: string;
+  readonly kind: GuardrailTrip['kind'];
+  readonly reason: string;
+  constructor(trip: GuardrailTrip) {
+    super('guardrail-tripped', `The ${trip.kind} guardrail "${trip.guardrail}" tripped: ${trip.reason}`, {
+      hint: TRIP_HINTS[trip.kind],
+      details: { guardrail: trip.guardrail, kind: trip.kind, reason: trip.reason },
+    });
+    setMarker(this, GUARDRAIL_TRIPPED_MARKER);
+    this.name = 'GuardrailTrippedError';
+    this.guardrail = trip.guardrail;
+    this.kind = trip.kind;
+    this.reason = trip.reason;
+  }
+
+  static override isInstance(error: unknown): error is GuardrailTrippedError {
+    return AcxError.hasMarker(error, GUARDRAIL_TRIPPED_MARKER);
   }
 }
 

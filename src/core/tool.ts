@@ -67,11 +67,23 @@ export interface ToolContext {
   logger: Logger;
   /** Tells the caller about a file this call changed (the engine streams it as a `file-change` part). */
   onFileChange?: (change: FileChange) => void;
+  /** On a timeline wake, for a tool plugin: the platform it runs on (absent anywhere else). */
+  platform?: ToolPlatform;
   /**
    * Asks the user for input while the call runs (an MCP server's elicitation), when someone can
    * answer: absent where nobody can (the tool then declines on the user's behalf, saying why).
    */
   elicit?: (request: Omit<ElicitationRequest, 'toolCallId' | 'toolName'>) => Promise<ElicitationResult>;
+}
+
+/**
+ * The platform a timeline wake runs on, as a tool plugin reaches it: the agent's own client
+ * (acx's BaseCradleClient, authenticated as the agent) and the timeline the wake fired on.
+ * Typed loosely here, below the channel layer; a plugin names the client's type itself.
+ */
+export interface ToolPlatform<Client = unknown> {
+  readonly client: Client;
+  readonly timeline: string;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { decidedInput } from '../core/hooks.ts';
 import type { CallRecord } from '../store/journal.ts';
 import { needsApproval } from '../tools/permission.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -12,10 +13,10 @@ export function pendingOf(open: readonly CallRecord[]): Pick<TurnResult, 'pendin
   return {
     pendingApprovals: open
       .filter((call) => call.status === 'awaiting-approval')
-      .map((call) => ({ approvalId: call.callId, toolCallId: call.callId, toolName: call.toolName, input: call.input })),
+      .map((call) => ({ approvalId: call.callId, toolCallId: call.callId, toolName: call.toolName, input: decidedInput(call) })),
     pendingToolCalls: open
       .filter((call) => call.status === 'awaiting-result')
-      .map((call) => ({ toolCallId: call.callId, toolName: call.toolName, input: call.input })),
+      .map((call) => ({ toolCallId: call.callId, toolName: call.toolName, input: decidedInput(call) })),
   };
 }
 
@@ -52,7 +53,7 @@ export async function approve(
     approvalId: call.callId,
     toolCallId: call.callId,
     toolName: call.toolName,
-    input: call.input,
+    input: decidedInput(call),
   };
   state.emit({ type: 'tool-approval-request', ...request });
   if (!state.hooks.onApprovalRequest) {

@@ -42,10 +42,15 @@ export interface BriefInput {
   turnContext: readonly string[];
 }
 
+/** A step's note, as the brief shows it and the transcript's step ledger keeps it. */
+export function stepNote(step: number, maxSteps: number, now: Date): string {
+  return `Current Time: ${formatNow(now)} / Step ${step} of ${maxSteps}`;
+}
+
 export function composeBrief(input: BriefInput): string {
   const lines = [
     BRIEF_TAG,
-    `Current Time: ${formatNow(input.now)} / Step ${input.step} of ${input.maxSteps}`,
+    stepNote(input.step, input.maxSteps, input.now),
     'Times above are UTC; convert to the local zone before answering about a named place.',
   ];
   // How the agent is heard is said on the first step, and again when steps run low.

@@ -4,7 +4,9 @@ import type { FileChangeEntry } from '../store/session-branches.ts';
 import { runTool } from '../tools/run.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { logSeconds } from '../util/duration.ts';
+import { decidedInput } from '../core/hooks.ts';
 import { approve } from './approvals.ts';
+import { afterCall, decideCalls } from './guard-points.ts';
 import type { EngineContext, RegisteredTool } from './engine-context.ts';
 import { recordResult } from './persistence.ts';
 import { fileChangeEntry, recordingBudget } from './file-record.ts';
@@ -22,13 +24,17 @@ export function idempotencyKey(agentId: string, turnId: string, step: number, or
   return createHash('sha256').update(`${agentId}\n${turnId}\n${step}\n${ordinal}`).digest('hex').slice(0, 32);
 }
 
-/** Runs a step's calls in parallel; returns 'suspended' when some wait for the host. */
+/**
+ * Runs a step's calls in parallel, once the guards decided about all of them (guard-points.ts);
+ * returns 'suspended' when some wait for the host.
+ */
 export async function runStepCalls(
   ctx: EngineContext,
   state: TurnState,
   calls: CallRecord[],
   decisions?: ReadonlyMap<string, ApprovalDecision>,
 ): Promise<'suspended' | 'complete'> {
+  await decideCalls(ctx, state, calls);
   const waiting: string[] = [];
   await Promise.all(
     calls.map(async (call) => {
@@ -38,18 +44,14 @@ export async function runStepCalls(
         await recordResult(ctx, state, call, errorOutput(`There is no tool named ${call.toolName}.`));
         return;
       }
-      const decision = await approve(ctx, state, call, entry.tool, decisions);
-      if (decision === 'waiting') {
+      if (call.decision?.decision === 'deny') return deny(ctx, state, call, call.decision.reason);
+      // A hook's allow is the host's approval: nothing more is asked.
+      const approval = call.decision?.decision === 'allow' ? undefined : await approve(ctx, state, call, entry.tool, decisions);
+      if (approval === 'waiting') {
         waiting.push(call.callId);
         return;
       }
-      if (decision && !decision.approved) {
-        const reason = decision.reason ?? 'The host denied this call.';
-        await recordResult(ctx, state, call, { type: 'execution-denied', reason });
-        state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason, input: call.input });
-        state.results.push({ toolCallId: call.callId, toolName: call.toolName, input: call.input, output: undefined, error: reason });
-        return;
-      }
+      if (approval && !approval.approved) return deny(ctx, state, call, approval.reason ?? 'The host denied this call.');
       if (!entry.tool.execute) {
         await ctx.journal.setCallStatus(call, 'awaiting-result');
         waiting.push(call.callId);
@@ -61,8 +63,16 @@ export async function runStepCalls(
   return waiting.length > 0 ? 'suspended' : 'complete';
 }
 
+/** Answers a call that will not run (a hook or the host denied it): the model reads `reason`. */
+async function deny(ctx: EngineContext, state: TurnState, call: CallRecord, reason: string): Promise<void> {
+  const input = decidedInput(call);
+  await recordResult(ctx, state, call, { type: 'execution-denied', reason });
+  state.emit({ type: 'tool-output-denied', toolCallId: call.callId, toolName: call.toolName, reason, input });
+  state.results.push({ toolCallId: call.callId, toolName: call.toolName, input, output: undefined, error: reason });
+}
+
 /**
- * Runs one call. Durability: an unsafe tool's `started` mark is committed before it runs (the
+ * Runs one call, with the arguments its decision gave it. Durability: an unsafe tool's `started` mark is committed before it runs (the
  * evidence that it may have had an effect, which recovery.ts reads); a read-only or idempotent
  * call found without a result is simply run again, so it needs none. Parallel calls record their
  * results as they finish, so one slow call cannot hold the others hostage (when a result may
@@ -71,6 +81,7 @@ export async function runStepCalls(
 async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, entry: RegisteredTool, alone: boolean): Promise<void> {
   const { options, journal, logger } = ctx;
   const { tool, schema } = entry;
+  const input = decidedInput(call);
   state.toolsRan += 1;
   await inLedgerOrder(state, async () => {
     if (tool.effect === 'unsafe') await journal.setCallStatus(call, 'started');
@@ -82,8 +93,8 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   const started = performance.now();
   const changed: FileChangeEntry[] = [];
   const budget = recordingBudget();
-  const outcome = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input: call.input }, () =>
-    runTool(tool, schema, call.input, {
+  const ran = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input }, () =>
+    runTool(tool, schema, input, {
       toolCallId: call.callId,
       sessionId: state.sessionId,
       idempotencyKey: idempotencyKey(options.agentId, state.turn.id, call.step, call.ordinal),
@@ -103,6 +114,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   );
   // Recorded before the result: the journal never holds a call's result without the changes it made.
   if (changed.length > 0) await journal.branches?.recordFileChanges(changed);
+  const outcome = await afterCall(ctx, state, call, input, ran);
   const output = outcome.ok
     ? toToolResultOutput(outcome.output, {
         vision: options.model.vision,
@@ -117,12 +129,12 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   const duration = logSeconds(performance.now() - started);
   if (outcome.ok) {
     logger.info('tool', { name: tool.name, duration, outcome: 'ok' });
-    state.emit({ type: 'tool-result', toolCallId: call.callId, toolName: tool.name, input: call.input, output: outcome.output });
-    state.results.push({ toolCallId: call.callId, toolName: tool.name, input: call.input, output: outcome.output });
+    state.emit({ type: 'tool-result', toolCallId: call.callId, toolName: tool.name, input, output: outcome.output });
+    state.results.push({ toolCallId: call.callId, toolName: tool.name, input, output: outcome.output });
   } else {
     logger.warn('tool', { name: tool.name, duration, outcome: 'error', error: outcome.error });
-    state.emit({ type: 'tool-error', toolCallId: call.callId, toolName: tool.name, input: call.input, error: outcome.error });
-    state.results.push({ toolCallId: call.callId, toolName: tool.name, input: call.input, output: undefined, error: outcome.error });
+    state.emit({ type: 'tool-error', toolCallId: call.callId, toolName: tool.name, input, error: outcome.error });
+    state.results.push({ toolCallId: call.callId, toolName: tool.name, input, output: undefined, error: outcome.error });
   }
 }
 

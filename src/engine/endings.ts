@@ -1,9 +1,11 @@
-import { AcxError, errorMessage, isLeaseLost, TurnAbortedError } from '../core/errors.ts';
+import { AcxError, errorMessage, GuardrailTrippedError, isLeaseLost, TurnAbortedError } from '../core/errors.ts';
 import { safeObserve } from '../memory/provider.ts';
 import { logSeconds } from '../util/duration.ts';
 import { isUnspoken } from './brief.ts';
 import { unansweredOutput } from './closing.ts';
 import { maybeCompact } from './compaction-triggers.ts';
+import type { GuardrailTrip } from '../core/hooks.ts';
+import { hasToolCalls } from './transcript.ts';
 import type { EngineContext } from './engine-context.ts';
 import type { FinishReason } from './events.ts';
 import { withFooters } from './hosted.ts';
@@ -18,6 +20,7 @@ import type { TurnResult } from './turn-types.ts';
 /** Ends the turn with its final text: committed, told to memory, then compacted if it grew past the threshold. */
 export async function finish(ctx: EngineContext, state: TurnState, text: string, finishReason: FinishReason): Promise<TurnResult> {
   const { options, journal, logger } = ctx;
+  await checkOutput(ctx, state, text);
   let output: unknown;
   let failure: string | undefined;
   if (ctx.output) {
@@ -77,24 +80,38 @@ export async function abortTurn(ctx: EngineContext, state: TurnState): Promise<T
     state.emit({ type: 'abort' });
     return new TurnAbortedError();
   }
-  // Calls that never got a result are answered as cancelled (closing.ts states why they must be).
-  await commit(ctx, state);
-  const open = await journal.openCalls(state.turn.id);
-  for (const call of open) {
-    if (call.status !== 'done' && !state.outputs.has(call.callId)) {
-      await recordResult(ctx, state, call, unansweredOutput(call, 'the user cancelled the turn'));
-    }
-  }
-  if (open.length > 0) settleStep(ctx, state, open[0]!.step, open);
+  await answerOpenCalls(ctx, state, 'the user cancelled the turn');
   await commit(ctx, state, () => journal.updateTurn(state.turn.id, { status: 'cancelled', steps: state.step }));
   ctx.logger.info('turn end', { session: state.sessionId, turn: state.turn.id, outcome: 'cancelled' });
   state.emit({ type: 'abort' });
   return new TurnAbortedError();
 }
 
-/** Ends the turn as failed (the caller throws the error). */
-export async function failTurn(ctx: EngineContext, state: TurnState, error: unknown): Promise<void> {
-  await commit(ctx, state, () => ctx.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` }));
+/**
+ * Answers the calls of the open step that never got a result, and settles the step (closing.ts
+ * states why they must be answered): the next commit writes it.
+ */
+async function answerOpenCalls(ctx: EngineContext, state: TurnState, why: string): Promise<void> {
+  await commit(ctx, state);
+  const open = await ctx.journal.openCalls(state.turn.id);
+  for (const call of open) {
+    if (call.status !== 'done' && !state.outputs.has(call.callId)) {
+      await recordResult(ctx, state, call, unansweredOutput(call, why));
+    }
+  }
+  if (open.length > 0) settleStep(ctx, state, open[0]!.step, open);
+}
+
+/**
+ * Ends the turn as failed, any call still open answered as not run (the caller throws the error);
+ * `write` joins the commit that records the failure.
+ */
+export async function failTurn(ctx: EngineContext, state: TurnState, error: unknown, write?: () => Promise<void>): Promise<void> {
+  await answerOpenCalls(ctx, state, `the turn failed (${errorMessage(error)})`);
+  await commit(ctx, state, async () => {
+    await write?.();
+    await ctx.journal.updateTurn(state.turn.id, { status: 'failed', error: `[turn failed: ${errorMessage(error)}]` });
+  });
   // A bookend like the others (INFO): the error itself reaches the caller, who reports it once.
   ctx.logger.info('turn end', {
     session: state.sessionId,
@@ -103,6 +120,40 @@ export async function failTurn(ctx: EngineContext, state: TurnState, error: unkn
     steps: `${state.step}/${ctx.options.maxSteps}`,
     error: errorMessage(error),
   });
+}
+
+/**
+ * The output guardrails on the final text, before it is committed as the answer. Tripped: the
+ * reply is withheld — its message in the journal is replaced by a note saying so (the next turn's
+ * model reads the note, never the text) — the turn fails, and GuardrailTrippedError is thrown.
+ * Not journaled when it passes: a turn resumed before its end commit checks its text again.
+ */
+async function checkOutput(ctx: EngineContext, state: TurnState, text: string): Promise<void> {
+  const guards = ctx.options.guards;
+  if (!guards) return;
+  let trip;
+  try {
+    trip = await guards.checkOutput({ sessionId: state.sessionId, turnId: state.turn.id, text });
+  } catch (error) {
+    await failTurn(ctx, state, error);
+    throw error;
+  }
+  if (!trip) return;
+  const reply = state.transcript.findLast((entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && !hasToolCalls(entry.message));
+  // One commit: a crash never leaves the note in place of the reply on a turn still running.
+  throw await tripTurn(ctx, state, trip, async () => {
+    if (!reply) return;
+    reply.message = { role: 'assistant', content: `[withheld: the output guardrail "${trip.guardrail}" tripped: ${trip.reason}]` };
+    await ctx.journal.replaceMessage(state.sessionId, reply.seq, reply.message);
+  });
+}
+
+/** Ends the turn as failed because a guardrail tripped; returns the error for the caller to throw. */
+export async function tripTurn(ctx: EngineContext, state: TurnState, trip: GuardrailTrip, write?: () => Promise<void>): Promise<GuardrailTrippedError> {
+  const error = new GuardrailTrippedError(trip);
+  ctx.logger.warn('guardrail tripped', { session: state.sessionId, turn: state.turn.id, kind: trip.kind, guardrail: trip.guardrail, reason: trip.reason });
+  await failTurn(ctx, state, error, write);
+  return error;
 }
 
 async function observe(ctx: EngineContext, state: TurnState, text: string, unspoken: boolean): Promise<void> {

@@ -8,6 +8,7 @@ import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from './caps.ts';
 import { checkHeadroom, type ContextBudget, resolveContextBudget } from './context-budget.ts';
 import { callToolSet } from './hosted.ts';
 import { type ModelTool, toolSet } from './model-call.ts';
+import { SessionPrompts } from './provider-prompt.ts';
 import type { EngineOptions } from './turn-types.ts';
 
 
@@ -25,8 +26,9 @@ export interface RegisteredTool {
 
 /**
  * What every part of the engine reads and none changes: the options, the journal, the tools and
- * the context budget, checked and built once per Engine. The engine's modules are functions of
- * this context and of one turn's TurnState.
+ * the context budget, checked and built once per Engine; and the sessions' provider prompts, which
+ * a turn takes and gives back. The engine's modules are functions of this context and of one
+ * turn's TurnState.
  */
 export interface EngineContext {
   readonly options: ResolvedEngineOptions;
@@ -40,6 +42,8 @@ export interface EngineContext {
   readonly callTools: (functions: ToolSet | undefined) => ToolSet | undefined;
   /** The required output's schema, when the engine has one. */
   readonly output: NormalizedSchema | undefined;
+  /** Each session's provider prompt, converted once per message and kept between its turns. */
+  readonly prompts: SessionPrompts;
   now(): Date;
 }
 
@@ -108,6 +112,7 @@ export function createEngineContext(options: EngineOptions): EngineContext {
     sdkTools,
     callTools: callToolSet(options.builtins),
     output,
+    prompts: new SessionPrompts(),
     now: () => clock?.() ?? new Date(),
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import { AcxError } from '../core/errors.ts';
+import { AcxError, GuardrailTrippedError } from '../core/errors.ts';
 import type { JournalStore } from '../store/journal-store.ts';
 import { abandonTurn } from './closing.ts';
 import { compactNow } from './compaction-triggers.ts';
@@ -84,6 +84,7 @@ export class Engine {
         hint: 'Continue it first (continueTurn / acx run resumes it automatically).',
       });
     }
+    await this.checkInput(input);
     const turnId = input.turnId ?? randomUUID();
     const message: ModelMessage = { role: 'user', content: input.prompt };
     // The turn and its message are one commit: a turn on record always has the message it answers.
@@ -96,7 +97,18 @@ export class Engine {
       addressed: input.addressed ?? false,
       resumed: false,
     });
-    return traced(state, () => drive(this.context, state));
+    return traced(this.context, state, () => drive(this.context, state));
+  }
+
+  /**
+   * The input guardrails on a new message, before anything of it is journaled: a message that
+   * trips one never reaches the model, nor the transcript a later turn's model reads.
+   */
+  private async checkInput(input: TurnInput): Promise<void> {
+    const trip = await this.options.guards?.checkInput({ sessionId: input.sessionId, prompt: input.prompt });
+    if (!trip) return;
+    this.context.logger.warn('guardrail tripped', { session: input.sessionId, kind: trip.kind, guardrail: trip.guardrail, reason: trip.reason });
+    throw new GuardrailTrippedError(trip);
   }
 
   /** Continues a session's unfinished turn by evidence: what the journal shows already happened. */

@@ -105,3 +105,10 @@ export function addUsage(a: Usage, b: Usage): Usage {
     totalTokens: sum(a.totalTokens, b.totalTokens),
   };
 }
+
+/** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
+export function partSink(hooks: { emit?: ((part: HarnessStreamPart) => void) | undefined; observe?: ((part: HarnessStreamPart) => void) | undefined }): (part: HarnessStreamPart) => void {
+  const { emit, observe } = hooks;
+  if (emit && observe) return (part) => (emit(part), observe(part));
+  return emit ?? observe ?? (() => {});
+}

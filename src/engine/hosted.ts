@@ -26,8 +26,13 @@ export function callToolSet(builtins: ProviderBuiltins | undefined): (functions:
  */
 export function withSourcesRecorded<M extends { providerOptions?: unknown }>(message: M, sources: readonly ModelSource[]): M {
   if (sources.length === 0) return message;
+  return withAcxRecord(message, 'sources', sources.map((s) => ({ ...s })));
+}
+
+/** Records a value on a journaled message under the `acx` provider-options key, which no provider reads (it costs no tokens). */
+export function withAcxRecord<M extends { providerOptions?: unknown }>(message: M, key: string, value: unknown): M {
   const options = (message.providerOptions ?? {}) as Record<string, Record<string, unknown>>;
-  return { ...message, providerOptions: { ...options, acx: { ...(options.acx ?? {}), sources: sources.map((s) => ({ ...s })) } } };
+  return { ...message, providerOptions: { ...options, acx: { ...(options.acx ?? {}), [key]: value } } };
 }
 
 /** The sources recorded on a turn's journaled assistant messages, in order. */

@@ -8,6 +8,7 @@ import type { EngineContext } from './engine-context.ts';
 import { abortTurn, finish, throwIfAborted } from './endings.ts';
 import type { FinishReason } from './events.ts';
 import { classifyFault } from './faults.ts';
+import { modelCallTools } from './guard-points.ts';
 import { addSources } from './hosted.ts';
 import type { ModelCallResult } from './model-call.ts';
 import { appendEntry, commit, persistAssistant, settleStep } from './persistence.ts';
@@ -30,9 +31,10 @@ export async function drive(ctx: EngineContext, state: TurnState): Promise<TurnR
     if (state.step >= maxSteps) return reserve(ctx, state);
     state.step += 1;
     state.emit({ type: 'start-step', step: state.step });
+    const tools = await modelCallTools(ctx, state);
     options.checkpoint?.({ at: 'model-call', turnId: state.turn.id, step: state.step });
     const stepStarted = performance.now();
-    const result = await callWithRescue(ctx, state);
+    const result = await callWithRescue(ctx, state, tools);
     const calls = result.toolCalls;
     const records = await persistAssistant(ctx, state, result);
     options.checkpoint?.({ at: 'assistant-persisted', turnId: state.turn.id, step: state.step });
@@ -100,10 +102,12 @@ async function onFinalText(ctx: EngineContext, state: TurnState, text: string): 
 async function reserve(ctx: EngineContext, state: TurnState): Promise<TurnResult> {
   const { maxSteps, speech } = ctx.options;
   ctx.logger.warn('step budget exhausted', { session: state.sessionId, steps: `${state.step}/${maxSteps}` });
+  const tools = await modelCallTools(ctx, state);
   let text: string;
   try {
     const result = await callWithRetries(ctx, state, {
       brief: reserveBrief({ now: ctx.now(), maxSteps, speech }),
+      tools,
       toolChoice: 'none',
     });
     text = result.text.trim() || fallbackReserveNote(maxSteps, 'the report was empty');

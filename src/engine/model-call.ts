@@ -29,6 +29,8 @@ import type { ModelParams } from '../model/params.ts';
 import type { NormalizedSchema } from '../tools/schema.ts';
 import { type HarnessStreamPart, type Usage, usageOf } from './events.ts';
 import { ProviderPrompt } from './provider-prompt.ts';
+import { describeImage } from './tool-output.ts';
+import type { TurnAttachment } from './turn-types.ts';
 
 const AI_SDK_VERSION: string = aiPackage.version;
 
@@ -52,6 +54,8 @@ export interface ModelCallRequest {
    * With an explicit-cache provider, the cache breakpoint goes on the message before it.
    */
   brief?: string | undefined;
+  /** Images shown with the brief on this call only (TurnHooks.attachments), never persisted. */
+  attachments?: readonly TurnAttachment[] | undefined;
   /** Remembers the provider-level prompt between the calls of one turn. */
   prompt?: ProviderPrompt | undefined;
   /** Built once per engine with `toolSet()`: the SDK's view of the tools. */
@@ -124,7 +128,11 @@ function boundaryOptions(request: ModelCallRequest) {
 }
 
 function briefMessages(request: ModelCallRequest): ModelMessage[] {
-  return request.brief === undefined ? [] : [{ role: 'user', content: request.brief }];
+  const images = request.attachments ?? [];
+  if (images.length === 0) return request.brief === undefined ? [] : [{ role: 'user', content: request.brief }];
+  const vision = request.model.vision;
+  const shown = images.map((image) => (vision ? { type: 'file' as const, data: { type: 'data' as const, data: image.data }, mediaType: image.mediaType } : { type: 'text' as const, text: describeImage(image) }));
+  return [{ role: 'user', content: [...(request.brief === undefined ? [] : [{ type: 'text' as const, text: request.brief }]), ...shown] }];
 }
 
 function toModelToolCall(call: { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown }): ModelToolCall {

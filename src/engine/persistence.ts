@@ -3,7 +3,8 @@ import type { ToolResultOutput } from '@ai-sdk/provider-utils';
 import type { CallRecord } from '../store/journal.ts';
 import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import type { EngineContext } from './engine-context.ts';
-import { withSourcesRecorded } from './hosted.ts';
+import { withAcxRecord, withSourcesRecorded } from './hosted.ts';
+import { stepNote } from './brief.ts';
 import type { ModelCallResult } from './model-call.ts';
 import { capStepOutputs, errorOutput } from './tool-output.ts';
 import { type Entry, hasToolCalls } from './transcript.ts';
@@ -40,9 +41,15 @@ export async function commit(ctx: EngineContext, state: TurnState, write?: () =>
  * leaves every call on record as evidence, never an effect the journal does not know of.
  */
 export async function persistAssistant(ctx: EngineContext, state: TurnState, result: ModelCallResult): Promise<CallRecord[]> {
-  const assistant = withSourcesRecorded<AssistantModelMessage>(
-    (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
-    result.sources,
+  const assistant = withAcxRecord(
+    withSourcesRecorded<AssistantModelMessage>(
+      (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
+      result.sources,
+    ),
+    // The step ledger: each step's note (which step of the budget, and when) stays in the
+    // transcript for an audit, beside the message, never replayed to the model.
+    'step',
+    stepNote(state.step, ctx.options.maxSteps, ctx.now()),
   );
   const records: CallRecord[] = result.toolCalls.map((call, ordinal) => ({
     turnId: state.turn.id,
@@ -54,6 +61,7 @@ export async function persistAssistant(ctx: EngineContext, state: TurnState, res
     status: 'pending',
     result: null,
     approval: null,
+    decision: null,
   }));
   await commit(ctx, state, async () => {
     await appendEntry(ctx, state, 'assistant', assistant);

@@ -29,13 +29,16 @@ export async function continueTurn(ctx: EngineContext, input: ContinueInput): Pr
       hint: 'Send a new message instead.',
     });
   }
-  if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !(await journal.claimSuspended(turn.id)))) {
-    throw new AcxError('turn-claimed', `Turn ${input.claimSuspended} of session ${input.sessionId} is already being continued (by another process or call).`, {
-      hint: 'List the paused turns again (agent.listSuspended()); answer only those still listed.',
-    });
-  }
+  if (input.claimSuspended !== undefined && (turn.id !== input.claimSuspended || !(await journal.claimSuspended(turn.id)))) throw turnClaimed(input.claimSuspended, input.sessionId);
   const state = await newState(ctx, turn, input, { addressed: false, resumed: true });
-  return traced(state, () => resume(ctx, state, input));
+  return traced(ctx, state, () => resume(ctx, state, input));
+}
+
+/** A suspended turn another call answered first (first answer wins, across processes; the ACP harness's too). */
+export function turnClaimed(turnId: string, sessionId: string): AcxError {
+  return new AcxError('turn-claimed', `Turn ${turnId} of session ${sessionId} is already being continued (by another process or call).`, {
+    hint: 'List the paused turns again (agent.listSuspended()); answer only those still listed.',
+  });
 }
 
 /** The same turn id again: never take its message twice (see TurnInput.turnId). */
@@ -46,8 +49,8 @@ export async function rerunTurn(ctx: EngineContext, turn: TurnRecord, input: Tur
       hint: 'Derive turn ids from the session and the message, so that they are unique per session.',
     });
   }
-  const { onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested } = input;
-  const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested };
+  const { onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested, attachments } = input;
+  const hooks: ContinueInput = { sessionId: turn.sessionId, onApprovalRequest, onElicitation, abortSignal, emit, observe, pauseRequested, attachments };
   if (turn.status === 'done') {
     logger.info('turn already done', { session: turn.sessionId, turn: turn.id });
     return await recordedResult(ctx, turn);

@@ -1,5 +1,7 @@
+import type { ToolSet } from 'ai';
 import { errorMessage } from '../core/errors.ts';
 import { callCostUsd } from '../model/call-cost.ts';
+import { routedEndpoint } from '../model/openrouter-routing.ts';
 import { logSeconds } from '../util/duration.ts';
 import { composeBrief } from './brief.ts';
 import { compact } from './compaction-triggers.ts';
@@ -9,7 +11,7 @@ import { addUsage } from './events.ts';
 import { classifyFault, RATE_LIMIT_RETRIES, retryDelayMs } from './faults.ts';
 import { callModel, type ModelCallResult } from './model-call.ts';
 import { describeProviderFailure } from './provider-failure.ts';
-import { loadTranscript } from './transcript.ts';
+import { loadTranscript, messagesOf } from './transcript.ts';
 import type { TurnState } from './turn-state.ts';
 
 /**
@@ -17,7 +19,7 @@ import type { TurnState } from './turn-state.ts';
  * one re-run, only while no tool of the turn has run. Any other failure ends the turn as failed
  * (or cancelled, when aborted) and is thrown.
  */
-export async function callWithRescue(ctx: EngineContext, state: TurnState): Promise<ModelCallResult> {
+export async function callWithRescue(ctx: EngineContext, state: TurnState, tools: ToolSet | undefined): Promise<ModelCallResult> {
   const { options, logger } = ctx;
   const brief = composeBrief({
     now: ctx.now(),
@@ -27,7 +29,7 @@ export async function callWithRescue(ctx: EngineContext, state: TurnState): Prom
     turnContext: state.turnContext,
   });
   try {
-    return await callWithRetries(ctx, state, { brief });
+    return await callWithRetries(ctx, state, { brief, tools });
   } catch (error) {
     const fault = classifyFault(error);
     if (fault === 'aborted') throw await abortTurn(ctx, state);
@@ -42,7 +44,7 @@ export async function callWithRescue(ctx: EngineContext, state: TurnState): Prom
       if (state.toolsRan === 0 && outcome.compacted) {
         state.transcript = await loadTranscript(ctx.journal, state.sessionId);
         try {
-          return await callWithRetries(ctx, state, { brief });
+          return await callWithRetries(ctx, state, { brief, tools });
         } catch (again) {
           if (classifyFault(again) === 'aborted') throw await abortTurn(ctx, state);
           await failTurn(ctx, state, again);
@@ -64,7 +66,8 @@ export async function callWithRescue(ctx: EngineContext, state: TurnState): Prom
 export async function callWithRetries(
   ctx: EngineContext,
   state: TurnState,
-  call: { brief: string; toolChoice?: 'auto' | 'none' },
+  /** `tools`: the function tools the call offers (beforeModelCall may narrow them: guard-points.ts). */
+  call: { brief: string; tools: ToolSet | undefined; toolChoice?: 'auto' | 'none' },
 ): Promise<ModelCallResult> {
   const { options, logger } = ctx;
   const { retries, retryBaseMs, model } = options;
@@ -75,10 +78,11 @@ export async function callWithRetries(
         callModel({
           model,
           system: options.instructions,
-          messages: state.transcript.map((entry) => entry.message),
+          messages: messagesOf(state.transcript),
           brief: call.brief,
+          attachments: state.hooks.attachments,
           prompt: state.providerPrompt,
-          tools: ctx.callTools(ctx.sdkTools),
+          tools: ctx.callTools(call.tools),
           ...(call.toolChoice ? { toolChoice: call.toolChoice } : {}),
           params: options.params,
           sessionId: state.sessionId,
@@ -115,6 +119,8 @@ function logModelCall(ctx: EngineContext, result: ModelCallResult): void {
   const cost = callCostUsd(result.providerMetadata);
   ctx.logger.info('llm', {
     provider: ctx.options.model.provider,
+    // The upstream a router says it selected (OpenRouter); absent for a direct call.
+    endpoint: routedEndpoint(result.providerMetadata),
     model: ctx.options.model.modelId,
     duration: logSeconds(result.durationMs),
     tokens_in: result.usage.inputTokens,

@@ -15,7 +15,8 @@ function isContentParts(value: unknown): value is ToolContentPart[] {
 }
 
 export function describeImage(part: { mediaType: string; data: string }): string {
-  const bytes = Math.floor((part.data.length * 3) / 4);
+  const padding = part.data.endsWith('==') ? 2 : part.data.endsWith('=') ? 1 : 0;
+  const bytes = Math.floor((part.data.length * 3) / 4) - padding;
   return `[image ${part.mediaType}, ${bytes.toLocaleString('en-US')} bytes: this model reads text only, so the image was not shown]`;
 }
 

@@ -10,8 +10,28 @@ export interface Entry {
   message: ModelMessage;
 }
 
+/**
+ * A turn's transcript only grows: persistence.ts appends entries to the array, and nothing
+ * replaces or removes one in place; anything that is not growth (a compaction, a reload from the
+ * journal) makes a new array. Its messages are therefore kept as one array per transcript, grown
+ * by what was appended since the last call, so a step reads them in time independent of the
+ * history's length (and the provider prompt, given the same array, recognises pure growth).
+ */
+const messageViews = new WeakMap<readonly Entry[], ModelMessage[]>();
+
+export function messagesOf(transcript: readonly Entry[]): readonly ModelMessage[] {
+  let messages = messageViews.get(transcript);
+  const known = messages?.length ?? 0;
+  if (!messages || known > transcript.length || (known > 0 && messages[known - 1] !== transcript[known - 1]!.message)) {
+    messages = [];
+    messageViews.set(transcript, messages);
+  }
+  for (let i = messages.length; i < transcript.length; i++) messages.push(transcript[i]!.message);
+  return messages;
+}
+
 export async function loadTranscript(journal: JournalStore, sessionId: string): Promise<Entry[]> {
-  return (await journal.messages(sessionId)).map((m) => ({ ...m }));
+  return (await journal.transcript(sessionId)).map((m) => ({ ...m }));
 }
 
 export function textOf(message: ModelMessage): string {

@@ -3,10 +3,10 @@ import { safeContext } from '../memory/provider.ts';
 import type { TurnRecord } from '../store/journal.ts';
 import type { Addressed } from './brief.ts';
 import type { EngineContext } from './engine-context.ts';
-import { emptyUsage, type HarnessStreamPart, type Usage } from './events.ts';
+import { emptyUsage, type HarnessStreamPart, partSink, type Usage } from './events.ts';
 import { recordedSources } from './hosted.ts';
 import type { ModelSource } from './model-call.ts';
-import { ProviderPrompt } from './provider-prompt.ts';
+import type { ProviderPrompt } from './provider-prompt.ts';
 import { NO_TELEMETRY, startTurnTelemetry, type TurnTelemetry } from './telemetry.ts';
 import { type Entry, loadTranscript, textOf, toolsRanIn } from './transcript.ts';
 import { turnActivity } from './turn-activity.ts';
@@ -41,7 +41,7 @@ export interface TurnState {
   outputs: Map<string, ToolResultOutput>;
   /** The ledger writes of parallel calls (a start mark, a result), one at a time: see inLedgerOrder. */
   ledger: Promise<void>;
-  /** The transcript as the provider reads it, converted once per message for this turn. */
+  /** The transcript as the provider reads it, converted once per message: the session's, taken for this turn (see traced). */
   providerPrompt: ProviderPrompt;
   /** A settled step's journal writes, waiting for the turn's next commit (see persistence.ts, settleStep). */
   pendingSettle: (() => Promise<void>) | undefined;
@@ -96,7 +96,7 @@ export async function newState(
     resumed: flags.resumed,
     outputs: new Map(),
     ledger: Promise.resolve(),
-    providerPrompt: new ProviderPrompt(),
+    providerPrompt: ctx.prompts.take(turn.sessionId),
     pendingSettle: undefined,
     // A resumed turn's earlier steps: their sources were journaled with their assistant messages.
     sources: recordedSources(transcript.filter((entry) => entry.turnId === turn.id).map((entry) => entry.message)),
@@ -104,6 +104,9 @@ export async function newState(
     telemetry,
   };
   state.turnContext = await composeTurnContext(ctx, state);
+  const images = hooks.attachments ?? [];
+  // Said loudly: a model without vision reads what the images were, never the pixels.
+  if (images.length > 0 && !options.model.vision) logger.warn('image degraded to text', { session: turn.sessionId, turn: turn.id, images: images.length, reason: 'the model reads text only' });
   logger.info('turn start', {
     session: state.sessionId,
     turn: turn.id,
@@ -131,13 +134,6 @@ async function composeTurnContext(ctx: EngineContext, state: TurnState): Promise
   return lines;
 }
 
-/** Where a turn's parts go: the streaming sink, the observer, both, or nowhere. */
-function partSink(hooks: TurnHooks): (part: HarnessStreamPart) => void {
-  const { emit, observe } = hooks;
-  if (emit && observe) return (part) => (emit(part), observe(part));
-  return emit ?? observe ?? (() => {});
-}
-
 /** A turn's result as this process saw it, with the fields its ending decides. */
 export function turnResult(
   state: TurnState,
@@ -158,8 +154,8 @@ export function turnResult(
   };
 }
 
-/** Runs a turn's body with its telemetry ended however the body ends. */
-export async function traced(state: TurnState, body: () => Promise<TurnResult>): Promise<TurnResult> {
+/** Runs a turn's body with its telemetry ended, and its session's provider prompt given back, however the body ends. */
+export async function traced(ctx: EngineContext, state: TurnState, body: () => Promise<TurnResult>): Promise<TurnResult> {
   try {
     const result = await body();
     state.telemetry.end({ text: result.text || result.unspoken || '', finishReason: result.finishReason, usage: result.usage });
@@ -167,5 +163,7 @@ export async function traced(state: TurnState, body: () => Promise<TurnResult>):
   } catch (error) {
     state.telemetry.end({ error });
     throw error;
+  } finally {
+    ctx.prompts.giveBack(state.sessionId, state.providerPrompt);
   }
 }

@@ -1,5 +1,6 @@
 import type { ElicitationHandler } from '../core/elicitation.ts';
 import type { UserContent } from 'ai';
+import type { TurnGuards } from '../core/hooks.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
@@ -23,6 +24,8 @@ export type Checkpoint =
   | { at: 'turn-started'; turnId: string }
   | { at: 'model-call'; turnId: string; step: number }
   | { at: 'assistant-persisted'; turnId: string; step: number }
+  /** The hooks' and tool guardrails' decision about a call is journaled (only when the engine has guards). */
+  | { at: 'call-decided'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'tool-started'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'tool-finished'; turnId: string; step: number; toolName: string; callId: string }
   | { at: 'step-settled'; turnId: string; step: number }
@@ -60,6 +63,8 @@ export interface EngineOptions {
   warnHeadroom?: boolean;
   /** OpenTelemetry spans for turns, steps, model calls and tool runs (telemetry.ts); off when absent. */
   telemetry?: TelemetrySettings;
+  /** Hooks and guardrails, asked at the turn's decision points (guard-points.ts); HarnessAgent builds them. */
+  guards?: TurnGuards | undefined;
 }
 
 export interface ApprovalDecision {
@@ -90,6 +95,21 @@ export interface TurnHooks {
    * `continueTurn` from any process); nothing is lost or re-run.
    */
   pauseRequested?: (() => boolean) | undefined;
+  /**
+   * Images shown with the turn's message on each of its model calls in this process (through the
+   * vision gate: described in words to a model without vision), never written to the transcript:
+   * a peer's picture is seen on the turn it arrived, and not paid for again on every later one.
+   */
+  attachments?: readonly TurnAttachment[] | undefined;
+  /** Aborted when that pause is asked for, for a harness that acts on it at once instead of asking at its safe points (ACP). */
+  pauseSignal?: AbortSignal | undefined;
+}
+
+/** An image shown with a turn's message (base64 data). */
+export interface TurnAttachment {
+  type: 'image';
+  data: string;
+  mediaType: string;
 }
 
 /** Who answers a turn's questions inline: its approvals, and a tool's questions for the user. */

@@ -8,8 +8,10 @@
 import '../node-guard.ts';
 export { wake, turnIdFor, DEFAULT_BREAKER, DEFAULT_PACING, DEFAULT_MAX_ATTEMPTS } from '../frontends/wake/session.ts';
 export type { PacingSettings, WakeOptions, WakeOutcome } from '../frontends/wake/session.ts';
-export { openWakeStore, SqliteWakeStore, wakeStorePath } from '../store/wake-store.ts';
-export type { BreakerSettings, InboxItem, OpenWakeStoreOptions, WakeEvent, WakeStore } from '../store/wake-store.ts';
+export { openWakeStore, wakeStorePath } from '../store/open-wake-store.ts';
+export type { OpenWakeStoreOptions } from '../store/open-wake-store.ts';
+export { SqliteWakeStore } from '../store/sqlite-wake-store.ts';
+export type { BreakerSettings, InboxItem, WakeEvent, WakeStore } from '../store/wake-store.ts';
 // What a caller must hand wake() besides the agent and the store: a logger for its bookend lines.
 export { createLogger } from '../util/logger.ts';
 export type { CreateLoggerOptions, LogFields, Logger, LogLevel } from '../util/logger.ts';

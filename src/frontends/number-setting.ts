@@ -1,10 +1,12 @@
 import { AcxError } from '../core/errors.ts';
 
-export type NumberKind = 'integer' | 'positive integer' | 'positive' | 'positive seconds' | 'non-negative seconds';
+export type NumberKind = 'integer' | 'positive integer' | 'positive integer or all' | 'positive' | 'positive seconds' | 'non-negative seconds';
 
 const RULES: Record<NumberKind, { ok: (value: number) => boolean; must: string }> = {
   integer: { ok: Number.isInteger, must: 'a whole number' },
   'positive integer': { ok: (v) => Number.isInteger(v) && v >= 1, must: 'a whole number of at least 1' },
+  // "all" itself is read by the caller; a number here must be a whole one of at least 1.
+  'positive integer or all': { ok: (v) => Number.isInteger(v) && v >= 1, must: 'a whole number of at least 1, or "all"' },
   positive: { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number' },
   'positive seconds': { ok: (v) => Number.isFinite(v) && v > 0, must: 'a positive number of seconds' },
   'non-negative seconds': { ok: (v) => Number.isFinite(v) && v >= 0, must: 'zero or more seconds' },

@@ -1,5 +1,7 @@
 import type { UIMessage } from 'ai';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
+import type { TurnResult } from '../engine/engine.ts';
+import type { AfterTurnEvent } from './guards.ts';
 import type { CompactionResult, HarnessSession } from './harness.ts';
 import type { ForkOptions, RewindOptions, RewindResult } from './session-branch.ts';
 import type { SessionState, TurnContinuation } from './session-state.ts';
@@ -21,7 +23,8 @@ export interface AgentSession {
   /**
    * The session's history as the AI SDK's UI messages (text, reasoning, tool parts in their
    * states, approvals), for a `useChat({ messages })` page after a reload: see ui-messages.ts and
-   * uiMessagesResponse. Engine only.
+   * uiMessagesResponse. A reply still streaming is left out: resuming its stream brings it whole
+   * (resumeUIStreamResponse). Engine only.
    */
   uiMessages(): Promise<UIMessage[]>;
   /**
@@ -39,7 +42,10 @@ export interface AgentSession {
    * Pauses the running turn at its next safe point (after the current step's tools, before the
    * next model call) and resolves once it has paused. The turn is suspended in the journal: its
    * call resolves with finishReason `other` and `suspendedBy: 'request'`; continue it with
-   * continueGenerate/continueStream, or from another process via listSuspended(). Engine only.
+   * continueGenerate/continueStream, or from another process via listSuspended(). On an ACP harness
+   * (with a journal, and an agent that can reopen its session) the agent is told to cancel once its
+   * running host tools finish, and the turn goes on later on the reopened session; elsewhere
+   * HarnessCapabilityUnsupportedError.
    */
   suspendTurn(): Promise<void>;
   /**
@@ -70,13 +76,14 @@ export interface AgentSession {
 export interface LiveHooks {
   abortSignal: AbortSignal;
   pauseRequested: () => boolean;
+  pauseSignal: AbortSignal;
   claimSuspended?: string;
 }
 
 /** The call running on a session in this process: what stop() and suspendTurn() act on. */
 interface RunningCall {
   controller: AbortController;
-  pause: boolean;
+  pause: AbortController;
   settled: Promise<unknown>;
 }
 
@@ -92,19 +99,33 @@ export class Session implements AgentSession {
   #claim: string | undefined;
   /** Opens another session of the same agent by id (what fork() hands back). */
   readonly #open: (sessionId: string) => Promise<AgentSession>;
+  /** The session's turn streaming now, if any (its reply is left out of uiMessages: see uiMessagesOf). */
+  readonly #streamingTurn: (() => Promise<string | undefined>) | undefined;
+  /** The afterTurn hooks (the agent's, then the session's), told how each call ended. */
+  readonly #afterTurn: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+  /** Whether the session has output guardrails: a reply's parts are held until they pass (held-reply.ts). */
+  readonly holdReply: boolean;
   constructor(
     inner: HarnessSession,
     identity: { harnessId: string; agentId: string },
     toolNames: ReadonlySet<string>,
     open: (sessionId: string) => Promise<AgentSession>,
-    claim?: string,
+    options: {
+      claim?: string | undefined;
+      streamingTurn?: (() => Promise<string | undefined>) | undefined;
+      afterTurn?: ((event: AfterTurnEvent<TurnResult>) => Promise<void>) | undefined;
+      holdReply?: boolean;
+    } = {},
   ) {
     this.id = inner.id;
     this.inner = inner;
     this.#identity = identity;
     this.#toolNames = toolNames;
     this.#open = open;
-    this.#claim = claim;
+    this.#claim = options.claim;
+    this.#streamingTurn = options.streamingTurn;
+    this.#afterTurn = options.afterTurn;
+    this.holdReply = options.holdReply ?? false;
   }
   hasUnfinishedTurn(): Promise<boolean> {
     return this.inner.hasUnfinishedTurn();
@@ -125,7 +146,26 @@ export class Session implements AgentSession {
         hint: 'Keep the chat yourself (createAgentUIStreamResponse onFinish), or run the agent on the engine harness.',
       });
     }
-    return uiMessagesOf(await this.inner.history(), this.#toolNames);
+    const [history, streaming] = await Promise.all([this.inner.history(), this.#streamingTurn?.()]);
+    return uiMessagesOf(history, this.#toolNames, streaming);
+  }
+
+  /**
+   * Runs one turn call of this session (tracked), then tells the afterTurn hooks how it ended. When
+   * the call failed, it rejects with its own error even if an afterTurn hook throws too.
+   */
+  async observed(abortSignal: AbortSignal | undefined, run: (hooks: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
+    const afterTurn = this.#afterTurn;
+    if (!afterTurn) return this.track(abortSignal, run);
+    let result: TurnResult;
+    try {
+      result = await this.track(abortSignal, run);
+    } catch (error) {
+      await afterTurn({ sessionId: this.id, error }).catch(() => {});
+      throw error;
+    }
+    await afterTurn({ sessionId: this.id, result });
+    return result;
   }
 
   /** Runs one call of this session, so that stop() and suspendTurn() can reach it. */
@@ -136,11 +176,11 @@ export class Session implements AgentSession {
       });
     }
     const controller = new AbortController();
-    const call: RunningCall = { controller, pause: false, settled: Promise.resolve() };
+    const call: RunningCall = { controller, pause: new AbortController(), settled: Promise.resolve() };
     const signal = abortSignal ? AbortSignal.any([abortSignal, controller.signal]) : controller.signal;
     const claimSuspended = this.#claim;
     this.#claim = undefined;
-    const result = run({ abortSignal: signal, pauseRequested: () => call.pause, ...(claimSuspended ? { claimSuspended } : {}) });
+    const result = run({ abortSignal: signal, pauseRequested: () => call.pause.signal.aborted, pauseSignal: call.pause.signal, ...(claimSuspended ? { claimSuspended } : {}) });
     call.settled = result.then(
       () => undefined,
       () => undefined,
@@ -181,7 +221,7 @@ export class Session implements AgentSession {
         hint: 'Call suspendTurn() while a generate/stream call of this session is under way.',
       });
     }
-    running.pause = true;
+    running.pause.abort();
     await running.settled;
   }
 

@@ -1,16 +1,17 @@
-import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
-import { Journal, type TurnRecord } from '../store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../store/journal-store.ts';
-import { DeferredJournalStore } from '../store/deferred-journal.ts';
+import type { TurnRecord } from '../store/journal.ts';
+import type { JournalStore } from '../store/journal-store.ts';
+import { openJournalStore, sqliteJournalPath } from '../store/open-journal.ts';
 import { DEFAULT_AGENT_ID, storeKindOf } from '../store/store-url.ts';
 import { holdSession, type SessionLeaseSettings } from './session-lease.ts';
 import { forkSession, rewindSession } from './session-branch.ts';
+import { streamsPathBeside } from './turn-streams.ts';
+import { openTurnStreamStore, type TurnStreamStore } from '../store/turn-streams.ts';
 import { silentLogger } from '../util/logger.ts';
 import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
-import type { TurnContinuation } from './session-state.ts';
+import { HARNESS_ATTRIBUTE, type TurnContinuation } from './session-state.ts';
 
 /**
  * acx's own harness: the native engine over any AI SDK model, journaled in SQLite.
@@ -51,16 +52,11 @@ export interface EngineHarnessOptions extends EngineTuning {
   sessionLease?: SessionLeaseSettings;
 }
 
-/** The journal a harness's options name: a store given, a postgres:// URL, or the SQLite file. */
-export function journalStoreFor(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath' | 'agentId'>): JournalStore {
-  const { store } = options;
-  if (typeof store === 'object') return store;
-  if (store !== undefined && storeKindOf(store) === 'postgres') {
-    const agentId = options.agentId ?? DEFAULT_AGENT_ID;
-    // pg and the PostgreSQL journal load on the journal's first use, not with the harness.
-    return new DeferredJournalStore(async () => new (await import('../store/postgres-journal.ts')).PostgresJournalStore(store, { agentId }));
-  }
-  return new SqliteJournalStore(new Journal(options.journalPath ?? join(options.home ?? '.acx-home', 'journal.db')));
+/** Where the journal's turn streams go: its PostgreSQL database, or streams.db beside its SQLite file; none beside a store of your own. */
+function turnStreamsBeside(options: Pick<EngineHarnessOptions, 'store' | 'home' | 'journalPath'>): string | undefined {
+  if (typeof options.store === 'object') return undefined;
+  if (options.store !== undefined && storeKindOf(options.store) === 'postgres') return options.store;
+  return streamsPathBeside(sqliteJournalPath(options));
 }
 
 /** A journaled unfinished turn as a continuation: paused turns say what they wait for; a running one was interrupted. */
@@ -82,7 +78,8 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         ? resolveModel({ spec: options.model })
         : Promise.resolve(isResolved(options.model) ? options.model : fromLanguageModel(options.model)));
   let journal: JournalStore | undefined;
-  const openJournal = () => (journal ??= journalStoreFor(options));
+  const openJournal = () => (journal ??= openJournalStore(options));
+  let streams: Promise<TurnStreamStore> | undefined;
   let headroomChecked = options.warnHeadroom === false;
 
   return {
@@ -103,6 +100,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         speech: config.speech,
         permissionMode: config.permissionMode,
         output: config.output,
+        guards: config.guards,
         logger: options.logger ?? silentLogger,
       });
       headroomChecked = true;
@@ -113,7 +111,10 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         run: (input) => engine.runTurn({ sessionId, ...input }),
         continue: (input) => engine.continueTurn({ sessionId, ...input }),
         detach: async () => {},
-        destroy: async () => engine.journal.deleteSession(sessionId),
+        destroy: async () => {
+          await engine.journal.deleteSession(sessionId);
+          if (streams) await (await streams).deleteSession(sessionId);
+        },
         canSuspend: true,
         abandonTurn: (turnId, reason) => engine.abandonTurn(sessionId, turnId, reason),
         ...(engine.journal.leases ? { exclusive: <T>(fn: (leaseLost: AbortSignal) => Promise<T>) => holdSession(engine.journal.leases!, sessionId, options.sessionLease ?? {}, options.logger ?? silentLogger, fn) } : {}),
@@ -133,12 +134,22 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
     hasSession: (sessionId) => openJournal().hasSession(sessionId),
     async listSuspended() {
       const journal = openJournal();
-      const turns = await journal.suspendedTurns();
+      const turns = [];
+      // A journal shared with an ACP harness holds its sessions too: those are its to list.
+      for (const turn of await journal.suspendedTurns()) if ((await journal.sessionAttribute(turn.sessionId, HARNESS_ATTRIBUTE)) === undefined) turns.push(turn);
       return Promise.all(turns.map(async (turn) => ({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...(await continuationOf(journal, turn))! })));
+    },
+    turnStreams() {
+      if (streams) return streams;
+      const location = turnStreamsBeside(options);
+      return location === undefined ? undefined : (streams = openTurnStreamStore(location, { agentId: options.agentId ?? DEFAULT_AGENT_ID }));
     },
     async close() {
       await journal?.close();
       journal = undefined;
+      const opened = streams;
+      streams = undefined;
+      if (opened) await (await opened).close();
     },
   };
 }

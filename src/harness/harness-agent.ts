@@ -1,108 +1,30 @@
 import { randomUUID } from 'node:crypto';
-import { type Agent, jsonSchema, type ModelMessage, type ToolSet, type UserContent } from 'ai';
-import type { Addressed, SpeechMode } from '../engine/brief.ts';
+import { type Agent, jsonSchema, type ToolSet } from 'ai';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { TurnAnswerers } from '../engine/turn-types.ts';
 import type { HarnessStreamPart } from '../engine/events.ts';
-import { type PermissionMode } from '../tools/permission.ts';
-import { type InputSchema, normalizeSchema } from '../tools/schema.ts';
-import { fromSdkTool, isSdkTool, type SdkTool } from '../tools/ai-sdk-tool.ts';
+import { normalizeSchema } from '../tools/schema.ts';
+import { fromSdkTool, isSdkTool } from '../tools/ai-sdk-tool.ts';
 import type { Tool } from '../tools/tool.ts';
 import { AcxError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import { type AgentSession, type LiveHooks, Session } from './agent-session.ts';
-import type { AgentConfig, Harness, HarnessSession } from './harness.ts';
-import { readSessionState, type SessionState, type SuspendedSession } from './session-state.ts';
+import type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, TurnCallbacks } from './agent-options.ts';
+import { afterTurnOf, guardsOf } from './guards.ts';
+import { withHeldReply } from './held-reply.ts';
+import type { HarnessSession } from './harness.ts';
+import { readSessionState, type SuspendedSession } from './session-state.ts';
 import { type HarnessOutput, HarnessStreamResult, type HarnessTurnResult, turnResultOf } from './harness-results.ts';
-import { isWaiting, moveOn, type PendingApprovalPolicy, waitingTurn } from './pending-turn.ts';
+import { isWaiting, moveOn, waitingTurn } from './pending-turn.ts';
 import { type CallInput, readCallInput } from './sdk-input.ts';
-import { type SdkEndEvent, type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { type SdkPart, type SdkStep, SdkTurn } from './sdk-turn.ts';
+import { readTurnStream } from './stream-reader.ts';
+import { StreamRecorder } from './stream-recorder.ts';
+import { takeUpTurn } from './stream-takeover.ts';
+import { TurnStreams } from './turn-streams.ts';
+import type { ResumedStream } from './agent-options.ts';
 
 export type { AgentSession } from './agent-session.ts';
-
-/**
- * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
- * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
- * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
- */
-export interface HarnessAgentSettings extends TurnAnswerers {
-  /**
-   * The session a call joins when it names none (no `session`, no `options.sessionId`): the AI
-   * SDK's UI helpers pass neither unless told. Unset, such a call opens a new session.
-   */
-  sessionId?: string;
-  harness: Harness;
-  /** A stable identity for the agent's memory and idempotency keys. */
-  id?: string;
-  /** For harnesses that pick their own model (ACP agents); the engine harness is given its model directly. */
-  model?: string;
-  instructions?: string;
-  /** Skills the harness may load natively (written to an ACP agent's skills directory). */
-  skills?: AgentConfig['skills'];
-  /** acx tools, or a record of acx tools and tools made with the AI SDK's `tool()` (those get kind `other`: they ask unless allow-all). */
-  tools?: readonly Tool[] | Record<string, (Omit<Tool, 'name'> & { name?: string }) | SdkTool>;
-  activeTools?: readonly string[];
-  inactiveTools?: readonly string[];
-  /** Structured output: the final answer must be JSON matching this schema. */
-  output?: InputSchema;
-  permissionMode?: PermissionMode;
-  speech?: SpeechMode;
-  /**
-   * A new message sent while a turn waits for an approval (or a host tool's result): 'decline'
-   * (default) answers the waiting calls as not run — the model is told the user moved on without
-   * approving — and answers the message; 'error' refuses the message (`turn-suspended`) and the
-   * turn keeps waiting. See pending-turn.ts.
-   */
-  pendingApprovalOnNewMessage?: PendingApprovalPolicy;
-}
-
-export interface CreateSessionOptions {
-  sessionId?: string;
-  /** Reopen a detached session (the state detach() returned). */
-  resumeFrom?: SessionState;
-  /** Reopen a session to continue its unfinished turn (detach()'s state with a continuation, or a listSuspended() entry's state). */
-  continueFrom?: SessionState;
-}
-
-/** `options` of an AI SDK call (createAgentUIStreamResponse({ agent, options })): which session the chat is. */
-export interface HarnessCallOptions {
-  sessionId?: string;
-}
-
-/** Callbacks of a call, as the AI SDK names them (the deprecated names too). Awaited before the call resolves. */
-export interface TurnCallbacks {
-  onStepFinish?: (step: SdkStep) => PromiseLike<void> | void;
-  onStepEnd?: (step: SdkStep) => PromiseLike<void> | void;
-  onFinish?: (event: SdkEndEvent) => PromiseLike<void> | void;
-  onEnd?: (event: SdkEndEvent) => PromiseLike<void> | void;
-}
-
-export interface GenerateOptions extends TurnCallbacks, TurnAnswerers {
-  session?: AgentSession;
-  /**
-   * The message: text or user content, or (as the AI SDK sends it) the whole chat as model
-   * messages, of which only the newest counts — the harness keeps the history. Trailing
-   * tool-approval-response parts continue the turn that asked instead.
-   */
-  prompt?: string | UserContent | ModelMessage[];
-  /** The AI SDK's alternative to `prompt`. */
-  messages?: ModelMessage[];
-  options?: HarnessCallOptions | undefined;
-  addressed?: Addressed;
-  /**
-   * An id for this turn that makes delivering the same message twice safe: if the session already
-   * has a turn with this id, a finished one returns what it recorded (nothing runs again) and an
-   * unfinished or failed one is continued by evidence. Native engine only.
-   */
-  turnId?: string;
-  abortSignal?: AbortSignal;
-}
-
-export interface ContinueOptions extends TurnCallbacks, TurnAnswerers {
-  session: AgentSession;
-  approvals?: readonly ApprovalDecision[];
-  toolResults?: ReadonlyArray<{ toolCallId: string; output: unknown }>;
-  abortSignal?: AbortSignal;
-}
+export type { ContinueOptions, CreateSessionOptions, GenerateOptions, HarnessAgentSettings, HarnessCallOptions, ResumedStream, TurnCallbacks } from './agent-options.ts';
 
 /** A streamed turn: `harnessStream` (acx parts), `fullStream` (AI SDK parts), `textStream`, `text`, `result`, and the rest of the AI SDK's StreamTextResult. */
 export type StreamResult = HarnessStreamResult;
@@ -124,12 +46,19 @@ function sdkToolOf(tool: Tool): ToolSet[string] {
   return { description: tool.description, inputSchema: jsonSchema(normalizeSchema(tool.inputSchema).jsonSchema) };
 }
 
+/**
+ * HarnessAgent: one API — generate / stream / continue over durable sessions — whatever harness
+ * runs the turns (acx's native engine, or an ACP coding agent). It is an AI SDK `Agent`
+ * (`version: 'agent-v1'`), so createAgentUIStreamResponse / createAgentUIStream take it as it is.
+ */
 export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolSet, Record<string, unknown>, HarnessOutput> {
   readonly version = 'agent-v1' as const;
   readonly settings: HarnessAgentSettings;
   /** The agent's tools as acx runs them. */
   readonly toolList: readonly Tool[];
   private sdkTools: ToolSet | undefined;
+  /** The kept streams (null: none), known on first use. */
+  private keptStreams: TurnStreams | null | undefined;
 
   constructor(settings: HarnessAgentSettings) {
     this.settings = settings;
@@ -169,6 +98,8 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    */
   async createSession(options: CreateSessionOptions = {}): Promise<AgentSession> {
     const sessionId = await this.sessionIdFrom(options);
+    const layers = [this.settings, options];
+    const guards = guardsOf(layers);
     const explicitResume = options.resumeFrom !== undefined || options.continueFrom !== undefined;
     const inner = await this.settings.harness.openSession(
       {
@@ -180,6 +111,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
         output: this.settings.output,
         permissionMode: this.settings.permissionMode ?? 'allow-edits',
         speech: this.settings.speech ?? { mode: 'final-text' },
+        guards,
       },
       explicitResume ? { sessionId, explicitResume } : { sessionId },
     );
@@ -192,8 +124,61 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     }
     // Two processes answering the same listed turn: the first call claims it, the other is refused.
     const claim = expected && expected.suspendedBy !== 'interrupted' ? expected.turnId : undefined;
+    const streams = this.turnStreams();
+    const streamingTurn = streams ? async () => (await (await streams.opened())?.active(sessionId))?.turnId : undefined;
     const open = (id: string) => this.createSession({ sessionId: id });
-    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), open, claim);
+    return new Session(inner, { harnessId: this.settings.harness.id, agentId: this.id }, new Set(this.toolList.map((t) => t.name)), open, {
+      claim,
+      streamingTurn,
+      afterTurn: afterTurnOf(layers),
+      holdReply: guards?.hasOutputGuardrails ?? false,
+    });
+  }
+
+  /** Where streamed turns are kept, if anywhere (see HarnessAgentSettings.streams). */
+  private turnStreams(): TurnStreams | undefined {
+    if (this.keptStreams === undefined) {
+      const settings = this.settings.streams;
+      const harness = this.settings.harness;
+      const given = settings ? settings.store : undefined;
+      const open = settings === false ? undefined : given ? () => Promise.resolve(given) : harness.turnStreams ? () => harness.turnStreams!() : undefined;
+      this.keptStreams = open ? new TurnStreams(open, settings || {}) : null;
+    }
+    return this.keptStreams ?? undefined;
+  }
+
+  /**
+   * A streamed turn read again: the session's turn streaming now (what a client that dropped or
+   * reloaded resumes), or the turn `turnId` while its parts are kept. Every part from the turn's
+   * first, then the live rest until it ends, from any process sharing the store; undefined when
+   * there is none. A turn whose process died mid-stream is taken up here, by evidence (engine).
+   */
+  async resumeStream(options: { sessionId: string; turnId?: string }): Promise<ResumedStream | undefined> {
+    const streams = this.turnStreams();
+    const store = await streams?.opened();
+    if (!streams || !store) {
+      throw new AcxError('config', `This agent keeps no streamed turns (${this.settings.streams === false ? 'streams: false' : `${this.settings.harness.id} has no store for them`}), so none can be resumed.`, {
+        hint: "Give the agent a store: new HarnessAgent({ …, streams: { store: await openTurnStreamStore('./streams.db') } }).",
+      });
+    }
+    const { sessionId } = options;
+    const info = options.turnId === undefined ? await store.active(sessionId) : await store.info({ sessionId, turnId: options.turnId });
+    if (!info) return undefined;
+    const stream = readTurnStream(store, streams, { sessionId, turnId: info.turnId }, {
+      toolNames: new Set(this.toolList.map((t) => t.name)),
+      model: this.modelDescriptor(),
+      onWriterGone: (key) =>
+        takeUpTurn(store, streams, key, {
+          harnessId: this.settings.harness.id,
+          session: async () => (await this.createSession({ sessionId: key.sessionId })) as Session,
+          continueStream: (session) => this.continueStream({ session }),
+        }),
+    });
+    return { turnId: info.turnId, stream };
+  }
+
+  private modelDescriptor(): { provider: string; modelId: string } {
+    return { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' };
   }
 
   /** The session id createSession opens, checked against a resume or continue state. */
@@ -222,13 +207,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
   /**
    * Sessions with a turn paused for approvals, host tool results or a suspendTurn(), from the
    * harness's durable state: another process can list them and continue one with
-   * `createSession({ continueFrom: entry.state })` and continueGenerate. Engine only.
+   * `createSession({ continueFrom: entry.state })` and continueGenerate. On the engine harness, and
+   * on an ACP harness given a `journal`.
    */
   async listSuspended(): Promise<SuspendedSession[]> {
     const harness = this.settings.harness;
     if (!harness.listSuspended) {
       throw new HarnessCapabilityUnsupportedError(`${harness.id} keeps a paused turn only in the process that runs it; it cannot be listed or answered from elsewhere.`, {
-        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), or run the agent on the engine harness.',
+        hint: 'Answer approvals in the process running the turn (onApprovalRequest or continueGenerate), give an ACP harness a journal (createACP({ journal })), or run the agent on the engine harness.',
       });
     }
     return (await harness.listSuspended()).map((entry) => {
@@ -252,14 +238,14 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
    * Runs `fn` as a tracked call of the session. A session passed in is tracked at once, before
    * anything is awaited, so `stop()` right after `generate()` reaches the call it started.
    */
-  private onSession<T>(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<T>): Promise<T> {
+  private onSession(given: AgentSession | undefined, sessionId: string | undefined, abortSignal: AbortSignal | undefined, fn: (session: Session, live: LiveHooks) => Promise<TurnResult>): Promise<TurnResult> {
     // One call per session across replicas, when the harness's store is shared (see HarnessSession.exclusive).
     // A lost lease stops the turn like stop() does, but with the loss as the reason: the engine then
     // writes nothing more to a turn another replica may be continuing.
     const exclusive = (session: Session, live: LiveHooks) =>
       session.inner.exclusive ? session.inner.exclusive((leaseLost) => fn(session, { ...live, abortSignal: AbortSignal.any([live.abortSignal, leaseLost]) })) : fn(session, live);
-    if (given instanceof Session) return given.track(abortSignal, (live) => exclusive(given, live));
-    return this.sessionFor(given, sessionId).then((session) => session.track(abortSignal, (live) => exclusive(session, live)));
+    if (given instanceof Session) return given.observed(abortSignal, (live) => exclusive(given, live));
+    return this.sessionFor(given, sessionId).then((session) => session.observed(abortSignal, (live) => exclusive(session, live)));
   }
 
   /** Continues the session's unfinished turn, as a tracked call of the session. */
@@ -268,7 +254,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       // The caller was handed the calls the turn waits for; a harness that cannot say which they are is not checked.
       const waiting = session.inner.continuation ? await session.inner.continuation() : undefined;
       readerHas(session.inner.continuation ? [...(waiting?.pendingApprovals ?? []), ...(waiting?.pendingToolCalls ?? [])].map((call) => call.toolCallId) : 'all');
-      return session.inner.continue(this.hooks(options, parts, live));
+      return withHeldReply(session.holdReply, parts, (held) => session.inner.continue(this.hooks(options, held, live)));
     });
   }
 
@@ -299,22 +285,33 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
     const onStep = [callbacks.onStepFinish, callbacks.onStepEnd].filter((f) => f !== undefined);
     const turn = new SdkTurn({
       toolNames: new Set(this.toolList.map((t) => t.name)),
-      model: { provider: this.settings.harness.id, modelId: this.settings.model ?? 'default' },
+      model: this.modelDescriptor(),
       ...(sinks ? { onPart: sinks.emitSdk } : {}),
       ...(onStep.length > 0 ? { onStepFinish: async (step: SdkStep) => void (await Promise.all(onStep.map((f) => f(step)))) } : {}),
     });
+    // A streamed turn is kept for readers that come later (resumeStream); a generated one is not.
+    const streams = sinks ? this.turnStreams() : undefined;
+    const recorder = streams ? new StreamRecorder(streams) : undefined;
     // Streaming asks the harness for streamed model calls; generate only observes the parts.
-    const result = await run(
-      sinks
-        ? {
-            emit: (part) => {
-              sinks.emit(part);
-              turn.push(part);
-            },
-          }
-        : { observe: (part) => turn.push(part) },
-      (calls) => turn.readerHas(calls),
-    );
+    let result: TurnResult;
+    try {
+      result = await run(
+        sinks
+          ? {
+              emit: (part) => {
+                sinks.emit(part);
+                recorder?.push(part);
+                turn.push(part);
+              },
+            }
+          : { observe: (part) => turn.push(part) },
+        (calls) => turn.readerHas(calls),
+      );
+    } catch (error) {
+      await recorder?.end(error);
+      throw error;
+    }
+    await recorder?.end();
     await turn.settled();
     const finished = turnResultOf(turn, result);
     for (const onEnd of [callbacks.onFinish, callbacks.onEnd]) if (onEnd) await onEnd(turn.endEvent(result.usage));
@@ -338,7 +335,9 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
 
   private async runGenerate(options: GenerateOptions, parts: PartHooks, readerHas: ReaderHas): Promise<TurnResult> {
     const input = readCallInput(options);
-    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) => this.generateOn(session.inner, input, options, parts, live, readerHas));
+    return this.onSession(options.session, options.options?.sessionId, options.abortSignal, (session, live) =>
+      withHeldReply(session.holdReply, parts, (held) => this.generateOn(session.inner, input, options, held, live, readerHas)),
+    );
   }
 
   private async generateOn(inner: HarnessSession, input: CallInput, options: GenerateOptions, parts: PartHooks, live: LiveHooks, readerHas: ReaderHas): Promise<TurnResult> {
@@ -373,6 +372,7 @@ export class HarnessAgent implements Agent<HarnessCallOptions | undefined, ToolS
       prompt: input.prompt,
       ...(options.addressed !== undefined ? { addressed: options.addressed } : {}),
       ...(options.turnId !== undefined ? { turnId: options.turnId } : {}),
+      ...(options.attachments ? { attachments: options.attachments } : {}),
       ...hooks,
     });
   }

@@ -1,3 +1,4 @@
+import type { TurnGuards } from '../core/hooks.ts';
 import type { ApprovalDecision, TurnHooks, TurnResult } from '../engine/engine.ts';
 import type { CompactionReport } from '../engine/events.ts';
 import type { SuspendedSession, TurnContinuation } from './session-state.ts';
@@ -7,6 +8,7 @@ import type { Addressed, SpeechMode } from '../engine/brief.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
+import type { TurnStreamStore } from '../store/turn-streams.ts';
 import type { UserContent } from 'ai';
 
 /**
@@ -24,6 +26,8 @@ export interface AgentConfig {
   output: InputSchema | undefined;
   permissionMode: PermissionMode;
   speech: SpeechMode;
+  /** The session's hooks and guardrails (the agent's and its own: harness/guards.ts); absent when none is set. */
+  guards?: TurnGuards | undefined;
 }
 
 export interface HarnessRunInput extends TurnHooks {
@@ -103,6 +107,11 @@ export interface Harness {
    * and answer them. Absent when paused turns live only in the process that ran them.
    */
   listSuspended?(): Promise<Array<Omit<SuspendedSession, 'state'>>>;
+  /**
+   * Where the harness keeps its streamed turns for readers in any process (stream-reader.ts),
+   * opened on the first call and closed by close(); undefined (or absent) when it keeps none.
+   */
+  turnStreams?(): Promise<TurnStreamStore> | undefined;
   /** Releases anything shared by the harness's sessions (journal handles, bootstraps). */
   close?(): Promise<void>;
 }

@@ -120,6 +120,17 @@ export class SdkTurn {
     }
   }
 
+  /**
+   * The open step starts over (a model call repeated after a crash cut it short): what it held is
+   * dropped without closing anything, and its parts from here on are the step's. Showing the
+   * reader the same is the caller's (the UI's `reset-step`).
+   */
+  restartStep(): void {
+    this.open = undefined;
+    this.content = [];
+    this.stepStartedAt = Date.now();
+  }
+
   /** The calls the reader already has from before this stream (see the invariant above); 'all' turns the check off. */
   readerHas(calls: Iterable<string> | 'all'): void {
     this.readerCalls = calls === 'all' ? 'all' : new Set(calls);

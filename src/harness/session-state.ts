@@ -3,6 +3,13 @@ import type { SuspendReason, TurnToolCall } from '../engine/engine.ts';
 import { AcxError } from '../core/errors.ts';
 
 /**
+ * The session attribute naming the harness a journaled session belongs to when it is not the
+ * engine's (an ACP harness's: `acp:<id>`): a journal shared by both lists each one's paused turns
+ * apart. Engine sessions carry none.
+ */
+export const HARNESS_ATTRIBUTE = 'harness';
+
+/**
  * What `session.detach()` hands back and `createSession({ resumeFrom | continueFrom })` takes: a
  * plain JSON object naming the session (its history stays in the harness — the journal, a kept
  * ACP sandbox), so it can be stored anywhere and used by another process. With a turn unfinished

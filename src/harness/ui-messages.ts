@@ -25,7 +25,12 @@ type Part = UIMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
 type Output = { type: string; value?: unknown; reason?: string };
 
-export function uiMessagesOf(history: SessionHistory, staticTools: ReadonlySet<string>): UIMessage[] {
+/**
+ * `streaming`: the turn whose reply is streaming now (its stream is open). Its reply is left out:
+ * the page gets it whole by resuming the stream (resumeUIStreamResponse), which replays it from
+ * its start; the part of it already journaled would otherwise show twice.
+ */
+export function uiMessagesOf(history: SessionHistory, staticTools: ReadonlySet<string>, streaming?: string): UIMessage[] {
   const key = (turnId: string | null, step: number, callId: string) => `${turnId}/${step}/${callId}`;
   const ledger = new Map(history.calls.map((call) => [key(call.turnId, call.step, call.callId), call]));
   const messages: UIMessage[] = [];
@@ -34,6 +39,7 @@ export function uiMessagesOf(history: SessionHistory, staticTools: ReadonlySet<s
   const tools = new Map<string, ToolPart>();
   for (const { turnId, kind, message } of history.messages) {
     if (kind === 'note' || kind === 'summary') continue;
+    if (streaming !== undefined && turnId === streaming && kind !== 'user') continue;
     const id = turnId ?? String(messages.length);
     if (kind === 'user') {
       messages.push({ id: `${id}-user`, role: 'user', parts: userParts(message) });

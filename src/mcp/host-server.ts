@@ -44,6 +44,14 @@ export interface HostToolServerOptions {
    * AcxError to refuse with a reason (and a hint) the client reads as the tool's error.
    */
   approve?: (call: HostToolCall) => Promise<boolean>;
+  /**
+   * Asked before a call runs, after its arguments were validated (an ACP session's hooks and tool
+   * guardrails): run it — with `input` (validated again when it differs), without asking
+   * `approve` when `approved` — or refuse it with a reason the client reads as the tool's error.
+   */
+  decide?: (call: HostToolCall) => Promise<HostCallDecision>;
+  /** Sees each call's outcome before it is returned, and may replace it (an ACP session's afterToolCall hooks). */
+  settle?: (call: HostToolCall, outcome: HostCallOutcome) => Promise<HostCallOutcome>;
   /** serverInfo.title in initialize: what this server is, for people. */
   title?: string;
   /** `instructions` in initialize: what this server is and how to use it, for the client's model. */
@@ -56,6 +64,9 @@ export interface HostToolServerOptions {
   /** The host's log lines, sent to each session at the level its client chose (logging/setLevel). */
   clientLog?: ClientLogFeed;
 }
+
+export type HostCallDecision = { run: true; input: unknown; approved: boolean } | { run: false; reason: string };
+export type HostCallOutcome = { output: ToolOutput; error?: undefined } | { output?: undefined; error: string };
 
 export interface HostToolServer {
   readonly name: string;
@@ -135,27 +146,44 @@ export function createHostToolServer(initialTools: readonly Tool[], options: Hos
     const checked = entry.schema.validate(args ?? {});
     if (!checked.ok) return errorResult(`Invalid arguments for ${name}: ${(checked.errors ?? []).join('; ')}`);
     const toolCallId = `mcp-${randomUUID()}`;
-    const call: HostToolCall = { tool: entry.tool, input: checked.value, toolCallId, sessionId, signal };
+    let call: HostToolCall = { tool: entry.tool, input: checked.value, toolCallId, sessionId, signal };
     const log = logger.child({ tool: name, toolCallId });
-    try {
-      if (entry.tool.needsApproval) {
-        const approved = options.approve ? await options.approve(call) : false;
-        if (!approved) return errorResult(`The host did not approve running ${name}.`);
+    let approved = false;
+    if (options.decide) {
+      const decision = await options.decide(call);
+      if (!decision.run) return errorResult(decision.reason);
+      approved = decision.approved;
+      if (decision.input !== call.input) {
+        const rechecked = entry.schema.validate(decision.input);
+        if (!rechecked.ok) return errorResult(`The host rewrote the arguments for ${name} into invalid ones: ${(rechecked.errors ?? []).join('; ')}`);
+        call = { ...call, input: rechecked.value };
       }
+    }
+    const outcome = await run(entry, call, approved, log, idempotencyKey);
+    if (outcome === undefined) return errorResult(`The host did not approve running ${name}.`);
+    const settled = options.settle ? await options.settle(call, outcome) : outcome;
+    return settled.error === undefined ? toCallToolResult(settled.output) : errorResult(settled.error);
+  }
+
+  /** Runs one decided call: its output or its error, or undefined when it needs an approval it did not get. */
+  async function run(entry: Entry, call: HostToolCall, approved: boolean, log: Logger, idempotencyKey: string | undefined): Promise<HostCallOutcome | undefined> {
+    const { toolCallId, sessionId, signal } = call;
+    try {
+      if (entry.tool.needsApproval && !approved && !(options.approve ? await options.approve(call) : false)) return undefined;
       let output: ToolOutput;
       if (entry.tool.execute) {
         // The caller's key when it sent one (acx's engine does), so a re-driven call keeps its key.
-        output = await entry.tool.execute(checked.value, { toolCallId, sessionId, idempotencyKey: idempotencyKey ?? toolCallId, abortSignal: signal, logger: log });
+        output = await entry.tool.execute(call.input, { toolCallId, sessionId, idempotencyKey: idempotencyKey ?? toolCallId, abortSignal: signal, logger: log });
       } else if (options.onCall) {
         output = await options.onCall(call);
       } else {
-        return errorResult(`${name} has no executor on this host.`);
+        return { error: `${entry.tool.name} has no executor on this host.` };
       }
       log.debug('mcp host call', { ok: true });
-      return toCallToolResult(output);
+      return { output };
     } catch (error) {
       log.debug('mcp host call', { ok: false });
-      return errorResult(AcxError.isInstance(error) ? error.describe() : errorMessage(error));
+      return { error: AcxError.isInstance(error) ? error.describe() : errorMessage(error) };
     }
   }
 

@@ -1,7 +1,9 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { AcxError, ConfigError, errorMarker, setMarker } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
+import { withToolImagesAsUserMessages } from './chat-tool-images.ts';
 import { discoverContextWindow } from './context-window.ts';
+import { withRouterMetadata } from './openrouter-routing.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
@@ -48,12 +50,16 @@ const openaiCompatible = (id: string, label: string, defaultBaseUrl?: string): P
         hint: 'Set ACX_BASE_URL (or --base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp.',
       });
     }
-    const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-    return createOpenAICompatible({ name: id, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(
-      modelId,
-    ) as LanguageModelV4;
+    return chatCompletionsModel(id, baseURL, apiKey, modelId);
   },
 });
+
+/** A model on an OpenAI-style Chat Completions endpoint, a tool's images sent the way that wire takes them. */
+async function chatCompletionsModel(name: string, baseURL: string, apiKey: string | undefined, modelId: string): Promise<LanguageModelV4> {
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+  const chat = createOpenAICompatible({ name, baseURL, ...(apiKey ? { apiKey } : {}), includeUsage: true }).chatModel(modelId) as LanguageModelV4;
+  return withToolImagesAsUserMessages(chat);
+}
 
 export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
   openai: {
@@ -67,7 +73,8 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     create: async ({ modelId, apiKey, baseURL, surface }) => {
       const { createOpenAI } = await import('@ai-sdk/openai');
       const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
-      return (surface === 'chat' ? provider.chat(modelId) : provider.responses(modelId)) as LanguageModelV4;
+      // Chat Completions carries no image in a tool message; Responses does.
+      return surface === 'chat' ? withToolImagesAsUserMessages(provider.chat(modelId) as LanguageModelV4) : (provider.responses(modelId) as LanguageModelV4);
     },
   },
   anthropic: {
@@ -88,9 +95,13 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     keyEnv: ['XAI_API_KEY'],
     keyRequired: true,
     baseUrlEnv: 'XAI_BASE_URL',
-    surfaces: ['responses'],
-    create: async ({ modelId, apiKey, baseURL }) =>
-      (await import('@ai-sdk/xai')).createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4,
+    defaultBaseUrl: 'https://api.x.ai/v1',
+    surfaces: ['responses', 'chat'],
+    create: async ({ modelId, apiKey, baseURL, surface }) => {
+      if (surface === 'responses') return (await import('@ai-sdk/xai')).createXai({ apiKey, ...(baseURL ? { baseURL } : {}) })(modelId) as LanguageModelV4;
+      // xAI's Chat Completions speak the OpenAI wire (the AI SDK's xAI provider has Responses only).
+      return chatCompletionsModel('xai', baseURL ?? 'https://api.x.ai/v1', apiKey, modelId);
+    },
   },
   openrouter: {
     id: 'openrouter',
@@ -101,7 +112,7 @@ export const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = {
     baseUrlEnv: 'OPENROUTER_BASE_URL',
     surfaces: ['chat'],
     create: async ({ modelId, apiKey, baseURL }) =>
-      (await import('@openrouter/ai-sdk-provider')).createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4,
+      withRouterMetadata((await import('@openrouter/ai-sdk-provider')).createOpenRouter({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(modelId) as unknown as LanguageModelV4),
   },
   google: {
     id: 'google',

@@ -14,6 +14,7 @@ import { PlatformError } from './problem.ts';
 export { startPlatform, type PlatformOptions, type RunningPlatform } from './server.ts';
 export { signBody } from './delivery.ts';
 export type { PasswordHash } from './passwords.ts';
+export type { PlatformAnswer } from './runtime.ts';
 
 export interface AddedUser {
   uuid: string;

@@ -51,6 +51,11 @@ function decode(stored: string): { params: ScryptParams; salt: Buffer; hash: Buf
   return decoded.hash.length > 0 ? decoded : undefined;
 }
 
+/** What a new password must be: validation_failed when too short. Cheap, so it can be checked before any KDF run. */
+export function acceptablePassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) throw invalid({ password: [`must be at least ${MIN_PASSWORD_LENGTH} characters`] });
+}
+
 export class Passwords {
   private readonly kdf: PasswordKdf;
 
@@ -58,9 +63,9 @@ export class Passwords {
     this.kdf = kdf;
   }
 
-  /** A new password, checked (validation_failed when too short) and hashed with the current parameters. */
+  /** A new password, checked (acceptablePassword) and hashed with the current parameters. */
   async hash(password: string): Promise<PasswordHash> {
-    if (password.length < MIN_PASSWORD_LENGTH) throw invalid({ password: [`must be at least ${MIN_PASSWORD_LENGTH} characters`] });
+    acceptablePassword(password);
     const params = { N, r: R, p: P };
     const salt = randomBytes(SALT_BYTES);
     return encode(params, salt, await this.kdf(password, salt, KEY_BYTES, params)) as PasswordHash;

@@ -14,6 +14,8 @@ export type ProblemCode =
   | 'not_found'
   | 'task_not_pending'
   | 'validation_failed'
+  | 'current_password_incorrect'
+  | 'password_confirmation_mismatch'
   | 'rate_limited'
   | 'invalid_cursor'
   | 'invalid_filter'
@@ -31,6 +33,8 @@ const STATUS: Record<ProblemCode, number> = {
   not_found: 404,
   task_not_pending: 409,
   validation_failed: 422,
+  current_password_incorrect: 422,
+  password_confirmation_mismatch: 422,
   rate_limited: 429,
   invalid_cursor: 400,
   invalid_filter: 400,
@@ -49,6 +53,8 @@ const TITLE: Record<ProblemCode, string> = {
   not_found: 'Not found',
   task_not_pending: 'Task not pending',
   validation_failed: 'Validation failed',
+  current_password_incorrect: 'Current password incorrect',
+  password_confirmation_mismatch: 'Password confirmation mismatch',
   rate_limited: 'Rate limited',
   invalid_cursor: 'Invalid cursor',
   invalid_filter: 'Invalid filter',

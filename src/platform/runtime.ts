@@ -28,6 +28,21 @@ export interface PlatformRuntime {
   /** Called after a commit that wrote to the outbox / created a task. */
   kickDeliveries(): void;
   kickTasks(): void;
+  /** Sees every answer before it leaves (PlatformOptions.onAnswer); undefined in production. */
+  onAnswer: ((answer: PlatformAnswer) => void) | undefined;
+}
+
+/** One answer of the platform, as an observer sees it. */
+export interface PlatformAnswer {
+  method: string;
+  /** The path asked for, with its query. */
+  path: string;
+  /** The route template that answered (`/timelines/:timeline_id/messages`); undefined when no route matched. */
+  route: string | undefined;
+  status: number;
+  headers: Headers;
+  /** The body as text when it is JSON or text; undefined for a file or an empty body's stream. */
+  body: string | undefined;
 }
 
 export interface PlatformEnv {

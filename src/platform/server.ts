@@ -9,7 +9,7 @@ import { openPlatformDb, platformHome } from './home.ts';
 import { createApp } from './http/app.ts';
 import { serveApp } from './http/node-listener.ts';
 import { type PasswordKdf, Passwords } from './passwords.ts';
-import type { PlatformRuntime } from './runtime.ts';
+import type { PlatformAnswer, PlatformRuntime } from './runtime.ts';
 import { SignInThrottle, type SignInThrottleOptions } from './sign-in-throttle.ts';
 import { TaskScheduler } from './scheduler.ts';
 
@@ -37,6 +37,8 @@ export interface PlatformOptions {
   /** The password KDF: node:crypto's async scrypt unless a test wraps it (to count or hold its calls). */
   passwordKdf?: PasswordKdf;
   delivery?: { maxAttempts?: number; retryBaseMs?: number; maxBackoffMs?: number; timeoutMs?: number };
+  /** Sees every answer before it is sent (the tests hold each one to openapi.yaml). Costs nothing unset. */
+  onAnswer?: (answer: PlatformAnswer) => void;
 }
 
 export interface RunningPlatform {
@@ -94,6 +96,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     canSignFor: (user) => signingKey(user) !== undefined,
     kickDeliveries: () => deliverer.kick(),
     kickTasks: () => scheduler.kick(),
+    onAnswer: options.onAnswer,
   };
   const app = createApp(rt, allowedHosts);
   serveApp(server, app.fetch);

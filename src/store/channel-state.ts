@@ -1,8 +1,5 @@
-import { join } from 'node:path';
 import type { BreakerAdmission, BreakerSettings } from './breaker.ts';
 import type { StoreKind } from './journal-store.ts';
-import { SqliteChannelState } from './sqlite-channel-state.ts';
-import { storeKindOf } from './store-url.ts';
 
 /**
  * What a timeline agent remembers about each timeline between wakes:
@@ -31,7 +28,8 @@ export interface ItemRef {
 export type ClaimOutcome = 'taken' | 'resumed' | 'held' | 'done' | 'abandoned';
 
 // The staleness rule both stores apply, kept beside the SQLite one (which the PostgreSQL one imports).
-export { CLAIM_STALE_MS } from './sqlite-channel-state.ts';
+/** An in-flight claim older than this is orphaned even if its holder still runs (FACTS.md: 6 h). */
+export const CLAIM_STALE_MS = 6 * 3600_000;
 
 export interface ChannelState {
   readonly kind: StoreKind;
@@ -79,31 +77,4 @@ export interface ChannelState {
   purge(timeline: string): Promise<void>;
   /** The timelines this agent keeps anything about. */
   timelines(): Promise<string[]>;
-}
-
-export function channelStatePath(stateDir: string): string {
-  return join(stateDir, 'channel.db');
-}
-
-export interface OpenChannelStateOptions {
-  /** The agent's state directory: the SQLite state is its channel.db. */
-  stateDir: string;
-  /** ACX_STORE / --store: a postgres:// URL keeps the state there; absent (or null), the SQLite file. */
-  storeUrl?: string | null | undefined;
-  /** PostgreSQL: whose state it is (several agents share one database). */
-  agentId: string;
-  /** PostgreSQL: how long a claim lasts unrenewed, so how soon a dead wake's items are taken over. */
-  leaseTtlMs?: number;
-}
-
-/**
- * The channel state a timeline wake (or worker, or cleanup) uses: on PostgreSQL when `storeUrl`
- * names it — loaded only then, so a SQLite wake never loads the driver — else channel.db.
- */
-export async function openChannelState(options: OpenChannelStateOptions): Promise<ChannelState> {
-  if (storeKindOf(options.storeUrl) === 'postgres') {
-    const { PostgresChannelState } = await import('./postgres-channel-state.ts');
-    return PostgresChannelState.open(options.storeUrl!, options.agentId, options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {});
-  }
-  return new SqliteChannelState(channelStatePath(options.stateDir));
 }

@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { CallDecision } from '../core/hooks.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import type { SessionBranches } from './session-branches.ts';
@@ -75,6 +76,9 @@ export class DeferredJournalStore implements JournalStore {
   messages(sessionId: string): Promise<StoredMessage[]> {
     return this.opened().then((store) => store.messages(sessionId));
   }
+  transcript(sessionId: string): Promise<readonly StoredMessage[]> {
+    return this.opened().then((store) => store.transcript(sessionId));
+  }
   appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {
     return this.opened().then((store) => store.appendMessage(sessionId, turnId, kind, message, seq));
   }
@@ -113,6 +117,9 @@ export class DeferredJournalStore implements JournalStore {
   }
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void> {
     return this.opened().then((store) => store.recordApproval(call, approval));
+  }
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): Promise<void> {
+    return this.opened().then((store) => store.recordDecision(call, decision));
   }
   settleStep(turnId: string, step: number): Promise<void> {
     return this.opened().then((store) => store.settleStep(turnId, step));

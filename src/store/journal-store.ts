@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { StatementSync } from 'node:sqlite';
+import type { CallDecision } from '../core/hooks.ts';
 import type { CallIdentity, CallRecord, CallStatus, Journal, StoredMessage, TurnRecord } from './journal.ts';
 import type { SessionBranches } from './session-branches.ts';
 import { SqliteSessionBranches } from './sqlite-session-branches.ts';
@@ -54,6 +54,11 @@ export interface JournalStore {
   sessionAttribute(sessionId: string, name: string): Promise<string | undefined>;
 
   messages(sessionId: string): Promise<StoredMessage[]>;
+  /**
+   * The session's messages for a turn to read: what messages() gives, except that the objects may
+   * be shared with other reads (a store may keep them parsed between turns), so never mutate one.
+   */
+  transcript(sessionId: string): Promise<readonly StoredMessage[]>;
   appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number>;
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void>;
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void>;
@@ -69,6 +74,7 @@ export interface JournalStore {
   setCallStatus(call: CallIdentity, status: CallStatus): Promise<void>;
   recordCallResult(call: CallIdentity, result: unknown): Promise<void>;
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void>;
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): Promise<void>;
   settleStep(turnId: string, step: number): Promise<void>;
   calls(turnId: string, step?: number): Promise<CallRecord[]>;
   turnCalls(turnId: string): Promise<Array<{ step: number; ordinal: number; toolName: string; input: unknown }>>;
@@ -87,27 +93,21 @@ export class SqliteJournalStore implements JournalStore {
 
   constructor(journal: Journal) {
     this.journal = journal;
-    this.branches = new SqliteSessionBranches(journal.db);
+    this.branches = new SqliteSessionBranches(journal.db, (sessionId) => journal.forgetTranscript(sessionId));
   }
 
   async close(): Promise<void> {
     this.journal.close();
   }
 
-  private statements: { begin: StatementSync; commit: StatementSync } | undefined;
-
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const db = this.journal.db;
-    if (db.isTransaction) return fn();
-    // Prepared once: parsing BEGIN/COMMIT again at every step is measurable in a journal commit.
-    this.statements ??= { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT') };
-    this.statements.begin.run();
+    if (!this.journal.begin()) return fn();
     try {
       const result = await fn();
-      this.statements.commit.run();
+      this.journal.commit();
       return result;
     } catch (error) {
-      if (db.isTransaction) db.exec('ROLLBACK');
+      this.journal.rollback();
       throw error;
     }
   }
@@ -138,6 +138,9 @@ export class SqliteJournalStore implements JournalStore {
   }
   async messages(sessionId: string) {
     return this.journal.messages(sessionId);
+  }
+  async transcript(sessionId: string) {
+    return this.journal.transcript(sessionId);
   }
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number) {
     return this.journal.appendMessage(sessionId, turnId, kind, message, seq);
@@ -177,6 +180,9 @@ export class SqliteJournalStore implements JournalStore {
   }
   async recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }) {
     this.journal.recordApproval(call, approval);
+  }
+  async recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision) {
+    this.journal.recordDecision(call, decision);
   }
   async settleStep(turnId: string, step: number) {
     this.journal.settleStep(turnId, step);

@@ -1,8 +1,11 @@
 import type { ModelMessage } from 'ai';
 import type { StatementSync } from 'node:sqlite';
+import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
-import { SQLITE_FILE_CHANGES_MIGRATION } from './file-changes-schema.ts';
+import { type CallRow, toCall, toTurn, type TurnRow } from './journal-rows.ts';
+import { JOURNAL_MIGRATIONS } from './journal-schema.ts';
+import { MessageCache } from './message-cache.ts';
 
 /**
  * The durable journal: one agent identity, many sessions keyed by id. A turn is written as it
@@ -53,59 +56,9 @@ export interface CallRecord {
   /** The full result (a ToolResultOutput) until the step settles; then null. */
   result: unknown;
   approval: { approved: boolean; reason?: string } | null;
+  /** What the hooks and tool guardrails decided, journaled before the call could run (null: not asked). */
+  decision: CallDecision | null;
 }
-
-// messages and tool_calls are WITHOUT ROWID: keyed by their primary key alone, each write touches
-// one b-tree instead of two, which is most of a journal commit.
-const MIGRATIONS = [
-  `CREATE TABLE sessions (
-     id TEXT PRIMARY KEY,
-     created_at TEXT NOT NULL,
-     updated_at TEXT NOT NULL
-   );
-   CREATE TABLE messages (
-     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-     seq INTEGER NOT NULL,
-     turn_id TEXT,
-     kind TEXT NOT NULL,
-     body TEXT NOT NULL,
-     created_at TEXT NOT NULL,
-     PRIMARY KEY (session_id, seq)
-   ) WITHOUT ROWID;
-   CREATE TABLE turns (
-     id TEXT PRIMARY KEY,
-     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-     status TEXT NOT NULL,
-     steps INTEGER NOT NULL DEFAULT 0,
-     tools_ran INTEGER NOT NULL DEFAULT 0,
-     nudged INTEGER NOT NULL DEFAULT 0,
-     final_text TEXT,
-     error TEXT,
-     started_at TEXT NOT NULL,
-     ended_at TEXT
-   );
-   CREATE INDEX turns_by_session ON turns(session_id, started_at);
-   CREATE TABLE tool_calls (
-     turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
-     step INTEGER NOT NULL,
-     call_id TEXT NOT NULL,
-     ordinal INTEGER NOT NULL,
-     tool_name TEXT NOT NULL,
-     input TEXT NOT NULL,
-     status TEXT NOT NULL,
-     result TEXT,
-     approval TEXT,
-     PRIMARY KEY (turn_id, step, call_id)
-   ) WITHOUT ROWID;`,
-  // What a front end keeps about a session besides its messages (an ACP session's cwd, its roots).
-  `CREATE TABLE session_attributes (
-     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-     name TEXT NOT NULL,
-     value TEXT NOT NULL,
-     PRIMARY KEY (session_id, name)
-   ) WITHOUT ROWID;`,
-  SQLITE_FILE_CHANGES_MIGRATION,
-];
 
 const now = () => new Date().toISOString();
 
@@ -114,10 +67,11 @@ export class Journal {
   readonly path: string;
 
   private readonly statements = new Map<string, StatementSync>();
+  private readonly cache = new MessageCache();
 
   constructor(path: string) {
     this.path = path;
-    this.db = openDatabase(path, { migrations: MIGRATIONS });
+    this.db = openDatabase(path, { migrations: JOURNAL_MIGRATIONS });
   }
 
   /** Prepares each statement once: preparing costs more than running these small statements. */
@@ -133,6 +87,24 @@ export class Journal {
 
   transaction<T>(fn: () => T): T {
     return transaction(this.db, fn);
+  }
+
+  /**
+   * Opens a transaction for a caller that awaits inside it (SqliteJournalStore.transaction); false
+   * when one is already open, which the caller then joins. End it with commit() or rollback().
+   */
+  begin(): boolean {
+    if (this.db.isTransaction) return false;
+    this.prepare('BEGIN IMMEDIATE').run();
+    return true;
+  }
+
+  commit(): void {
+    this.prepare('COMMIT').run();
+  }
+
+  rollback(): void {
+    if (this.db.isTransaction) this.db.exec('ROLLBACK');
   }
 
   ensureSession(sessionId: string): void {
@@ -167,8 +139,14 @@ export class Journal {
     ).map((row) => ({ id: row.id, createdAt: row.created_at, updatedAt: row.updated_at, value: row.value }));
   }
 
+  /** Drops what the cache keeps of a session's transcript, after a write that did not go through this class. */
+  forgetTranscript(sessionId: string): void {
+    this.cache.forget(sessionId);
+  }
+
   /** Forgets a session's conversation (messages, turns, tool calls) and keeps the session and its attributes. */
   clearHistory(sessionId: string): void {
+    this.cache.forget(sessionId);
     this.transaction(() => {
       this.db
         .prepare('DELETE FROM tool_calls WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?)')
@@ -204,9 +182,20 @@ export class Journal {
   // ---- messages -------------------------------------------------------------------------
 
   messages(sessionId: string): StoredMessage[] {
-    const rows = this
-      .prepare('SELECT seq, turn_id, kind, body FROM messages WHERE session_id = ? ORDER BY seq')
-      .all(sessionId) as Array<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>;
+    return this.messagesAfter(sessionId, undefined);
+  }
+
+  /** The session's messages for a turn to read: like messages(), but shared between reads (MessageCache), so never mutate one. */
+  transcript(sessionId: string): readonly StoredMessage[] {
+    return this.cache.read(this.db, sessionId, (seq) => this.messagesAfter(sessionId, seq));
+  }
+
+  private messagesAfter(sessionId: string, seq: number | undefined): StoredMessage[] {
+    const rows = (
+      seq === undefined
+        ? this.prepare('SELECT seq, turn_id, kind, body FROM messages WHERE session_id = ? ORDER BY seq').all(sessionId)
+        : this.prepare('SELECT seq, turn_id, kind, body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq').all(sessionId, seq)
+    ) as Array<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>;
     return rows.map((row) => ({
       seq: row.seq,
       turnId: row.turn_id,
@@ -236,10 +225,12 @@ export class Journal {
     this
       .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(sessionId, next, turnId, kind, JSON.stringify(message), now());
+    this.cache.appended(sessionId, next);
     return next;
   }
 
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): void {
+    this.cache.forget(sessionId);
     this
       .prepare('UPDATE messages SET body = ? WHERE session_id = ? AND seq = ?')
       .run(JSON.stringify(message), sessionId, seq);
@@ -247,6 +238,7 @@ export class Journal {
 
   /** Replaces every message before `cutSeq` with one summary message (compaction). */
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): void {
+    this.cache.forget(sessionId);
     this.transaction(() => {
       this.prepare('DELETE FROM messages WHERE session_id = ? AND seq < ?').run(sessionId, cutSeq);
       this.db
@@ -335,28 +327,32 @@ export class Journal {
   // assistant message naming it is committed before any call runs, and `openCalls` reads it from
   // there. That keeps a step of safe calls to one journal commit that touches no ledger row.
 
-  private static readonly CALL_COLUMNS = 'turn_id, step, call_id, ordinal, tool_name, input, status, result, approval';
+  private static readonly CALL_COLUMNS = 'turn_id, step, call_id, ordinal, tool_name, input, status, result, approval, decision';
 
-  private upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): void {
+  private upsertCall(call: CallIdentity, status: CallStatus, written: { result?: string; approval?: string; decision?: string }, update: string): void {
     this
       .prepare(
-        `INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+        `INSERT INTO tool_calls (${Journal.CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
           `ON CONFLICT (turn_id, step, call_id) DO UPDATE SET ${update}`,
       )
-      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval);
+      .run(call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, written.result ?? null, written.approval ?? null, written.decision ?? null);
   }
 
   // Calls are addressed by (turn, step, call id): some models reuse call ids across steps.
   setCallStatus(call: CallIdentity, status: CallStatus): void {
-    this.upsertCall(call, status, null, null, 'status = excluded.status');
+    this.upsertCall(call, status, {}, 'status = excluded.status');
   }
 
   recordCallResult(call: CallIdentity, result: unknown): void {
-    this.upsertCall(call, 'done', JSON.stringify(result), null, "status = 'done', result = excluded.result");
+    this.upsertCall(call, 'done', { result: JSON.stringify(result) }, "status = 'done', result = excluded.result");
   }
 
   recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): void {
-    this.upsertCall(call, call.status, null, JSON.stringify(approval), 'approval = excluded.approval');
+    this.upsertCall(call, call.status, { approval: JSON.stringify(approval) }, 'approval = excluded.approval');
+  }
+
+  recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): void {
+    this.upsertCall(call, call.status, { decision: JSON.stringify(decision) }, 'decision = excluded.decision');
   }
 
   settleStep(turnId: string, step: number): void {
@@ -436,6 +432,7 @@ export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: 'assista
         status: 'pending',
         result: null,
         approval: null,
+        decision: null,
       },
   );
 }
@@ -449,59 +446,4 @@ export function toolCallParts(message: ModelMessage): ToolCallPart[] {
   return message.content.filter(
     (part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call' && !(part as { providerExecuted?: boolean }).providerExecuted,
   );
-}
-
-/** A turns row as either store returns it (SQLite keeps `nudged` as 0/1, PostgreSQL as a boolean). */
-export interface TurnRow {
-  id: string;
-  session_id: string;
-  status: TurnStatus;
-  steps: number;
-  tools_ran: number;
-  nudged: number | boolean;
-  final_text: string | null;
-  error: string | null;
-  started_at: string;
-  ended_at: string | null;
-}
-
-export interface CallRow {
-  turn_id: string;
-  step: number;
-  call_id: string;
-  ordinal: number;
-  tool_name: string;
-  input: string;
-  status: CallStatus;
-  result: string | null;
-  approval: string | null;
-}
-
-export function toTurn(row: TurnRow): TurnRecord {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    status: row.status,
-    steps: row.steps,
-    toolsRan: row.tools_ran,
-    nudged: row.nudged === 1 || row.nudged === true,
-    finalText: row.final_text,
-    error: row.error,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-  };
-}
-
-export function toCall(row: CallRow): CallRecord {
-  return {
-    turnId: row.turn_id,
-    step: row.step,
-    callId: row.call_id,
-    ordinal: row.ordinal,
-    toolName: row.tool_name,
-    input: JSON.parse(row.input) as unknown,
-    status: row.status,
-    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-    approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
-  };
 }

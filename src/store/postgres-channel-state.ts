@@ -1,10 +1,9 @@
 import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
 import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type BreakerTables, postgresBreakerQuery, retractFromBreakerAsync } from './breaker.ts';
-import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
+import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind } from './channel-state.ts';
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
-import { CLAIM_STALE_MS } from './sqlite-channel-state.ts';
 import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
 
 /**

@@ -2,9 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ModelMessage } from 'ai';
 import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
+import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
-import type { CallIdentity, CallRecord, CallRow, CallStatus, StoredMessage, TurnRecord, TurnRow } from './journal.ts';
-import { openCallsOf, toCall, toolCallParts, toTurn } from './journal.ts';
+import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
+import { openCallsOf, toolCallParts } from './journal.ts';
+import { type CallRow, toCall, toTurn, type TurnRow } from './journal-rows.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import { agentScoped } from './postgres-sql.ts';
 import { redactUrl } from './store-url.ts';
@@ -109,6 +111,8 @@ export const JOURNAL_MIGRATIONS = [
      DROP INDEX acx_turns_by_session;
      CREATE INDEX acx_turns_by_session ON acx_turns(agent_id, session_id, started_at);
      CREATE INDEX acx_turns_suspended ON acx_turns(agent_id, status);`,
+  // The hooks' and tool guardrails' decision about a call (harness/guards.ts): asked once, read on resume.
+  `ALTER TABLE acx_tool_calls ADD COLUMN decision TEXT;`,
   POSTGRES_FILE_CHANGES_MIGRATION,
 ];
 
@@ -426,6 +430,9 @@ export class PostgresJournalStore implements JournalStore {
     return rows[0]?.value;
   }
 
+  transcript(sessionId: string): Promise<readonly StoredMessage[]> {
+    return this.messages(sessionId); // read afresh: the server is shared, with no cheap sign of a change
+  }
   async messages(sessionId: string): Promise<StoredMessage[]> {
     const rows = await this.rows<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>(
       'SELECT seq, turn_id, kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 ORDER BY seq',
@@ -509,24 +516,28 @@ export class PostgresJournalStore implements JournalStore {
     await this.write(`UPDATE acx_turns SET ${sets.join(', ')} WHERE agent_id = $agent AND id = $${values.length}`, values);
   }
 
-  private async upsertCall(call: CallIdentity, status: CallStatus, result: string | null, approval: string | null, update: string): Promise<void> {
+  private async upsertCall(call: CallIdentity, status: CallStatus, written: { result?: string; approval?: string; decision?: string }, update: string): Promise<void> {
     await this.write(
-      'INSERT INTO acx_tool_calls (agent_id, turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) VALUES ($agent, $1, $2, $3, $4, $5, $6, $7, $8, $9) ' +
+      'INSERT INTO acx_tool_calls (agent_id, turn_id, step, call_id, ordinal, tool_name, input, status, result, approval, decision) VALUES ($agent, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ' +
         `ON CONFLICT (agent_id, turn_id, step, call_id) DO UPDATE SET ${update}`,
-      [call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, result, approval],
+      [call.turnId, call.step, call.callId, call.ordinal, call.toolName, JSON.stringify(call.input ?? null), status, written.result ?? null, written.approval ?? null, written.decision ?? null],
     );
   }
 
   async setCallStatus(call: CallIdentity, status: CallStatus): Promise<void> {
-    await this.upsertCall(call, status, null, null, 'status = excluded.status');
+    await this.upsertCall(call, status, {}, 'status = excluded.status');
   }
 
   async recordCallResult(call: CallIdentity, result: unknown): Promise<void> {
-    await this.upsertCall(call, 'done', JSON.stringify(result), null, "status = 'done', result = excluded.result");
+    await this.upsertCall(call, 'done', { result: JSON.stringify(result) }, "status = 'done', result = excluded.result");
   }
 
   async recordApproval(call: CallIdentity & { status: CallStatus }, approval: { approved: boolean; reason?: string }): Promise<void> {
-    await this.upsertCall(call, call.status, null, JSON.stringify(approval), 'approval = excluded.approval');
+    await this.upsertCall(call, call.status, { approval: JSON.stringify(approval) }, 'approval = excluded.approval');
+  }
+
+  async recordDecision(call: CallIdentity & { status: CallStatus }, decision: CallDecision): Promise<void> {
+    await this.upsertCall(call, call.status, { decision: JSON.stringify(decision) }, 'decision = excluded.decision');
   }
 
   async settleStep(turnId: string, step: number): Promise<void> {

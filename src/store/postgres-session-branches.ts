@@ -45,8 +45,8 @@ export class PostgresSessionBranches implements SessionBranches {
           [to, turn.to, from, turn.from, before],
         );
         await query(
-          'INSERT INTO acx_tool_calls (agent_id, turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) ' +
-            'SELECT agent_id, $1, step, call_id, ordinal, tool_name, input, status, result, approval FROM acx_tool_calls WHERE agent_id = $agent AND turn_id = $2',
+          'INSERT INTO acx_tool_calls (agent_id, turn_id, step, call_id, ordinal, tool_name, input, status, result, approval, decision) ' +
+            'SELECT agent_id, $1, step, call_id, ordinal, tool_name, input, status, result, approval, decision FROM acx_tool_calls WHERE agent_id = $agent AND turn_id = $2',
           [turn.to, turn.from],
         );
         await query(

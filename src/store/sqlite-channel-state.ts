@@ -1,10 +1,8 @@
 import { admitToBreaker, type BreakerAdmission, type BreakerSettings, type BreakerTables, retractFromBreaker } from './breaker.ts';
-import type { ChannelState, ClaimOutcome, ClaimPhase, ItemRef, MarkedKind } from './channel-state.ts';
+import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind } from './channel-state.ts';
 import { openDatabase, transaction, type Database } from './database.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder } from './lease-holder.ts';
 
-/** An in-flight claim older than this is orphaned even if its holder still runs (FACTS.md: 6 h). */
-export const CLAIM_STALE_MS = 6 * 3600_000;
 
 /** The channel state in `<state dir>/channel.db`: a claim's holder is a process on this host. */
 const MIGRATIONS = [

@@ -4,9 +4,12 @@ import { type BranchCut, type FileChangeEntry, type FileChangeRecord, type FileC
 /** Fork, rewind and the file change record on the SQLite journal (session-branches.ts). */
 export class SqliteSessionBranches implements SessionBranches {
   readonly #db: Database;
+  /** Told of each session whose messages a rewind cut: the journal's parsed-transcript cache must not serve them again. */
+  readonly #cut: (sessionId: string) => void;
 
-  constructor(db: Database) {
+  constructor(db: Database, cut: (sessionId: string) => void) {
     this.#db = db;
+    this.#cut = cut;
   }
 
   async copy(cut: BranchCut, to: string, turns: ReadonlyArray<{ from: string; to: string }>): Promise<void> {
@@ -25,8 +28,8 @@ export class SqliteSessionBranches implements SessionBranches {
         ).run(turn.to, to, turn.from);
         db.prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) SELECT ?, seq, ?, kind, body, created_at FROM messages WHERE session_id = ? AND turn_id = ? AND seq < ?').run(to, turn.to, from, turn.from, before);
         db.prepare(
-          'INSERT INTO tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status, result, approval) ' +
-            'SELECT ?, step, call_id, ordinal, tool_name, input, status, result, approval FROM tool_calls WHERE turn_id = ?',
+          'INSERT INTO tool_calls (turn_id, step, call_id, ordinal, tool_name, input, status, result, approval, decision) ' +
+            'SELECT ?, step, call_id, ordinal, tool_name, input, status, result, approval, decision FROM tool_calls WHERE turn_id = ?',
         ).run(turn.to, turn.from);
         db.prepare(
           'INSERT INTO file_changes (turn_id, call_id, tool_name, path, location, before_state, before, after_sha256, after, created_at) ' +
@@ -44,6 +47,7 @@ export class SqliteSessionBranches implements SessionBranches {
       if (cut.cutSeq !== undefined) db.prepare('DELETE FROM messages WHERE session_id = ? AND seq >= ?').run(cut.sessionId, cut.cutSeq);
       db.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(new Date().toISOString(), cut.sessionId);
     });
+    this.#cut(cut.sessionId);
   }
 
   async recordFileChanges(entries: readonly FileChangeEntry[]): Promise<void> {

@@ -88,10 +88,22 @@ function normalizeForeign(schema: Exclude<CodeSchema, z.ZodType>): NormalizedSch
   };
 }
 
+/**
+ * A code schema's normal form, kept with the schema: code schemas do not change once built, and
+ * an engine is opened per session (a worker's per event), so converting a tool's zod schema to
+ * JSON Schema every time would be paid again and again for the same answer. Plain JSON Schema
+ * objects are checked against the meta-schema each time, as before.
+ */
+const normalizedCode = new WeakMap<object, NormalizedSchema>();
+
 export function normalizeSchema(schema: InputSchema): NormalizedSchema {
   if (!isCodeSchema(schema)) return normalizeJsonSchema(schema);
-  if (!isZod4Schema(schema as object)) return normalizeForeign(schema as Exclude<CodeSchema, z.ZodType>);
-  return normalizeZod4(schema as z.ZodType);
+  let normalized = normalizedCode.get(schema);
+  if (!normalized) {
+    normalized = isZod4Schema(schema as object) ? normalizeZod4(schema as z.ZodType) : normalizeForeign(schema as Exclude<CodeSchema, z.ZodType>);
+    normalizedCode.set(schema, normalized);
+  }
+  return normalized;
 }
 
 function normalizeZod4(schema: z.ZodType): NormalizedSchema {

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Agent directories the build refuses, and the refusal each must get. */
 const UNBUILDABLE: Record<string, RegExp> = {
@@ -93,7 +94,7 @@ beforeAll(async () => {
   const keygen = await runAcx(['keygen', '-o', join(home, 'keys'), '--trust', '--publisher', 'dev.acx.test'], { home });
   expect(keygen.status, keygen.stderr).toBe(0);
   key = join(home, 'keys/acx-signing.key.pem');
-}, 60_000);
+}, scaled(60_000));
 
 async function resolvedConfig(agent: string): Promise<Config> {
   const run = await runAcx(['resolved-config', agent], { home });
@@ -101,7 +102,7 @@ async function resolvedConfig(agent: string): Promise<Config> {
   return JSON.parse(run.stdout) as Config;
 }
 
-describe('a directory and the cartridge built from it agree (e2e)', { timeout: 120_000 }, () => {
+describe('a directory and the cartridge built from it agree (e2e)', { timeout: scaled(120_000) }, () => {
   it('finds the example and fixture agents, and lists every one that cannot be built', () => {
     expect(AGENTS).toEqual(expect.arrayContaining(['examples/cartridges/notes-keeper', 'examples/notes-keeper', 'test/fixtures/agents/every-field', 'test/fixtures/reference/sample-agent-package']));
     for (const listed of Object.keys(UNBUILDABLE)) expect(AGENTS).toContain(listed);

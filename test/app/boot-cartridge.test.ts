@@ -38,7 +38,7 @@ function builtins(): Tool[] {
   const harness = { id: 'x', openSession: async () => { throw new Error('not used'); } };
   return [
     createExecuteTool({ workspace: tempDir() }),
-    createDispatchTool({ harness, tools: () => [], instructions: '', agentId: 'a' }),
+    createDispatchTool({ harness, tools: () => [], instructions: () => '', agentId: 'a' }),
     createAddMemoryTool(store),
     createSearchMemoryTool(store),
   ];

@@ -4,7 +4,8 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadAgent } from '../../src/index.ts';
+import { CartridgeBootRefusal, GuardrailTrippedError, loadAgent, type Guardrail, type InputGuardrailArgs } from '../../src/index.ts';
+import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { startModelServer } from '../support/model-server.ts';
@@ -80,5 +81,49 @@ describe('loadAgent', () => {
     expect(run.stderr).toBe('');
     const loud = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...env(dir), ACX_LOG_LEVEL: 'info' }, encoding: 'utf8' });
     expect(loud.stderr, 'ACX_LOG_LEVEL still turns the trail on').toMatch(/^INFO /m);
+  });
+});
+
+describe('loadAgent: a cartridge that names the guardrails it needs (issue 33)', () => {
+  /** A signed test cartridge whose harness requirements add one guardrail role of `tier`. */
+  function cartridgeNeeding(tier: 'optional' | 'required') {
+    const root = home();
+    const requirements = JSON.parse(readFileSync(join(ROOT, 'examples/cartridges/notes-keeper/harness-requirements.json'), 'utf8')) as Record<string, unknown>;
+    requirements.guardrails = [{ role: 'acx:guardrail.no-card-numbers', tier, kind: 'input', description: 'Card numbers never reach the model.' }];
+    const built = buildTestCartridge(root, { edit: { 'harness-requirements.json': `${JSON.stringify(requirements, null, 2)}\n` } });
+    return { ...built, env: env(root) };
+  }
+  const noCards: Guardrail<InputGuardrailArgs> = { name: 'no-card-numbers', check: ({ text }) => ({ tripped: /\d{16}/.test(text), reason: 'a card number' }) };
+  const replay = join(ROOT, 'examples/cartridges/cassettes/quickstart.json');
+
+  it('binds the host guardrail of that name and kind, and it runs on the agent', async () => {
+    const cartridge = cartridgeNeeding('optional');
+    const { agent, activation, close } = await loadAgent(cartridge.path, { replay, registry: cartridge.registry, env: cartridge.env, logger: createMemoryLogger(), guardrails: { input: [noCards] } });
+    try {
+      expect(activation?.descriptor.guardrails).toEqual([expect.objectContaining({ role: 'acx:guardrail.no-card-numbers', boundGuardrail: 'no-card-numbers', satisfied: true })]);
+      // notes-keeper's optional acx:list_agents is absent in a library load; the guardrail is not.
+      expect(activation?.descriptor.optionalAbsent).toEqual(['acx:list_agents']);
+      await expect(agent.generate({ prompt: 'store 4111111111111111' })).rejects.toSatisfy((e: unknown) => GuardrailTrippedError.isInstance(e) && e.guardrail === 'no-card-numbers');
+      expect((await agent.generate({ prompt: QUICKSTART_PROMPT })).text).toContain('Thursday 10 December');
+    } finally {
+      await close();
+    }
+  });
+
+  it('optional and not offered: the agent runs degraded and the descriptor says so; required and not offered: refused, nothing written', async () => {
+    const optional = cartridgeNeeding('optional');
+    const loaded = await loadAgent(optional.path, { replay, registry: optional.registry, env: optional.env, logger: createMemoryLogger() });
+    try {
+      expect(loaded.activation?.descriptor.optionalAbsent).toEqual(['acx:list_agents', 'acx:guardrail.no-card-numbers']);
+      expect((await loaded.agent.generate({ prompt: QUICKSTART_PROMPT })).text).toContain('Thursday 10 December');
+    } finally {
+      await loaded.close();
+    }
+    const required = cartridgeNeeding('required');
+    const before = readFileSync(required.path);
+    await expect(loadAgent(required.path, { replay, registry: required.registry, env: required.env, logger: createMemoryLogger() })).rejects.toSatisfy(
+      (e: unknown) => CartridgeBootRefusal.isInstance(e) && /guardrail:acx:guardrail\.no-card-numbers/.test((e as Error).message),
+    );
+    expect(readFileSync(required.path).equals(before)).toBe(true);
   });
 });

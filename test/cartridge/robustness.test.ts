@@ -9,6 +9,7 @@ import { verifyCartridge } from '../../src/cartridge/verify.ts';
 import { EXIT } from '../../src/frontends/cli/output.ts';
 import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx } from '../support/cartridge-fixtures.ts';
 import { tempDir } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Issue 10, item 4: files that are not files, and archives that inflate without end. */
 let built: BuiltCartridge;
@@ -40,7 +41,7 @@ describe.skipIf(!canMkfifo)('only regular files are opened (needs mkfifo)', () =
     const journal = await runAcx(['verify', beside], {}, { killAfterMs: 30_000 });
     expect(journal.stderr).toContain(`${beside}-journal is a FIFO (named pipe), where SQLite keeps the cartridge's journal`);
     expect(journal.code).toBe(EXIT.failure);
-  }, 90_000);
+  }, scaled(90_000));
 
   it('a directory named x.acx is refused the same way', () => {
     const dir = join(tempDir('acx-robust-'), 'x.acx');

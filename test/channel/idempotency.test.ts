@@ -16,7 +16,6 @@ describe('idempotency keys', () => {
   it('a create’s key is uuid5(namespace, "timeline:anchor:kind:ordinal"), as the harness computes it', () => {
     expect(createIdempotencyKey({ timeline: TIMELINE, anchor: ANCHOR, kind: 'message', ordinal: 1 })).toBe('1eb655aa-a3d4-500f-892c-8952e7e6b4b4');
     expect(createIdempotencyKey({ timeline: TIMELINE, anchor: ANCHOR, kind: 'task', ordinal: 2 })).toBe('03ed1c43-d3cc-51fc-b001-5975c8ab834e');
-    expect(createIdempotencyKey({ timeline: TIMELINE, anchor: ANCHOR, kind: 'stall_note', ordinal: 1 })).toBe('44d483fb-383c-5e6b-b063-6ac76ba6bbad');
   });
 
   it('the same create gets the same key on every run; any part changed gives another', () => {

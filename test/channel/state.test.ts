@@ -4,16 +4,18 @@
 // Liveness differs by store: a pid on one host (SQLite), a lease expiry the holding store keeps
 // renewing (PostgreSQL: a SIGKILLed holder's claims are taken over once it lapses, never before).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CLAIM_STALE_MS, type ChannelState, openChannelState } from '../../src/store/channel-state.ts';
+import { CLAIM_STALE_MS, type ChannelState } from '../../src/store/channel-state.ts';
+import { openChannelState } from '../../src/store/open-channel-state.ts';
 import { PostgresChannelState } from '../../src/store/postgres-channel-state.ts';
 import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const T = '0190a5f2-0000-7000-8000-000000000001';
@@ -57,12 +59,15 @@ const sqlite: Backend = {
 const s = new SqliteChannelState(process.argv[1]);`,
 };
 
+/** A claim's lease here: short, so a dead holder's lapses soon, yet one a loaded machine still renews in time. */
+const CLAIM_TTL_MS = scaled(600);
+
 const postgresBackend: Backend = {
   place: () => postgres.database('channel'),
   open: async (place, options = {}) =>
     track(
       await PostgresChannelState.open(place, 'agent-a', {
-        leaseTtlMs: 600,
+        leaseTtlMs: CLAIM_TTL_MS,
         ...(options.now ? { now: options.now } : {}),
         ...(options.otherHost ? { holder: { pid: 1, host: 'another-host', started: null } } : {}),
       }),
@@ -77,7 +82,7 @@ const backends: Array<[name: string, backend: Backend, skip: string]> = [
 ];
 
 /** Another process holding `ref` for wake `wake` on `place`: its first line is what `take` said. */
-function holderProcess(backend: Backend, place: string, ref: ReturnType<typeof item>, wake: string, ttlMs = 600): Promise<{ outcome: string; kill: () => Promise<void> }> {
+function holderProcess(backend: Backend, place: string, ref: ReturnType<typeof item>, wake: string, ttlMs = CLAIM_TTL_MS): Promise<{ outcome: string; kill: () => Promise<void> }> {
   const source = `${backend.holderSource}
 console.log(await s.take(JSON.parse(process.argv[2]), process.argv[3]));
 setInterval(() => {}, 60_000);`;
@@ -280,11 +285,17 @@ describe('channel state on sqlite: claims between processes', () => {
   it('two processes racing for one item: exactly one takes it', async () => {
     const file = sqlite.place();
     new SqliteChannelState(file).db.close();
-    const script = `const { SqliteChannelState } = await import(${JSON.stringify(join(ROOT, 'src/store/sqlite-channel-state.ts'))});
-const s = new SqliteChannelState(${JSON.stringify(file)}); const wake = String(process.pid); const at = Number(process.argv[1]);
-while (Date.now() < at) {} console.log(await s.take(${JSON.stringify(item(3))}, wake));`;
-    const at = String(Date.now() + 1500);
-    const runs = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', script, at], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    // Each opens the store, says so, and waits at a barrier: all six take at once, however slowly they started.
+    const go = `${file}.go`;
+    const script = `const { existsSync } = await import('node:fs');
+const { SqliteChannelState } = await import(${JSON.stringify(join(ROOT, 'src/store/sqlite-channel-state.ts'))});
+const s = new SqliteChannelState(${JSON.stringify(file)}); const wake = String(process.pid);
+process.stderr.write('ready\\n');
+while (!existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 2));
+console.log(await s.take(${JSON.stringify(item(3))}, wake));`;
+    const runs = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    await Promise.all(runs.map((child) => new Promise((resolve) => (child.stderr.once('data', resolve), child.once('close', resolve)))));
+    writeFileSync(go, '');
     const outcomes = await Promise.all(
       runs.map((child) => new Promise<string>((resolve) => {
         let out = '';
@@ -301,7 +312,7 @@ while (Date.now() < at) {} console.log(await s.take(${JSON.stringify(item(3))}, 
 describe('channel state on postgres: a claim is a lease its holder renews', () => {
   it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's claim is taken over once its lease expires, not before${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');
-    const ttlMs = 1500;
+    const ttlMs = scaled(1500);
     const holder = await holderProcess(postgresBackend, url, item(1), 'dead-wake', ttlMs);
     expect(holder.outcome).toBe('taken');
     const elsewhere = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'another-host', started: null } }));
@@ -313,7 +324,7 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
       // The dead holder renews no more: this is when its claim ends, by the server's clock.
       const { rows } = await check.query<{ expires_at: Date }>('SELECT expires_at FROM acx_channel_claims WHERE item = $1', [item(1).item]);
       const expiry = rows[0]!.expires_at;
-      const deadline = Date.now() + ttlMs + 20_000;
+      const deadline = Date.now() + ttlMs + scaled(20_000);
       let outcome = await elsewhere.take(item(1), 'mine');
       while (outcome === 'held' && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -326,11 +337,11 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
     } finally {
       await check.end();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`a live holder's claim is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');
-    const ttlMs = 1000;
+    const ttlMs = scaled(1000);
     const holder = await holderProcess(postgresBackend, url, item(2), 'live-wake', ttlMs);
     const elsewhere = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'another-host', started: null } }));
     try {
@@ -345,11 +356,11 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
     } finally {
       await holder.kill();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`a holder whose claim was taken over is told (its signal aborts) and its commit settles nothing${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');
-    const state = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: 300 }));
+    const state = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: scaled(300) }));
     expect(await state.take(item(4), 'stalled-wake')).toBe('taken');
     const lost = state.claimsLost('stalled-wake');
     expect(lost.aborted).toBe(false);

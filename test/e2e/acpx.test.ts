@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseChecker } from '../fixtures/acp-server/response-schemas.ts';
 import { cleanEnv, ROOT } from '../support/cli.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 // acpx is installed by .ci/run (ACX_TEST_ACPX); locally: `npm i --prefix /tmp/acpx acpx@0.19.1` and point ACX_TEST_ACPX at its bin.
 const ACPX = process.env.ACX_TEST_ACPX ?? join(ROOT, 'node_modules/.bin/acpx');
@@ -51,7 +53,7 @@ async function run(args: string[]): Promise<Run> {
   }
 }
 
-describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)' : 'acpx drives acx acp (skipped: acpx is not installed; .ci/run installs it, or set ACX_TEST_ACPX to an acpx 0.19.1 bin)', { timeout: 180_000 }, () => {
+describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)' : 'acpx drives acx acp (skipped: acpx is not installed; .ci/run installs it, or set ACX_TEST_ACPX to an acpx 0.19.1 bin)', { timeout: scaled(180_000) }, () => {
   it('a one-shot exec answers', async () => {
     model.enqueue('Hello from acx.');
     const exec = await run(['exec', 'say hello']);
@@ -86,10 +88,7 @@ describe.skipIf(!existsSync(ACPX))(existsSync(ACPX) ? 'acpx drives acx acp (e2e)
     const seen = model.requests.length;
     model.enqueue({ text: 'too late', pauseUntil: new Promise<void>((resolve) => (release = resolve)) });
     const prompt = acpx(['prompt', '-s', 'cancel-demo', 'Think about it for a long time.']);
-    for (let waited = 0; model.requests.length === seen; waited += 50) {
-      if (waited > 60_000) throw new Error('the prompt never reached the model');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor('the prompt never reached the model', () => model.requests.length > seen, { withinMs: 60_000, everyMs: 50 });
     const cancel = await run(['cancel', '-s', 'cancel-demo']);
     expect(cancel.code, cancel.out).toBe(0);
     const ended = await prompt.done;

@@ -17,6 +17,7 @@ import {
   saveRows,
   tempDir,
 } from '../support/cartridge-fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx run FILE.acx` end to end, as a user runs it: real processes, real cartridges on disk, the
@@ -81,7 +82,7 @@ afterAll(async () => {
 });
 
 // Each test spawns real acx processes (1-3); on a loaded machine a process start alone takes seconds.
-describe.concurrent('acx run FILE.acx (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx run FILE.acx (e2e)', { timeout: scaled(120_000) }, () => {
   it('runs the shipped example offline from its cassette; verify and strip still match the signature afterwards', async () => {
     const file = copyOf(EXAMPLE, 'example');
     const env = { ACX_HOME: join(root, 'example-state'), ACX_CONFIG_HOME: join(root, 'example-config') };

@@ -16,6 +16,7 @@ import {
   signatureRows,
   tempDir,
 } from '../support/cartridge-fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * Issue 10's attacks on cartridges, replayed against `acx run` as a user starts it: a real
@@ -53,7 +54,7 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
 });
 
-describe.concurrent('hostile cartridges against acx run (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('hostile cartridges against acx run (e2e)', { timeout: scaled(120_000) }, () => {
   it('item 3: a trusted cartridge with an AFTER INSERT ON sqlar trigger is refused as tampered; the trigger never fires', async () => {
     const server = await modelServer();
     const file = copyOf('trigger', (db) => db.exec('CREATE TRIGGER wipe AFTER INSERT ON sqlar BEGIN DELETE FROM signatures; END'));

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 import { cleanEnv, runAcx } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 // Every turn hands work to a sub-agent (dispatch), which opens a session of its own: each of
 // those used to warn again.
@@ -24,7 +25,7 @@ afterAll(async () => {
   await server.close();
 });
 
-describe('the headroom warning in acx chat (e2e)', { timeout: 120_000 }, () => {
+describe('the headroom warning in acx chat (e2e)', { timeout: scaled(120_000) }, () => {
   it('is printed once for three turns, with the remedy', async () => {
     const chat = await runAcx(['chat', 'default', '--model', 'openai:m', '--context-tokens', '32768', '--permission-mode', 'allow-all'], {
       env: cleanEnv({ OPENAI_API_KEY: 'sk-test-headroom', OPENAI_BASE_URL: server.openaiBaseURL }),

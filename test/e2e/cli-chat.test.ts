@@ -5,6 +5,7 @@ import { spawn, type IPty } from '@lydell/node-pty';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { respondByTurn, startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx chat` in a real pseudo-terminal, typed at like a person would: streamed replies, a line
@@ -30,7 +31,7 @@ class Terminal {
 
   /** Waits until the screen shows `text` after position `from`; returns where it ends. */
   async waitFor(text: string | RegExp, from = 0): Promise<number> {
-    for (let i = 0; i < 1200; i++) {
+    for (let i = 0; i < scaled(1200); i++) {
       const rest = this.output.slice(from);
       const index = typeof text === 'string' ? rest.indexOf(text) : rest.search(text);
       if (index >= 0) return from + index + (typeof text === 'string' ? text.length : 1);
@@ -61,7 +62,7 @@ afterEach(async () => {
   terminal = undefined;
 });
 
-describe('acx chat in a pseudo-terminal (e2e)', { timeout: 120_000 }, () => {
+describe('acx chat in a pseudo-terminal (e2e)', { timeout: scaled(120_000) }, () => {
   it('streams a replayed reply with a line per tool call, then leaves on Ctrl-D', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-chat-'));
     terminal = new Terminal(['chat', QUICKSTART_AGENT, '--replay', QUICKSTART_CASSETTE, '--home', home, '--config-home', home], cleanEnv());

@@ -9,6 +9,7 @@ import { EXIT } from '../../src/frontends/cli/output.ts';
 import { EXAMPLE_AGENT, freshMachineEnv, localModelEnv, ROOT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { STACK_FRAME } from '../support/cli.ts';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = 'examples/notes-keeper';
 const SUITE = 'examples/notes-keeper/evals/quickstart.yaml';
@@ -19,7 +20,7 @@ const offline = (home: string): NodeJS.ProcessEnv => ({ ...freshMachineEnv(), HO
 /** Latencies differ run to run: the table with each one replaced by `N.NN s`. */
 const steady = (table: string) => table.replace(/\d+\.\d\d s\b/g, 'N.NN s');
 
-describe('acx eval (e2e)', { timeout: 180_000 }, () => {
+describe('acx eval (e2e)', { timeout: scaled(180_000) }, () => {
   it('runs the example suite offline: a table with the pass rate, tokens, cost and latency, or JSON', async () => {
     const home = tempDir('acx-eval-cli-');
     const table = await runAcx(['eval', AGENT, SUITE], offline(home));

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/frontends/cli/output.ts';
 import { alteredCopy, buildTestCartridge, type BuiltCartridge, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { ROOT, STACK_FRAME } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let root: string;
 let base: BuiltCartridge;
@@ -19,7 +20,7 @@ beforeAll(() => {
   tampered = alteredCopy(base.path, join(root, 'tampered.acx'), (db) => db.exec("UPDATE sqlar SET data = CAST('You are someone else.' AS BLOB) WHERE name = 'rom/prompts/system-prompt.md'"));
 });
 
-describe.concurrent('exit codes (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('exit codes (e2e)', { timeout: scaled(120_000) }, () => {
   it('4: acx handshake on a tampered cartridge says so, with what to do', async () => {
     const run = await runAcx(['handshake', tampered, '--registry', base.registry, '--context-window', '200000'], {}, { fresh: true });
     expect(run.code).toBe(EXIT.tampered);

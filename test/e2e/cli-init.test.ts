@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 import { cleanEnv, runAcx, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let server: ModelServer;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ afterAll(async () => {
   await server.close();
 });
 
-describe.concurrent('acx init (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx init (e2e)', { timeout: scaled(120_000) }, () => {
   it('creates the directory, prints the next command, and the agent runs as written', async () => {
     const root = tempDir('acx-init-');
     const init = await runAcx(['init', 'release-bot'], { cwd: root });

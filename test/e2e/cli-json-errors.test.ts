@@ -6,10 +6,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = join(ROOT, 'examples/notes-keeper');
 
-describe.concurrent('errors under --json (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('errors under --json (e2e)', { timeout: scaled(120_000) }, () => {
   it('a usage error found by the argument parser', async () => {
     const run = await runAcx(['run', AGENT, 'hi', '--json', '--no-such-flag']);
     expect(run.status).toBe(2);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/mcp/oauth-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * An OAuth-protected MCP drop-in, end to end through the CLI as a user runs it: `acx mcp login`
@@ -64,7 +65,7 @@ async function login(): Promise<{ status: number | null; stdout: string; stderr:
   return { status: await exited, stdout, stderr, page };
 }
 
-describe('acx mcp login, a run, a refresh, acx mcp logout (e2e)', { timeout: 180_000 }, () => {
+describe('acx mcp login, a run, a refresh, acx mcp logout (e2e)', { timeout: scaled(180_000) }, () => {
   it('logs in through the printed URL, calls the tool, refreshes before expiry, revokes on logout', async () => {
     // Before any login: the required drop-in does not start, and the run says which login to run.
     const before = await run('ping');

@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../src/memory/store.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const ACX = ['--disable-warning=ExperimentalWarning', join(ROOT, 'bin/acx.js')];
@@ -98,11 +99,11 @@ async function until(condition: () => boolean): Promise<void> {
 describe.each([
   ['stdio', overStdio],
   ['Streamable HTTP', overHttp],
-])('acx mcp serves an agent over %s', { timeout: 120_000 }, (_name, connect) => {
+])('acx mcp serves an agent over %s', { timeout: scaled(120_000) }, (_name, connect) => {
   let served: Served;
   beforeAll(async () => {
     served = await connect();
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(() => served?.close());
 
   it('initialize says what it is: serverInfo.title names the agent, instructions say how to use the server', () => {

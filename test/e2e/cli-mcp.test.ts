@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../src/memory/store.ts';
 import { startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const ACX = ['--disable-warning=ExperimentalWarning', join(ROOT, 'bin/acx.js')];
@@ -53,7 +54,7 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
   return (result.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('\n');
 }
 
-describe.concurrent('acx mcp (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx mcp (e2e)', { timeout: scaled(120_000) }, () => {
   it('serves over stdio exactly the tools resolved-config lists, annotated, and a memory write lands in the agent memory DB', async () => {
     const env = freshEnv();
     const resolved = await resolvedConfig([NOTES_KEEPER], env);

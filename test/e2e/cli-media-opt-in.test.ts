@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cleanEnv, runAcx, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * The capability rule for the media tools, read off `acx resolved-config` (the same assembly a
@@ -21,7 +22,7 @@ async function resolved(home: string, model: string): Promise<Resolved> {
   return JSON.parse(run.stdout) as Resolved;
 }
 
-describe('media tools are opt-in on every provider; the provider decides only availability', { timeout: 120_000 }, () => {
+describe('media tools are opt-in on every provider; the provider decides only availability', { timeout: scaled(120_000) }, () => {
   it.concurrent('a default config has no media tool, whatever the provider', async () => {
     const home = tempDir('acx-media-optin-');
     for (const model of PROVIDERS) {

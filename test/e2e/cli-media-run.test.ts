@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runAcx, tempDir } from '../support/cli.ts';
 import { type ModelServer, openaiImage, respondByTurn, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx run` as a user runs it, with generate_image granted: the model (OpenAI Responses on the
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-describe('acx run with a media tool granted (e2e)', { timeout: 120_000 }, () => {
+describe('acx run with a media tool granted (e2e)', { timeout: scaled(120_000) }, () => {
   it('generates, saves, shows the model its image, and logs one media line', async () => {
     const home = tempDir('acx-media-run-');
     const installed = await runAcx(['install', '--opt-in', 'generate_image'], { home, env: cleanEnv() });

@@ -5,6 +5,7 @@ import { PostgresMemoryRecords } from '../../src/memory/postgres-store.ts';
 import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * An agent's memory on PostgreSQL, from the outside: with ACX_STORE a postgres:// URL, `acx run`
@@ -16,7 +17,7 @@ let cluster: PostgresCluster | undefined;
 let server: ModelServer | undefined;
 beforeAll(() => {
   if (!POSTGRES_SKIP) cluster = startPostgres();
-}, 120_000);
+}, scaled(120_000));
 afterAll(() => cluster?.stop());
 afterEach(async () => {
   await server?.close();
@@ -25,7 +26,7 @@ afterEach(async () => {
 
 const FREEZE = 'The release freeze starts Friday 12:00 UTC and lasts until Monday.';
 
-describe('memory on PostgreSQL (e2e)', { timeout: 180_000 }, () => {
+describe('memory on PostgreSQL (e2e)', { timeout: scaled(180_000) }, () => {
   it.skipIf(POSTGRES_SKIP !== '')(`acx run remembers in one run and recalls in the next, from the database${POSTGRES_SKIP}`, async () => {
     const base = tempDir('acx-memory-pg-e2e-');
     const agent = join(base, 'agent');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * Choosing memory from the outside: `acx resolved-config` reports the bound provider and its
@@ -28,7 +29,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe('choosing memory (e2e)', { timeout: 120_000 }, () => {
+describe('choosing memory (e2e)', { timeout: scaled(120_000) }, () => {
   it('resolved-config reports the bound module provider and its package version; a bad spec exits with the reason', async () => {
     const { agent, home } = agentAndHome();
     mkdirSync(join(home, 'mem'));

@@ -10,6 +10,7 @@ import { defaultHarnessRequirements } from '../../src/contract/requirements.ts';
 import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
 import { buildTestCartridge, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { matchingTools } from '../contract/helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const FLOOR_SOURCE = "the engine's 128000 floor for a model that states no window; no model given: pass --model or --context-window";
@@ -32,7 +33,7 @@ function agentWithoutModel(root: string): string {
 // execute binds acx:execute only where the sandbox has OS isolation (or an explicit opt-in).
 const isolated = (await detectIsolation()).kind !== 'none';
 
-describe.concurrent('commands that never call a model (e2e, no model, no key)', { timeout: 120_000 }, () => {
+describe.concurrent('commands that never call a model (e2e, no model, no key)', { timeout: scaled(120_000) }, () => {
   it('resolved-config reports model: null and everything else, writing nothing', async () => {
     const home = tempDir('acx-nomodel-');
     const agent = agentWithoutModel(home);

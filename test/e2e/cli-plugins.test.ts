@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
 import { cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const GREET = `// A read-only tool any provider may have.
 export default {
@@ -55,7 +56,7 @@ async function resolved(args: string[], home: string, env: Record<string, string
   return { config: JSON.parse(run.stdout) as Resolved, stderr: run.stderr };
 }
 
-describe.concurrent('tool plugins (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('tool plugins (e2e)', { timeout: scaled(120_000) }, () => {
   let server: ModelServer;
   beforeAll(async () => {
     server = await startModelServer({

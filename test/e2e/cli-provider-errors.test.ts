@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.ts';
 import { cleanEnv, ROOT, runAcx, STACK_FRAME } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = `${ROOT}/examples/notes-keeper`;
 const KEY = 'sk-test-PROVIDER-ERRORS-2b7c';
@@ -34,7 +35,7 @@ afterAll(async () => {
 const run = (model: string, baseURL: string, extra: Record<string, string> = {}, flags: string[] = []) =>
   runAcx(['run', AGENT, 'hello', '--model', `openai:${model}`, ...flags], { env: cleanEnv({ OPENAI_API_KEY: KEY, OPENAI_BASE_URL: baseURL, ...extra }) });
 
-describe.concurrent('a provider error ends the CLI with what went wrong and what to do (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('a provider error ends the CLI with what went wrong and what to do (e2e)', { timeout: scaled(120_000) }, () => {
   const cases: Array<[string, string, () => string, string, string]> = [
     ['a 401', 'auth', () => server.openaiBaseURL, 'OpenAI rejected the API key (HTTP 401): Incorrect API key provided.', 'Check OPENAI_API_KEY: it must hold a valid OpenAI API key for BASE.'],
     [

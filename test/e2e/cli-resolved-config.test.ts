@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { detectConfinement } from '../../src/harness/acp/confinement.ts';
 import { describeExecute } from '../../src/tools/builtin/execute.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * `acx resolved-config` must report what a run actually does: the same model, the same tools
@@ -42,7 +43,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
+describe('acx resolved-config (e2e)', { timeout: scaled(120_000) }, () => {
   it('names the model and the tools a run really sends, without a key or a network', async () => {
     const { agent, home } = agentWithMcpDropIn();
     server = await startModelServer({ script: ['hello'] });
@@ -188,7 +189,7 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
 
   it('reports the wake-mode tuning a wake would use, and refuses a malformed value the way a wake does', async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-resolved-'));
-    const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2' };
+    const env = { PATH: process.env.PATH ?? '', HOME: home, ACX_WAKE_BREAKER_MAX: '4', ACX_PACE_ENABLED: '0', ACX_PACE_MAX_BUILDS: '2', ACX_CONTEXT_MESSAGES: 'all', ACX_ONBOARD: 'off' };
     const resolved = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], env);
     expect(resolved.code, resolved.stderr).toBe(0);
     expect(JSON.parse(resolved.stdout).wake).toEqual({
@@ -200,6 +201,8 @@ describe('acx resolved-config (e2e)', { timeout: 120_000 }, () => {
       pace_chars_per_second: 17,
       pace_floor_seconds: 20,
       pace_max_builds: 2,
+      context_messages: 'all',
+      onboard: false,
     });
     const bad = { ...env, ACX_WAKE_BREAKER_WINDOW: 'soon' };
     const refused = await acx(['resolved-config', join(ROOT, 'examples/notes-keeper'), '--home', home, '--config-home', home], bad);

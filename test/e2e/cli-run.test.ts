@@ -12,6 +12,7 @@ import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { Journal } from '../../src/store/journal.ts';
 import { filesHolding } from '../support/files.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const AGENT = join(ROOT, 'examples/notes-keeper');
@@ -49,7 +50,7 @@ function acx(
 }
 
 // Each case spawns the CLI (~2 s of CPU); on a loaded machine that is slow, hence the timeout.
-describe.concurrent('acx run (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx run (e2e)', { timeout: scaled(120_000) }, () => {
   it('replays the example agent offline with no API key and prints the answer', async () => {
     const run = await acx(['run', AGENT, QUICKSTART_PROMPT, '--replay', CASSETTE]);
     expect(run.status, run.stderr).toBe(0);
@@ -96,7 +97,7 @@ describe.concurrent('acx run (e2e)', { timeout: 120_000 }, () => {
   });
 });
 
-describe.concurrent('acx run against a live model (e2e, the local model server)', { timeout: 120_000 }, () => {
+describe.concurrent('acx run against a live model (e2e, the local model server)', { timeout: scaled(120_000) }, () => {
   const KEY = 'sk-test-CLIKEY-5d1e0f9a7b3c';
   let server: ModelServer;
   beforeAll(async () => {

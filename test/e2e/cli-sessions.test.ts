@@ -11,6 +11,7 @@ import { fromLanguageModel } from '../../src/model/providers.ts';
 import { Journal } from '../../src/store/journal.ts';
 import { scriptedModel } from '../support/scripted-model.ts';
 import { cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = join(ROOT, 'examples/notes-keeper');
 const CASSETTE = join(AGENT, 'cassettes/quickstart.json');
@@ -35,9 +36,9 @@ beforeAll(async () => {
   journal.startTurn('turn-crashed', 'crashed');
   journal.appendMessage('crashed', 'turn-crashed', 'user', { role: 'user', content: 'Summarize the release.' });
   journal.close();
-}, 180_000);
+}, scaled(180_000));
 
-describe('acx sessions (e2e)', { timeout: 120_000 }, () => {
+describe('acx sessions (e2e)', { timeout: scaled(120_000) }, () => {
   it('--json lists each session with its turns, unfinished turn and pending wake events', async () => {
     const listed = await runAcx(['sessions', AGENT, '--json'], { home });
     expect(listed.status, listed.stderr).toBe(0);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { inspectCartridge } from '../../src/cartridge/inspect.ts';
 import { EXIT } from '../../src/frontends/cli/output.ts';
 import { EXAMPLE_AGENT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** A fresh machine whose HOME and acx homes live in `home`. */
 function acx(args: string[], home: string) {
@@ -14,7 +15,7 @@ function acx(args: string[], home: string) {
 
 const KEYID = /ed25519:[0-9a-f]{64}/;
 
-describe.concurrent('acx keygen --trust and acx trust (e2e)', { timeout: 120_000 }, () => {
+describe.concurrent('acx keygen --trust and acx trust (e2e)', { timeout: scaled(120_000) }, () => {
   it('keygen --trust, then build and verify: the user\'s own cartridge is local, with no --registry', async () => {
     const home = tempDir('acx-trust-');
     const keygen = await acx(['keygen', '-o', 'keys', '--trust', '--publisher', 'dev.acx.examples', '--json'], home);

@@ -1,12 +1,9 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../src/store/journal.ts';
-import { type JournalStore, SqliteJournalStore } from '../../src/store/journal-store.ts';
-import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { type CaseStore, crashStores, effectsOf, runDriver } from '../support/crash-kit.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * SIGKILLs a real agent process at every durability boundary of a turn and inside tools,
@@ -14,48 +11,9 @@ import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
  * which were reported as "outcome unknown", and that the journal is well-formed.
  */
 const AGENT = join(import.meta.dirname, '../fixtures/agents/crash-agent.ts');
+const STORES = crashStores('crash');
 
-interface AgentRun {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Where a case's journal lives: the SQLite file under its home, or a fresh database on one
- * throwaway PostgreSQL cluster (the whole suite runs on both stores).
- */
-interface CaseStore {
-  env: Record<string, string>;
-  open(): Promise<JournalStore>;
-}
-const postgres = postgresForSuite();
-
-const STORES: Array<[name: string, skip: string, make: (home: string) => CaseStore]> = [
-  ['sqlite', '', (home) => ({ env: {}, open: async () => new SqliteJournalStore(new Journal(join(home, 'journal.db'))) })],
-  [
-    'postgres',
-    POSTGRES_SKIP,
-    () => {
-      const url = postgres.database('crash');
-      return { env: { ACX_TEST_STORE: url }, open: () => PostgresJournalStore.open(url, { agentId: 'default' }) };
-    },
-  ],
-];
-
-function runAgent(home: string, effects: string, crash: string, store: CaseStore): Promise<AgentRun> {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', AGENT, home, effects, crash], { env: { ...process.env, ...store.env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
-}
-
-function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-}
+const runAgent = (home: string, effects: string, crash: string, store: CaseStore) => runDriver(AGENT, [home, effects, crash], store.env);
 
 async function assertWellFormed(store: CaseStore) {
   const journal = await store.open();
@@ -129,17 +87,6 @@ interface AgentOutput {
   modelCalls: number;
 }
 
-/** What the tools did, read from their logs: one line per run. */
-function effectsOf(effects: string) {
-  return {
-    send: lines(join(effects, 'send.log')),
-    lookup: lines(join(effects, 'lookup.log')),
-    save: lines(join(effects, 'save.log')),
-    // The idempotent tool writes one file per idempotency key: a re-run must reuse the key.
-    upserts: readdirSync(effects).filter((f) => f.startsWith('upsert-')).length,
-  };
-}
-
 /** The calls whose recorded result tells the model the outcome is unknown. */
 function unknownOutcomes(messages: Awaited<ReturnType<typeof assertWellFormed>>): string[] {
   const ids: string[] = [];
@@ -153,7 +100,7 @@ function unknownOutcomes(messages: Awaited<ReturnType<typeof assertWellFormed>>)
 }
 
 // Each case spawns two real processes; on a loaded 2-core machine that can take a while.
-describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 240_000 }, (_name, skip, make) => {
+describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: scaled(240_000) }, (_name, skip, make) => {
   const test = skip ? it.skip : it.concurrent;
   test(`a clean run passes every checkpoint in order and calls each tool once${skip}`, async () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-crash-'));
@@ -177,6 +124,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const store = make(home);
       const killed = await runAgent(home, effects, `checkpoint:${at}`, store);
       expect(killed.signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       const out = JSON.parse(resumed.stdout.trim()) as AgentOutput;
@@ -201,6 +149,7 @@ describe.each(STORES)('crash recovery (e2e, real processes) on %s', { timeout: 2
       const effects = mkdtempSync(join(tmpdir(), 'acx-effects-'));
       const store = make(home);
       expect((await runAgent(home, effects, expected.crash, store)).signal).toBe('SIGKILL');
+      await store.lapse();
       const resumed = await runAgent(home, effects, 'none', store);
       expect(resumed.status, resumed.stderr).toBe(0);
       expect((JSON.parse(resumed.stdout.trim()) as AgentOutput).text).toBe('all done');

@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest';
 import { detectIsolation } from '../../src/tools/sandbox/isolation.ts';
 import { freshMachineEnv, ROOT, tempDir } from '../support/cartridge-fixtures.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** The commands of the first code block after `heading` in a Markdown file, continuation lines joined. */
 function commandsUnder(file: string, heading: string): string[] {
@@ -43,7 +44,7 @@ function run(line: string, clone: { dir: string; env: NodeJS.ProcessEnv }) {
 const isolated = (await detectIsolation()).kind !== 'none';
 const skipped = isolated ? '' : ' (skipped: no bwrap or unshare isolation here, so execute cannot bind acx:execute)';
 
-describe('the documented cartridge walkthroughs run as written (e2e)', { timeout: 300_000 }, () => {
+describe('the documented cartridge walkthroughs run as written (e2e)', { timeout: scaled(300_000) }, () => {
   it.skipIf(!isolated)(`README "Signed cartridges": every command exits 0; the user's own cartridge is local and the replayed run answers${skipped}`, () => {
     const commands = commandsUnder('README.md', '### Signed cartridges');
     expect(commands.length).toBe(6);

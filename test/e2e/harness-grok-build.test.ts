@@ -9,6 +9,7 @@ import { createGrokBuildACP } from '../../src/harness/acp/profiles/factories.ts'
 import { createSqliteMemoryProvider } from '../../src/memory/provider.ts';
 import { ROOT, runAcx, tempDir } from '../support/cartridge-fixtures.ts';
 import { type ModelServer, type RecordedRequest, type ResponderResult, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const KEY = 'sk-e2e-grok-real-0123456789';
 const FREEZE = 'The release freeze starts on 12 December.';
@@ -38,7 +39,7 @@ function respond(r: RecordedRequest): ResponderResult | Promise<ResponderResult>
   return new Promise((resolve) => setTimeout(() => resolve(search), 500));
 }
 
-describe('acx run --harness grok-build (real agent, local model server)', { timeout: 180_000 }, () => {
+describe('acx run --harness grok-build (real agent, local model server)', { timeout: scaled(180_000) }, () => {
   let server: ModelServer;
   let root: string;
   const env = (name: string): NodeJS.ProcessEnv => {
@@ -59,7 +60,7 @@ describe('acx run --harness grok-build (real agent, local model server)', { time
     root = tempDir('acx-e2e-grok-build-');
     server = await startModelServer({ fallback: respond });
     await createGrokBuildACP({ progress: null }).bootstrap();
-  }, 600_000);
+  }, scaled(600_000));
   afterAll(async () => {
     await server?.close();
   });

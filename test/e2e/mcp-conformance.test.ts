@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startBearerProxy, type BearerProxy } from '../support/bearer-proxy.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) against acx:
@@ -28,7 +29,7 @@ interface Check {
   errorMessage?: string;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = scaled(60_000)): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(command, args, { env, cwd: ROOT });
   let stdout = '';
   let stderr = '';
@@ -114,9 +115,9 @@ function expectMatchesBaseline(side: Side, outcomes: Outcomes, toRun: readonly s
 let listed: { server: string[]; client: string[] };
 beforeAll(async () => {
   listed = await listedScenarios();
-}, 60_000);
+}, scaled(60_000));
 
-describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_000 }, () => {
+describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: scaled(240_000) }, () => {
   let child: ChildProcess | undefined;
   let proxy: BearerProxy | undefined;
 
@@ -138,7 +139,7 @@ describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_00
     });
     const { url, token } = JSON.parse(line) as { url: string; token: string };
     proxy = await startBearerProxy(url, token);
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await proxy?.close();
@@ -162,7 +163,7 @@ describe('MCP conformance: acx mcp --http (server scenarios)', { timeout: 240_00
   });
 });
 
-describe('MCP conformance: acx MCP client (client scenarios)', { timeout: 900_000 }, () => {
+describe('MCP conformance: acx MCP client (client scenarios)', { timeout: scaled(900_000) }, () => {
   it('passes every client scenario (the transports, elicitation, OAuth), as the baseline states', async () => {
     const toRun = checkBaselineAgainst(baseline.client, listed.client);
     expect(toRun).toEqual(expect.arrayContaining(['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults', 'auth/metadata-default', 'auth/scope-step-up', 'auth/pre-registration']));

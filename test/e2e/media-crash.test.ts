@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.ts';
 import { type ModelServer, openaiImage, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * A generation is a non-idempotent effect: a real agent process is SIGKILLed while its
@@ -42,7 +43,7 @@ function toolResults(home: string): string[] {
   }
 }
 
-describe('a generation after a crash (e2e, real processes)', { timeout: 120_000 }, () => {
+describe('a generation after a crash (e2e, real processes)', { timeout: scaled(120_000) }, () => {
   it('a clean run makes the image once and saves it', async () => {
     server.media.reset();
     const home = mkdtempSync(join(tmpdir(), 'acx-media-crash-'));

@@ -3,7 +3,7 @@
 // import and run a turn, and its type declarations must type-check a consumer (and catch misuse);
 // on a Node.js too old for it, both must say so; it ships its license and examples.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,15 +12,25 @@ import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { moduleTrace } from '../support/module-trace.ts';
 import { chatModel } from '../support/chat-app/start.ts';
 import { type ModelServer, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 let app: string;
 let packed: string[];
 let tarball: string;
 
+/** What `npm pack` reads: the package's files and what its prepack build needs. */
+const PACKED_FROM = ['package.json', '.gitignore', 'README.md', 'LICENSE', 'bin', 'docs', 'examples', 'src', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
+
+// Packed from a copy of the checkout, so the build (prepack) writes its dist/ there: the checkout
+// is left as it was, and may be read-only (the tests run as an ordinary user too). A set-up that
+// fails fails every test of the file (test/support/set-up-failures.ts); a slow one gets longer.
 beforeAll(() => {
   const base = mkdtempSync(join(tmpdir(), 'acx-package-'));
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const checkout = join(base, 'checkout');
+  for (const path of PACKED_FROM) cpSync(join(ROOT, path), join(checkout, path), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', base], { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const [info] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packed = info!.files.map((file) => file.path);
   tarball = join(base, info!.filename);
@@ -30,7 +40,7 @@ beforeAll(() => {
   renameSync(join(app, 'node_modules/package'), join(app, 'node_modules/acx'));
   // The package's own dependencies resolve from a node_modules above the project, as after an install.
   symlinkSync(join(ROOT, 'node_modules'), join(base, 'node_modules'));
-}, 180_000);
+}, scaled(300_000));
 
 const node = (args: string[], cwd = app) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
 
@@ -43,7 +53,7 @@ const OLD_NODE = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node'].find((pat
 });
 const oldNodeVersion = OLD_NODE ? spawnSync(OLD_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim() : '';
 
-describe('the published package (e2e)', { timeout: 120_000 }, () => {
+describe('the published package (e2e)', { timeout: scaled(120_000) }, () => {
   it('ships built JavaScript with declarations, the docs and the bin, and no TypeScript sources or tests', () => {
     expect(packed).toContain('dist/index.js');
     expect(packed).toContain('dist/index.d.ts');
@@ -260,7 +270,7 @@ console.log(JSON.stringify(missing));`;
         cwd: blocksDir,
         encoding: 'utf8',
         env: { PATH: process.env.PATH, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_LOG_LEVEL: 'warn' },
-        timeout: 60_000,
+        timeout: scaled(60_000),
       });
       expect(run.status, `${block.source} (${block.file}) exited ${run.status}:\n${run.stderr}${run.stdout}`).toBe(0);
       if (block.expect) expect(run.stdout, block.source).toContain(block.expect);
@@ -274,7 +284,7 @@ console.log(JSON.stringify(missing));`;
 // against each, the chat app of docs/ui.md — its server and its useChat page — type-checks (one
 // copy of `ai`: two make tsc reject the agent, TS2322 FlexibleSchema<any> … FlexibleSchema<never>)
 // and its server answers a chat through an approval, a new message while one waits, and a reload.
-describe('installed by npm with each end of its ai range: the chat app of docs/ui.md (e2e)', { timeout: 600_000 }, () => {
+describe('installed by npm with each end of its ai range: the chat app of docs/ui.md (e2e)', { timeout: scaled(600_000) }, () => {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
   let model: ModelServer;
   beforeAll(async () => {

@@ -14,6 +14,7 @@ import { ACX_BIN, cleanEnv, ROOT, tempDir } from '../support/cli.ts';
 import { type ModelServer, startModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { RECORD_WAKE_SH, shellWakes } from '../support/stand-in-router.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const SECRET = 'router-fleet-secret-0123456789';
@@ -84,7 +85,7 @@ const said = async (token: string, timeline: string) =>
     .map((m) => `${m.user.handle}: ${m.content.body}`)
     .reverse();
 
-describe('a mixed fleet behind one acx router (e2e)', { timeout: 180_000 }, () => {
+describe('a mixed fleet behind one acx router (e2e)', { timeout: scaled(180_000) }, () => {
   it("the platform's deliveries wake an acx agent and another harness's wake program side by side, each with its own token", async () => {
     const { ana, nova, jt, timeline, records, logger, running } = await fleetRouter({ secret: SECRET });
     await platform!.restart({ deliverTo: [running.url], webhookSecret: SECRET, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });

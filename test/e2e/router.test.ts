@@ -1,7 +1,7 @@
 // The router between the embedded platform and timeline wakes: the platform's real signed
 // deliveries in, `acx wake --timeline` processes out, each message answered once.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import { call } from '../support/platform.ts';
 import { listPlatformUsers } from '../../src/platform/index.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const SECRET = 'router-test-secret-0123456789';
@@ -53,14 +55,9 @@ const messages = async (token: string, timeline: string) =>
     .map((m) => `${m.user.handle}: ${m.content.body}`)
     .reverse();
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 100) {
-    if (waited > 60_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (check: () => Promise<boolean>, what: string) => waitFor(`timed out waiting for ${what}`, check, { withinMs: 60_000 });
 
-describe('acx router (e2e)', { timeout: 120_000 }, () => {
+describe('acx router (e2e)', { timeout: scaled(120_000) }, () => {
   it("wakes the recipient for the platform's signed delivery; the agent's reply is posted once", async () => {
     const { ana, timeline, logger } = await setUp();
     model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'On it, ana.' } }] }, 'answered');
@@ -106,8 +103,10 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
     const home = mkdtempSync(join(tmpdir(), 'acx-router-coalesce-'));
     const logger = createMemoryLogger('debug');
     const agent = { name: 'nova', dir: home, token: 'unused', uuid: '0190a5f2-0000-7000-8000-0000000000aa', secret: SECRET };
-    // Each wake prints what it was asked to do, then takes a moment, as a real one would.
-    const script = "console.error(process.argv.slice(1).join(' ')); setTimeout(() => {}, 300)";
+    // Each wake prints what it was asked to do, then runs until the test has delivered all four
+    // (a go file), however long that takes: until then the first wake is running.
+    const go = join(home, 'go');
+    const script = `console.error(process.argv.slice(1).join(' ')); const t = setInterval(() => require('node:fs').existsSync(${JSON.stringify(go)}) && clearInterval(t), 10)`;
     router = await startRouter({ agents: [agent], platformUrl: 'http://127.0.0.1:9', databasePath: join(home, 'router.db'), logger, wakeCommand: { command: process.execPath, args: ['-e', script] } });
     const [roomA, roomB] = ['0190a5f2-0000-7000-8000-0000000000a1', '0190a5f2-0000-7000-8000-0000000000b1'];
     const deliver = (delivery: string, timeline: string, message: string, event = 'message.created') => {
@@ -118,6 +117,7 @@ describe('acx router (e2e)', { timeout: 120_000 }, () => {
     for (const [delivery, timeline, message] of [['d1', roomA, 'm1'], ['d2', roomB, 'm2'], ['d3', roomB, 'm3'], ['d4', roomA, 'm4']] as const) {
       expect((await deliver(delivery, timeline, message)).status).toBe(202);
     }
+    writeFileSync(go, '');
     await router.idle();
     const woken = logger.lines.filter((line) => line.includes('wake output')).map((line) => /line="(.*)"/.exec(line)![1]);
     expect(woken).toEqual([`wake ${home} --timeline ${roomA} --message m1`, `wake ${home} --timeline ${roomB} --message m2`, `wake ${home} --timeline ${roomA} --message m4`]);

@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer, type RecordedRequest } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const MENTION_NOTE = /^\[harness\] You were addressed and this turn has taken no visible action\. .*calling the `messages_create` tool; text written here reaches no one\.$/;
@@ -38,7 +40,7 @@ async function wake(token: string, timeline: string, home: string) {
   return run;
 }
 
-describe('the reply nudge on acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
+describe('the reply nudge on acx wake --timeline (e2e)', { timeout: scaled(120_000) }, () => {
   it('a mention arms it: the note reaches the second request, fires once, forces nothing; the mention wording wins on a one-on-one', async () => {
     const ana = platform.user('ana', 'human');
     const nova = platform.user('nova', 'ai', { trust: ['ana'] });
@@ -100,12 +102,7 @@ describe('the reply nudge on acx wake --timeline (e2e)', { timeout: 120_000 }, (
     const room = await sharedTimeline(platform, ana, nova);
     const task = await platform.api('POST', `/timelines/${room}/tasks`, { token: ana.token, json: { task: { instructions: 'Check in with @nova.', activate_at: new Date(Date.now() + 300).toISOString() } } });
     expect(task.status, task.text).toBe(201);
-    for (let waited = 0; ; waited += 100) {
-      const activated = await platform.api('GET', `/tasks?timeline=${room}&status=activated`, { token: ana.token });
-      if (activated.body.tasks.length === 1) break;
-      if (waited > 10_000) throw new Error('the task never activated');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor('the task never activated', async () => (await platform.api('GET', `/tasks?timeline=${room}&status=activated`, { token: ana.token })).body.tasks.length === 1, { withinMs: 10_000 });
     const form = new FormData();
     form.append('asset[file]', new Blob(['hello'], { type: 'text/plain' }), 'note.txt');
     form.append('asset[description]', 'for @nova');

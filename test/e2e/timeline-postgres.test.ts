@@ -10,6 +10,7 @@ import { type ModelServer, startModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { cleanEnv, ROOT, runAcx, tempDir } from '../support/cli.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const postgres = postgresForSuite();
@@ -37,7 +38,7 @@ async function query<R extends pg.QueryResultRow>(url: string, sql: string, valu
 
 const channelDbs = (home: string) => readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('channel.db'));
 
-describe('a timeline agent on PostgreSQL (e2e)', { timeout: 120_000 }, () => {
+describe('a timeline agent on PostgreSQL (e2e)', { timeout: scaled(120_000) }, () => {
   it.skipIf(POSTGRES_SKIP !== '')(`acx wake --timeline --store keeps the marks and claims on the server, shared by every home; cleanup --timeline removes them${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('timeline_store');
     const ana = platform.user('ana', 'human');

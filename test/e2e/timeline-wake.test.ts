@@ -9,6 +9,8 @@ import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../support/cli.ts';
 import { startCannedServer, startFlakyProxy } from '../support/flaky-proxy.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 
@@ -32,6 +34,14 @@ function setUp() {
 const wakeEnv = (token: string, extra: Record<string, string> = {}) =>
   cleanEnv({ BASECRADLE_BASE_URL: platform.url, BASECRADLE_TOKEN: token, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ...extra });
 
+/** A copy of the fixture agent with an empty folder of its own (tools/, mcp/) to drop files in. */
+function copyOfAgent(folder: string): string {
+  const agent = join(tempDir(), 'agent');
+  cpSync(AGENT, agent, { recursive: true });
+  mkdirSync(join(agent, folder), { mode: 0o755 });
+  return agent;
+}
+
 const post = async (token: string, timeline: string, body: string) => (await postMessage(platform, token, timeline, body)).uuid;
 
 async function messagesOn(token: string, timeline: string): Promise<Array<{ handle: string; body: string }>> {
@@ -40,7 +50,7 @@ async function messagesOn(token: string, timeline: string): Promise<Array<{ hand
   return items.map((item) => ({ handle: item.user.handle, body: item.content.body })).reverse();
 }
 
-describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
+describe('acx wake --timeline (e2e)', { timeout: scaled(120_000) }, () => {
   it('answers a peer through messages_create once; a repeated delivery answers nothing', async () => {
     const { ana, nova } = setUp();
     const timeline = await sharedTimeline(platform, ana, nova);
@@ -51,8 +61,9 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const first = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env, home });
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toBe('');
+    expect(first.stderr).toMatch(/INFO wake start timeline=\S+ delivery=delivery-1 agent=nova trigger=\S+ provider=openai model=m\n/);
     expect(first.stderr).toMatch(/INFO wake end timeline=\S+ delivery=delivery-1 outcome=answered posted=1 turns=1 steps=2\/6/);
-    expect(first.stderr).toMatch(/INFO posted timeline=\S+ delivery=delivery-1 message=[0-9a-f-]{36}/);
+    expect(first.stderr).toMatch(/INFO posted timeline=\S+ delivery=delivery-1 message=[0-9a-f-]{36} kind=tool chars=20\n/);
     expect(first.stderr).toContain('I told ana the date.'); // the final text is logged, never posted
     expect(await messagesOn(ana.token, timeline)).toEqual([
       { handle: 'ana', body: 'Hello @nova, when is the release?' },
@@ -60,9 +71,10 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     ]);
     // The model saw the message with its time and author.
     expect(JSON.stringify(model.requests[0]!.body)).toMatch(/\[20\d\d-[^\]]+\] @ana: Hello @nova, when is the release\?/);
-    // The brief: the platform tools with a gotcha each, then the platform's dashboard.md, then the system prompt.
+    // The brief: every active tool with a gotcha each (the platform's and the agent's own), then
+    // the platform's dashboard.md, then the system prompt.
     const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
-    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).toContain('## Your tools');
     expect(instructions).toMatch(/- lock \(.*\): .*irreversible/i);
     expect(instructions).toContain('## The platform (its dashboard)');
 
@@ -86,10 +98,7 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise((resolve) => child.once('close', resolve));
-    for (let waited = 0; model.requests.length < 2; waited += 50) {
-      if (waited > 60_000) throw new Error(`the wake never made its second model call: ${stderr}`);
-      await Promise.race([new Promise((resolve) => setTimeout(resolve, 50)), exited]);
-    }
+    await waitFor('the wake never made its second model call', () => model.requests.length >= 2, { withinMs: 60_000, everyMs: 50, explain: () => stderr });
     child.kill('SIGKILL');
     await exited;
     release();
@@ -134,12 +143,7 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     // nova scheduled a reminder for itself a moment from now; wait for the platform to activate it.
     const task = await platform.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions: 'Remind ana about the release notes.', activate_at: new Date(Date.now() + 300).toISOString() } } });
     expect(task.status, task.text).toBe(201);
-    for (let waited = 0; ; waited += 100) {
-      const activated = await platform.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: nova.token });
-      if (activated.body.tasks.length === 1) break;
-      if (waited > 10_000) throw new Error('the task never activated');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor('the task never activated', async () => (await platform.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: nova.token })).body.tasks.length === 1, { withinMs: 10_000 });
     await post(ana.token, timeline, '@nova here is the chart');
     const form = new FormData();
     form.append('asset[file]', new Blob(['a,b\n1,2\n'], { type: 'text/csv' }), 'chart.csv');
@@ -259,8 +263,52 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
       await proxy.close();
     }
     const instructions = String(model.requests[0]!.body.instructions ?? JSON.stringify(model.requests[0]!.body.input));
-    expect(instructions).toContain('## Your tools on this platform');
+    expect(instructions).toContain('## Your tools');
     expect(instructions).not.toContain('## The platform (its dashboard)');
+    expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
+  });
+
+  it('with onboarding off (ACX_ONBOARD=0) the dashboard is neither fetched nor in the brief; the tools still are', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova status?');
+    const proxy = await startFlakyProxy(platform.url);
+    model.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'All green.' } }] }, 'answered');
+    try {
+      const run = await runAcx(['wake', AGENT, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token, { BASECRADLE_BASE_URL: proxy.url, ACX_ONBOARD: '0' }), home: tempDir() });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/wake end .*outcome=answered posted=1/);
+      expect(proxy.arrivals).not.toContain('GET /users/dashboard.md');
+    } finally {
+      await proxy.close();
+    }
+    const instructions = JSON.stringify(model.requests[0]!.body.input);
+    expect(instructions).toContain('## Your tools');
+    expect(instructions).not.toContain('## The platform (its dashboard)');
+  });
+
+  it('a tool plugin gets the platform client (the agent’s own) and the current timeline in its context', async () => {
+    const { ana, nova } = setUp();
+    const timeline = await sharedTimeline(platform, ana, nova);
+    const trigger = await post(ana.token, timeline, '@nova who are you?');
+    const agent = copyOfAgent('tools');
+    writeFileSync(
+      join(agent, 'tools', 'whoami.mjs'),
+      `export default {
+  name: 'whoami', description: 'Your handle and the timeline you are on.', kind: 'read', effect: 'read-only', capabilityScopes: [],
+  inputSchema: { type: 'object', properties: {} },
+  async execute(_input, context) {
+    const me = (await context.platform.client.dashboard.get()).identity;
+    return 'handle=' + me.handle + ' timeline=' + context.platform.timeline;
+  },
+};
+`,
+      { mode: 0o644 },
+    );
+    model.enqueue({ toolCalls: [{ name: 'whoami', input: {} }] }, { toolCalls: [{ name: 'messages_create', input: { body: 'I am nova.' } }] }, 'answered');
+    const run = await runAcx(['wake', agent, '--timeline', timeline, '--message', trigger], { env: wakeEnv(nova.token), home: tempDir() });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.stringify(model.requests[1]!.body.input)).toContain(`handle=nova timeline=${timeline}`);
     expect(await messagesOn(ana.token, timeline)).toHaveLength(2);
   });
 
@@ -269,9 +317,9 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     const timeline = await sharedTimeline(platform, ana, nova);
     const trigger = await post(ana.token, timeline, '@nova look up the release date');
     // The agent ships its drop-in (its own mcp/): required unless the file says "optional": true.
-    const agent = join(tempDir(), 'agent');
-    cpSync(AGENT, agent, { recursive: true });
-    mkdirSync(join(agent, 'mcp'));
+    const agent = copyOfAgent('mcp');
+    const definition = JSON.parse(readFileSync(join(AGENT, 'agent.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(agent, 'agent.json'), JSON.stringify({ ...definition, tools: ['memory'] }));
     const pidFile = join(tempDir(), 'lookup.pid');
     const dropIn = (server: string, ...args: string[]) =>
       writeFileSync(join(agent, 'mcp', 'lookup.json'), JSON.stringify({ command: process.execPath, args: ['--disable-warning=ExperimentalWarning', join(ROOT, 'test/fixtures/mcp', server), ...args] }));
@@ -297,6 +345,9 @@ describe('acx wake --timeline (e2e)', { timeout: 120_000 }, () => {
     expect(retried.status, retried.stderr).toBe(0);
     expect(retried.stderr).toMatch(/wake end .*outcome=answered posted=1/);
     expect(model.requests[0]!.view.tools).toContain('lookup__echo');
+    // The brief's manifest names every active tool: the platform's, the agent's memory, the MCP server's.
+    const manifest = String((model.requests[0]!.body.input as Array<{ content: unknown }>)[0]!.content);
+    for (const tool of ['messages_create', 'memory_write', 'lookup__echo']) expect(manifest).toMatch(new RegExp(`^- ${tool} \\(`, 'm'));
     expect(JSON.stringify(model.requests[0]!.body)).toContain('@ana: @nova look up the release date');
     expect(await messagesOn(ana.token, timeline)).toEqual([
       { handle: 'ana', body: '@nova look up the release date' },

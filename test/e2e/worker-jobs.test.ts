@@ -4,8 +4,10 @@
 // dead-lettered; a job for an agent the worker does not serve is dead-lettered at once.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 import { type Fleet, FLEET_AGENT, startFleet } from '../support/worker-fleet.ts';
 
 let cluster: PostgresCluster | undefined;
@@ -14,7 +16,7 @@ beforeAll(async () => {
   if (POSTGRES_SKIP) return;
   cluster = startPostgres();
   fleet = await startFleet(cluster.createDatabase('worker_jobs'));
-}, 120_000);
+}, scaled(120_000));
 afterAll(async () => {
   await fleet?.close();
   cluster?.stop();
@@ -22,7 +24,7 @@ afterAll(async () => {
 
 describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
   const test = POSTGRES_SKIP ? it.skip : it;
-  test(`a duplicate is answered once, a poison event and an unknown agent end in the dead-letter queue${POSTGRES_SKIP}`, { timeout: 120_000 }, async () => {
+  test(`a duplicate is answered once, a poison event and an unknown agent end in the dead-letter queue${POSTGRES_SKIP}`, { timeout: scaled(120_000) }, async () => {
     const f = fleet!;
     const worker = f.startWorker(2, ['--max-attempts', '2']);
     const repeat = { id: 'evt-s01-e1', text: 'Please log evt-s01-e1.' };
@@ -30,12 +32,11 @@ describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
     await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-01', event: repeat });
     await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-02', event: { id: 'evt-s02-e1', text: 'poison evt-s02-e1' } });
     await f.queue.send({ kind: 'session', agent: 'ghost', sessionId: 'room-03', event: { id: 'evt-s03-e1', text: 'Please log evt-s03-e1.' } });
-    for (let waited = 0; ; waited += 200) {
+    const settled = async () => {
       const { states } = await f.jobStates();
-      if ((states.completed ?? 0) + (states.failed ?? 0) === 4) break;
-      if (waited > 90_000) throw new Error(`jobs not settled: ${JSON.stringify(states)}\n${worker.stderr().slice(-3000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      return (states.completed ?? 0) + (states.failed ?? 0) === 4;
+    };
+    await waitFor('jobs not settled', settled, { withinMs: 90_000, everyMs: 200, explain: async () => `${JSON.stringify((await f.jobStates()).states)}\n${worker.stderr().slice(-3000)}` });
     worker.child.kill('SIGTERM');
     expect((await worker.exited).status).toBe(0);
     const log = worker.stderr();

@@ -5,10 +5,12 @@
 // no job may be left in the queue or dead-lettered, and the journal and wake store (both on
 // PostgreSQL) must be whole and hold no lease.
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
-import { openWakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 import { type Fleet, FLEET_AGENT, type FleetWorker, startFleet } from '../support/worker-fleet.ts';
 
 const WORKERS = 3;
@@ -16,6 +18,11 @@ const CONCURRENCY = 2;
 const SESSIONS = 50;
 const PER_SESSION = 10;
 const KILLS = 30;
+/**
+ * A killed worker's sessions are busy until its leases lapse (15 s): a job that finds one so comes
+ * back after 1 s, doubling, rather than the default 15 s, doubling, which would mostly be waited out.
+ */
+const WORKER_ARGS = ['--busy-defer', '1'];
 
 let cluster: PostgresCluster | undefined;
 let fleet: Fleet | undefined;
@@ -23,7 +30,7 @@ beforeAll(async () => {
   if (POSTGRES_SKIP) return;
   cluster = startPostgres();
   fleet = await startFleet(cluster.createDatabase('worker_kill'), { modelDelayMs: 5 });
-}, 120_000);
+}, scaled(120_000));
 afterAll(async () => {
   await fleet?.close();
   cluster?.stop();
@@ -39,10 +46,14 @@ function textOf(content: unknown): string {
 
 describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
   const test = POSTGRES_SKIP ? it.skip : it;
-  test(`${WORKERS} workers, ${SESSIONS * PER_SESSION} events across ${SESSIONS} sessions, ${KILLS} random SIGKILLs: each event answered once, no side effect twice, no job left${POSTGRES_SKIP}`, { timeout: 300_000 }, async () => {
+  test(`${WORKERS} workers, ${SESSIONS * PER_SESSION} events across ${SESSIONS} sessions, ${KILLS} random SIGKILLs: each event answered once, no side effect twice, no job left${POSTGRES_SKIP}`, { timeout: scaled(300_000) }, async () => {
     const f = fleet!;
-    const workers: FleetWorker[] = Array.from({ length: WORKERS }, () => f.startWorker(CONCURRENCY));
+    const workers: FleetWorker[] = Array.from({ length: WORKERS }, () => f.startWorker(CONCURRENCY, WORKER_ARGS));
     const retired: FleetWorker[] = [];
+    // Whatever happens, no worker outlives the test.
+    onTestFinished(() => {
+      for (const worker of [...retired, ...workers]) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+    });
     const events = await f.enqueue(SESSIONS, PER_SESSION);
     const completed = async () => (await f.jobStates()).states.completed ?? 0;
     // Every job settled: a busy job is put off by sending it again before it completes, so the
@@ -52,11 +63,14 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
       return Object.keys(states).every((state) => state === 'completed') && (states.completed ?? 0) >= events.length;
     };
 
-    // Kill a random worker every 0.2–0.7 s while jobs remain, and start a new one in its place (fast
-    // enough that all the kills land before a quick machine has answered every event).
+    // Kill a random worker at a random moment, and start a new one in its place, the kills spread
+    // over the first quarter of the work by progress rather than by the clock: each waits for its
+    // share of completed jobs, so on a fast machine or a loaded one all of them land mid-work.
     let kills = 0;
     while (kills < KILLS) {
-      await sleep(200 + Math.random() * 500);
+      const share = Math.ceil(((kills + 1) * events.length) / (4 * KILLS));
+      await waitFor(`${share} jobs completed before kill ${kills + 1}`, async () => (await completed()) >= share, { withinMs: 120_000, everyMs: 50 });
+      await sleep(Math.random() * 300);
       const done = await completed();
       if (done >= events.length) break;
       const index = Math.floor(Math.random() * workers.length);
@@ -65,14 +79,14 @@ describe('acx worker under SIGKILL (e2e, real PostgreSQL and pg-boss)', () => {
       const exit = await victim.exited;
       expect(exit.signal).toBe('SIGKILL');
       retired.push(victim);
-      workers[index] = f.startWorker(CONCURRENCY);
+      workers[index] = f.startWorker(CONCURRENCY, WORKER_ARGS);
       kills += 1;
     }
     expect(kills, 'the kills landed while there was work left; lower the event count only with a note').toBe(KILLS);
 
     // A killed worker's jobs come back after its heartbeat lapses (10 s) and the next supervise pass.
-    const deadline = Date.now() + 150_000;
-    while (!(await allAnswered()) && Date.now() < deadline) await sleep(500);
+    // Not thrown if it never comes: the workers are stopped first, and the checks below say what is missing.
+    await waitFor('every event answered and every job completed', allAnswered, { withinMs: 150_000, everyMs: 500 }).catch(() => {});
     for (const worker of workers) worker.child.kill('SIGTERM');
     const stopped = await Promise.all(workers.map((worker) => worker.exited));
     const logs = [...retired, ...workers].map((worker) => worker.stderr()).join('\n');

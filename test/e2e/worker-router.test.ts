@@ -15,6 +15,8 @@ import { ACX_BIN, cleanEnv, ROOT, tempDir } from '../support/cli.ts';
 import { type ModelServer, startModelServer } from '../support/model-server.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const SECRET = 'router-queue-secret-0123456789';
@@ -26,7 +28,7 @@ let router: RunningRouter | undefined;
 let queue: WakeQueue | undefined;
 beforeAll(() => {
   if (!POSTGRES_SKIP) cluster = startPostgres();
-}, 120_000);
+}, scaled(120_000));
 afterEach(async () => {
   await router?.close();
   await queue?.close();
@@ -36,12 +38,7 @@ afterEach(async () => {
 });
 afterAll(() => cluster?.stop());
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 100) {
-    if (waited > 60_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (check: () => Promise<boolean>, what: string) => waitFor(`timed out waiting for ${what}`, check, { withinMs: 60_000 });
 
 /**
  * ana and nova on a timeline, a router enqueuing nova's wakes (taking the platform's deliveries,
@@ -94,7 +91,7 @@ async function routerAndWorker(database: string, mode: 'deliveries' | 'poll') {
   return { ana, timeline, logger, output, said, jobs, deliveries, stop };
 }
 
-describe('acx router --queue with acx worker (e2e, real PostgreSQL)', { timeout: 120_000 }, () => {
+describe('acx router --queue with acx worker (e2e, real PostgreSQL)', { timeout: scaled(120_000) }, () => {
   const test = POSTGRES_SKIP ? it.skip : it;
   test(`a platform delivery is enqueued once and a worker process answers it on the timeline${POSTGRES_SKIP}`, async () => {
     const { ana, timeline, logger, output, said, jobs, deliveries, stop } = await routerAndWorker('router_queue', 'deliveries');

@@ -11,7 +11,9 @@ import { ACX_BIN, cleanEnv, ROOT, tempDir } from '../support/cli.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 import { burstReplies, tagOf, timelineAgentDir } from '../support/timeline-agents.ts';
+import { waitFor } from '../support/wait.ts';
 
 const SECRET = 'router-queue-secret-0123456789';
 const postgres = postgresForSuite();
@@ -31,13 +33,6 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 100) {
-    if (waited > 90_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** An acx process; its stderr is kept, and `stop()` sends SIGTERM and waits for its exit code. */
 function acx(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; stderr: () => string; firstLine: Promise<string>; stop: () => Promise<number | null> } {
   const child = spawn(process.execPath, [ACX_BIN, ...args], { cwd: ROOT, env });
@@ -53,7 +48,7 @@ function acx(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; std
   return { child, stderr: () => stderr, firstLine, stop: () => (child.kill('SIGTERM'), exited) };
 }
 
-describe('acx router --queue with two acx workers on two homes (e2e, real PostgreSQL)', { timeout: 180_000 }, () => {
+describe('acx router --queue with two acx workers on two homes (e2e, real PostgreSQL)', { timeout: scaled(180_000) }, () => {
   it.skipIf(POSTGRES_SKIP !== '')(`every platform delivery on every timeline is answered once${POSTGRES_SKIP}`, async () => {
     const storeUrl = postgres.database('worker_timelines');
     const ana = platform!.user('ana', 'human');
@@ -74,8 +69,15 @@ describe('acx router --queue with two acx workers on two homes (e2e, real Postgr
     const routerUrl = await router.firstLine;
     await platform!.restart({ deliverTo: [routerUrl], webhookSecret: SECRET, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
     const homes = [tempDir('acx-worker-tl-a-'), tempDir('acx-worker-tl-b-')];
-    const workers = homes.map((home) => acx(['worker', '--agents', `nova=${agent}`, '--concurrency', '2', '--home', home, '--config-home', home], env));
+    // A job put off (its timeline busy, or its wake's claims lapsed on a stalled machine) comes
+    // back after 1 s, then 2, 4…: the default 15 s, doubling, is for a dead holder's lease.
+    const workers = homes.map((home) => acx(['worker', '--agents', `nova=${agent}`, '--concurrency', '2', '--busy-defer', '1', '--home', home, '--config-home', home], env));
     queue = await openWakeQueue(storeUrl, createMemoryLogger('debug'));
+    // Both take jobs before the first message: the rounds then land while earlier ones are answered.
+    await waitFor('both workers to start', () => workers.every((worker) => worker.stderr().includes('INFO worker started')), {
+      withinMs: 60_000,
+      explain: () => workers.map((worker) => worker.stderr()).join('\n'),
+    });
 
     try {
       // Three rounds of one message per timeline, each posted while earlier ones may still be answered.
@@ -96,9 +98,10 @@ describe('acx router --queue with two acx workers on two homes (e2e, real Postgr
         }
         return all.sort();
       };
-      await until(async () => (await acks()).length >= tags.length, 'an ack of every message');
+      const progress = async () => `acks: ${(await acks()).join(' ')}\n${workers.map((worker) => worker.stderr().split('\n').filter((line) => /wake end|deferred|ERROR|WARN/.test(line)).join('\n')).join('\n---\n')}`;
+      await waitFor('an ack of every message', async () => (await acks()).length >= tags.length, { withinMs: 90_000, explain: progress });
       const jobs = async () => (await queue!.boss.findJobs<WakeJob>(WAKE_QUEUE)).map((job) => job.state);
-      await until(async () => (await jobs()).every((state) => state === 'completed'), 'every job to complete');
+      await waitFor('every job to complete', async () => (await jobs()).every((state) => state === 'completed'), { withinMs: 90_000, explain: async () => (await jobs()).join(' ') });
       expect(await acks(), 'each message acknowledged once').toEqual([...tags].sort());
       expect(new Set(await jobs())).toEqual(new Set(['completed']));
       // The workers kept no channel.db: the timelines' state is on the server.

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { tool } from '../../src/tools/tool.ts';
 import type { ModelServer } from '../support/model-server.ts';
 import { anthropicModel, BRIEF, briefIn, echoTool, hasToolOutput, linesOf, openaiModel, rig, startModelServer, toolResultsIn } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -108,7 +109,7 @@ describe('parallel tool calls', () => {
       release = resolve;
     });
     // Fail-safe so a serial engine fails the assertion below instead of hanging the test.
-    const failSafe = setTimeout(() => release(), 5_000);
+    const failSafe = setTimeout(() => release(), scaled(5_000));
     const slow = tool({
       name: 'slow',
       description: 'A slow lookup',

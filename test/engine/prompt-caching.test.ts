@@ -92,11 +92,20 @@ describe('automatic caching (OpenAI)', () => {
 });
 
 describe('the brief', () => {
-  it('is never persisted in the journal', async () => {
+  it('is never persisted in the journal; only its step note is, as a ledger the model is not shown again', async () => {
     const r = await threeRequests(await anthropicModel(server));
     const stored = r.readJournal((j) => j.messages('cache'));
     expect(stored.length).toBeGreaterThan(0);
     expect(JSON.stringify(stored)).not.toContain(BRIEF);
-    expect(JSON.stringify(stored)).not.toContain('Current Time');
+    expect(JSON.stringify(stored.map((entry) => entry.message.content))).not.toContain('Current Time');
+    // The step ledger: each step's note rides its assistant message, under acx's own key.
+    const ledger = stored.filter((entry) => entry.message.role === 'assistant').map((entry) => (entry.message.providerOptions as { acx?: { step?: string } } | undefined)?.acx?.step);
+    expect(ledger).toEqual([
+      expect.stringMatching(/^Current Time: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\+00:00, \w+day\) \/ Step 1 of \d+$/),
+      expect.stringMatching(/ \/ Step 2 of \d+$/),
+      expect.stringMatching(/ \/ Step 1 of \d+$/),
+    ]);
+    // The second turn's call shows its own step only, never the first turn's ledger.
+    expect(JSON.stringify(server.requests[2]!.body)).not.toContain('Step 2 of');
   });
 });

@@ -68,6 +68,36 @@ describe('ProviderPrompt', () => {
     );
   });
 
+  it("keeps the earlier turns a session's next transcript starts with, and converts only the rest", async () => {
+    const memo = new ProviderPrompt();
+    const earlier: ModelMessage[] = [{ role: 'user', content: 'first turn' }, assistantCall('a', { n: 1 }), toolResult('a', 'saved 1')];
+    const lastTurn: ModelMessage[] = [{ role: 'user', content: 'second turn' }, assistantCall('b', { n: 2 })];
+    const first = await memo.build({ model, system: SYSTEM, messages: earlier, volatile: brief(1) });
+    const during = [...earlier, ...lastTurn, toolResult('b', 'saved 2')];
+    await memo.build({ model, system: SYSTEM, messages: during, volatile: brief(2) });
+    // The next turn reads the journal: earlier turns' messages are the same objects (the journal
+    // keeps them), the last turn's are new ones (its capped results), then the new question.
+    const reloaded = [...earlier, ...during.slice(earlier.length).map((message) => structuredClone(message)), { role: 'user', content: 'third turn' } as ModelMessage];
+    const next = await memo.build({ model, system: SYSTEM, messages: reloaded, volatile: brief(1) });
+    expect(next).toEqual(await whole(reloaded, brief(1)));
+    // The earlier turns were not converted again: their provider messages are the ones built before.
+    for (let i = 1; i <= earlier.length; i++) expect(next[i]).toBe(first[i]);
+  });
+
+  it('converts again from before a tool run when a reloaded tool message would merge into a kept one', async () => {
+    const memo = new ProviderPrompt();
+    const kept: ModelMessage[] = [{ role: 'user', content: 'go' }];
+    await memo.build({ model, system: SYSTEM, messages: kept, volatile: [] });
+    kept.push(assistantCall('x', {}));
+    const result = toolResult('x', 'first');
+    await memo.build({ model, system: SYSTEM, messages: [...kept, result], volatile: brief(1) });
+    // A transcript that keeps the first result and adds a second tool message after it (new objects from there on).
+    const reloaded = [...kept, result, toolResult('x', 'amended'), { role: 'user', content: 'next' } as ModelMessage];
+    const built = await memo.build({ model, system: SYSTEM, messages: reloaded, volatile: brief(2) });
+    expect(built).toEqual(await whole(reloaded, brief(2)));
+    expect(built.filter((message) => message.role === 'tool')).toHaveLength(1);
+  });
+
   it('merges a tool message that follows a tool message exactly as the SDK does', async () => {
     const memo = new ProviderPrompt();
     const transcript: ModelMessage[] = [{ role: 'user', content: 'go' }, assistantCall('x', {}), toolResult('x', 'first')];

@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { byName, parentOf, tracing } from '../support/tracing.ts';
 import { z } from 'zod';
 import { createEngineHarness } from '../../src/harness/engine-harness.ts';
 import { HarnessAgent } from '../../src/harness/harness-agent.ts';
@@ -25,15 +25,6 @@ const lookup = tool({
     return `definition of ${word}`;
   },
 });
-
-function tracing() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  return { tracer: provider.getTracer('acx-test'), spans: () => exporter.getFinishedSpans() };
-}
-
-const byName = (spans: readonly ReadableSpan[], name: string) => spans.filter((span) => span.name === name);
-const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 describe('OpenTelemetry spans', () => {
   it('traces a turn, its steps, each model call and each tool run, nested, with AI SDK names and attributes', async () => {

@@ -7,11 +7,12 @@ import { createACP } from '../../src/harness/acp/create.ts';
 import { HarnessAgent } from '../../src/harness/harness-agent.ts';
 import { parseSuite, runEval } from '../../src/exports/eval.ts';
 import { echo, fakeProfile, tempCache } from '../harness/acp/fake-profile.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const harness = createACP(fakeProfile(tempCache()));
 afterAll(() => harness.close?.());
 
-describe('runEval on an ACP harness', { timeout: 120_000 }, () => {
+describe('runEval on an ACP harness', { timeout: scaled(120_000) }, () => {
   it('runs each case in a new session of the ACP agent and checks what it did', async () => {
     const agent = new HarnessAgent({ id: 'fake', harness, tools: [echo] });
     const suite = parseSuite(

@@ -9,6 +9,7 @@ import { parseSuite, runEval } from '../../src/exports/eval.ts';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import type { Cassette } from '../../src/model/cassette.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SUITE = join(ROOT, 'examples/notes-keeper/evals/quickstart.yaml');
@@ -27,7 +28,7 @@ function recordedTokens(): { input: number; output: number } {
   return { input: finishes.reduce((sum, p) => sum + p.usage!.inputTokens.total, 0), output: finishes.reduce((sum, p) => sum + p.usage!.outputTokens.total, 0) };
 }
 
-describe('an eval suite on a replayed cassette', { timeout: 120_000 }, () => {
+describe('an eval suite on a replayed cassette', { timeout: scaled(120_000) }, () => {
   it('the example suite passes offline, with the recording\'s tokens', async () => {
     const report = await runEval({ agent: join(ROOT, QUICKSTART_AGENT), suite: SUITE, env: offline(), logger: createMemoryLogger() });
     expect(report.suite).toEqual({ name: 'notes-keeper quick start', path: SUITE });

@@ -13,6 +13,7 @@ import { BRIEF_TAG } from '../../src/model/brief-tag.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { type ModelServer, type RecordedRequest, type ScriptedResponse, startModelServer } from '../support/model-server.ts';
 import { scriptedModel } from '../support/scripted-model.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const AGENT = join(ROOT, 'examples/notes-keeper');
@@ -105,7 +106,7 @@ cases:
       textContains: anything
 `;
 
-describe('runEval on the local model server', { timeout: 120_000 }, () => {
+describe('runEval on the local model server', { timeout: scaled(120_000) }, () => {
   it('runs each case in a fresh session on fresh state and reports every check, tokens, cost and latency', async () => {
     const seen: string[] = [];
     const report = await runEval({ agent: AGENT, suite: parseSuite(SUITE), env, logger: createMemoryLogger(), onCase: (result, index, count) => seen.push(`${index + 1}/${count} ${result.name}`) });

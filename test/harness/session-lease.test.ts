@@ -11,6 +11,7 @@ import { fromLanguageModel } from '../../src/model/providers.ts';
 import { tool } from '../../src/tools/tool.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scriptedModel, toolResultCount } from '../support/scripted-model.ts';
+import { scaled } from '../support/time-scale.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { leaseTakingTool, takeSessionLease } from '../support/lease-taker.ts';
 
@@ -20,13 +21,13 @@ beforeAll(() => {
   if (POSTGRES_SKIP) return;
   cluster = startPostgres();
   url = cluster.createDatabase('leases');
-}, 120_000);
+}, scaled(120_000));
 afterAll(() => cluster?.stop());
 
 /** A replica: its own harness on the shared store; its `hold` tool waits until `gate` opens. */
 function replica(gate: { entered?: () => void; open: Promise<void> }, waitMs: number, agentId?: string) {
   const model = scriptedModel((options) => (toolResultCount(options) === 0 ? { toolCalls: [{ id: 'h', name: 'hold', input: {} }] } : { text: 'done' }));
-  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs, ttlMs: 2_000 }, ...(agentId ? { agentId } : {}) });
+  const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs, ttlMs: scaled(2_000) }, ...(agentId ? { agentId } : {}) });
   const hold = tool({
     name: 'hold',
     description: 'holds the turn open',
@@ -118,7 +119,7 @@ describe('session leases on PostgreSQL', () => {
       tool({ name: 'report', description: 'reports', inputSchema: z.object({}), capabilityScopes: [], kind: 'edit', effect: 'unsafe', execute: async () => void ran.push(`report in ${phase}`) }),
     ];
     const replicaOf = () => {
-      const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs: 0, ttlMs: 600 } });
+      const harness = createEngineHarness({ model: fromLanguageModel(model), store: url, sessionLease: { waitMs: 0, ttlMs: scaled(600) } });
       return { harness, agent: new HarnessAgent({ harness, permissionMode: 'allow-all', tools }) };
     };
     const a = replicaOf();

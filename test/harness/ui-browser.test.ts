@@ -1,10 +1,10 @@
 // Issue 30, "Checked by": a real chat app on acx in headless Chromium. The server is
 // test/support/chat-app/server.ts (node:http, createAgentUIStreamResponse piped with .pipe(),
-// onFinish persistence, the history GET from session.uiMessages()), run as its own process; the
-// page is test/support/chat-app/page (useChat from @ai-sdk/react, built once with Vite); the model
-// is the local scripted model server. One chat goes through every path a person takes — stream,
-// approve, deny, reload, a new message while an approval waits, cancel and go on — and after each
-// the server is still up and the chat still answers.
+// onFinish persistence, the history GET from session.uiMessages(), the resume GET), run as its own
+// process; the page is test/support/chat-app/page (useChat from @ai-sdk/react with resume: true,
+// built once with Vite); the model is the local scripted model server. One chat goes through every
+// path a person takes — stream, approve, deny, reload (also mid-reply), a new message while an
+// approval waits, cancel and go on — and after each the server is still up and the chat still answers.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +14,11 @@ import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChatApp, chatModel, startChatApp } from '../support/chat-app/start.ts';
 import { type ModelServer, startModelServer } from '../support/model-server.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHAT = 'browser-chat';
-const WAIT = { timeout: 30_000 };
+const WAIT = { timeout: scaled(30_000) };
 
 describe.skipIf(!existsSync(CHROMIUM))(`a chat app on acx in Chromium${existsSync(CHROMIUM) ? '' : ` (skipped: ${CHROMIUM} is not installed; .ci/run installs Debian's chromium)`}`, () => {
   let model: ModelServer;
@@ -43,7 +44,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a chat app on acx in Chromium${existsSyn
     page = await browser.newPage();
     await page.goto(`${app.url}/?chat=${CHAT}`);
     await page.getByTestId('input').waitFor(WAIT);
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     await browser?.close();
@@ -110,6 +111,33 @@ describe.skipIf(!existsSync(CHROMIUM))(`a chat app on acx in Chromium${existsSyn
     expect(await page.getByTestId('messages').innerText()).toBe(before);
     await say('still here?');
     await expect.poll(async () => (await assistantTexts()).at(-1), WAIT).toBe('You said: still here?');
+  });
+
+  it('reload mid-reply: useChat({ resume: true }) brings the reply back whole, once, and it streams on to its end', async () => {
+    let release = () => {};
+    model.enqueue({ toolCalls: [{ name: 'weather', input: { city: 'Lyon' } }] }, { text: 'Done: sunny in Lyon', pauseUntil: new Promise<void>((resolve) => (release = resolve)) });
+    const assistants = await page.locator('li[data-role=assistant]').count();
+    await page.getByTestId('input').fill('weather in Lyon please');
+    await page.getByTestId('send').click();
+    // Mid-reply: the tool has run and the report has begun, held by the model after its first delta.
+    await expect.poll(async () => (await page.locator('li[data-role=assistant]').count()) === assistants + 1 && (await assistantTexts()).at(-1)?.startsWith('Done'), WAIT).toBe(true);
+    expect(await page.getByTestId('status').textContent()).toBe('streaming');
+
+    await page.reload();
+    await page.getByTestId('input').waitFor(WAIT);
+    // The resumed reply is back, as far as it had come, while the model still holds the rest.
+    await expect.poll(async () => (await assistantTexts()).at(-1), WAIT).toMatch(/^Done/);
+    release();
+    await expect.poll(() => page.getByTestId('status').textContent(), WAIT).toBe('ready');
+    expect((await assistantTexts()).at(-1)).toBe('Done: sunny in Lyon');
+    expect(await page.locator('li[data-role=assistant]').count(), 'the reply once, not once from the history and once resumed').toBe(assistants + 1);
+    expect(await lastTool('weather').getAttribute('data-state')).toBe('output-available');
+    expect(await page.locator('li[data-role=assistant]').last().locator('.tool').count()).toBe(1);
+    // What the page shows after the resume is what a reload shows once the turn is done.
+    const resumed = await page.getByTestId('messages').innerText();
+    await page.reload();
+    await page.getByTestId('input').waitFor(WAIT);
+    expect(await page.getByTestId('messages').innerText()).toBe(resumed);
   });
 
   it('a new message while an approval waits declines it: no error, the reply comes, the tool never runs', async () => {

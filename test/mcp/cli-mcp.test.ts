@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { register, startMcpCommand } from '../../src/frontends/cli/commands/mcp.ts';
 import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { sampleHostTools } from '../fixtures/mcp/host-tools.ts';
+import { scaled } from '../support/time-scale.ts';
 
 function capture(): PassThrough & { text(): string } {
   const out = new PassThrough();
@@ -85,7 +86,7 @@ describe('acx mcp (core)', () => {
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'greet', arguments: { who: 'stdio' } } })}\n`);
-    for (let i = 0; i < 200 && !stdout.text().includes('"id":2'); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < scaled(200) && !stdout.text().includes('"id":2'); i++) await new Promise((r) => setTimeout(r, 10));
     const replies = stdout.text().trim().split('\n').map((line) => JSON.parse(line));
     expect(replies[0].result.protocolVersion).toBe('2025-06-18');
     expect(replies[1].result.content).toEqual([{ type: 'text', text: 'hello, stdio' }]);

@@ -9,6 +9,7 @@ import { resolveModel } from '../../src/model/providers.ts';
 import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { fixtureCommand } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * An image an MCP tool returns reaches a vision model as an image input, and is described in
@@ -44,7 +45,7 @@ async function runScreenshotTurn(vision: boolean) {
   return { body: JSON.stringify(server.requests[1]!.body), log: logger.lines.join('\n') };
 }
 
-describe('images from MCP tools', { timeout: 60_000 }, () => {
+describe('images from MCP tools', { timeout: scaled(60_000) }, () => {
   it('reach a vision model as image input', async () => {
     const { body, log } = await runScreenshotTurn(true);
     expect(body).toMatch(/"type":"input_image"/);

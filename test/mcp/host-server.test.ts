@@ -10,6 +10,7 @@ import { serveHttp, TOKEN_REQUIRED, type HttpServing } from '../../src/mcp/serve
 import type { ToolOutput } from '../../src/tools/tool.ts';
 import { sampleHostTools, TREE_SCHEMA } from '../fixtures/mcp/host-tools.ts';
 import { byName, context, fixtureCommand } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -182,7 +183,7 @@ describe('host tool server over stdio, reached by acx’s own drop-in client', (
 });
 
 async function waitFor(check: () => boolean, rounds = 200): Promise<void> {
-  for (let i = 0; i < rounds && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let i = 0; i < scaled(rounds) && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 describe('MCP annotations from kind and effect', () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RANK_BUDGET } from '../../src/memory/search.ts';
 import { openMemoryStore, type MemoryStore } from '../../src/memory/store.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Enough records that `deploy` (in every log) and `service` (in every other log) are too common to rank by. */
 const LOGS = 2 * RANK_BUDGET + 4000;
@@ -32,7 +33,7 @@ beforeAll(() => {
   }));
   logs.splice(LOGS / 2, 0, { key: 'log/kraken', value: 'routine deploy of the kraken', source: 'tool' });
   store.writeMany(logs);
-}, 120_000);
+}, scaled(120_000));
 
 afterAll(() => {
   store?.close();

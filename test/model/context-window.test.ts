@@ -1,4 +1,4 @@
-// The model's context window, asked of the providers that state it (OpenRouter, vLLM and other
+// The model's context window, asked of the providers that state it (xAI, OpenRouter, vLLM and other
 // OpenAI-compatible servers, llama.cpp, the Gemini API), by a real HTTP request to a local server
 // speaking each shape; silence or failure means "unknown", never a failed start.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,6 +16,8 @@ const routes: Record<string, unknown> = {
   '/cpp/props': { default_generation_settings: { n_ctx: 16_384 } },
   '/g/v1beta/models/gemini-test': { name: 'models/gemini-test', inputTokenLimit: 1_048_576 },
   '/silent/v1/models': { data: [{ id: 'qwen-local' }] },
+  '/or/v1/models/z-ai/glm-5.2/endpoints': { data: { id: 'z-ai/glm-5.2', endpoints: [{ provider_name: 'A', context_length: 200_000 }, { provider_name: 'B', context_length: 32_768 }, { provider_name: 'C', context_length: 131_072 }] } },
+  '/xai/v1/models': { object: 'list', data: [{ id: 'grok-3', context_length: 131_072 }, { id: 'grok-4-0709', aliases: ['grok-4', 'grok-4-latest'], context_length: 256_000 }] },
 };
 
 beforeAll(async () => {
@@ -35,13 +37,23 @@ afterAll(async () => {
 
 describe('discoverContextWindow', () => {
   it('reads each provider shape, sending the key the provider expects', async () => {
+    // OpenRouter: the smallest window among the endpoints it routes the model to (any may serve a call)…
+    expect(await discoverContextWindow({ provider: 'openrouter', modelId: 'z-ai/glm-5.2', baseURL: `${base}/or/v1`, apiKey: 'or-key' })).toBe(32_768);
+    expect(seen.at(-1)!.url).toBe('/or/v1/models/z-ai/glm-5.2/endpoints');
+    // …and its model list when the endpoints are not stated.
     expect(await discoverContextWindow({ provider: 'openrouter', modelId: 'anthropic/claude-x', baseURL: `${base}/or/v1`, apiKey: 'or-key' })).toBe(200_000);
+    expect(seen.slice(-2).map((s) => s.url)).toEqual(['/or/v1/models/anthropic/claude-x/endpoints', '/or/v1/models']);
     expect(seen.at(-1)!.headers.authorization).toBe('Bearer or-key');
     expect(await discoverContextWindow({ provider: 'vllm', modelId: 'qwen-local', baseURL: `${base}/vllm/v1/`, apiKey: undefined })).toBe(32_768);
     expect(seen.at(-1)!.headers.authorization).toBeUndefined();
     expect(await discoverContextWindow({ provider: 'llamacpp', modelId: 'any', baseURL: `${base}/cpp/v1`, apiKey: undefined })).toBe(16_384);
     expect(await discoverContextWindow({ provider: 'google', modelId: 'gemini-test', baseURL: `${base}/g/v1beta`, apiKey: 'g-key' })).toBe(1_048_576);
     expect(seen.at(-1)!.headers['x-goog-api-key']).toBe('g-key');
+    // xAI lists each model's context_length; a model asked for by an alias is found under it.
+    expect(await discoverContextWindow({ provider: 'xai', modelId: 'grok-4', baseURL: `${base}/xai/v1`, apiKey: 'xai-key' })).toBe(256_000);
+    expect(seen.at(-1)!.url).toBe('/xai/v1/models');
+    expect(seen.at(-1)!.headers.authorization).toBe('Bearer xai-key');
+    expect(await discoverContextWindow({ provider: 'xai', modelId: 'grok-3', baseURL: `${base}/xai/v1`, apiKey: 'xai-key' })).toBe(131_072);
   });
 
   it('is unknown, without failing, when the provider is silent, wrong, slow or never asked', async () => {

@@ -108,7 +108,7 @@ describe('the HTTP surface', () => {
     const ada = p.user('ada');
     const nova = p.user('nova', 'ai', { trust: ['ada'] });
     const timeline = await sharedTimeline(p, ada, nova);
-    const upload = async (name: string, type: string, content: string) => {
+    const upload = async (name: string, type: string, content: string | Buffer) => {
       const form = new FormData();
       form.append('asset[file]', new Blob([content], { type }), name);
       form.append('asset[description]', name);
@@ -120,10 +120,11 @@ describe('the HTTP surface', () => {
     expect(served.headers.get('content-disposition')).toMatch(/^attachment;/);
     expect(served.headers.get('x-content-type-options')).toBe('nosniff');
     expect(served.headers.get('content-security-policy')).toMatch(/^sandbox;/);
-    const image = await upload('dot.png', 'image/png', 'png-bytes');
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const image = await upload('dot.png', 'image/png', png);
     const shown = await fetch(image.url);
     expect(shown.headers.get('content-disposition')).toMatch(/^inline;/);
-    expect(await shown.text()).toBe('png-bytes');
+    expect(Buffer.from(await shown.arrayBuffer()).equals(png)).toBe(true);
     // The URL is the capability: its token is long and random, and a guess finds nothing.
     const token = new URL(image.url).pathname.split('/')[2]!;
     expect(token).toMatch(/^[A-Za-z0-9]{40}$/);

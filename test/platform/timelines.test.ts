@@ -5,6 +5,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AddedUser } from '../../src/platform/index.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform, violations } from '../support/platform.ts';
+import { scaled } from '../support/time-scale.ts';
+
+/** How far ahead a task that must still be pending at the next step comes due: past a few requests on a loaded machine. */
+const SOON_MS = scaled(1500);
 
 let p: TestPlatform;
 let ada: AddedUser;
@@ -74,9 +78,9 @@ describe('lock', () => {
 
   it('a task that comes due on a locked timeline is blocked, not activated', async () => {
     const timeline = await sharedTimeline(p, ada, nova);
-    const task = (await p.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions: 'soon', activate_at: new Date(Date.now() + 200).toISOString() } } })).body.task;
+    const task = (await p.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions: 'soon', activate_at: new Date(Date.now() + SOON_MS).toISOString() } } })).body.task;
     await p.api('POST', `/timelines/${timeline}/lock`, { token: ada.token, json: {} });
-    await expect.poll(async () => (await p.api('GET', `/tasks/${task.content.uuid}`, { token: nova.token })).body.task.content.status).toBe('blocked_timeline_locked');
+    await expect.poll(async () => (await p.api('GET', `/tasks/${task.content.uuid}`, { token: nova.token })).body.task.content.status, { timeout: SOON_MS + scaled(5000) }).toBe('blocked_timeline_locked');
   });
 });
 
@@ -107,19 +111,19 @@ describe('tasks', () => {
   it('activate at their time (and overdue ones when the platform starts), cancelled ones never', async () => {
     const timeline = await sharedTimeline(p, ada, nova);
     const create = (instructions: string, at: Date) => p.api('POST', `/timelines/${timeline}/tasks`, { token: nova.token, json: { task: { instructions, activate_at: at.toISOString() } } });
-    const soon = (await create('soon', new Date(Date.now() + 300))).body.task;
-    const cancelled = (await create('never', new Date(Date.now() + 300))).body.task;
+    const soon = (await create('soon', new Date(Date.now() + SOON_MS))).body.task;
+    const cancelled = (await create('never', new Date(Date.now() + SOON_MS))).body.task;
     await p.api('POST', `/tasks/${cancelled.content.uuid}/cancellation`, { token: nova.token });
     const status = async (uuid: string) => (await p.api('GET', `/tasks/${uuid}`, { token: nova.token })).body.task.content.status;
     expect(await status(soon.content.uuid)).toBe('pending');
-    await expect.poll(() => status(soon.content.uuid), { timeout: 5000 }).toBe('activated');
+    await expect.poll(() => status(soon.content.uuid), { timeout: SOON_MS + scaled(5000) }).toBe('activated');
     expect(await status(cancelled.content.uuid)).toBe('cancelled');
 
-    const overdue = (await create('while down', new Date(Date.now() + 400))).body.task;
+    const overdue = (await create('while down', new Date(Date.now() + SOON_MS))).body.task;
     await p.close();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, SOON_MS + 100));
     await p.restart();
-    await expect.poll(() => status(overdue.content.uuid), { timeout: 5000 }).toBe('activated');
+    await expect.poll(() => status(overdue.content.uuid), { timeout: scaled(5000) }).toBe('activated');
     expect((await p.api('GET', `/tasks?timeline=${timeline}&status=activated`, { token: ada.token })).body.tasks).toHaveLength(2);
   });
 

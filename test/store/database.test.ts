@@ -8,7 +8,7 @@ import type { ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, userVersion, type Database, type Migration } from '../../src/store/database.ts';
 import { Journal } from '../../src/store/journal.ts';
-import { SqliteWakeStore } from '../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/sqlite-wake-store.ts';
 import { AcxError } from '../../src/core/errors.ts';
 
 let dir: string;

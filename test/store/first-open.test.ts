@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatabaseSync } from 'node:sqlite';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const PROCESSES = 16;
 
 /** The stores acx opens on first use: the module and how to open one at `path` from it (`m`). */
 const STORES = [
-  { name: 'the wake store', module: 'src/store/wake-store.ts', open: 'new m.SqliteWakeStore(path)' },
+  { name: 'the wake store', module: 'src/store/sqlite-wake-store.ts', open: 'new m.SqliteWakeStore(path)' },
   { name: 'the journal', module: 'src/store/journal.ts', open: 'new m.Journal(path)' },
   { name: 'the memory store', module: 'src/memory/store.ts', open: 'm.openMemoryStore(path)' },
 ] as const;
@@ -63,7 +64,7 @@ async function until(condition: () => boolean): Promise<void> {
 
 describe('the first open of a fresh store', () => {
   for (const store of STORES) {
-    it(`${PROCESSES} processes opening ${store.name} at once all succeed, and the schema is complete`, { timeout: 120_000 }, async () => {
+    it(`${PROCESSES} processes opening ${store.name} at once all succeed, and the schema is complete`, { timeout: scaled(120_000) }, async () => {
       dir = mkdtempSync(join(tmpdir(), 'acx-first-open-'));
       const path = join(dir, 'store.db');
       const go = join(dir, 'go');

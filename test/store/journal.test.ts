@@ -34,8 +34,8 @@ describe('journal tool-call ledger', () => {
     journal.appendMessage('s', 't', 'assistant', assistant(['a', 'fs_read', { path: 'x' }], ['b', 'fs_list', {}]));
     expect(ledgerRows()).toEqual([]);
     expect(journal.openCalls('t')).toEqual([
-      { turnId: 't', step: 1, callId: 'a', ordinal: 0, toolName: 'fs_read', input: { path: 'x' }, status: 'pending', result: null, approval: null },
-      { turnId: 't', step: 1, callId: 'b', ordinal: 1, toolName: 'fs_list', input: {}, status: 'pending', result: null, approval: null },
+      { turnId: 't', step: 1, callId: 'a', ordinal: 0, toolName: 'fs_read', input: { path: 'x' }, status: 'pending', result: null, approval: null, decision: null },
+      { turnId: 't', step: 1, callId: 'b', ordinal: 1, toolName: 'fs_list', input: {}, status: 'pending', result: null, approval: null, decision: null },
     ]);
   });
 
@@ -49,6 +49,17 @@ describe('journal tool-call ledger', () => {
     expect(open[0]).toMatchObject({ callId: 'a', status: 'done', result: { type: 'text', value: 'sent' }, approval: { approved: true } });
     expect(open[1]).toMatchObject({ callId: 'b', status: 'pending', ordinal: 1 });
     expect(ledgerRows()).toEqual([{ call_id: 'a', status: 'done' }]);
+  });
+
+  it("keeps a call's hook decision (and its rewritten input) through later status, approval and result writes", () => {
+    journal.appendMessage('s', 't', 'assistant', assistant(['a', 'send', { to: 'x' }]));
+    const [a] = journal.openCalls('t');
+    journal.recordDecision(a!, { decision: 'allow', input: { to: 'y' } });
+    journal.recordApproval(a!, { approved: true });
+    journal.setCallStatus(a!, 'started');
+    expect(journal.openCalls('t')[0]).toMatchObject({ status: 'started', input: { to: 'x' }, approval: { approved: true }, decision: { decision: 'allow', input: { to: 'y' } } });
+    journal.recordCallResult(a!, { type: 'text', value: 'sent' });
+    expect(journal.openCalls('t')[0]).toMatchObject({ status: 'done', decision: { decision: 'allow', input: { to: 'y' } } });
   });
 
   it('has no open calls once the step settled, and finds the next step by its place in the turn', () => {

@@ -12,8 +12,11 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { AcxError } from '../../src/core/errors.ts';
 import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
-import { currentHolder, holderIsAlive, type LeaseHolder, openWakeStore, SqliteWakeStore, type WakeStore } from '../../src/store/wake-store.ts';
+import { openWakeStore } from '../../src/store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../src/store/sqlite-wake-store.ts';
+import { currentHolder, holderIsAlive, type LeaseHolder, type WakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const other = (pid: number): LeaseHolder => ({ pid, host: 'this-host', started: 1 });
@@ -220,10 +223,12 @@ function abortsWithin(signal: AbortSignal, boundMs: number): Promise<boolean> {
 describe('WakeStore on postgres: a lease is a row with an expiry its holder renews', () => {
   it.skipIf(POSTGRES_SKIP !== '')(`a holder whose lease lapsed and was taken over is told by its loss signal; a live holder's never aborts${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
-    const ttlMs = 300;
+    // Leases a loaded machine still renews in time (ACX_TEST_TIME_SCALE): the loss here is the test's doing.
+    const ttlMs = scaled(300);
+    const liveTtlMs = scaled(1000);
     const told: string[] = [];
     const stalled = track(await PostgresWakeStore.open(url, { agentId: 'default', leaseTtlMs: ttlMs, onLeaseLost: (session) => told.push(session) }));
-    const live = track(await PostgresWakeStore.open(url, { agentId: 'default', leaseTtlMs: 1000 }));
+    const live = track(await PostgresWakeStore.open(url, { agentId: 'default', leaseTtlMs: liveTtlMs }));
     const taker = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
     expect((await stalled.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
     expect((await live.admit('t', undefined, OFF, other(3))).kind).toBe('leader');
@@ -253,7 +258,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     // Meanwhile the live holder renewed through many TTLs, refusing every other wake, and was never told it lost anything.
     for (let tries = 0; tries < 10; tries++) {
       expect((await taker.admit('t', undefined, OFF, other(4))).kind, `try ${tries + 1}`).toBe('busy');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, (3 * liveTtlMs) / 10));
     }
     expect(liveLost.aborted).toBe(false);
     // Given back, the lease cannot be lost; taken again, it has a signal of its own.
@@ -262,11 +267,11 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     expect(await taker.release('s', other(2))).toBe(true);
     expect((await stalled.admit('s', undefined, OFF, other(1))).kind).toBe('leader');
     expect(stalled.leaseLost('s').aborted, 'a new signal after the new admit').toBe(false);
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's lease is taken over once it expires, not before${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
-    const ttlMs = 1500;
+    const ttlMs = scaled(1500);
     const holder = await holderProcess(url, ttlMs);
     const store = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
     const busy = await store.admit('s', undefined, OFF, other(2));
@@ -278,7 +283,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
       // The dead holder renews no more: this is when its lease ends, by the server's clock.
       const { rows } = await check.query<{ expires_at: Date }>("SELECT expires_at FROM acx_wake_leases WHERE session_id = 's'");
       const expiry = rows[0]!.expires_at;
-      await admitUntilLeader(store, other(2), ttlMs + 20_000);
+      await admitUntilLeader(store, other(2), ttlMs + scaled(20_000));
       const { rows: at } = await check.query<{ now: Date }>('SELECT now()');
       expect(at[0]!.now.getTime(), 'taken over only after the expiry').toBeGreaterThanOrEqual(expiry.getTime());
       expect(await store.liveLeaseHolder('s')).toMatchObject({ pid: 2 });
@@ -286,11 +291,11 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     } finally {
       await check.end();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`a live holder's lease is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
-    const ttlMs = 1000;
+    const ttlMs = scaled(1000);
     const holder = await holderProcess(url, ttlMs);
     const store = track(await PostgresWakeStore.open(url, { agentId: 'default' }));
     try {
@@ -305,7 +310,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     } finally {
       await holder.kill();
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`wakes racing on one session from separate connections: one leader, every event numbered apart${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
@@ -314,7 +319,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
     expect(admissions.filter((a) => a.kind === 'leader')).toHaveLength(1);
     const seqs = (await racers[0]!.items('s')).map((item) => item.seq);
     expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`a release racing an arriving event never strands it: either the leader sees it or the event's wake leads${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
@@ -329,7 +334,7 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
       const owner = released ? other(2) : other(1);
       expect(await (released ? arriving : leader).release('s', owner)).toBe(true);
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it.skipIf(POSTGRES_SKIP !== '')(`openWakeStore picks the store by URL, and a wrong one fails clearly without the password${POSTGRES_SKIP}`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acx-wake-open-'));

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import type { Dom, DomImage } from './dom.ts';
+import { scaled } from './time-scale.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_MISSING = existsSync(CHROMIUM) ? '' : ` (skipped: ${CHROMIUM} is not installed; .ci/run installs Debian's chromium)`;
@@ -12,9 +13,9 @@ export const CHROMIUM_MISSING = existsSync(CHROMIUM) ? '' : ` (skipped: ${CHROMI
  * How long a test waits for the page to show something: long, as the machine may be busy. Tests
  * wait on what the page shows, never for a set time; this only bounds a wait that would never end.
  */
-export const PATIENT = { timeout: 60_000, interval: 50 } as const;
+export const PATIENT = { timeout: scaled(60_000), interval: 50 } as const;
 /** A whole browser test: several such waits, and a browser to start. */
-export const BROWSER_TEST_TIMEOUT = 240_000;
+export const BROWSER_TEST_TIMEOUT = scaled(240_000);
 
 const QUIET = ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LeaseHolder } from '../../src/store/lease-holder.ts';
 import { type Tool, tool } from '../../src/tools/tool.ts';
+import { scaled } from './time-scale.ts';
 
 type Query = (sql: string, values: unknown[]) => Promise<unknown>;
 
@@ -11,6 +12,20 @@ export const takeWakeLease = (query: Query, sessionId: string, holder: LeaseHold
 /** Takes session `sessionId`'s harness lease over for `holder`, as another replica would once this one's lapsed. */
 export const takeSessionLease = (query: Query, sessionId: string, holder: string) => () =>
   query("UPDATE acx_session_leases SET holder = $1, expires_at = now() + interval '1 hour' WHERE session_id = $2", [holder, sessionId]);
+
+/**
+ * The in-flight claims a killed wake left on `timeline` lapse now, as they would once their lease
+ * ran out unrenewed: the next wake resumes them without the test waiting a lease out (and a live
+ * wake keeps the default lease, which a loaded machine cannot make it lose).
+ */
+export const lapseClaims = (query: Query, agentId: string, timeline: string) =>
+  query("UPDATE acx_channel_claims SET expires_at = now() WHERE agent_id = $1 AND timeline = $2 AND phase = 'in-flight'", [agentId, timeline]);
+
+/** Session `sessionId`'s wake lease, held by a killed wake, lapses now (see lapseClaims). */
+export const lapseWakeLease = (query: Query, sessionId: string) => query('UPDATE acx_wake_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
+
+/** Session `sessionId`'s harness lease, held by a killed process, lapses now (see lapseClaims). */
+export const lapseSessionLease = (query: Query, sessionId: string) => query('UPDATE acx_session_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
 
 /**
  * A tool `long_job` (unsafe: its effect must not repeat) that, when called, has its lease taken
@@ -28,7 +43,7 @@ export function leaseTakingTool(takeOver: () => Promise<unknown>, onRun: () => v
     execute: async (_input, context) => {
       onRun();
       await takeOver();
-      if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, 10_000)));
+      if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, scaled(10_000))));
       return 'finished';
     },
   });

@@ -11,6 +11,7 @@ import { createMediaEndpoints } from './model-server/media.ts';
 import { createOpenAIChatWire } from './model-server/openai-chat.ts';
 import { createOpenAIResponsesWire } from './model-server/openai-responses.ts';
 import { createHostedFiles } from './model-server/server-tools.ts';
+import { createXaiManagement, XAI_MANAGEMENT_PREFIX } from './model-server/xai-management.ts';
 import type {
   ModelServer,
   ModelServerOptions,
@@ -26,6 +27,7 @@ import type { PlannedResponse, WireAdapter } from './model-server/wire.ts';
 
 export type * from './model-server/types.ts';
 export * from './model-server/media.ts';
+export type { XaiManagementAccount } from './model-server/xai-management.ts';
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const queue: Responder[] = [...(options.script ?? [])];
@@ -40,6 +42,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   };
   // Images, transcription and video (OpenAI's and xAI's media wires): their own queue.
   const media = createMediaEndpoints();
+  // xAI's Management API (the account-balance tool's): its own base URL.
+  const xaiManagement = createXaiManagement();
   let serial = 0;
   let toolCallCounter = 0;
   const hostedFiles = createHostedFiles();
@@ -81,6 +85,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       },
       finishReason: r.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
       hosted: r.hosted,
+      routing: r.routing,
+      provider: r.provider,
     };
   };
 
@@ -89,6 +95,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const rawBytes = Buffer.concat(chunks);
     if (await media.handle(req, res, rawBytes, () => url)) return;
+    if (xaiManagement.handle(req, res)) return;
     const raw = rawBytes.toString('utf8');
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
@@ -128,6 +135,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     };
     requests.push(recorded);
     const label = `request #${requests.length} (${describe(recorded)})`;
+    const refusal = adapter.refuse?.(body);
+    if (refusal !== undefined) {
+      sendFailure(res, adapter, n, internalFailure(refusal, 400));
+      return;
+    }
 
     const responder = queue.length > 0 ? queue.shift() : fallback;
     if (responder === undefined) {
@@ -184,6 +196,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     anthropicBaseURL: `${url}/v1`,
     googleBaseURL: `${url}/v1beta`,
     xaiBaseURL: `${url}/xai/v1`,
+    xaiManagementURL: `${url}${XAI_MANAGEMENT_PREFIX}`,
+    xaiManagement,
     media,
     requests,
     uploads: hostedFiles.uploads,

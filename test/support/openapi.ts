@@ -26,8 +26,8 @@ interface OperationSpec { responses: Record<string, ResponseSpec> }
 export interface Operation {
   method: string;
   path: string;
-  /** Documented status → content type → validator (undefined: no body). */
-  responses: Map<string, Map<string, ValidateFunction | undefined>>;
+  /** Documented status → content type → schema (undefined: no body). Compiled when first used. */
+  responses: Map<string, Map<string, Schema | undefined>>;
 }
 
 /**
@@ -54,13 +54,19 @@ function widen(path: string, method: string, status: string, schema: Schema, ite
   return copy as Schema;
 }
 
+/**
+ * The spec as an oracle. Each schema is compiled the first time a response needs it, so a test
+ * file pays for the few operations it reaches, not for the whole spec.
+ */
 export class OpenApiSpec {
   readonly operations: Operation[] = [];
-  private readonly problem: ValidateFunction;
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+  private readonly compiled = new Map<Schema, ValidateFunction>();
+  private readonly problemSchema: Schema;
+  private readonly byTemplate = new Map<string, Operation>();
 
   constructor(text: string = readFileSync(OPENAPI_PATH, 'utf8')) {
     const doc = parse(text) as { paths: Record<string, Record<string, OperationSpec>> };
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
     const itemSchemas = Object.fromEntries(
       (['message', 'asset', 'task', 'webhook_event'] as const).map((type) => {
         const show = doc.paths[`/${type}s/{id}`]!.get!.responses['200']!.content!['application/json']!.schema as { properties: Record<string, Schema> };
@@ -71,19 +77,21 @@ export class OpenApiSpec {
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {
         if (method === 'parameters') continue;
-        const responses = new Map<string, Map<string, ValidateFunction | undefined>>();
+        const responses = new Map<string, Map<string, Schema | undefined>>();
         for (const [status, response] of Object.entries(op.responses)) {
-          const byType = new Map<string, ValidateFunction | undefined>();
+          const byType = new Map<string, Schema | undefined>();
           for (const [type, media] of Object.entries(response.content ?? {})) {
-            byType.set(type, media.schema ? ajv.compile(widen(path, method, status, media.schema, itemSchemas)) : undefined);
+            byType.set(type, media.schema ? widen(path, method, status, media.schema, itemSchemas) : undefined);
             if (type === 'application/problem+json' && !problemSchema && status !== '422') problemSchema = media.schema;
           }
           responses.set(status, byType);
         }
-        this.operations.push({ method: method.toUpperCase(), path, responses });
+        const operation = { method: method.toUpperCase(), path, responses };
+        this.operations.push(operation);
+        this.byTemplate.set(`${operation.method} ${templateKey(path)}`, operation);
       }
     }
-    this.problem = ajv.compile(problemSchema!);
+    this.problemSchema = problemSchema!;
   }
 
   /** The operation a concrete request is for: `{param}` segments match any one segment. */
@@ -98,6 +106,11 @@ export class OpenApiSpec {
     return candidates.sort((a, b) => literalCount(b.path) - literalCount(a.path))[0];
   }
 
+  /** The operation a server route template is (`/timelines/:timeline_id` or `/timelines/{id}`); undefined when the spec has none. */
+  forRoute(method: string, route: string): Operation | undefined {
+    return this.byTemplate.get(`${method.toUpperCase()} ${templateKey(route)}`);
+  }
+
   /** What is wrong with a response, by the spec; empty when nothing is. */
   check(op: Operation, status: number, contentType: string | null, body: unknown): string[] {
     const where = `${op.method} ${op.path} → ${status}`;
@@ -106,26 +119,42 @@ export class OpenApiSpec {
     if (!documented) {
       // An error the spec's fixtures never produced: it must still be a problem document with a known code.
       if (status < 400) return [`${where}: a success status the spec does not document for this operation`];
-      if (type !== 'application/problem+json') return [`${where}: an error must be application/problem+json, not ${type || 'nothing'}`];
-      return this.problemErrors(where, body);
+      return this.problemErrors(where, type, body);
     }
     if (documented.size === 0) return body === '' || body === undefined ? [] : [`${where}: the spec documents no body, and there was one`];
     if (!documented.has(type)) return [`${where}: content type ${type || 'none'}, the spec documents ${[...documented.keys()].join(' or ')}`];
-    const validate = documented.get(type);
+    const schema = documented.get(type);
     const errors: string[] = [];
+    const validate = schema && this.validator(schema);
     if (validate && !validate(body)) errors.push(`${where}: ${JSON.stringify(validate.errors?.slice(0, 5))}`);
-    if (type === 'application/problem+json') errors.push(...this.problemErrors(where, body));
+    if (type === 'application/problem+json') errors.push(...this.problemErrors(where, type, body));
     return errors;
   }
 
-  private problemErrors(where: string, body: unknown): string[] {
+  /** An error answer the spec has no operation for (a route it does not describe): a problem document with a known code. */
+  checkError(where: string, contentType: string | null, body: unknown): string[] {
+    return this.problemErrors(where, (contentType ?? '').split(';')[0]!.trim(), body);
+  }
+
+  private problemErrors(where: string, type: string, body: unknown): string[] {
+    if (type !== 'application/problem+json') return [`${where}: an error must be application/problem+json, not ${type || 'nothing'}`];
     const errors: string[] = [];
-    if (!this.problem(body)) errors.push(`${where}: not a problem document: ${JSON.stringify(this.problem.errors?.slice(0, 3))}`);
+    const problem = this.validator(this.problemSchema);
+    if (!problem(body)) errors.push(`${where}: not a problem document: ${JSON.stringify(problem.errors?.slice(0, 3))}`);
     const code = (body as { code?: unknown } | undefined)?.code;
     if (typeof code !== 'string' || !PROBLEM_CODES.has(code)) errors.push(`${where}: problem code ${JSON.stringify(code)} is not one of the platform's codes`);
     return errors;
   }
+
+  private validator(schema: Schema): ValidateFunction {
+    let validate = this.compiled.get(schema);
+    if (!validate) this.compiled.set(schema, (validate = this.ajv.compile(schema)));
+    return validate;
+  }
 }
+
+/** A path template with its parameter names dropped, so `/users/:id` and `/users/{user_id}` compare. */
+const templateKey = (path: string) => path.replace(/\{[^}]+\}|:[A-Za-z_]+/g, '{}');
 
 const literalCount = (path: string) => path.split('/').filter((part) => part && !part.startsWith('{')).length;
 

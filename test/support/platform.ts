@@ -1,11 +1,14 @@
 // The embedded platform as the tests' peer: a real server on 127.0.0.1 over a real SQLite home in a
-// temp dir, and a client whose every response is checked against openapi.yaml (test/support/openapi.ts).
+// temp dir. Every answer it gives, to whichever client (the test's own calls, acx's client, a wake
+// in a child process), is checked against openapi.yaml (test/support/openapi.ts) as it leaves, and
+// a file whose tests drew an answer the spec does not allow fails (test/support/file-checks.ts).
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUser, type AddedUser, type PasswordHash, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
+import { addUser, type AddedUser, type PasswordHash, type PlatformAnswer, type PlatformOptions, type RunningPlatform, startPlatform } from '../../src/platform/index.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
+import { registerFileCheck } from './file-checks.ts';
 import { OPENAPI_MISSING, openApiSpec } from './openapi.ts';
 
 export interface ApiResponse {
@@ -26,9 +29,25 @@ export interface CallOptions {
   from?: string;
 }
 
-/** What the file's tests reached, as `METHOD /template STATUS`, and what the spec found wrong. */
+/** What the file's test platforms answered, as `METHOD /template STATUS`, and what the spec found wrong. */
 export const reached = new Set<string>();
 export const violations: string[] = [];
+registerFileCheck('openapi.yaml', () => violations);
+
+/** Holds one answer of a test platform to the spec: the operation its route is, else (an error) a problem document. */
+function checkAnswer(answer: PlatformAnswer): void {
+  if (OPENAPI_MISSING) return;
+  const spec = openApiSpec();
+  const contentType = answer.headers.get('content-type');
+  const body = answer.body !== undefined && /json/.test(contentType ?? '') && answer.body !== '' ? JSON.parse(answer.body) : answer.body;
+  const op = answer.route === undefined ? undefined : spec.forRoute(answer.method, answer.route);
+  if (op) {
+    reached.add(`${op.method} ${op.path} ${answer.status}`);
+    violations.push(...spec.check(op, answer.status, contentType, body));
+  } else if (answer.status >= 400) {
+    violations.push(...spec.checkError(`${answer.method} ${answer.route ?? answer.path.split('?')[0]} → ${answer.status}`, contentType, body));
+  }
+}
 
 export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
@@ -41,22 +60,12 @@ export async function call(baseUrl: string, method: string, path: string, option
   if (options.form) body = options.form;
   const response =
     options.from === undefined ? await fetch(`${baseUrl}${path}`, { method, headers, body }) : await requestFrom(options.from, `${baseUrl}${path}`, method, headers, body);
-  const text = await response.text();
-  return checkedResponse(method, path, response.status, response.headers, text);
+  return parsedResponse(response.status, response.headers, await response.text());
 }
 
-/** A response as tests see it: its body parsed when it is JSON, and held to the spec (`reached`, `violations`). */
-export function checkedResponse(method: string, path: string, status: number, headers: Headers, text: string): ApiResponse {
-  let parsed: unknown = text;
-  if (/json/.test(headers.get('content-type') ?? '') && text !== '') parsed = JSON.parse(text);
-  if (!OPENAPI_MISSING) {
-    const spec = openApiSpec();
-    const op = spec.match(method, path);
-    if (op) {
-      reached.add(`${op.method} ${op.path} ${status}`);
-      violations.push(...spec.check(op, status, headers.get('content-type'), parsed));
-    }
-  }
+/** A response as tests see it: its body parsed when it is JSON. (The platform held it to the spec as it left.) */
+export function parsedResponse(status: number, headers: Headers, text: string): ApiResponse {
+  const parsed: unknown = /json/.test(headers.get('content-type') ?? '') && text !== '' ? JSON.parse(text) : text;
   return { status, headers, body: parsed, text };
 }
 
@@ -96,7 +105,7 @@ export interface TestPlatform {
 export async function startTestPlatform(options: Partial<PlatformOptions> = {}): Promise<TestPlatform> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'acx-platform-'));
   const logger = createMemoryLogger('debug');
-  let running = await startPlatform({ port: 0, logger, ...options, home });
+  let running = await startPlatform({ port: 0, logger, onAnswer: checkAnswer, ...options, home });
   const platform: TestPlatform = {
     get url() {
       return running.url;
@@ -112,7 +121,7 @@ export async function startTestPlatform(options: Partial<PlatformOptions> = {}):
       await running.close();
       // Let this process's fetch see the old server's sockets close before it picks one to reuse.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      running = await startPlatform({ logger, ...options, port: running.port, ...more, home });
+      running = await startPlatform({ logger, onAnswer: checkAnswer, ...options, port: running.port, ...more, home });
     },
     close: () => running.close(),
   };

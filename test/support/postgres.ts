@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { scaled } from './time-scale.ts';
 
 /**
  * A throwaway PostgreSQL cluster for tests: initdb + pg_ctl in a temp dir, listening only on a
@@ -78,7 +79,7 @@ export function postgresForSuite(): { database(prefix: string): string } {
   let databases = 0;
   beforeAll(() => {
     if (!POSTGRES_SKIP) cluster = startPostgres();
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(() => cluster?.stop());
   return { database: (prefix) => cluster!.createDatabase(`${prefix}_${++databases}`) };
 }

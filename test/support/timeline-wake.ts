@@ -14,10 +14,12 @@ import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
 import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
+import type { PermissionMode } from '../../src/tools/permission.ts';
 import type { Tool } from '../../src/tools/tool.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import type { TestPlatform } from './platform.ts';
 import { scriptedModel, type ScriptFn, type ScriptedModel } from './scripted-model.ts';
+import { scaled } from './time-scale.ts';
 
 export const NO_PACING: PacingSettings = { enabled: false, charsPerSecond: 17, floorMs: 0, maxBuilds: 1 };
 
@@ -39,7 +41,7 @@ export interface InProcessWake {
   script?: ScriptFn;
   holder?: ReturnType<typeof deadHolder>;
   pacing?: PacingSettings;
-  extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep' | 'breaker'>>;
+  extra?: Partial<Pick<TimelineWakeOptions, 'trigger' | 'triggers' | 'now' | 'sleep' | 'breaker' | 'firstWakeWindow' | 'model'>>;
   /** Engine settings for the wake's harness (a small context window makes a turn compact). */
   harness?: Pick<Parameters<typeof createEngineHarness>[0], 'contextTokens' | 'retries'>;
   /** The agent's own tools, beside the platform tools the wake gives it. */
@@ -48,10 +50,17 @@ export interface InProcessWake {
   storeUrl?: string;
   /** The agent cannot start: making it throws this (a required MCP server down, a broken configuration). */
   agentFails?: Error;
+  /** The agent's permission mode (default allow-all, so a test's own tools run unasked). */
+  permissionMode?: PermissionMode;
+  /** Whether the model reads images (default true). */
+  vision?: boolean;
 }
 
-/** On PostgreSQL, how long a finished (or failed) wake's claims last unrenewed. */
-export const STATE_LEASE_TTL_MS = 300;
+/**
+ * On PostgreSQL, how long a wake's claims last unrenewed: short, so a lost claim is noticed soon
+ * (renewed every third of it), yet one a loaded machine still renews in time.
+ */
+export const STATE_LEASE_TTL_MS = scaled(300);
 
 export async function wakeInProcess(
   platform: TestPlatform,
@@ -73,10 +82,11 @@ export async function wakeInProcess(
       logger,
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
+      permissionMode: options.permissionMode ?? 'allow-all',
       agent: async (platformTools) => {
         if (options.agentFails) throw options.agentFails;
-        const harness = createEngineHarness({ model: fromLanguageModel(model), home, ...options.harness });
-        const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
+        const harness = createEngineHarness({ model: fromLanguageModel(model, { vision: options.vision ?? true }), home, logger, ...options.harness });
+        const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: options.permissionMode ?? 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };
       },
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));

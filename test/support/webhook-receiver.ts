@@ -2,6 +2,7 @@
 // answers with the status the test chooses, so delivery, signing and retries are seen as a router sees them.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { scaled } from './time-scale.ts';
 
 export interface ReceivedDelivery {
   headers: Record<string, string>;
@@ -29,7 +30,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: '',
     received,
     respondWith: (next) => (status = next),
-    waitFor(count, ms = 10_000) {
+    waitFor(count, ms = scaled(10_000)) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (received.length >= count) {

@@ -39,7 +39,7 @@ describe('dispatch: a sub-agent for one unit of work', () => {
     });
     const home = mkdtempSync(join(tmpdir(), 'acx-dispatch-'));
     const subHarness = createEngineHarness({ model: fromLanguageModel(model), home, maxSteps: 3 });
-    const dispatch = createDispatchTool({ harness: subHarness, tools: () => [lookup, dispatch], instructions: 'Be exact.', agentId: 'parent' });
+    const dispatch = createDispatchTool({ harness: subHarness, tools: () => [lookup, dispatch], instructions: () => 'Be exact.', agentId: 'parent' });
     const harness = createEngineHarness({ model: fromLanguageModel(model), home });
     const agent = new HarnessAgent({ harness, tools: [lookup, dispatch], permissionMode: 'allow-all' });
 
@@ -62,7 +62,7 @@ describe('dispatch: a sub-agent for one unit of work', () => {
     const dispatch = createDispatchTool({
       harness: createEngineHarness({ model: fromLanguageModel(model), home }),
       tools: () => [lookup],
-      instructions: '',
+      instructions: () => '',
       agentId: 'parent',
     });
     const output = await dispatch.execute!(

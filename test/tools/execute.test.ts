@@ -10,6 +10,7 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { detectIsolation, findExecutable, probeIsolation, type IsolationKind } from '../../src/tools/sandbox/isolation.ts';
 import { PolicyError } from '../../src/core/errors.ts';
 import { processAlive, tempDir, toolContext, removeTempDirs } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 afterAll(removeTempDirs);
 
@@ -44,11 +45,7 @@ function sandbox(options: Partial<ExecuteOptions> & { isolation: IsolationKind }
  * pid namespace asynchronously), giving up after a generous bound; returns what is left.
  */
 async function survivors(marker: string): Promise<number[]> {
-  for (let i = 0; i < 250; i++) {
-    const left = processesWith(marker);
-    if (left.length === 0) return left;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor('the processes to be gone', () => processesWith(marker).length === 0, { withinMs: 5000, everyMs: 20 }).catch(() => {});
   return processesWith(marker);
 }
 
@@ -273,7 +270,7 @@ for (const { isolation, skip } of isolated) describe.skipIf(skip !== undefined)(
     try {
       const result = await box.run({ command: sockets.map((socketPath) => `${client} ${socketPath}`).join('; ') });
       expect(result.stdout.text.trim().split('\n')).toEqual(['connected', ...sockets.slice(1).map(() => 'refused: No such file or directory')]);
-      await new Promise((resolve) => setTimeout(resolve, 50)); // let the accept events land
+      await waitFor('the first socket never saw its connection accepted', () => accepted.has(sockets[0]!), { withinMs: 5000, everyMs: 10 }); // the accept event lands
       expect(sockets.map((socketPath) => accepted.get(socketPath) ?? 0)).toEqual([1, ...sockets.slice(1).map(() => 0)]);
     } finally {
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createFsTools } from '../../src/tools/builtin/fs.ts';
 import { findExecutable } from '../../src/tools/sandbox/isolation.ts';
 import { tempDir, toolContext, removeTempDirs } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * The check-then-create race of issue 10 item 7(b), reproduced with a real attacker: a second
@@ -48,7 +49,7 @@ async function startSwapper(first: string, second: string): Promise<Swapper> {
 describe.skipIf(!canRace)(
   canRace ? 'fs_write against a concurrent directory/symlink swapper' : 'fs_write race (skipped: needs Linux and python3 for the renameat2 swapper)',
   () => {
-    it(`leaves nothing outside the workspace in ${WRITES} writes and ${WRITES} writes that create a parent`, { timeout: 120_000 }, async () => {
+    it(`leaves nothing outside the workspace in ${WRITES} writes and ${WRITES} writes that create a parent`, { timeout: scaled(120_000) }, async () => {
       const root = tempDir('acx-fs-race-');
       const workspace = path.join(root, 'ws');
       const outside = path.join(root, 'outside');

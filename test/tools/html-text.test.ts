@@ -2,13 +2,14 @@
 // waiting behind it are converted all the same.
 import { describe, expect, it } from 'vitest';
 import { htmlToText } from '../../src/tools/builtin/html-text.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /** Unclosed nesting the parser needs minutes for: a conversion that only a signal ends. */
 const COSTLY = '<div>'.repeat(400_000);
 const PAGE = '<h1>Hello page</h1><p>Some <b>bold</b> prose.</p>';
 const live = () => new AbortController().signal;
 
-describe('htmlToText', { timeout: 30_000 }, () => {
+describe('htmlToText', { timeout: scaled(30_000) }, () => {
   it('reduces a page to readable text', async () => {
     expect(await htmlToText(PAGE, live())).toBe('HELLO PAGE\n\nSome bold prose.');
   });

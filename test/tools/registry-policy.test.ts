@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createExecuteTool } from '../../src/tools/builtin/execute.ts';
@@ -112,6 +114,20 @@ describe('the shell tool needs both gates and never loads as root', () => {
     const run = await registry.run('shell', { command: 'echo one | tr a-z A-Z && echo two >&2' }, toolContext());
     expect(run.ok).toBe(true);
     expect(run.output).toBe('Exit code: 0\n--- stdout ---\nONE\n--- stderr ---\ntwo');
+  });
+
+  it('a working folder that does not exist yet is made on first use; one that cannot be made is said plainly', async () => {
+    const registry = new ToolRegistry({ policy: Policy.unlocked({ grants: ['shell'], isRoot: notRoot }) });
+    const fresh = join(tempDir(), 'agents', 'nova', 'workspace');
+    registry.register(createShellTool({ isRoot: notRoot, cwd: fresh, loginShell: false }));
+    const run = await registry.run('shell', { command: 'pwd' }, toolContext());
+    expect(run.output).toBe(`Exit code: 0\n--- stdout ---\n${fresh}`);
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const blocked = new ToolRegistry({ policy: Policy.unlocked({ grants: ['shell'], isRoot: notRoot }) });
+    blocked.register(createShellTool({ isRoot: notRoot, cwd: join(file, 'workspace'), loginShell: false }));
+    const refused = await blocked.run('shell', { command: 'pwd' }, toolContext());
+    expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(new RegExp(`The shell's working folder "${join(file, 'workspace')}" does not exist and could not be created \\(ENOTDIR\\); create it, or point ACX_WORKSPACE at a folder this user can write\\.`)) });
   });
 
   it("passes its environment on, but never the fleet's secrets (other agents' platform tokens, signing keys)", async () => {

@@ -128,6 +128,14 @@ describe('schemas written in code, at run time', () => {
     });
   }
 
+  it('converts a code schema once however many engines use it', () => {
+    const city = z.object({ city: z.string() });
+    const first = normalizeSchema(city);
+    expect(normalizeSchema(city)).toBe(first);
+    expect(normalizeSchema(z.object({ city: z.string() }))).not.toBe(first);
+    expect(first.validate({ city: 7 }).ok).toBe(false);
+  });
+
   it('a tool with a zod 3 schema runs in a turn (no crash), its input validated and typed', async () => {
     const seen: string[] = [];
     const weather = tool({

@@ -10,6 +10,7 @@ import { createWebFetchTool, webFetch, type WebFetchOptions } from '../../src/to
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { NetGuardError, resolvePublicAddresses } from '../../src/util/net-guard.ts';
 import { toolContext } from './helpers.ts';
+import { scaled } from '../support/time-scale.ts';
 
 /**
  * A local TLS server (certificate from a test CA) stands in for public hosts: the injected
@@ -241,7 +242,7 @@ describe('web_fetch reads public pages', () => {
 
 describe('web_fetch ends a call the server stalls or makes costly', () => {
   for (const encoding of ['gzip', 'deflate', 'br']) {
-    it(`a ${encoding} body that stalls after 20 bytes ends with the timeout error`, { timeout: 10_000 }, async () => {
+    it(`a ${encoding} body that stalls after 20 bytes ends with the timeout error`, { timeout: scaled(10_000) }, async () => {
       reset();
       const url = `https://public.example/stall/${encoding}`;
       const error = await webFetch(url, options({ timeoutMs: 1500 })).catch((e: unknown) => e);
@@ -249,7 +250,7 @@ describe('web_fetch ends a call the server stalls or makes costly', () => {
       expect((error as Error).message).toBe(`Fetching ${url} timed out after 1.5 s.`);
     });
 
-    it(`aborting the turn ends a call whose ${encoding} body stalls`, { timeout: 10_000 }, async () => {
+    it(`aborting the turn ends a call whose ${encoding} body stalls`, { timeout: scaled(10_000) }, async () => {
       reset();
       const url = `https://public.example/stall/${encoding}`;
       const turn = new AbortController();
@@ -272,7 +273,7 @@ describe('web_fetch ends a call the server stalls or makes costly', () => {
     );
   });
 
-  it('a 2 MiB deeply nested page ends at the timeout without blocking the event loop', { timeout: 20_000 }, async () => {
+  it('a 2 MiB deeply nested page ends at the timeout without blocking the event loop', { timeout: scaled(20_000) }, async () => {
     reset();
     const url = 'https://public.example/nested';
     let settled = false;

@@ -6,7 +6,7 @@ import { activationTime } from './when.ts';
 
 const createInput = z.object({
   instructions: z.string().trim().min(1).max(10_000).describe('What to do when it activates; you will be woken with these words.'),
-  when: z.string().min(2).max(64).describe('An offset from now (+90m, +2h, +1d, +1h30m) or an ISO 8601 time (2026-06-10T15:00:00Z).'),
+  when: z.string().min(2).max(64).describe('An offset from now (+90m, +2h, +1d, +2w, +1h30m) or an ISO 8601 time (2026-06-10T15:00:00Z).'),
   timeline: timelineField,
 });
 const listInput = z.object({

@@ -2,7 +2,8 @@ import { BaseCradleClient } from '../../channel/client.ts';
 import { isUuid } from '../../channel/ids.ts';
 import { locateAgent, resolveSettings } from '../../app/settings.ts';
 import { agentWorkspace } from '../../app/workspace.ts';
-import { type ChannelState, openChannelState } from '../../store/channel-state.ts';
+import type { ChannelState } from '../../store/channel-state.ts';
+import { openChannelState } from '../../store/open-channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -71,7 +72,7 @@ export async function wakeTimelineDelivery(
   const location = await locateAgent(flags, { logger });
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
   const settings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
-  const { breaker, pacing } = resolveWakeSettings(options, process.env);
+  const { breaker, pacing, contextMessages, onboard } = resolveWakeSettings(options, process.env);
   const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
   const state = channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
@@ -82,16 +83,26 @@ export async function wakeTimelineDelivery(
       timeline,
       breaker,
       pacing,
+      firstWakeWindow: contextMessages,
+      onboard,
+      ...(settings.model?.modelId ? { model: { provider: settings.model.provider, modelId: settings.model.modelId } } : {}),
       ...(delivery.message ? { trigger: delivery.message } : {}),
       triggers: { ...(delivery.asset ? { asset: delivery.asset } : {}), ...(delivery.event ? { webhook_event: delivery.event } : {}) },
       ...(delivery.deliveryId ? { deliveryId: delivery.deliveryId } : {}),
       logger,
       workspace: agentWorkspace(settings),
+      permissionMode: settings.permissionMode,
       agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../../app/prepare.ts');
         const { timelineOutputSink } = await import('../../app/builtins.ts');
         // What a code run makes is shared on the timeline as assets, not left in a workspace nobody reads.
-        const prepared = await prepareAgent(settings, { logger, extraTools: platformTools, briefSections: brief, keepOutput: timelineOutputSink(client, timeline) });
+        const prepared = await prepareAgent(settings, {
+          logger,
+          extraTools: platformTools,
+          briefSections: brief,
+          keepOutput: timelineOutputSink(client, timeline),
+          platform: { client, timeline },
+        });
         return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
       },
     });

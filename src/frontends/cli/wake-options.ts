@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_BREAKER, DEFAULT_MAX_ATTEMPTS, DEFAULT_PACING } from '../wake/session.ts';
+import { DEFAULT_CONTEXT_MESSAGES } from '../wake/settings.ts';
 
 /**
  * The wake-mode tuning flags (read-speed pacing, the circuit breaker, attempts per event) that
@@ -17,5 +18,7 @@ export function addWakeTuningOptions(command: Command): Command {
     .option('--breaker-max <n>', `most wakes per session (with --timeline: per timeline) within the window; 0 disables (env ACX_WAKE_BREAKER_MAX; default ${DEFAULT_BREAKER.max})`)
     .option('--breaker-window <seconds>', `the breaker's rolling window in seconds (env ACX_WAKE_BREAKER_WINDOW; default ${DEFAULT_BREAKER.windowMs / 1000})`)
     .option('--breaker-cooldown <seconds>', 'how long a tripped breaker waits before it may reset, in seconds (env ACX_WAKE_BREAKER_COOLDOWN; default the window)')
-    .option('--max-attempts <n>', `attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS; default ${DEFAULT_MAX_ATTEMPTS})`);
+    .option('--max-attempts <n>', `attempts an event gets before it is set aside as failed (env ACX_WAKE_MAX_ATTEMPTS; default ${DEFAULT_MAX_ATTEMPTS})`)
+    .option('--context-messages <n|all>', `with --timeline: how many messages a first wake reads, the backlog it sees as context (env ACX_CONTEXT_MESSAGES; default ${DEFAULT_CONTEXT_MESSAGES})`)
+    .option('--no-onboard', "with --timeline: leave the platform's dashboard.md out of the brief (env ACX_ONBOARD=0)");
 }

@@ -5,6 +5,7 @@ import { errorMessage, isLeaseLost } from '../../core/errors.ts';
 import { nodeCrypto } from '../../util/node-crypto.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts';
+import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
 
 export { DEFAULT_PACING, type PacingSettings };
@@ -153,12 +154,7 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
     if (leaseLost.aborted) throw leaseLost.reason;
   };
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  const onApprovalRequest =
-    options.onApprovalRequest ??
-    (async (request: ApprovalRequest) => ({
-      approved: false,
-      reason: `Wake mode is non-interactive and ${request.toolName} needs approval; the operator can allow it with a wider permission mode.`,
-    }));
+  const onApprovalRequest = options.onApprovalRequest ?? refuseUnattended(logger, { subject: 'a wake', remedy: WAKE_APPROVAL_REMEDY, fields: { session: sessionId, ...delivery } });
   const pacing = options.pacing ?? DEFAULT_PACING;
   let answered = 0;
   let turns = 0;

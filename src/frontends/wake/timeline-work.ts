@@ -1,7 +1,10 @@
 import type { BaseCradleClient } from '../../channel/client.ts';
 import type { ChannelState, ItemKind, ItemRef } from '../../store/channel-state.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
+import { viewableImage } from '../../channel/tools/assets.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { TurnAttachment } from '../../engine/turn-types.ts';
 import type { Addressed } from '../../engine/brief.ts';
 import type { Logger } from '../../util/logger.ts';
 import { DEFAULT_PACING, type PacingSettings, readAtHumanSpeed } from './pacing.ts';
@@ -21,7 +24,7 @@ export interface TimelineWorkOptions {
   /** The asset or webhook event the delivery is about (`--asset`, `--event`): a first wake starts there. */
   triggers?: { asset?: string; webhook_event?: string };
   logger: Logger;
-  /** How many messages a first wake reads (FACTS.md: the newest 50). */
+  /** How many messages a first wake reads (--context-messages; default the newest 50; Infinity: all). */
   firstWakeWindow?: number;
   /** Read-speed pacing of a peer AI's message, per timeline (ACX_PACE_*; default on, as for a session wake). */
   pacing?: PacingSettings;
@@ -29,6 +32,9 @@ export interface TimelineWorkOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
+
+/** The first-wake backlog by default: one page of the platform's (FACTS.md: the newest 50). */
+export const DEFAULT_CONTEXT_MESSAGES = 50;
 
 /** One turn's worth of work: the items it answers (claimed), the key anchor, the prompt. */
 export interface WorkTurn {
@@ -40,6 +46,8 @@ export interface WorkTurn {
   addressed: Addressed;
   /** After the turn committed (a task joins the seen-set). */
   after?: () => Promise<void>;
+  /** Images shown with the prompt (a peer's shared picture), never kept in the transcript. */
+  attachments?: TurnAttachment[];
 }
 
 /** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
@@ -93,7 +101,7 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
 /** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */
 async function readUnseen(options: TimelineWorkOptions, me: Actor): Promise<{ unseen: Message[]; candidates: Message[]; firstWake: boolean }> {
   const { client, state, timeline } = options;
-  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? 50);
+  const unseen = await unseenMessages(client, state, timeline, options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES);
   const fromPeers = unseen.filter((message) => message.user.uuid !== me.uuid);
   const firstWake = (await state.mark(timeline, 'message')) === undefined;
   // A first wake also takes up what an earlier wake claimed and never finished (it was killed
@@ -121,12 +129,17 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
   for await (const item of list as AsyncIterable<SingleItem>) {
     if (item.content.uuid === mark) break;
     newestFirst.push(item);
-    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? 50))) break;
+    if (mark === undefined && (trigger === undefined || item.content.uuid === trigger || newestFirst.length >= (options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES))) break;
   }
   const unseen = newestFirst.reverse();
   const turns: WorkTurn[] = [];
   let held: SingleItem | undefined;
-  for (const item of unseen) {
+  // A first wake with no trigger does not answer old webhook deliveries: it records the newest as
+  // seen, so a fresh agent never replays a backlog of historical events (a router's --event is
+  // what makes a first wake act on one).
+  const baselineOnly = kind === 'webhook_event' && mark === undefined && trigger === undefined;
+  if (baselineOnly && unseen.length > 0) options.logger.info('webhook events baselined', { timeline, newest: unseen.at(-1)!.content.uuid, note: 'a first wake with no --event answers none of the earlier deliveries' });
+  for (const item of baselineOnly ? [] : unseen) {
     if (kind === 'asset' && (item as Asset).user.uuid === me.uuid) continue;
     const itemRef: ItemRef = { timeline, kind, item: item.content.uuid };
     const outcome = await state.take(itemRef, wakeId);
@@ -137,7 +150,16 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
     if (outcome !== 'taken' && outcome !== 'resumed') continue;
     const line = kind === 'asset' ? assetLine(item as Asset) : webhookEventLine(item as WebhookEvent);
     const noun = kind === 'asset' ? 'A new asset was shared on this timeline' : 'A webhook event arrived on this timeline';
-    turns.push({ kind, refs: [itemRef], anchor: item.content.uuid, prompt: `${noun}:\n${line}\n\nAct on it if it calls for it; speak only by calling messages_create.`, addressed: false });
+    const image = kind === 'asset' ? await sharedImage(options, item as Asset) : undefined;
+    const seen = image ? '\nIts image is shown to you with this message.' : '';
+    turns.push({
+      kind,
+      refs: [itemRef],
+      anchor: item.content.uuid,
+      prompt: `${noun}:\n${line}${seen}\n\nAct on it if it calls for it; speak only by calling messages_create.`,
+      addressed: false,
+      ...(image ? { attachments: [{ type: 'image', ...image }] } : {}),
+    });
   }
   const settle = async () => {
     const stop = held ? unseen.indexOf(held) : unseen.length;
@@ -145,6 +167,19 @@ export async function singleItemWork(options: TimelineWorkOptions, me: Actor, ki
     if (lastSettled) await state.setMark(timeline, kind, lastSettled.content.uuid);
   };
   return { turns, settle, busy: held !== undefined };
+}
+
+/**
+ * A peer's shared image, to show the model on the turn it arrived (not only when it thinks to call
+ * assets_view). One that cannot be fetched is left to assets_view, with a WARNING saying why.
+ */
+async function sharedImage(options: TimelineWorkOptions, asset: Asset): Promise<{ data: string; mediaType: string } | undefined> {
+  try {
+    return await viewableImage(options.client, asset);
+  } catch (error) {
+    options.logger.warn('shared image not shown', { timeline: options.timeline, asset: asset.content.uuid, error: errorMessage(error), note: 'the model can still look with assets_view' });
+    return undefined;
+  }
 }
 
 /** Activated tasks not yet taken up (the seen-set), each in a turn of its own; the agent's own tasks run too. */
@@ -155,7 +190,7 @@ export async function taskWork(options: TimelineWorkOptions, wakeId: string): Pr
   const activated: Task[] = [];
   for await (const task of client.tasks.list({ timeline, status: 'activated' })) {
     activated.push(task);
-    if (activated.length >= (options.firstWakeWindow ?? 50)) break;
+    if (activated.length >= (options.firstWakeWindow ?? DEFAULT_CONTEXT_MESSAGES)) break;
   }
   for (const task of activated.reverse()) {
     const itemRef: ItemRef = { timeline, kind: 'task', item: task.content.uuid };

@@ -3,15 +3,16 @@ import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts'
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ItemKind, ItemRef } from '../../store/channel-state.ts';
+import type { ItemRef } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
-import { errorMessage } from '../../core/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
+import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
 import { messageWork, singleItemWork, taskWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
 
@@ -34,14 +35,21 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
   deliveryId?: string;
   /**
    * The agent for this wake, given the platform tools it must offer (they are how it perceives and
-   * speaks) and the brief's platform sections: a manifest of those tools with a gotcha each, and
-   * the platform's dashboard.md (absent when it could not be fetched).
+   * speaks) and the brief's sections for the agent's whole tool set once it is assembled: a manifest
+   * of every active tool with a gotcha each, and the platform's dashboard.md (absent when it could
+   * not be fetched, or with onboarding off).
    */
-  agent: (platformTools: Tool[], brief: readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  /** Orient the agent with the platform's dashboard.md in its brief (ACX_ONBOARD); default on. */
+  onboard?: boolean;
+  /** The model this wake would call, named on `wake start` (absent: not named). */
+  model?: { provider: string; modelId: string };
   /** The per-timeline circuit breaker (ACX_WAKE_BREAKER_*); absent: none. */
   breaker?: BreakerSettings;
   /** The agent's workspace, from which assets_create can share a file by path (a generated image). */
   workspace?: string;
+  /** The agent's permission mode, named when a call it does not allow is refused (nobody can approve one in a wake). */
+  permissionMode?: string;
 }
 
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
@@ -85,7 +93,13 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     return { outcome: 'skipped', reason: 'timeline_locked', posted: 0 };
   }
   const me = (await client.dashboard.get()).identity;
-  logger.info('wake start', { ...bookend, agent: me.handle, trigger: options.trigger ?? options.triggers?.asset ?? options.triggers?.webhook_event });
+  logger.info('wake start', {
+    ...bookend,
+    agent: me.handle,
+    trigger: options.trigger ?? options.triggers?.asset ?? options.triggers?.webhook_event,
+    provider: options.model?.provider,
+    model: options.model?.modelId,
+  });
 
   // What this wake answers, in order: the unseen messages as one batch, then each unseen asset,
   // webhook event and activated task in a turn of its own. Each kind settles after its turns.
@@ -134,7 +148,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   });
   let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
   try {
-    prepared = await options.agent(tools, await platformBrief(client, tools, logger));
+    prepared = await options.agent(tools, await platformBrief(client, options.onboard !== false, logger));
   } catch (error) {
     // An agent that cannot start (a required MCP server down, a broken config) is the operator's
     // problem, not the items': they go back as this wake found them, unanswered and unsettled,
@@ -150,13 +164,14 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // Aborted if this wake's claims lapse mid-wake (PostgreSQL: not renewed within the lease TTL):
   // another wake may be running the same turn, so this one stops rather than do it all twice.
   const claimsLost = state.claimsLost(wakeId);
+  const onApprovalRequest = refuseUnattended(logger, { subject: 'a wake', remedy: WAKE_APPROVAL_REMEDY, permissionMode: options.permissionMode, fields: bookend });
   try {
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
     for (const turn of work) {
       anchor = turn.anchor;
       stopIfClaimsLost(claimsLost, turn, logger, bookend);
       if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
-        posted += await setAside(options, session, turn, wakeId, bookend);
+        await setAside(options, session, turn, wakeId, bookend);
         continue;
       }
       // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
@@ -171,6 +186,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
           prompt: turn.prompt,
           turnId: timelineTurnId(timeline, turn.anchor),
           addressed: turn.addressed,
+          ...(turn.attachments ? { attachments: turn.attachments } : {}),
+          onApprovalRequest,
           abortSignal: claimsLost,
           onStepFinish: (step) => {
             for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
@@ -189,13 +206,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       } finally {
         clearInterval(heartbeat);
       }
-      // A failed call stays in toolResults with an `error` field (the engine's result shape).
-      const posts = result.toolResults.filter((call) => call.toolName === 'messages_create' && (call as { error?: unknown }).error === undefined);
-      for (const post of posts) logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(post.output))?.[1] ?? null });
+      // A turn still waiting on a call has not answered its items: they stay claimed in flight,
+      // and the wake fails so the next one resumes the turn. Never an item handled mid-call.
+      const waiting = [...result.pendingApprovals, ...result.pendingToolCalls].map((call) => call.toolName);
+      if (waiting.length > 0) throw new AcxError('turn-suspended', `the turn ended waiting on ${waiting.join(', ')}, so its items are not answered`);
+      const posts = logPosts(result, logger, bookend);
       if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
       warnUnsettled(await state.commit(turn.refs, wakeId), turn, logger, bookend);
       await turn.after?.();
-      posted += posts.length;
+      posted += posts;
       steps += result.stepCount;
       resumed ||= result.resumed;
       last = result;
@@ -227,23 +246,47 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
 
 /**
  * An item this wake took over from the third wake in a row that did not finish it (the first try
- * and two resumes failed) is set aside rather than tried forever: one stall note on the timeline
- * (under its own Idempotency-Key, so a wake killed while posting it posts it once), the items
- * abandoned, and the turn given up so it no longer holds back the session. Returns the posts (1).
+ * and two resumes failed) is set aside rather than tried forever: the items abandoned (the reason
+ * kept with their claims), the turn given up in the journal so it no longer holds back the
+ * session, and an ERROR naming them. Nothing is posted: the harness never speaks in the agent's
+ * voice, so whether and how to tell anyone is the agent's (and the operator's) call.
  */
-async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<number> {
-  const { client, state, timeline, logger } = options;
-  const items = turn.refs.map((item) => item.item).join(', ');
-  const body =
-    `I could not finish answering ${STALLED_NOUN[turn.kind]} (${items}): it failed again after ${STALL_AFTER_FAILED_RESUMES} attempts to resume, ` +
-    'so I am setting it aside. Ask again if it still needs an answer.';
-  const note = await client.messages.create(timeline, body, { idempotencyKey: createIdempotencyKey({ timeline, anchor: turn.anchor, kind: 'stall_note', ordinal: 1 }) });
-  logger.info('posted', { ...bookend, message: note.content.uuid, kind: 'stall_note' });
-  warnUnsettled(await state.abandon(turn.refs, wakeId, `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`), turn, logger, bookend);
-  await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`);
+async function setAside(options: TimelineWakeOptions, session: AgentSession, turn: WorkTurn, wakeId: string, bookend: Record<string, string>): Promise<void> {
+  const { state, timeline, logger } = options;
+  const reason = `set aside after ${STALL_AFTER_FAILED_RESUMES} failed resumes`;
+  warnUnsettled(await state.abandon(turn.refs, wakeId, reason), turn, logger, bookend);
+  await session.abandonTurn(timelineTurnId(timeline, turn.anchor), `its items were ${reason}`);
   await turn.after?.();
-  logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((item) => item.item).join(','), reason: 'stalled', resumes: STALL_AFTER_FAILED_RESUMES });
-  return 1;
+  logger.error('items abandoned', {
+    ...bookend,
+    kind: turn.kind,
+    items: turn.refs.map((item) => item.item).join(','),
+    reason: 'stalled',
+    resumes: STALL_AFTER_FAILED_RESUMES,
+    note: 'nothing was posted: the harness never speaks for the agent',
+  });
+}
+
+/**
+ * One line per message the agent posted (`kind=tool`, the body's length, never the body), and an
+ * ERROR for each post the platform refused: the agent thought, spent tokens, and was not heard.
+ * A failed call stays in toolResults with an `error` field (the engine's result shape).
+ */
+function logPosts(result: HarnessTurnResult, logger: Logger, bookend: Record<string, string>): number {
+  let posted = 0;
+  for (const call of result.toolResults) {
+    if (call.toolName !== 'messages_create') continue;
+    const body = (call.input as { body?: unknown } | null)?.body;
+    const chars = typeof body === 'string' ? [...body].length : undefined;
+    const error = (call as { error?: unknown }).error;
+    if (error !== undefined) {
+      logger.error('post refused', { ...bookend, kind: 'tool', chars, error: errorMessage(error), note: 'the agent was not heard' });
+      continue;
+    }
+    posted += 1;
+    logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(call.output))?.[1] ?? null, kind: 'tool', chars });
+  }
+  return posted;
 }
 
 /** Ends the wake once its claims are lost, saying which items: another wake may be answering them. */
@@ -267,17 +310,24 @@ function warnUnsettled(missed: readonly ItemRef[], turn: WorkTurn, logger: Logge
 
 /** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */
 const STALL_AFTER_FAILED_RESUMES = 2;
-const STALLED_NOUN: Record<ItemKind, string> = { message: 'the messages here', asset: 'a shared asset', webhook_event: 'a webhook event', task: 'a scheduled task' };
 
-/** The brief's platform part: the tools with a one-line gotcha each, and dashboard.md (degrading to a note). */
-async function platformBrief(client: BaseCradleClient, tools: readonly Tool[], logger: Logger): Promise<string[]> {
-  const manifest = `## Your tools on this platform\nYou perceive and act only through these; speaking is messages_create.\n${toolManifest(tools)}`;
-  try {
-    return [manifest, `## The platform (its dashboard)\n${(await client.dashboard.markdown()).trim()}`];
-  } catch (error) {
-    logger.warn('dashboard unavailable', { error: errorMessage(error), note: 'the brief goes without it' });
-    return [manifest];
+/**
+ * The brief's platform part, given the agent's whole tool set: every active tool with a one-line
+ * gotcha, then dashboard.md when onboarding is on (a failed fetch degrades to a WARNING).
+ */
+async function platformBrief(client: BaseCradleClient, onboard: boolean, logger: Logger): Promise<(tools: readonly Tool[]) => string[]> {
+  let dashboard: string | undefined;
+  if (onboard) {
+    try {
+      dashboard = `## The platform (its dashboard)\n${(await client.dashboard.markdown()).trim()}`;
+    } catch (error) {
+      logger.warn('dashboard unavailable', { error: errorMessage(error), note: 'the brief goes without it' });
+    }
   }
+  return (tools) => [
+    `## Your tools\nYou perceive and act only through these; speaking on the platform is messages_create.\n${toolManifest(tools)}`,
+    ...(dashboard ? [dashboard] : []),
+  ];
 }
 
 const HEARTBEAT_MS = 5 * 60_000;

@@ -66,6 +66,9 @@ export interface WorkerOptions {
   maxDeferrals?: number;
 }
 
+/** A busy event's first deferral (seconds, `busyDeferSeconds`): a dead holder's lease (the PostgreSQL default TTL) has lapsed by then. */
+export const DEFAULT_BUSY_DEFER_SECONDS = DEFAULT_WAKE_LEASE_TTL_MS / 1000;
+
 /** Deferrals one event may have (busy, breaker) before its job fails into pg-boss's retries: about 8 hours busy, backed off. */
 export const DEFAULT_MAX_DEFERRALS = 100;
 
@@ -126,7 +129,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const deferrals = (job.data.deferrals ?? 0) + 1;
     const why = outcome === 'declined' ? 'declined by its circuit breaker' : outcome === 'busy' ? 'busy' : 'left when its lease was lost';
     if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
-    const busyBase = options.busyDeferSeconds ?? DEFAULT_WAKE_LEASE_TTL_MS / 1000;
+    const busyBase = options.busyDeferSeconds ?? DEFAULT_BUSY_DEFER_SECONDS;
     const seconds = Math.max(1, Math.ceil(outcome === 'declined' ? options.breaker.cooldownMs / 1000 : busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds)));
     const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
     logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });

@@ -1,17 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { TurnHooks } from '../../engine/engine.ts';
 import type { ApprovalRequest, HarnessStreamPart } from '../../engine/events.ts';
+import { NO_TELEMETRY, type TurnTelemetry } from '../../engine/telemetry.ts';
 import type { AcxError } from '../../core/errors.ts';
 import type { ToolOutput } from '../../tools/tool.ts';
 import type { HostCall } from './host-tools.ts';
 import { CANCELLED } from './permissions.ts';
+import type { RecordedCalls } from './recorded-calls.ts';
 import type { TurnTranslator } from './translate.ts';
 
 /**
  * The state of one turn on an ACP session while its session/prompt is in flight: where its parts
- * go, the permission requests it has not answered yet, and the calls it holds open for results
- * the caller supplies (host tools without `execute`, the agent's questions to the user).
+ * go, the permission requests it has not answered yet, and what it waits for from the caller:
+ * calls held open for results (host tools without `execute`, the agent's questions to the user)
+ * and approvals nobody could give inline.
  */
 
 export interface ActiveTurn {
@@ -24,6 +26,8 @@ export interface ActiveTurn {
   pendingPermissions: Set<(r: acp.RequestPermissionResponse) => void>;
   /** MCP calls of host tools without `execute`, held open until continue() supplies results. */
   held: Map<string, HeldCall>;
+  /** Approvals waiting for continue() (no onApprovalRequest): their ACP request or host call stays open meanwhile. */
+  approvals: Map<string, PendingApproval>;
   /** Wakes the turn's driver when a call is held while it waits for the prompt. */
   wake: (() => void) | undefined;
   /** The in-flight session/prompt, as an outcome that never rejects (it may settle while paused). */
@@ -35,6 +39,21 @@ export interface ActiveTurn {
   killTimer: NodeJS.Timeout | undefined;
   /** Parts produced while paused, replayed to the continue() caller. */
   buffer: HarnessStreamPart[] | undefined;
+  /** What the turn did before it was taken up again (after a crash, or in another process), by its journal. */
+  recorded: RecordedCalls | undefined;
+  /** This session object claimed the suspended turn (continue()), so an answer it reads in the journal is its own. */
+  claimed: boolean;
+  /** suspendTurn() asked for the turn to pause: the agent is told to cancel, and the turn is suspended instead of aborted. */
+  pauseRequested: boolean;
+  /** The turn was let go while paused (its hold ran out, or the session closed): it waits in the journal, not here. */
+  released: boolean;
+  /** Host tool calls running now (a pause waits for them: their outcomes are journaled). */
+  running: Set<Promise<unknown>>;
+  /** Journal writes of the calls it waits for, done before it is recorded as suspended. */
+  writes: Promise<unknown>;
+  /** Host calls journaled in this turn, for the ledger's ordinal. */
+  hostCalls: number;
+  telemetry: TurnTelemetry;
 }
 
 export interface HeldCall extends HostCall {
@@ -42,22 +61,40 @@ export interface HeldCall extends HostCall {
   reject: (error: Error) => void;
 }
 
-export function newActiveTurn(hooks: TurnHooks, translator: (emit: (part: HarnessStreamPart) => void) => TurnTranslator): ActiveTurn {
+export interface PendingApproval {
+  request: ApprovalRequest;
+  settle: (decision: { approved: boolean; reason?: string | undefined }) => void;
+}
+
+export function newActiveTurn(turnId: string, hooks: TurnHooks, translator: (emit: (part: HarnessStreamPart) => void) => TurnTranslator): ActiveTurn {
   const active: ActiveTurn = {
-    turnId: randomUUID(),
+    turnId,
     hooks,
     emit: hooks.emit ?? hooks.observe ?? (() => {}),
     translator: undefined as unknown as TurnTranslator,
     cancelled: false,
     pendingPermissions: new Set(),
     held: new Map(),
+    approvals: new Map(),
     wake: undefined,
     outcome: undefined,
     killTimer: undefined,
     buffer: undefined,
+    recorded: undefined,
+    claimed: false,
+    pauseRequested: false,
+    released: false,
+    running: new Set(),
+    writes: Promise.resolve(),
+    hostCalls: 0,
+    telemetry: NO_TELEMETRY,
   };
-  // The translator emits through the turn, so a pause's buffer or continue()'s caller gets its parts.
-  active.translator = translator((part) => active.emit(part));
+  // The translator emits through the turn, so a pause's buffer or continue()'s caller gets its
+  // parts; the turn's telemetry sees each one first (its steps open and close on them).
+  active.translator = translator((part) => {
+    active.telemetry.observe(part);
+    active.emit(part);
+  });
   return active;
 }
 
@@ -81,18 +118,27 @@ export function holdCall(active: ActiveTurn, call: HostCall, signal: AbortSignal
   });
 }
 
-/** Asks the turn's approval handler, announcing the request as a `tool-approval-request` part. */
-export async function requestApproval(active: ActiveTurn, call: Omit<ApprovalRequest, 'approvalId'>): Promise<boolean> {
-  if (!active.hooks.onApprovalRequest) return false;
-  const request: ApprovalRequest = { approvalId: `approval-${randomUUID()}`, ...call };
-  active.emit({ type: 'tool-approval-request', ...request });
-  const decision = await active.hooks.onApprovalRequest(request);
-  return decision.approved;
+/**
+ * Waits for continue() to decide an approval: announced as a `tool-approval-request` part, and
+ * the turn's driver is woken so the turn pauses. A cancelled turn decides it as not approved.
+ */
+export function awaitDecision(active: ActiveTurn, request: ApprovalRequest): Promise<{ approved: boolean; reason?: string | undefined }> {
+  return new Promise((resolve) => {
+    active.approvals.set(request.approvalId, {
+      request,
+      settle: (decision) => {
+        active.approvals.delete(request.approvalId);
+        resolve(decision);
+      },
+    });
+    active.wake?.();
+  });
 }
 
-/** Answers the turn's open permission requests `cancelled`. */
+/** Answers the turn's open permission requests `cancelled`, and its waiting approvals as not approved. */
 export function cancelPermissions(active: ActiveTurn): void {
   for (const settle of [...active.pendingPermissions]) settle(CANCELLED);
+  for (const pending of [...active.approvals.values()]) pending.settle({ approved: false, reason: 'The turn was cancelled.' });
 }
 
 /** Ends the held calls with an error result (the turn was cancelled or ended first). */

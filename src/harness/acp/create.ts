@@ -5,6 +5,10 @@ import { bootstrap, type BootstrapResult, defaultCacheDir } from './bootstrap.ts
 import { createLocalSandbox } from './sandbox.ts';
 import { type ACPHarnessSession, openACPSession } from './session.ts';
 import { type ACPSettings, validateSettings } from './settings.ts';
+import { HARNESS_ATTRIBUTE, TurnJournal } from './turn-journal.ts';
+import { Journal } from '../../store/journal.ts';
+import { type JournalStore, SqliteJournalStore } from '../../store/journal-store.ts';
+import { openJournalStore } from '../../store/open-journal.ts';
 
 /**
  * `createACP(settings)`: a Harness that drives any ACP v1 coding agent. Settings are validated
@@ -39,9 +43,20 @@ export function createACP(settings: ACPSettings): ACPHarness {
     return installing;
   };
   const open = new Set<HarnessSession>();
+  // The sessions' turns are journaled: where the settings say (durable), else in this process's memory.
+  const durable = settings.journal !== undefined;
+  let journal: JournalStore | undefined;
+  const openJournal = (): JournalStore =>
+    (journal ??=
+      typeof settings.journal === 'object'
+        ? settings.journal
+        : typeof settings.journal === 'string'
+          ? openJournalStore(/^postgres(ql)?:\/\//.test(settings.journal) ? { store: settings.journal } : { journalPath: settings.journal })
+          : new SqliteJournalStore(new Journal(':memory:')));
+  const id = `acp:${settings.harnessId}`;
 
   return {
-    id: `acp:${settings.harnessId}`,
+    id,
     settings: frozen,
     builtinToolNames: Object.keys(settings.builtinTools ?? {}),
     bootstrap: ensureBootstrap,
@@ -59,17 +74,39 @@ export function createACP(settings: ACPSettings): ACPHarness {
         supportsRequestTransformations: sandbox.supportsRequestTransformations,
         clientApp,
         logger,
+        journal: { store: openJournal(), durable },
       });
       open.add(session);
       const forget = <T>(fn: () => Promise<T>) => async () => {
         open.delete(session);
         return fn();
       };
-      return { ...session, run: session.run, continue: session.continue, hasUnfinishedTurn: session.hasUnfinishedTurn, detach: forget(session.detach), destroy: forget(session.destroy) };
+      // Not a copy: the session's getters (canSuspend) must stay live.
+      session.detach = forget(session.detach);
+      session.destroy = forget(session.destroy);
+      return session;
     },
+    ...(durable
+      ? {
+          hasSession: (sessionId: string) => openJournal().hasSession(sessionId),
+          /** This harness's sessions with a turn paused for its caller, from the journal (any process may answer them). */
+          async listSuspended() {
+            const store = openJournal();
+            const listed = [];
+            for (const turn of await store.suspendedTurns()) {
+              if ((await store.sessionAttribute(turn.sessionId, HARNESS_ATTRIBUTE)) !== id) continue;
+              const continuation = await new TurnJournal(store, turn.sessionId, { durable }).continuation(turn);
+              listed.push({ sessionId: turn.sessionId, startedAt: turn.startedAt, ...continuation });
+            }
+            return listed;
+          },
+        }
+      : {}),
     async close() {
       await Promise.allSettled([...open].map((s) => s.detach()));
       open.clear();
+      await journal?.close();
+      journal = undefined;
     },
   };
 }

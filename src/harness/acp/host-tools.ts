@@ -5,10 +5,11 @@ import type { ApprovalRequest } from '../../engine/events.ts';
 import { createHostToolServer } from '../../mcp/host-server.ts';
 import { type HttpServing, serveHttp } from '../../mcp/serve.ts';
 import { gateByPermissionMode, type PermissionMode } from '../../tools/permission.ts';
-import type { Tool, ToolOutput } from '../../tools/tool.ts';
+import type { Tool, ToolEffect, ToolOutput } from '../../tools/tool.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ACPMcpServer, ACPSettings } from './settings.ts';
+import type { GuardedCalls } from './guarded-calls.ts';
 import { createToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 
 /**
@@ -25,6 +26,12 @@ export interface HostCall {
   toolCallId: string;
   toolName: string;
   input: unknown;
+}
+
+/** A host tool call acx runs (its tool has `execute`), as the turn journals it. */
+export interface HostRun extends HostCall {
+  idempotencyKey: string;
+  effect: ToolEffect;
 }
 
 export interface HostTools {
@@ -49,11 +56,16 @@ export interface HostToolsInput {
   approve(request: Omit<ApprovalRequest, 'approvalId'>): Promise<boolean>;
   /** A host tool without `execute`: its result comes from the caller (continue()). */
   hold(call: HostCall, signal: AbortSignal | undefined): Promise<ToolOutput>;
+  /** Runs a host tool that has `execute` (`execute(key)` runs it, under `key` as its idempotency key when given): journaled by the current turn. */
+  run(call: HostRun, execute: (idempotencyKey?: string) => Promise<ToolOutput>): Promise<ToolOutput>;
+  /** The session's hooks and tool guardrails on each call (guarded-calls.ts); absent when none is set. */
+  guarded?: () => Pick<GuardedCalls, 'decideHostCall' | 'settleHostCall'> | undefined;
 }
 
 export async function serveHostTools(input: HostToolsInput): Promise<HostTools> {
   const { settings, log } = input;
-  const gate = (list: readonly Tool[]): Tool[] => gateByPermissionMode(list, input.permissionMode);
+  // Gated by the permission mode, and each run goes through the turn (its journal, its spans).
+  const gate = (list: readonly Tool[]): Tool[] => gateByPermissionMode(list, input.permissionMode).map((tool) => throughTurn(tool, input.run));
   const tools = gate(input.tools);
   const names = new Set(tools.map((t) => t.name));
   if (tools.length === 0) {
@@ -76,6 +88,8 @@ export async function serveHostTools(input: HostToolsInput): Promise<HostTools> 
     approve: (call) => input.approve({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input }),
     // Held open while the turn pauses; the ACP session/prompt stays in flight meanwhile.
     onCall: (call) => input.hold({ toolCallId: call.toolCallId, toolName: call.tool.name, input: call.input }, call.signal),
+    decide: async (call) => input.guarded?.()?.decideHostCall(call) ?? { run: true, input: call.input, approved: false },
+    settle: async (call, outcome) => input.guarded?.()?.settleHostCall(call, outcome) ?? outcome,
   });
   let serving: HttpServing | undefined;
   try {
@@ -112,6 +126,18 @@ export async function serveHostTools(input: HostToolsInput): Promise<HostTools> 
     await host.close().catch(() => {});
     throw error;
   }
+}
+
+function throughTurn(tool: Tool, run: HostToolsInput['run']): Tool {
+  const execute = tool.execute;
+  if (!execute) return tool;
+  return {
+    ...tool,
+    execute: (input, context) =>
+      run({ toolCallId: context.toolCallId, idempotencyKey: context.idempotencyKey, toolName: tool.name, input, effect: tool.effect }, async (key) =>
+        execute(input, key === undefined ? context : { ...context, idempotencyKey: key }),
+      ),
+  };
 }
 
 /** The MCP servers of session/new: acx's host server, then the profile's, each checked against the agent's capabilities. */

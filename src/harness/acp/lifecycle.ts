@@ -72,8 +72,17 @@ export interface AgentSessionInput {
   explicitResume: boolean;
 }
 
-/** Opens (or reopens) the agent's session and applies the model and permission mode; returns the agent's session id. */
-export async function openAgentSession(ctx: LifecycleContext, input: AgentSessionInput): Promise<string> {
+/** The agent's session as it was opened. */
+export interface OpenedAgentSession {
+  sessionId: string;
+  /** The kept session was reopened (session/resume or session/load): the agent has its history. */
+  reopened: boolean;
+  /** A later process can reopen it: the agent offers session/resume or session/load and the sandbox keeps the session. */
+  reopenable: boolean;
+}
+
+/** Opens (or reopens) the agent's session and applies the model and permission mode. */
+export async function openAgentSession(ctx: LifecycleContext, input: AgentSessionInput): Promise<OpenedAgentSession> {
   const { settings, proc, log, startupTimeoutMs } = ctx;
   const agent = proc.connection.agent;
   const { init, sandbox, mcpServers } = input;
@@ -84,8 +93,8 @@ export async function openAgentSession(ctx: LifecycleContext, input: AgentSessio
   // the caller explicitly asked for the history back, where a new conversation would be a lie.
   const previous = readSessionRecord(sandbox.recordPath, settings.harnessId);
   let created: { sessionId: string; configOptions?: acp.SessionConfigOption[] | null; modes?: acp.SessionModeState | null } | undefined;
+  const how = init.agentCapabilities?.sessionCapabilities?.resume ? 'resume' : init.agentCapabilities?.loadSession ? 'load' : undefined;
   if (previous) {
-    const how = init.agentCapabilities?.sessionCapabilities?.resume ? 'resume' : init.agentCapabilities?.loadSession ? 'load' : undefined;
     if (!how && input.explicitResume) {
       throw new HarnessCapabilityUnsupportedError(
         `${settings.harnessId} (${init.agentInfo?.name ?? 'the agent'}) advertises neither session/resume nor session/load, so its session ${previous} cannot be reopened with its conversation.`,
@@ -119,6 +128,7 @@ export async function openAgentSession(ctx: LifecycleContext, input: AgentSessio
       }
     }
   }
+  const reopened = created !== undefined;
   created ??= await proc.call(agent.request(acp.methods.agent.session.new, { cwd: sandbox.workdir, mcpServers, ...(meta ? { _meta: meta } : {}) }), 'session/new', startupTimeoutMs);
   writeSessionRecord(sandbox.recordPath, settings.harnessId, created.sessionId);
   const sessionId = created.sessionId;
@@ -172,7 +182,7 @@ export async function openAgentSession(ctx: LifecycleContext, input: AgentSessio
       await setConfig(modeTarget.configId, modeTarget.value, `permissionMode '${input.permissionMode}'`);
     }
   }
-  return sessionId;
+  return { sessionId, reopened, reopenable: how !== undefined && sandbox.recordPath !== undefined };
 }
 
 /** Waits until no session/update has arrived for `quietMs` (at most `maxMs` in all). */

@@ -8,9 +8,13 @@ import type { Logger } from '../../util/logger.ts';
 import { type AgentLaunchInput, launchAgent, reportConfinement } from './agent-launch.ts';
 import { agentMcpServers, serveHostTools } from './host-tools.ts';
 import { initializeAgent, openAgentSession } from './lifecycle.ts';
+import type { JournalStore } from '../../store/journal-store.ts';
+import { holdSession } from '../session-lease.ts';
+import { TurnDriver } from './turn-driver.ts';
+import { TurnJournal } from './turn-journal.ts';
 import type { SandboxSession } from './sandbox.ts';
 import { type ACPPermissionModeTarget, type ACPSettings, ASK_USER_QUESTIONS_TOOL, DEFAULT_STARTUP_TIMEOUT_MS } from './settings.ts';
-import { TurnRunner } from './turns.ts';
+import { type AgentSide, TurnRunner } from './turns.ts';
 
 /**
  * One acx session on an ACP agent, composed of its parts: the host tools (host-tools.ts), the
@@ -39,6 +43,8 @@ export interface OpenACPSessionInput extends Pick<AgentLaunchInput, 'settings' |
   /** The caller asked for the kept session's history back: an agent that cannot reopen it is refused, not replaced. */
   explicitResume: boolean;
   logger: Logger;
+  /** Where the session's turns are journaled; `durable` when the journal outlives this process (ACPSettings.journal). */
+  journal: { store: JournalStore; durable: boolean };
 }
 
 /** Capability checks that come before any process starts; returns the permission-mode target and the bridge port. */
@@ -52,6 +58,11 @@ function checkCapabilities(settings: ACPSettings, config: AgentConfig, sandbox: 
   if (config.output !== undefined && !settings.outputSchemaMapping) {
     throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} has no structured output mapping; ACP v1 does not standardize structured output.`, {
       hint: 'Remove output from the agent, or use a profile with outputSchemaMapping.',
+    });
+  }
+  if (config.guards?.hasBeforeModelCall) {
+    throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} calls its model itself: acx never sees the request, so beforeModelCall hooks cannot run on an ACP harness.`, {
+      hint: 'Remove hooks.beforeModelCall for this agent (or this session), or run the agent on the engine harness.',
     });
   }
   const port = settings.port ?? sandbox.ports[0];
@@ -73,14 +84,15 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
   const log = logger.child({ harness: settings.harnessId, session: input.sessionId });
   reportConfinement(sandbox, settings, input.hostEnv, log);
   const { modeTarget, port } = checkCapabilities(settings, config, sandbox);
+  const { store, durable } = input.journal;
 
   const cleanups: Array<() => Promise<void>> = [];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => {});
     cleanups.length = 0;
   };
-  // The host tools' callbacks reach the current turn through the runner, created first; the
-  // agent side is attached once the session is open.
+  // The host tools' callbacks reach the current turn through the runner, created next; the
+  // agent side is started once the runner is there.
   let runner!: TurnRunner;
 
   try {
@@ -93,8 +105,13 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       log,
       approve: (call) => runner.approveHostCall(call),
       hold: (call, signal) => runner.hold(call, signal),
+      run: (call, execute) => runner.runHostCall(call, execute),
+      guarded: () => runner.guarded,
     });
     cleanups.push(() => hostTools.close());
+    const journal = new TurnJournal(store, input.sessionId, { durable, checkpoint: settings.checkpoint });
+    await journal.open(`acp:${settings.harnessId}`);
+    const driver = new TurnDriver(store, input.sessionId, log);
     runner = new TurnRunner({
       settings,
       sessionId: input.sessionId,
@@ -102,7 +119,12 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       hostTools,
       outputSchema: config.output !== undefined ? normalizeSchema(config.output) : undefined,
       permissions: { permissionMode: config.permissionMode, mapped: settings.permissionModeMapping !== undefined, log },
+      journal,
+      driver,
+      model: config.model ?? settings.model,
+      guards: config.guards,
     });
+    cleanups.push(() => runner.close());
 
     // The agent's questions to the user: answered by the profile's callback, or paused as an
     // askUserQuestions call whose result (supplied with continue()) is the ACP response.
@@ -118,85 +140,121 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
      */
     let lastUpdateAt = 0;
     let opening = true;
-
-    const { proc, launch, model, instructions } = await launchAgent({
-      settings,
-      config,
-      bootstrap: input.bootstrap,
-      sandbox,
-      hostEnv: input.hostEnv,
-      supportsRequestTransformations: input.supportsRequestTransformations,
-      clientApp: input.clientApp,
-      log,
-      expose: hostTools.serving ? [hostTools.serving.port] : [],
-      own: (release) => cleanups.push(release),
-      onUpstreamDown: (down) => {
-        const error = new AcxError(
-          'acp-upstream-unreachable',
-          `${settings.harnessId} cannot reach its model API at ${down.upstream}${down.baseUrlEnv ? ` (${down.baseUrlEnv})` : ''}: ${down.reason}.`,
-          { hint: `Check ${down.baseUrlEnv ?? 'the base URL the agent is configured with'}: acx's credential broker forwards the agent's requests there, and it did not answer.` },
-        );
-        log.error('acp upstream unreachable', { upstream: down.upstream, reason: down.reason });
-        runner.failCurrent(error);
-      },
-      handlers: {
-        onUpdate: (params) => {
-          if (opening) lastUpdateAt = performance.now();
-          if (params.update.sessionUpdate === 'available_commands_update') {
-            commandsBySession.set(params.sessionId, params.update.availableCommands.map((c) => c.name));
-          }
-          runner.deliver(params);
-        },
-        onPermission: (params, signal) => runner.onPermission(params, signal),
-        onExtRequest: asking ? (method, params) => (method === asking.method ? askUser(params) : undefined) : undefined,
-      },
-    });
-
-    const lifecycle = { settings, proc, log, startupTimeoutMs: settings.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS };
-    const init = await initializeAgent(lifecycle, input.clientApp);
     const im = settings.instructionMapping;
-    const agentSessionId = await openAgentSession(lifecycle, {
-      init,
-      sandbox,
-      mcpServers: agentMcpServers(settings, hostTools.serving, init),
-      metaInstructions: instructions && im?.type === 'session-meta' ? { path: im.path, text: instructions } : undefined,
-      model,
-      permissionMode: config.permissionMode,
-      modeTarget,
-      lastUpdateAt: () => lastUpdateAt,
-      explicitResume: input.explicitResume,
-    });
-    opening = false;
-    log.info('acp session ready', { agent: init.agentInfo?.name ?? 'unknown', acpSession: agentSessionId, auth: launch.authMode });
-    runner.attach({
-      proc,
-      agentSessionId,
-      promptCapabilities: init.agentCapabilities?.promptCapabilities,
-      // Without an instruction mapping, the instructions lead the first prompt.
-      firstPromptInstructions: instructions && !im ? instructions : undefined,
-    });
+
+    /** Starts the agent process and opens (or reopens) its session: at open, and again after this process let it go. */
+    const startAgent = async (): Promise<AgentSide> => {
+      const owned: Array<() => Promise<void>> = [];
+      const release = async () => {
+        for (const fn of owned.reverse()) await fn().catch(() => {});
+        owned.length = 0;
+      };
+      opening = true;
+      try {
+        const { proc, launch, model, instructions } = await launchAgent({
+          settings,
+          config,
+          bootstrap: input.bootstrap,
+          sandbox,
+          hostEnv: input.hostEnv,
+          supportsRequestTransformations: input.supportsRequestTransformations,
+          clientApp: input.clientApp,
+          log,
+          expose: hostTools.serving ? [hostTools.serving.port] : [],
+          own: (release) => owned.push(release),
+          onUpstreamDown: (down) => {
+            const error = new AcxError(
+              'acp-upstream-unreachable',
+              `${settings.harnessId} cannot reach its model API at ${down.upstream}${down.baseUrlEnv ? ` (${down.baseUrlEnv})` : ''}: ${down.reason}.`,
+              { hint: `Check ${down.baseUrlEnv ?? 'the base URL the agent is configured with'}: acx's credential broker forwards the agent's requests there, and it did not answer.` },
+            );
+            log.error('acp upstream unreachable', { upstream: down.upstream, reason: down.reason });
+            runner.failCurrent(error);
+          },
+          handlers: {
+            onUpdate: (params) => {
+              if (opening) lastUpdateAt = performance.now();
+              if (params.update.sessionUpdate === 'available_commands_update') {
+                commandsBySession.set(params.sessionId, params.update.availableCommands.map((c) => c.name));
+              }
+              runner.deliver(params);
+            },
+            onPermission: (params, signal) => runner.onPermission(params, signal),
+            onExtRequest: asking ? (method, params) => (method === asking.method ? askUser(params) : undefined) : undefined,
+          },
+        });
+        const lifecycle = { settings, proc, log, startupTimeoutMs: settings.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS };
+        const init = await initializeAgent(lifecycle, input.clientApp);
+        const opened = await openAgentSession(lifecycle, {
+          init,
+          sandbox,
+          mcpServers: agentMcpServers(settings, hostTools.serving, init),
+          metaInstructions: instructions && im?.type === 'session-meta' ? { path: im.path, text: instructions } : undefined,
+          model,
+          permissionMode: config.permissionMode,
+          modeTarget,
+          lastUpdateAt: () => lastUpdateAt,
+          explicitResume: input.explicitResume,
+        });
+        opening = false;
+        log.info('acp session ready', { agent: init.agentInfo?.name ?? 'unknown', acpSession: opened.sessionId, auth: launch.authMode });
+        return {
+          proc,
+          agentSessionId: opened.sessionId,
+          promptCapabilities: init.agentCapabilities?.promptCapabilities,
+          // Without an instruction mapping, the instructions lead the first prompt.
+          firstPromptInstructions: instructions && !im ? instructions : undefined,
+          reopened: opened.reopened,
+          reopenable: opened.reopenable,
+          ranTurns: new Set(),
+          stop: release,
+        };
+      } catch (error) {
+        await release();
+        throw error;
+      }
+    };
+    runner.setAgentStarter(startAgent);
+    // A turn another process holds (its agent waiting with a request open) keeps this process from
+    // starting a second agent on the same session until that one lets go: answering the turn hands
+    // the answer to it (see TurnRunner.takeUp).
+    if (durable && (await driver.elsewhere())) log.info('acp agent start deferred', { why: 'another process holds a turn of this session' });
+    else await runner.agentReady();
 
     let closed = false;
     const close = async () => {
       if (closed) return;
       closed = true;
-      await runner.closePaused();
       await cleanup();
+      // A journal kept only in this process's memory: nothing can take its turns up once the session is closed.
+      if (!durable) await store.deleteSession(input.sessionId).catch(() => {});
     };
-    return {
+    const session: ACPHarnessSession = {
       id: input.sessionId,
       setTools(next: readonly Tool[]) {
         if (closed) throw new AcxError('acp-session-closed', 'This ACP session is closed.', { hint: 'Open a new session.' });
         hostTools.setTools(next);
       },
       toolNames: () => hostTools.catalog?.names() ?? [],
-      hasUnfinishedTurn: async () => runner.isPaused,
+      hasUnfinishedTurn: async () => runner.isPaused || (await journal.unfinished()) !== undefined,
       run: (runInput) => runner.run(runInput),
       continue: (continueInput) => runner.continue(continueInput),
       detach: close,
+      get canSuspend() {
+        return runner.canSuspend;
+      },
+      ...(durable
+        ? {
+            continuation: async () => {
+              const turn = await journal.unfinished();
+              return turn ? journal.continuation(turn) : undefined;
+            },
+          }
+        : {}),
+      ...(store.leases ? { exclusive: <T>(fn: (leaseLost: AbortSignal) => Promise<T>) => holdSession(store.leases!, input.sessionId, {}, log, fn) } : {}),
       /** Compaction on request where the agent offers it: its own /compact command, run as a turn. */
       async compact() {
-        const commands = commandsBySession.get(agentSessionId) ?? [];
+        const commands = commandsBySession.get(runner.agentSessionId ?? '') ?? [];
         if (!commands.includes('compact')) {
           throw new HarnessCapabilityUnsupportedError(`${settings.harnessId} advertises no /compact command, and standard ACP v1 has no portable API for manual compaction.`, {
             hint: `Let the agent compact its own context.${commands.length > 0 ? ` Its commands: ${commands.map((c) => `/${c}`).join(', ')}.` : ''}`,
@@ -220,8 +278,10 @@ export async function openACPSession(input: OpenACPSessionInput): Promise<ACPHar
       async destroy() {
         await close();
         await sandbox.destroy();
+        if (durable) await store.deleteSession(input.sessionId);
       },
     };
+    return session;
   } catch (error) {
     await cleanup();
     // A kept session's directory holds its history: a failed reopening must not erase it.

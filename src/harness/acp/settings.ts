@@ -1,6 +1,8 @@
 import type { PermissionMode } from '../../tools/permission.ts';
 import { ConfigError, HarnessCapabilityUnsupportedError } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { TelemetrySettings } from '../../engine/telemetry.ts';
+import type { JournalStore } from '../../store/journal-store.ts';
 import type { CredentialRequestTransformation } from './credential-proxy.ts';
 import { checkNetworkPolicy, type NetworkPolicy } from './network-policy.ts';
 import { isSafeRelativePath } from './relative-path.ts';
@@ -147,12 +149,40 @@ export interface ACPSettings {
   toolRefreshGraceMs?: number;
   /** How long to wait for the agent to answer `session/cancel` before killing it; default 10 s. */
   cancelGraceMs?: number;
+  /**
+   * Where the session's turns are journaled as they run (turn-journal.ts): a SQLite file path, a
+   * postgres:// URL (agent 'default'), or a JournalStore (the engine harness's, to share one). With
+   * it a turn survives the death of the acx process (the next process to open the session reopens
+   * the agent's session and finishes the turn; no host tool runs twice), and a turn paused for an
+   * approval or a host tool's result is listed by `listSuspended()` and answered from any process.
+   * Without it turns are kept in this process's memory only. `acx run|chat --harness` pass the
+   * agent's own journal.
+   */
+  journal?: string | JournalStore;
+  /**
+   * How long a turn paused for an approval or a host tool's result keeps the agent process waiting
+   * with its request open (with a journal); default 10 minutes. After it the agent is stopped and
+   * the turn waits in the journal: answering it then reopens the agent's session and presents the
+   * answer again.
+   */
+  pausedTurnHoldMs?: number;
+  /** OpenTelemetry spans for each turn, its steps and its host tool runs, as the engine names them; off when absent. */
+  telemetry?: TelemetrySettings;
+  /** Durability boundaries of a turn, reported so tests can kill the process exactly there. */
+  checkpoint?: (event: ACPCheckpoint) => void;
   logger?: Logger;
   /** Install progress goes here; default process.stderr. `null` silences it. */
   progress?: NodeJS.WritableStream | null;
 }
 
+/** A durability boundary of an ACP turn (ACPSettings.checkpoint). */
+export type ACPCheckpoint =
+  | { at: 'turn-started'; turnId: string }
+  | { at: 'host-call-started' | 'host-call-finished'; turnId: string; toolName: string; callId: string }
+  | { at: 'turn-suspended' | 'turn-ended'; turnId: string };
+
 export const DEFAULT_STARTUP_TIMEOUT_MS = 120_000;
+export const DEFAULT_PAUSED_TURN_HOLD_MS = 10 * 60_000;
 export const DEFAULT_SKILLS_DIRECTORY = '.agents/skills';
 
 const KEBAB = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -374,5 +404,10 @@ export function validateSettings(settings: ACPSettings): void {
   }
   if (settings.model !== undefined && (typeof settings.model !== 'string' || settings.model === '')) fail('model', 'must be a non-empty string', "e.g. 'claude-sonnet-4-5'");
   if (settings.networkPolicy !== undefined) checkNetworkPolicy('createACP: networkPolicy', settings.networkPolicy);
+  if (settings.journal !== undefined && !(typeof settings.journal === 'string' ? settings.journal !== '' : isRecord(settings.journal) && typeof settings.journal.transaction === 'function')) {
+    fail('journal', 'must be a SQLite file path, a postgres:// URL or a JournalStore', "e.g. journal: join(stateDir, 'journal.db')");
+  }
+  if (settings.pausedTurnHoldMs !== undefined && (!Number.isFinite(settings.pausedTurnHoldMs) || settings.pausedTurnHoldMs < 0)) fail('pausedTurnHoldMs', 'must be a number of milliseconds, 0 or more', 'Default 600000 (10 minutes).');
+  if (settings.checkpoint !== undefined && typeof settings.checkpoint !== 'function') fail('checkpoint', 'must be a function', '(event) => void');
   if (settings.homeFiles !== undefined && typeof settings.homeFiles !== 'function') fail('homeFiles', 'must be a function', '({ env, home, model }) => ({ relativePath: contents })');
 }

@@ -27,6 +27,20 @@ export function createApp(rt: PlatformRuntime, allowedHosts: ReadonlySet<string>
   const app = new Hono<PlatformEnv>();
   const auth = bearerAuth(rt);
 
+  // Outermost, so it sees every answer: a refusal by the middleware below as much as a route's.
+  const observe = rt.onAnswer;
+  if (observe) {
+    app.use('*', async (c, next) => {
+      await next();
+      // The route of the handler that answered (the last one run), not merely the last that matched.
+      const route = routePath(c);
+      const type = c.res.headers.get('content-type') ?? '';
+      const body = /json|^text\//.test(type) ? await c.res.clone().text() : undefined;
+      const url = new URL(c.req.url);
+      observe({ method: c.req.method, path: url.pathname + url.search, route: route === '*' || route === '/*' ? undefined : route, status: c.res.status, headers: c.res.headers, body });
+    });
+  }
+
   app.use('*', async (c, next) => {
     c.set('requestId', newUuid());
     const host = (c.req.header('host') ?? '').toLowerCase();

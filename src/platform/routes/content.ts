@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, rmSync } from 'node:fs';
-import { basename, extname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Hono, MiddlewareHandler } from 'hono';
 import { transaction } from '../../store/database.ts';
@@ -18,6 +18,7 @@ import {
   type TaskRow,
   viewableRecord,
 } from '../data/items.ts';
+import { assetContentType, INLINE_TYPES } from '../content-type.ts';
 import { assertUnlocked, viewableTimeline, VISIBLE_TIMELINES } from '../data/timelines.ts';
 import { isAdmin } from '../data/users.ts';
 import { assetTooLarge, jsonBody, member, requiredText } from '../http/body.ts';
@@ -82,7 +83,7 @@ export function registerContentRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntim
             uuid,
             description: description?.trim() ?? '',
             filename: safeFilename(file.name),
-            contentType: contentTypeOf(file),
+            contentType: assetContentType(bytes, file.type, file.name),
             byteSize: bytes.length,
             checksum: createHash('md5').update(bytes).digest('base64'),
           }),
@@ -104,12 +105,12 @@ export function registerContentRoutes(app: Hono<PlatformEnv>, rt: PlatformRuntim
 
   // The file's URL is its capability (an unguessable token), so a page can show it in an <img>.
   // It is served so it cannot act as a page of this origin: no sniffing, sandboxed, and
-  // downloaded rather than shown unless it is an image, audio, video, PDF or plain text.
+  // downloaded rather than shown unless its type (read from its bytes at upload) is one of INLINE_TYPES.
   app.get('/files/:token/:name', (c) => {
     const asset = findAssetByFileToken(rt.db, c.req.param('token'));
     const path = asset ? join(rt.home.assetsDir, asset.timeline_uuid, asset.uuid) : undefined;
     if (!asset || !path || !existsSync(path)) throw new PlatformError('not_found', 'No such file.');
-    const inline = /^(image\/(png|jpeg|gif|webp|avif|svg\+xml)|audio\/|video\/|application\/pdf$|text\/plain)/.test(asset.content_type);
+    const inline = INLINE_TYPES.has(asset.content_type);
     return c.body(Readable.toWeb(createReadStream(path)) as ReadableStream, 200, {
       'content-type': asset.content_type,
       'content-length': String(asset.byte_size),
@@ -204,16 +205,4 @@ function safeFilename(name: string): string {
   const base = basename(name.replace(/\\/g, '/')).replace(/"/g, '').trim();
   // By code point, so the cut never leaves half a surrogate pair.
   return [...(base === '' || base === '.' || base === '..' ? 'file' : base)].slice(0, 200).join('');
-}
-
-const BY_EXTENSION: Record<string, string> = {
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp', '.svg': 'image/svg+xml',
-  '.txt': 'text/plain', '.md': 'text/markdown', '.json': 'application/json', '.csv': 'text/csv', '.pdf': 'application/pdf',
-  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.mp4': 'video/mp4', '.html': 'text/html',
-};
-
-function contentTypeOf(file: File): string {
-  const declared = file.type.split(';')[0]?.trim().toLowerCase();
-  if (declared && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(declared) && declared !== 'application/octet-stream') return declared;
-  return BY_EXTENSION[extname(file.name).toLowerCase()] ?? 'application/octet-stream';
 }

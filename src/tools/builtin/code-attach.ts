@@ -3,9 +3,10 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { Workspace } from '../sandbox/workspace.ts';
 import type { PolicyTool } from '../policy.ts';
+import { isAssetUuid, MediaInputError, readSharedFile, type SharedFiles, SOURCE_HINT } from './media-files.ts';
 
 /**
- * `code_attach`: feeds a workspace file into the provider's code sandbox (OpenAI's code
+ * `code_attach`: feeds a file (a workspace path, or an asset uuid on a platform) into the provider's code sandbox (OpenAI's code
  * interpreter), so the next code run can read it. The file is uploaded through the provider's
  * files API and joins the container of every later code run of this agent. The path comes from
  * the model, so it is confined to the workspace like fs_read's. Part of the `code_execution`
@@ -17,19 +18,34 @@ export interface CodeAttachOptions {
   attach(file: { data: Uint8Array; filename: string }, signal: AbortSignal): Promise<string>;
   /** Largest file accepted (default 50 MiB). */
   maxBytes?: number;
+  /** On a platform: its shared files, so the file may be an asset uuid as well as a workspace path. */
+  shared?: SharedFiles | undefined;
 }
 
 const inputSchema = z.object({
-  path: z.string().max(4096).describe('A file in the workspace, relative to its root, e.g. "data/sales.csv".'),
+  path: z.string().max(4096).describe(`The file: ${SOURCE_HINT} (a workspace path is relative to its root, e.g. "data/sales.csv").`),
 });
 
 export function createCodeAttachTool(options: CodeAttachOptions): PolicyTool {
   const workspace = new Workspace(options.workspace);
   const maxBytes = options.maxBytes ?? 50 * 1024 * 1024;
+  const readFromWorkspace = (path: string) => {
+    const file = workspace.openRead(path);
+    try {
+      if (file.stat.size > maxBytes) throw new MediaInputError(`${file.relative} is ${file.stat.size} bytes; the limit for code_attach is ${maxBytes}.`);
+      return { data: fs.readFileSync(file.fd), filename: basename(file.relative), shown: file.relative };
+    } finally {
+      fs.closeSync(file.fd);
+    }
+  };
+  const readAsset = async (asset: string, signal: AbortSignal) => {
+    const { data, filename } = await readSharedFile(options.shared, asset, { maxBytes, what: 'a file for code_attach', signal });
+    return { data, filename: basename(filename) || 'file', shown: `asset ${asset} (${JSON.stringify(filename)})` };
+  };
   return {
     name: 'code_attach',
     description:
-      'Make a workspace file available to your code execution sandbox: after this, code you run can open it by its file name in the working directory. ' +
+      'Make a file (from your workspace, or an asset shared on the timeline) available to your code execution sandbox: after this, code you run can open it by its file name in the working directory. ' +
       'Files your code writes come back into the workspace by themselves.',
     inputSchema,
     capabilityScopes: ['fs.read', 'x-code-execution'],
@@ -39,16 +55,9 @@ export function createCodeAttachTool(options: CodeAttachOptions): PolicyTool {
     optIn: true,
     grant: 'code_execution',
     async execute(input, context) {
-      const file = workspace.openRead(input.path);
-      let data: Buffer;
-      try {
-        if (file.stat.size > maxBytes) throw new Error(`${file.relative} is ${file.stat.size} bytes; the limit for code_attach is ${maxBytes}.`);
-        data = fs.readFileSync(file.fd);
-      } finally {
-        fs.closeSync(file.fd);
-      }
-      const fileId = await options.attach({ data, filename: basename(file.relative) }, context.abortSignal);
-      return `Attached ${file.relative} (${data.length} bytes) as ${basename(file.relative)}; the next code run can read it (file id ${fileId}).`;
+      const { data, filename, shown } = isAssetUuid(input.path) ? await readAsset(input.path, context.abortSignal) : readFromWorkspace(input.path);
+      const fileId = await options.attach({ data, filename }, context.abortSignal);
+      return `Attached ${shown} (${data.length} bytes) as ${filename}; the next code run can read it (file id ${fileId}).`;
     },
   } satisfies PolicyTool & { execute(input: z.infer<typeof inputSchema>, context: Parameters<NonNullable<PolicyTool['execute']>>[1]): Promise<string> };
 }

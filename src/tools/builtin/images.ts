@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { MediaFile, MediaModels } from '../../model/media.ts';
 import type { PolicyTool } from '../policy.ts';
 import type { WorkspaceRoots } from '../sandbox/roots.ts';
-import { MediaInputError, readWorkspaceMedia } from './media-files.ts';
+import { MediaInputError, readMediaSource, type SharedFiles, SOURCE_HINT } from './media-files.ts';
 import { GENERATION, type MediaToolOptions, mediaRoots, pathField, saveGenerated } from './media-output.ts';
 
 /**
@@ -14,7 +14,8 @@ import { GENERATION, type MediaToolOptions, mediaRoots, pathField, saveGenerated
  *   JSON, each source as a base64 data URI (one rides `image`, a composite of up to 3 rides
  *   `images`: the provider does that), it edits by the prompt alone (no mask), and it sizes by
  *   aspect ratio and resolution rather than pixels. Both pairs make one image per call.
- * Sources and masks are workspace files (confined paths); results are written as new files.
+ * Sources and masks are workspace files (confined paths) or, on a platform, assets by uuid;
+ * results are written as new files.
  */
 export interface ImageToolOptions extends MediaToolOptions {
   media: MediaModels;
@@ -41,8 +42,8 @@ const openaiOptions = {
 export const generateImageSchema = z.strictObject({ prompt, ...openaiOptions });
 export const editImageSchema = z.strictObject({
   prompt,
-  images: z.array(z.string().max(4096)).min(1).max(16).describe('Workspace paths of the source images (png, jpeg or webp), the first one is edited.'),
-  mask: z.string().max(4096).optional().describe('Workspace path of a PNG the size of the first image: its fully transparent pixels mark where to edit.'),
+  images: z.array(z.string().max(4096)).min(1).max(16).describe(`The source images (png, jpeg or webp), each ${SOURCE_HINT}; the first one is edited.`),
+  mask: z.string().max(4096).optional().describe(`A PNG the size of the first image (${SOURCE_HINT}): its fully transparent pixels mark where to edit.`),
   ...openaiOptions,
 });
 
@@ -58,14 +59,14 @@ const xaiOptions = {
 export const grokGenerateImageSchema = z.strictObject({ prompt, ...xaiOptions });
 export const grokEditImageSchema = z.strictObject({
   prompt,
-  images: z.array(z.string().max(4096)).min(1).max(3).describe('Workspace paths of 1 to 3 source images; 2 or 3 are composited. xAI edits by your words only: there is no mask.'),
+  images: z.array(z.string().max(4096)).min(1).max(3).describe(`1 to 3 source images, each ${SOURCE_HINT}; 2 or 3 are composited. xAI edits by your words only: there is no mask.`),
   ...xaiOptions,
 });
 
 type OpenAIInput = z.infer<typeof editImageSchema>;
 
-function readSources(roots: WorkspaceRoots, paths: readonly string[]): MediaFile[] {
-  return paths.map((path) => readWorkspaceMedia(roots, path, { maxBytes: MAX_SOURCE_BYTES, accept: isImage, what: 'a source image' }));
+function readSources(roots: WorkspaceRoots, shared: SharedFiles | undefined, sources: readonly string[], signal: AbortSignal): Promise<MediaFile[]> {
+  return Promise.all(sources.map((source) => readMediaSource(roots, shared, source, { maxBytes: MAX_SOURCE_BYTES, accept: isImage, what: 'a source image', signal })));
 }
 
 /** OpenAI's own option names, checked where OpenAI would refuse the combination anyway. */
@@ -108,13 +109,15 @@ export function createOpenAIImageTools(options: ImageToolOptions): PolicyTool[] 
   };
   const edit: PolicyTool = {
     name: 'edit_image',
-    description: `Make a new image from existing workspace images and a prompt with OpenAI's ${modelId}: recolor, restyle, combine; a mask limits the edit to its transparent area. Saves the result as a new file; billed per call.`,
+    description: `Make a new image from existing images (workspace files or assets shared on the timeline) and a prompt with OpenAI's ${modelId}: recolor, restyle, combine; a mask limits the edit to its transparent area. Saves the result as a new file; billed per call.`,
     inputSchema: editImageSchema,
     ...GENERATION,
     async execute(input: OpenAIInput, context) {
       const providerOptions = openaiProviderOptions(input);
-      const images = readSources(roots, input.images);
-      const mask = input.mask ? readWorkspaceMedia(roots, input.mask, { maxBytes: MAX_SOURCE_BYTES, accept: (type) => type === 'image/png', what: 'a mask (a PNG with transparency)' }) : undefined;
+      const images = await readSources(roots, options.shared, input.images, context.abortSignal);
+      const mask = input.mask
+        ? await readMediaSource(roots, options.shared, input.mask, { maxBytes: MAX_SOURCE_BYTES, accept: (type) => type === 'image/png', what: 'a mask (a PNG with transparency)', signal: context.abortSignal })
+        : undefined;
       const size = pixelSize(input.size);
       const image = await options.media.image(
         { modelId, prompt: input.prompt, images, ...(mask ? { mask } : {}), ...(size ? { size } : {}), providerOptions },
@@ -148,11 +151,11 @@ export function createGrokImageTools(options: ImageToolOptions): PolicyTool[] {
   };
   const edit: PolicyTool = {
     name: 'grok_edit_image',
-    description: `Make a new image from 1 to 3 workspace images and a prompt with xAI's ${modelId} (it edits by your words: no mask). Saves the result as a new file; billed per call.`,
+    description: `Make a new image from 1 to 3 images (workspace files or assets shared on the timeline) and a prompt with xAI's ${modelId} (it edits by your words: no mask). Saves the result as a new file; billed per call.`,
     inputSchema: grokEditImageSchema,
     ...GENERATION,
     async execute(input: z.infer<typeof grokEditImageSchema>, context) {
-      const images = readSources(roots, input.images);
+      const images = await readSources(roots, options.shared, input.images, context.abortSignal);
       const image = await options.media.image({ ...request(input), images }, { logger: context.logger, abortSignal: context.abortSignal });
       return saveGenerated(roots, image, { path: input.path, kind: 'edit', label: `Edited ${input.images.join(', ')} with ${modelId}`, now: now() }, context);
     },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { AcxError } from '../../core/errors.ts';
 import type { FileChange } from '../../core/tool.ts';
+import { sniffMediaType } from '../../util/media-type.ts';
 import type { WorkspaceRoots } from '../sandbox/roots.ts';
 
 /**
@@ -15,23 +16,6 @@ export interface WorkspaceMedia {
   mediaType: string;
   /** The path as shown to the model. */
   path: string;
-}
-
-/** Media types by their first bytes: what a file *is*, whatever its name says. */
-export function sniffMediaType(bytes: Uint8Array): string | undefined {
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 16));
-  const ascii = (start: number, end: number) => b.subarray(start, end).toString('latin1');
-  if (b.length >= 8 && b[0] === 0x89 && ascii(1, 4) === 'PNG') return 'image/png';
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
-  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'image/gif';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
-  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
-  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
-  if (ascii(0, 3) === 'ID3' || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0)) return 'audio/mpeg';
-  if (b.length >= 4 && b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return 'audio/webm';
-  if (ascii(4, 8) === 'ftyp') return ascii(8, 11) === 'M4A' ? 'audio/mp4' : 'video/mp4';
-  return undefined;
 }
 
 export const EXTENSION_OF: Record<string, string> = {
@@ -64,12 +48,53 @@ export function readWorkspaceBytes(roots: WorkspaceRoots, input: string, options
   }
 }
 
+interface MediaReadOptions {
+  maxBytes: number;
+  accept: (mediaType: string) => boolean;
+  what: string;
+}
+
 /**
  * Reads a workspace file for a media call: confined, a regular file, at most `maxBytes`, and of a
  * type `accept` admits (sniffed from its bytes).
  */
-export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: { maxBytes: number; accept: (mediaType: string) => boolean; what: string }): WorkspaceMedia {
+export function readWorkspaceMedia(roots: WorkspaceRoots, input: string, options: MediaReadOptions): WorkspaceMedia {
   const { data, path } = readWorkspaceBytes(roots, input, options);
+  return checkedMedia(data, path, options);
+}
+
+/**
+ * Files shared on the platform a timeline agent is on, read by asset uuid: what lets the media
+ * tools take a peer's picture or voice note, not only a file in the workspace. Absent for an agent
+ * on no platform. `read` refuses a file over `maxBytes` before downloading it (a MediaInputError).
+ */
+export interface SharedFiles {
+  read(asset: string, options: { maxBytes: number; what: string; signal: AbortSignal }): Promise<{ data: Uint8Array; filename: string }>;
+}
+
+/** Whether a source names an asset (the platform's ids are uuids) rather than a workspace path. */
+export const isAssetUuid = (input: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(input);
+
+/** What a source field says it takes, for the tools' schemas. */
+export const SOURCE_HINT = 'a workspace path, or the uuid of an asset shared on the timeline';
+
+/**
+ * A media source: an asset uuid (read from the platform, when the agent is on one) or a workspace
+ * path (read as readWorkspaceMedia does). Either way its type is sniffed from its bytes.
+ */
+export async function readMediaSource(roots: WorkspaceRoots, shared: SharedFiles | undefined, input: string, options: MediaReadOptions & { signal: AbortSignal }): Promise<WorkspaceMedia> {
+  if (!isAssetUuid(input)) return readWorkspaceMedia(roots, input, options);
+  const { data, filename } = await readSharedFile(shared, input, options);
+  return checkedMedia(data, `asset ${input} (${JSON.stringify(filename)})`, options);
+}
+
+/** An asset's file through `shared`, or a plain refusal when the agent is on no platform. */
+export function readSharedFile(shared: SharedFiles | undefined, asset: string, options: { maxBytes: number; what: string; signal: AbortSignal }): Promise<{ data: Uint8Array; filename: string }> {
+  if (!shared) throw new MediaInputError(`${asset} is an asset uuid, and this agent is on no platform to read it from.`, 'Give a workspace path instead.');
+  return shared.read(asset, options);
+}
+
+function checkedMedia(data: Uint8Array, path: string, options: MediaReadOptions): WorkspaceMedia {
   const mediaType = sniffMediaType(data);
   if (!mediaType || !options.accept(mediaType)) {
     throw new MediaInputError(`${path} is ${mediaType ? `of type ${mediaType}` : 'not a media file this tool knows'}; ${options.what} must be ${describeAccepted(options.what)}.`);

@@ -3,7 +3,7 @@ import type { GeneratedMedia } from '../../model/media.ts';
 import type { PolicyTool } from '../policy.ts';
 import type { GuardedDirectory } from '../sandbox/protected.ts';
 import { WorkspaceRoots } from '../sandbox/roots.ts';
-import { EXTENSION_OF, freshMediaPath, writeNewWorkspaceFile } from './media-files.ts';
+import { EXTENSION_OF, freshMediaPath, type SharedFiles, writeNewWorkspaceFile } from './media-files.ts';
 
 /**
  * What the generating media tools share: where they work, how a result lands in the workspace,
@@ -17,6 +17,8 @@ export interface MediaToolOptions {
   now?: () => Date;
   /** The folders acx loads code and configuration from: no result is saved in them. */
   guarded?: readonly GuardedDirectory[];
+  /** On a platform: its shared files, so a source may be an asset uuid as well as a workspace path. */
+  shared?: SharedFiles | undefined;
 }
 
 /** The largest image a generated result is shown inline (larger ones are only saved). */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { PolicyError } from '../../core/errors.ts';
+import { errorMessage, PolicyError } from '../../core/errors.ts';
 import { processIsRoot, type PolicyTool } from '../policy.ts';
 import { withoutFleetSecrets } from '../sandbox/environment.ts';
 import { findExecutable } from '../sandbox/isolation.ts';
@@ -49,7 +49,7 @@ export function createShellTool(options: ShellOptions = {}): PolicyTool {
         throw new PolicyError('The shell tool refuses to run as root.', { hint: 'Run acx as an unprivileged user.' });
       }
       const cwd = options.cwd ?? process.cwd();
-      if (!fs.existsSync(cwd)) throw new Error(`The shell's working directory "${cwd}" does not exist.`);
+      workingFolder(cwd);
       const bash = findExecutable('bash');
       const flags = options.loginShell === false ? '-c' : '-lc';
       const [file, args] = bash ? [bash, [flags, input.command]] : ['/bin/sh', [flags, input.command]];
@@ -65,4 +65,21 @@ export function createShellTool(options: ShellOptions = {}): PolicyTool {
       return formatProcessResult(result, timeoutMs);
     },
   };
+}
+
+/**
+ * The shell works in the agent's working folder (its workspace: operator-configured, never the
+ * model's), which a fresh agent may not have yet: it is made on first use. One that cannot be
+ * made is said plainly, with why.
+ */
+function workingFolder(cwd: string): void {
+  if (fs.existsSync(cwd)) {
+    if (!fs.statSync(cwd).isDirectory()) throw new Error(`The shell's working folder "${cwd}" is a file, not a folder; move it away or point ACX_WORKSPACE elsewhere.`);
+    return;
+  }
+  try {
+    fs.mkdirSync(cwd, { recursive: true });
+  } catch (error) {
+    throw new Error(`The shell's working folder "${cwd}" does not exist and could not be created (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}); create it, or point ACX_WORKSPACE at a folder this user can write.`);
+  }
 }

@@ -135,6 +135,12 @@ describe('messages_* and tasks_* tools', () => {
     expect(await callTool(tools, 'tasks_create', { instructions: 'x', when: '+400d' })).toEqual({ ok: false, error: 'tasks_create failed: "+400d" is more than a year away. Schedule at most a year ahead.' });
     expect((await asAda.tasks.list({ timeline: room }).toArray()).map((t) => t.content.instructions).sort()).toEqual(['check the build', 'new year']);
   });
+
+  it('tasks_create takes weeks: +2w is fourteen days from now, +1w2d nine', async () => {
+    expect(resultText(await callTool(tools, 'tasks_create', { instructions: 'fortnight', when: '+2w' }))).toMatch(/: activates 2030-01-16T03:04:05/);
+    expect(resultText(await callTool(tools, 'tasks_create', { instructions: 'nine days', when: '+1w2d' }))).toMatch(/: activates 2030-01-11T03:04:05/);
+    expect(await callTool(tools, 'tasks_create', { instructions: 'x', when: '+53w' })).toEqual({ ok: false, error: 'tasks_create failed: "+53w" is more than a year away. Schedule at most a year ahead.' });
+  });
 });
 
 describe('the answers read in this file', () => {

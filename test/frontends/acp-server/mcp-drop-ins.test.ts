@@ -7,6 +7,7 @@ import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NOTES_KEEPER, startAcxAcp } from '../../fixtures/acp-server/client.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const STDIO_SERVER = path.resolve(import.meta.dirname, '../../fixtures/mcp/stdio-server.ts');
 
@@ -27,7 +28,7 @@ beforeAll(() => {
 
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
 
-it('starts each MCP drop-in server of the agent once', { timeout: 60_000 }, async () => {
+it('starts each MCP drop-in server of the agent once', { timeout: scaled(60_000) }, async () => {
   const acx = startAcxAcp({ home, agentDir, modelBaseURL: 'http://127.0.0.1:9/v1' });
   await acx.initialize();
   await acx.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AcxAcp, NOTES_KEEPER, startAcxAcp } from '../../fixtures/acp-server/client.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let home: string;
 let acx: AcxAcp;
@@ -20,7 +21,7 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-describe('acx acp when preparing the agent fails after initialize', { timeout: 60_000 }, () => {
+describe('acx acp when preparing the agent fails after initialize', { timeout: scaled(60_000) }, () => {
   it('answered initialize, then refuses session/new with what to fix, and keeps serving', async () => {
     const init = await acx.initialize();
     expect(init.agentInfo?.name).toBe('acx');
@@ -33,7 +34,7 @@ describe('acx acp when preparing the agent fails after initialize', { timeout: 6
   });
 });
 
-describe('acx acp when a skill is broken', { timeout: 60_000 }, () => {
+describe('acx acp when a skill is broken', { timeout: scaled(60_000) }, () => {
   let skillHome: string;
   let skillAcx: AcxAcp;
   let skillMd: string;

@@ -9,6 +9,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { NOTES_KEEPER, startAcxAcp } from '../../fixtures/acp-server/client.ts';
 import { processAlive } from '../../tools/helpers.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const LINGERING_MCP_SERVER = path.resolve(import.meta.dirname, '../../fixtures/mcp/lingering-server.ts');
 
@@ -32,7 +33,7 @@ afterAll(() => {
 
 const mcpPid = (): number => Number(fs.readFileSync(pidFile, 'utf8').trim());
 
-it('exits with code 0 when stdin ends with initialize, leaving no MCP drop-in server running', { timeout: 60_000 }, async () => {
+it('exits with code 0 when stdin ends with initialize, leaving no MCP drop-in server running', { timeout: scaled(60_000) }, async () => {
   const acx = startAcxAcp({ home, agentDir, modelBaseURL: 'http://127.0.0.1:9/v1' });
   const exited = new Promise<number | null>((resolve) => acx.child.once('exit', (code) => resolve(code)));
   const initialize = { jsonrpc: '2.0', id: 1, method: acp.methods.agent.initialize, params: { protocolVersion: acp.PROTOCOL_VERSION } };

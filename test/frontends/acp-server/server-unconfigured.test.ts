@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AcxAcp, startAcxAcp } from '../../fixtures/acp-server/client.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const MESSAGE =
   'Authentication required: No API key for openai: OPENAI_API_KEY is not set. Set OPENAI_API_KEY in the environment your editor starts `acx acp` with ' +
@@ -25,7 +26,7 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-describe('acx acp with no API key', { timeout: 60_000 }, () => {
+describe('acx acp with no API key', { timeout: scaled(60_000) }, () => {
   it('answers initialize, advertising an auth method that names the variable to set', async () => {
     const init = await acx.initialize();
     expect(init.protocolVersion).toBe(acp.PROTOCOL_VERSION);

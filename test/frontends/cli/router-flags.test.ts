@@ -5,8 +5,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ACX_BIN, cleanEnv, ROOT, runAcx, STACK_FRAME, tempDir } from '../../support/cli.ts';
+import { scaled } from '../../support/time-scale.ts';
 
-describe('acx router --pass-env / --replay-window', { timeout: 60_000 }, () => {
+describe('acx router --pass-env / --replay-window', { timeout: scaled(60_000) }, () => {
   it("refuses to pass another agent's token or a signing secret to wakes", async () => {
     const run = await runAcx(['router', '--agents', 'nova=examples/nova', '--pass-env', 'SEARCH_KEY,BASECRADLE_TOKEN_ADA']);
     expect(run.status).toBe(2);
@@ -33,7 +34,7 @@ describe('acx router --pass-env / --replay-window', { timeout: 60_000 }, () => {
   });
 });
 
-describe('acx router --registry-file / --poll', { timeout: 60_000 }, () => {
+describe('acx router --registry-file / --poll', { timeout: scaled(60_000) }, () => {
   const JT = '0190a5f2-0000-7000-8000-00000000000b';
   const registry = (text: string): string => {
     const file = join(tempDir('acx-router-registry-'), 'fleet');

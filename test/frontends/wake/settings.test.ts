@@ -10,7 +10,15 @@ describe('resolveWakeSettings', () => {
       breaker: { max: 10, windowMs: 60_000, cooldownMs: 60_000 },
       pacing: { enabled: true, charsPerSecond: 17, floorMs: 20_000, maxBuilds: 3 },
       maxAttempts: 3,
+      contextMessages: 50,
+      onboard: true,
     });
+  });
+
+  it('the first-wake backlog: a number or "all" (flag over variable)', () => {
+    expect(resolveWakeSettings({}, { ACX_CONTEXT_MESSAGES: 'all' }).contextMessages).toBe(Number.POSITIVE_INFINITY);
+    expect(resolveWakeSettings({ contextMessages: '20' }, { ACX_CONTEXT_MESSAGES: 'all' }).contextMessages).toBe(20);
+    expect(resolveWakeSettings({ contextMessages: 'ALL' }, {}).contextMessages).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('a flag wins over its variable; the cooldown follows the window unless set', () => {
@@ -30,6 +38,8 @@ describe('resolveWakeSettings', () => {
     [{ breakerMax: '2.5' }, {}, /--breaker-max must be a whole number, not "2.5"/],
     [{}, { ACX_PACE_CHARS_PER_SEC: 'fast' }, /ACX_PACE_CHARS_PER_SEC must be a positive number, not "fast"/],
     [{ paceMaxBuilds: '0' }, {}, /--pace-max-builds must be a whole number of at least 1, not "0"/],
+    [{}, { ACX_CONTEXT_MESSAGES: '0' }, /ACX_CONTEXT_MESSAGES must be a whole number of at least 1, or "all", not "0"/],
+    [{ contextMessages: 'many' }, {}, /--context-messages must be a whole number of at least 1, or "all", not "many"/],
   ])('refuses %o %o', (flags, env, message) => {
     let error: unknown;
     try {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteChannelState } from '../../../src/store/sqlite-channel-state.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 const breaker = { max: 2, windowMs: 600_000, cooldownMs: 600_000 };
 
-describe('timeline wake breaker', { timeout: 60_000 }, () => {
+describe('timeline wake breaker', { timeout: scaled(60_000) }, () => {
   it('a wake that finds its work in a live wake\'s hands is not counted, so a long turn\'s waiting deliveries never trip it', async () => {
     const ana = platform.user('ana', 'human');
     const nova = platform.user('nova', 'ai', { trust: ['ana'] });

@@ -9,6 +9,7 @@ import { BaseCradleClient } from '../../../src/channel/client.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
+import { scaled } from '../../support/time-scale.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
 
 let platform: TestPlatform;
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 const postgres = postgresForSuite();
 
-describe('a timeline wake that loses its claims mid-turn', { timeout: 60_000 }, () => {
+describe('a timeline wake that loses its claims mid-turn', { timeout: scaled(60_000) }, () => {
   it.skipIf(POSTGRES_SKIP !== '')(`stops the turn with a WARNING naming the items, and posts nothing more${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('claims_lost');
     const ana = platform.user('ana', 'human');
@@ -40,8 +41,8 @@ describe('a timeline wake that loses its claims mid-turn', { timeout: 60_000 }, 
         await db.connect();
         await db.query("UPDATE acx_channel_claims SET wake = 'other-wake'");
         await db.end();
-        // Until the wake is told (its renewal, every third of the 300 ms TTL, finds the claims gone); a wake never told goes on after a while.
-        if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, 5000)));
+        // Until the wake is told (its renewal, every third of the STATE_LEASE_TTL_MS TTL, finds the claims gone); a wake never told goes on after a while.
+        if (!context.abortSignal.aborted) await new Promise((resolve) => (context.abortSignal.addEventListener('abort', resolve, { once: true }), setTimeout(resolve, scaled(5000))));
         return 'finished';
       },
     });

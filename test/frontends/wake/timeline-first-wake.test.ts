@@ -1,14 +1,17 @@
 // First-wake inference (FACTS.md), for an agent with no marks yet on a timeline: messages — the
 // trigger and what follows it, else everything after the agent's own latest post, else only the
-// newest, the older ones shown as context; assets and webhook events — the trigger and what is
-// newer, else only the newest; the marks then stand past everything read. The pure rule, and a
-// wake through the embedded platform (a real server on 127.0.0.1 over a real SQLite home).
+// newest, the older ones (the newest --context-messages, default 50, or all) shown as context;
+// assets — the trigger and what is newer, else only the newest; webhook events — the trigger and
+// what is newer, else none: the newest is recorded as seen (the seed: a first wake only
+// baselines them); the marks then stand past everything read. The pure rule, and a wake through
+// the embedded platform (a real server on 127.0.0.1 over a real SQLite home).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/channel/types.ts';
 import { firstWakeReplySet } from '../../../src/frontends/wake/timeline-work.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const NOVA = { uuid: 'u-nova', handle: 'nova', name: 'Nova', kind: 'ai' };
 const ANA = { uuid: 'u-ana', handle: 'ana', name: 'Ana', kind: 'human' };
@@ -38,7 +41,7 @@ describe('firstWakeReplySet', () => {
   });
 });
 
-describe('a first wake through the platform', { timeout: 60_000 }, () => {
+describe('a first wake through the platform', { timeout: scaled(60_000) }, () => {
   let platform: TestPlatform;
   beforeEach(async () => {
     platform = await startTestPlatform();
@@ -83,5 +86,53 @@ describe('a first wake through the platform', { timeout: 60_000 }, () => {
     for (const name of ['b.txt', 'c.txt']) await upload(ana.token, triggered, name);
     const fromTrigger = await wakeInProcess(platform, nova, triggered, { script: () => ({ text: 'seen' }), extra: { triggers: { asset: firstAsset } } });
     expect(seen(fromTrigger.model.calls)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('webhook events: with no trigger none is answered, the newest is recorded as seen; later ones are answered; with a trigger, it and what is newer', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    const endpoint = (await platform.api('POST', `/timelines/${room}/webhook_endpoints`, { token: ana.token, json: { webhook_endpoint: { description: 'CI' } } })).body.webhook_endpoint;
+    const ingest = new URL(endpoint.content.ingest_url as string).pathname;
+    const deliver = async (status: string): Promise<string> => {
+      expect((await platform.api('POST', ingest, { json: { event: 'deploy', status } })).status).toBeLessThan(300);
+      return (await platform.api('GET', `/webhook_events?timeline=${room}`, { token: nova.token })).body.webhook_events[0].content.uuid as string;
+    };
+    await deliver('old-1');
+    const newest = await deliver('old-2');
+    // The payload is quoted in the prompt: {\"event\":\"deploy\",\"status\":\"new\"}.
+    const statusOf = (text: string) => /status\\":\\"([\w-]+)/.exec(text)?.[1];
+    const eventTurns = (calls: ReadonlyArray<Parameters<typeof lastUserText>[0]>) => [...new Set(calls.map(lastUserText).filter((text) => text.startsWith('A webhook event')))];
+
+    const first = await wakeInProcess(platform, nova, room, { script: () => ({ text: 'seen' }) });
+    expect(first.outcome).toMatchObject({ outcome: 'nothing-new' });
+    expect(first.model.calls).toHaveLength(0);
+    expect(first.logger.lines).toContainEqual(expect.stringMatching(new RegExp(`^INFO webhook events baselined timeline=${room} newest=${newest} `)));
+    expect((await wakeInProcess(platform, nova, room, { home: first.home })).outcome).toMatchObject({ outcome: 'nothing-new' });
+
+    await deliver('new');
+    const next = await wakeInProcess(platform, nova, room, { home: first.home, script: () => ({ text: 'seen' }) });
+    expect(eventTurns(next.model.calls).map(statusOf)).toEqual(['new']);
+
+    // A first wake the router started for one delivery (--event) acts on it and what is newer.
+    const fromTrigger = await wakeInProcess(platform, nova, room, { script: () => ({ text: 'seen' }), extra: { triggers: { webhook_event: newest } } });
+    expect(eventTurns(fromTrigger.model.calls).map(statusOf)).toEqual(['old-2', 'new']);
+  });
+
+  it('the backlog a first wake reads is --context-messages: a number, or all', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    // More than a page (50), so "all" has to page back.
+    for (let i = 1; i <= 55; i++) await postMessage(platform, ana.token, room, `m${i}`);
+    const earlier = (calls: ReadonlyArray<Parameters<typeof lastUserText>[0]>) => (/^Earlier on this timeline[^\n]*\n([\s\S]*?)\n\nA new message/.exec(lastUserText(calls[0]!))?.[1] ?? '').split('\n').map((line) => line.replace(/^\[[^\]]+\] @ana: /, ''));
+    // Each wake a first one (its own home), and silent, so none posts before the next reads.
+    const silent = () => ({ text: 'seen' });
+    const two = await wakeInProcess(platform, nova, room, { script: silent, extra: { firstWakeWindow: 2 } });
+    expect(earlier(two.model.calls)).toEqual(['m54']);
+    const all = await wakeInProcess(platform, nova, room, { script: silent, extra: { firstWakeWindow: Number.POSITIVE_INFINITY } });
+    expect(earlier(all.model.calls)).toEqual(Array.from({ length: 54 }, (_, i) => `m${i + 1}`));
+    const byDefault = await wakeInProcess(platform, nova, room, { script: silent });
+    expect(earlier(byDefault.model.calls)).toHaveLength(49);
   });
 });

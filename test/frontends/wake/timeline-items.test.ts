@@ -8,6 +8,7 @@ import { SqliteChannelState as ChannelState } from '../../../src/store/sqlite-ch
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { answeredThisTurn, deadHolder, replyOnce, wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -42,7 +43,7 @@ const markOf = async (home: string, timeline: string, kind: 'message' | 'asset' 
   }
 };
 
-describe('timeline wake item kinds', { timeout: 60_000 }, () => {
+describe('timeline wake item kinds', { timeout: scaled(60_000) }, () => {
   it('a webhook event gets its own turn under its own mark, its line carries [created_at]; the next wake does not see it again', async () => {
     const { ana, nova } = setUp();
     const room = await sharedTimeline(platform, ana, nova);
@@ -58,7 +59,8 @@ describe('timeline wake item kinds', { timeout: 60_000 }, () => {
     await postMessage(platform, ana.token, room, '@nova the deploy is running');
     const deploy = await deliver({ event: 'deploy', status: 'ok' });
 
-    const first = await wakeInProcess(platform, nova, room, { script: replyOnce });
+    // Woken for that delivery, as the router wakes it (a first wake with no --event only baselines events).
+    const first = await wakeInProcess(platform, nova, room, { script: replyOnce, extra: { triggers: { webhook_event: deploy.uuid } } });
     expect(first.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
     const eventPrompts = prompts(first.model.calls).filter((text) => text.startsWith('A webhook event arrived'));
     expect(eventPrompts).toHaveLength(1);

@@ -11,6 +11,7 @@ import type { AddedUser } from '../../../src/platform/index.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText } from '../../support/scripted-model.ts';
 import { deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -30,7 +31,7 @@ const wakeAs = (agent: AddedUser, timeline: string, pace: { pacing?: PacingSetti
     ...(home ? { home } : {}),
   });
 
-describe('timeline wake pacing', { timeout: 60_000 }, () => {
+describe('timeline wake pacing', { timeout: scaled(60_000) }, () => {
   it("reads a peer AI's message at human speed; a newer AI message landing meanwhile restarts the read and joins the batch", async () => {
     const ada = platform.user('ada', 'ai');
     const nova = platform.user('nova', 'ai', { trust: ['ada'] });

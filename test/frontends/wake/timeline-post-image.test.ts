@@ -7,6 +7,7 @@ import { tool } from '../../../src/tools/tool.ts';
 import { sharedTimeline, postMessage, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { toolResultCount } from '../../support/scripted-model.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 // A 1×1 PNG.
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -32,7 +33,7 @@ afterEach(async () => {
   await platform.close();
 });
 
-describe('assets_post_image on a timeline wake', { timeout: 60_000 }, () => {
+describe('assets_post_image on a timeline wake', { timeout: scaled(60_000) }, () => {
   it("shares the image a tool returned earlier in the turn as an asset, byte for byte", async () => {
     const ana = platform.user('ana', 'human');
     const nova = platform.user('nova', 'ai', { trust: ['ana'] });

@@ -4,12 +4,15 @@
 // never swallowed by the resumed turn, whose prompt the journal already holds. With the channel
 // state in channel.db (the dead wake's pid is gone) and on PostgreSQL (its claims' lease lapsed).
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseCradleClient } from '../../../src/channel/client.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText, type ScriptFn } from '../../support/scripted-model.ts';
+import { lapseClaims } from '../../support/lease-taker.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
-import { answeredThisTurn, deadHolder, STATE_LEASE_TTL_MS, wakeInProcess } from '../../support/timeline-wake.ts';
+import { scaled } from '../../support/time-scale.ts';
+import { answeredThisTurn, deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -32,7 +35,7 @@ const stores: Array<[name: string, skip: string]> = [
   ['postgres', POSTGRES_SKIP],
 ];
 
-describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: 60_000 }, (name, skip) => {
+describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   it.skipIf(skip !== '')(`a message that arrived after a wake died mid-batch gets its own turn, not lost in the resumed one${skip}`, async () => {
     const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_resume') } : {};
     const ana = platform.user('ana', 'human');
@@ -41,8 +44,12 @@ describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: 6
     await postMessage(platform, ana.token, room, 'first question');
     // The first wake's model fails: its turn is journaled, its claim stays in flight, its process is gone.
     const failed = await wakeInProcess(platform, nova, room, { script: () => ({ error: new Error('provider down') }), holder: deadHolder(), ...storeUrl });
-    // PostgreSQL: the failed wake's store closed, so its claim lapses once unrenewed.
-    if (storeUrl.storeUrl) await new Promise((resolve) => setTimeout(resolve, STATE_LEASE_TTL_MS + 100));
+    // PostgreSQL: the failed wake's store closed, so its claim lapses once unrenewed (here: at once).
+    if (storeUrl.storeUrl) {
+      const db = new pg.Client({ connectionString: storeUrl.storeUrl });
+      await db.connect();
+      await lapseClaims((sql, values) => db.query(sql, values), 'nova', room).finally(() => db.end());
+    }
     const home = failed.home;
     expect(failed.outcome.outcome).toBe('error');
     await postMessage(platform, ana.token, room, 'second question');
@@ -54,7 +61,7 @@ describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: 6
   });
 });
 
-describe.each(stores)('a timeline wake whose agent cannot start, the state on %s', { timeout: 60_000 }, (name, skip) => {
+describe.each(stores)('a timeline wake whose agent cannot start, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   it.skipIf(skip !== '')(`gives its claims back: the next wake of the same process takes the message at once, and failed starts never set it aside${skip}`, async () => {
     const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_start_fails') } : {};
     const ana = platform.user('ana', 'human');

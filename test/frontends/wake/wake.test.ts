@@ -7,11 +7,12 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchPrompt, type PacingSettings, turnIdFor, wake } from '../../../src/frontends/wake/session.ts';
-import { SqliteWakeStore } from '../../../src/store/wake-store.ts';
+import { SqliteWakeStore } from '../../../src/store/sqlite-wake-store.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { z } from 'zod';
 import { echoTool, openaiModel, rig, startModelServer } from '../../engine/helpers.ts';
 import type { ModelServer, RecordedRequest } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -46,7 +47,7 @@ function heldResponse() {
 
 async function requestsReach(count: number): Promise<void> {
   for (let i = 0; server.requests.length < count; i++) {
-    if (i > 400) throw new Error(`the model server never got request ${count}`);
+    if (i > scaled(400)) throw new Error(`the model server never got request ${count}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

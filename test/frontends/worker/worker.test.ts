@@ -14,6 +14,7 @@ import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
 import type { BreakerSettings } from '../../../src/store/wake-store.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
+import { scaled } from '../../support/time-scale.ts';
 import { type ScriptFn, scriptedModel } from '../../support/scripted-model.ts';
 import type { Tool } from '../../../src/tools/tool.ts';
 import { leaseTakingTool, takeWakeLease } from '../../support/lease-taker.ts';
@@ -88,7 +89,7 @@ async function setUp(
     for (let waited = 0; ; waited += 100) {
       const rows = await jobs();
       if (done(rows)) return rows;
-      if (waited > 30_000) throw new Error(`${what}: ${JSON.stringify(rows)}\n${logger.lines.join('\n')}`);
+      if (waited > scaled(30_000)) throw new Error(`${what}: ${JSON.stringify(rows)}\n${logger.lines.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
@@ -106,7 +107,7 @@ describe('busyDeferralSeconds', () => {
 });
 
 describe('acx worker: a job whose session is busy or declined is put off, not failed', () => {
-  it.skipIf(POSTGRES_SKIP !== '')(`a busy session's job completes and comes back later, and the later one answers${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy session's job completes and comes back later, and the later one answers${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     const { store, queue, model, logger, until } = await setUp(OFF);
     // A live wake elsewhere holds the session (and keeps renewing its lease).
     expect((await store.admit('room', undefined, OFF, elsewhere)).kind).toBe('leader');
@@ -127,7 +128,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(logger.lines.join('\n')).toMatch(/INFO worker job deferred job=\S+ session=room outcome=busy again=\S+ after_s=1 deferrals=1/);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`events waiting on a live leader's long turn are put off longer each time and never trip the breaker${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`events waiting on a live leader's long turn are put off longer each time and never trip the breaker${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     // A breaker that three counted wakes would trip: busy ones are not counted.
     const breaker: BreakerSettings = { max: 2, windowMs: 60_000, cooldownMs: 60_000 };
     const { store, queue, logger, until } = await setUp(breaker);
@@ -143,7 +144,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(await store.isTripped('long')).toBe(false);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`a job the breaker declines comes back after its cooldown, and is answered once it reopens${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a job the breaker declines comes back after its cooldown, and is answered once it reopens${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     const breaker: BreakerSettings = { max: 1, windowMs: 500, cooldownMs: 2000 };
     const { store, queue, model, until } = await setUp(breaker);
     // A burst trips the session's breaker.
@@ -159,7 +160,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(model.calls).toHaveLength(1);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`a job whose agent cannot start (a required MCP server down) is retried, its event kept, and the retry answers it once${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a job whose agent cannot start (a required MCP server down) is retried, its event kept, and the retry answers it once${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     const down = new Error('No turn was started: the required MCP server "lookup" did not start.');
     const { store, queue, model, logger, until } = await setUp(OFF, undefined, { startFailures: [down] });
     await queue.send({ kind: 'session', agent: AGENT, sessionId: 'tools', event: { id: 'r1', text: 'look it up' } });
@@ -170,7 +171,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(model.calls, 'no turn ran without the server').toHaveLength(1);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`a job put off maxDeferrals times fails into pg-boss's retries, so a session that never frees up is not a loop${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a job put off maxDeferrals times fails into pg-boss's retries, so a session that never frees up is not a loop${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     const { store, queue, logger, until } = await setUp(OFF, 0);
     expect((await store.admit('stuck', undefined, OFF, elsewhere)).kind).toBe('leader');
     await queue.send({ kind: 'session', agent: AGENT, sessionId: 'stuck', event: { id: 's1', text: 'anyone?' } });
@@ -178,13 +179,14 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(logger.lines.join('\n')).toMatch(/WARNING worker job retried .*session stuck was busy 0 times running/);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`a job whose wake lost its lease mid-turn is put off like a busy one, and the later job answers it once${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a job whose wake lost its lease mid-turn is put off like a busy one, and the later job answers it once${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     const ran: string[] = [];
     // Mid-turn, a wake elsewhere takes the session over (as once this worker's lease lapsed
     // unrenewed). `db` comes with the worker set up below: the tool runs only once a job does.
     const longJob = leaseTakingTool(takeWakeLease((sql, values) => db.query(sql, values), 'taken', elsewhere), () => ran.push('long_job'));
     const { store, queue, model, logger, until, db } = await setUp(OFF, undefined, {
-      leaseTtlMs: 300,
+      // Short, so the takeover is noticed soon (renewed every third of it), yet renewed in time on a loaded machine.
+      leaseTtlMs: scaled(300),
       tools: [longJob],
       script: (_options, call) => (call === 0 ? { toolCalls: [{ name: 'long_job', input: {} }] } : { text: 'answered' }),
     });
@@ -205,7 +207,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(model.calls).toHaveLength(2);
   });
 
-  it.skipIf(POSTGRES_SKIP !== '')(`a timeline job whose wake lost its claims is put off like a busy one, not retried as a failure${POSTGRES_SKIP}`, { timeout: 60_000 }, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a timeline job whose wake lost its claims is put off like a busy one, not retried as a failure${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
     // The timeline wake's lease-lost outcome is tested in test/frontends/wake/timeline-claims-lost.test.ts; here, what the worker makes of it.
     const outcomes = ['lease-lost', 'answered'];
     const woken: number[] = [];

@@ -5,7 +5,7 @@ import { describeRealAgent, REAL_KEY } from './real-agent-suite.ts';
 // bootstrap into ACX_CACHE_DIR (default ~/.cache/acx); the first run downloads it from npm.
 describeRealAgent({
   name: 'Claude Code',
-  harness: (server) => createClaudeCodeACP({ hostEnv: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY }, progress: null }),
+  harness: (server, extra) => createClaudeCodeACP({ hostEnv: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: REAL_KEY }, progress: null, ...extra }),
   permissionMode: 'allow-reads',
   permissionCall: { name: 'Bash', input: { command: 'echo approved > approved.txt', description: 'Write a file' } },
   keyHeader: (r) => r.headers['x-api-key'],

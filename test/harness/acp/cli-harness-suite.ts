@@ -10,6 +10,7 @@ import { createSqliteMemoryProvider } from '../../../src/memory/provider.ts';
 import { ROOT, runAcx, saveRows, tempDir } from '../../support/cartridge-fixtures.ts';
 import { startModelServer, type ModelServer, type RecordedRequest, type ResponderResult } from '../../support/model-server.ts';
 import { toolNamesOf } from './real-agent-suite.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 export interface CliHarnessOptions {
   /** The --harness value. */
@@ -57,7 +58,7 @@ interface Seen {
 }
 
 export function describeCliHarness(options: CliHarnessOptions): void {
-  describe(`acx run --harness ${options.harness} (real agent, local model server)`, { timeout: 180_000 }, () => {
+  describe(`acx run --harness ${options.harness} (real agent, local model server)`, { timeout: scaled(180_000) }, () => {
     let root: string;
     let server: ModelServer;
     let upstream: { env: NodeJS.ProcessEnv; close?: () => Promise<void> };
@@ -117,7 +118,7 @@ export function describeCliHarness(options: CliHarnessOptions): void {
       server = await startModelServer({ fallback: respond });
       upstream = await options.upstream(server);
       await options.bootstrap().bootstrap();
-    }, 600_000);
+    }, scaled(600_000));
 
     afterAll(async () => {
       await upstream?.close?.();

@@ -10,6 +10,7 @@ import { createLocalSandbox } from '../../../src/harness/acp/sandbox.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { startModelServer, type ModelServer } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const REAL = 'sk-ant-REAL-secret-value-42';
@@ -120,7 +121,7 @@ async function refusedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-describe('an upstream the credential broker cannot reach', { timeout: 60_000 }, () => {
+describe('an upstream the credential broker cannot reach', { timeout: scaled(60_000) }, () => {
   const transformation = (upstream: string) =>
     createCredentialRequestTransformation({ matchUrl: upstream, matchHeaders: { 'x-api-key': 'placeholder' }, transformHeaders: { 'x-api-key': REAL }, baseUrlEnv: 'FAKE_BASE_URL' });
 
@@ -160,14 +161,16 @@ describe('an upstream the credential broker cannot reach', { timeout: 60_000 }, 
   it('answers the agent with a 502 naming the configured upstream, and reports it down once failures outlast the window', async () => {
     const upstream = await refusedUrl();
     const downs: UpstreamDown[] = [];
-    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs: 50 });
+    // The outage window: longer than a loaded machine takes from the first failure to the check after it.
+    const downAfterMs = scaled(300);
+    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs });
     try {
       const route = proxy.routeFor(upstream)!;
       const response = await fetch(`${route}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'placeholder' }, body: '{}' });
       expect(response.status).toBe(502);
       expect(await response.json()).toEqual({ type: 'error', error: { type: 'api_error', message: `acx credential proxy: cannot reach ${upstream}: the connection was refused` } });
       expect(downs, 'one failure is not yet an outage').toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, downAfterMs + 100));
       await fetch(`${route}/v1/messages`, { method: 'POST', body: '{}' });
       expect(downs).toEqual([{ upstream, baseUrlEnv: 'FAKE_BASE_URL', reason: 'the connection was refused' }]);
     } finally {
@@ -184,13 +187,15 @@ describe('an upstream the credential broker cannot reach', { timeout: 60_000 }, 
     });
     await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
     const upstream = `http://127.0.0.1:${(flaky.address() as { port: number }).port}`;
-    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs: 150 });
+    // Longer than a loaded machine takes from the failure to the answer after it.
+    const downAfterMs = scaled(300);
+    const proxy = await startCredentialProxy([transformation(upstream)], { onUpstreamDown: (d) => downs.push(d), downAfterMs });
     try {
       const route = proxy.routeFor(upstream)!;
       expect((await fetch(`${route}/x`)).status).toBe(502);
       up = true;
       expect((await fetch(`${route}/x`)).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 2 * downAfterMs));
       expect(downs).toEqual([]);
     } finally {
       await proxy.close();

@@ -10,6 +10,7 @@ import { createCodexACP } from '../../../src/harness/acp/profiles/factories.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import type { PermissionMode } from '../../../src/tools/permission.ts';
 import { startModelServer, type ModelServer } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const GATEWAY_KEY = 'vck-gateway-e2e-0123456789abcdef';
 
@@ -34,7 +35,7 @@ const agents: Array<{ name: string; harness: () => ACPHarness; permissionMode: P
   },
 ];
 
-describe('AI Gateway authentication (real agents, the local model server as the Gateway)', { timeout: 180_000 }, () => {
+describe('AI Gateway authentication (real agents, the local model server as the Gateway)', { timeout: scaled(180_000) }, () => {
   for (const { name, harness: make, permissionMode, key } of agents) {
     it(`${name}: no provider key, only the Gateway's; a turn goes through the Gateway with its key`, async () => {
       const harness = make();

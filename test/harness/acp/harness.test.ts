@@ -84,10 +84,18 @@ describe('ACP harness against a fake ACP agent', () => {
     await session.destroy();
   });
 
-  it('rejects once when no approval handler is configured', async () => {
+  it('without an approval handler, pauses the turn for the approval (the request held open) and answers it with continueGenerate', async () => {
     const agent = agentFor({}, { permissionMode: 'allow-edits' });
     const session = await agent.createSession();
-    expect((await agent.generate({ session, prompt: '[[permission:execute]]' })).text).toBe('permission=reject_once');
+    const paused = await agent.generate({ session, prompt: '[[permission:execute]]' });
+    expect(paused.rawFinishReason).toBe('tool-approval');
+    expect(paused.suspendedBy).toBe('approval');
+    expect(paused.pendingApprovals).toEqual([{ approvalId: 'p1', toolCallId: 'p1', toolName: 'A execute action', input: { what: 'execute' } }]);
+    expect(await session.hasUnfinishedTurn()).toBe(true);
+    const done = await agent.continueGenerate({ session, approvals: [{ approvalId: 'p1', approved: true }] });
+    expect(done.turnId).toBe(paused.turnId);
+    expect(done.text).toBe('permission=allow_once');
+    expect(await session.hasUnfinishedTurn()).toBe(false);
     await session.destroy();
   });
 
@@ -172,9 +180,10 @@ describe('ACP harness against a fake ACP agent', () => {
     const agent = agentFor({ cancelGraceMs: 200 });
     const session = await agent.createSession();
     const controller = new AbortController();
-    const turn = agent.generate({ session, prompt: '[[ignore-cancel]]', abortSignal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    await expect(turn).rejects.toMatchObject({ code: 'aborted' });
+    const stream = agent.stream({ session, prompt: '[[ignore-cancel]]', abortSignal: controller.signal });
+    // Cancelled once the agent has the prompt (it says it is not listening), however long that took.
+    for await (const part of stream.harnessStream) if (part.type === 'text-delta') controller.abort();
+    await expect(stream.result).rejects.toMatchObject({ code: 'aborted' });
     await expect(agent.generate({ session, prompt: '[[hello]]' })).rejects.toMatchObject({ code: 'acp-agent-exited' });
     await session.destroy();
   });

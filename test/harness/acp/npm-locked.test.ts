@@ -13,6 +13,7 @@ import { createACP } from '../../../src/harness/acp/create.ts';
 import type { ACPSettings } from '../../../src/harness/acp/settings.ts';
 import { AcxError } from '../../../src/core/errors.ts';
 import { tempCache } from './fake-profile.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/acp/npm-locked');
 const packageJson = fs.readFileSync(path.join(FIXTURE, 'package.json'), 'utf8');
@@ -54,7 +55,7 @@ describe('npm-locked source', () => {
     expect(path.basename(fallback.command)).toBe('npx');
   });
 
-  it('installs the locked project frozen, launches its bin, and reuses the bootstrap', { timeout: 180_000 }, async () => {
+  it('installs the locked project frozen, launches its bin, and reuses the bootstrap', { timeout: scaled(180_000) }, async () => {
     const harness = createACP(lockedProfile());
     const first = await harness.bootstrap();
     expect(first.installed).toBe(true);
@@ -72,7 +73,7 @@ describe('npm-locked source', () => {
     expect(again).toMatchObject({ installed: false, identity: first.identity, executable: first.executable });
   });
 
-  it('a lockfile that does not match package.json fails the frozen install clearly', { timeout: 180_000 }, async () => {
+  it('a lockfile that does not match package.json fails the frozen install clearly', { timeout: scaled(180_000) }, async () => {
     const drifted = packageJson.replace('"semver": "7.7.2"', '"semver": "7.7.1"');
     const error = await createACP(lockedProfile({ harnessId: 'locked-drift', source: { type: 'npm-locked', packageJson: drifted, pnpmLockYaml } }))
       .bootstrap()
@@ -99,7 +100,7 @@ describe('npm-locked source', () => {
     expect(recipe).not.toContain('real-secret');
   });
 
-  it('an unreachable registry fails the install with a clear error instead of hanging', { timeout: 120_000 }, async () => {
+  it('an unreachable registry fails the install with a clear error instead of hanging', { timeout: scaled(120_000) }, async () => {
     const settings = lockedProfile({ harnessId: 'locked-offline' });
     const error = await bootstrap(settings, {
       cacheDir: cache,

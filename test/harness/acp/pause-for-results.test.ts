@@ -9,7 +9,7 @@ import type { HarnessSession } from '../../../src/harness/harness.ts';
 import { createACP } from '../../../src/harness/acp/create.ts';
 import type { HarnessStreamPart } from '../../../src/engine/events.ts';
 import { tool } from '../../../src/tools/tool.ts';
-import { AcxError, HarnessCapabilityUnsupportedError } from '../../../src/core/errors.ts';
+import { AcxError } from '../../../src/core/errors.ts';
 import { fakeProfile, tempCache } from './fake-profile.ts';
 
 const cache = tempCache();
@@ -57,8 +57,8 @@ describe('ACP turns pause for caller-supplied tool results', () => {
     // A new message is refused until the paused turn is continued.
     await expect(agent.generate({ session, prompt: '[[hello]]' })).rejects.toMatchObject({ code: 'turn-suspended' });
     await expect(innerOf(session).run({ prompt: '[[hello]]' })).rejects.toMatchObject({ code: 'acp-turn-paused' });
-    // Approvals are never pending on an ACP turn.
-    await expect(agent.continueGenerate({ session, approvals: [{ approvalId: 'x', approved: true }] })).rejects.toBeInstanceOf(HarnessCapabilityUnsupportedError);
+    // An answer to an approval the turn does not wait for is refused, and nothing is answered.
+    await expect(agent.continueGenerate({ session, approvals: [{ approvalId: 'x', approved: true }] })).rejects.toMatchObject({ code: 'acp-unknown-tool-call', message: expect.stringContaining('the id x') });
 
     const done = await agent.continueGenerate({ session, toolResults: [{ toolCallId: call.toolCallId, output: 'blue' }] });
     expect(done.turnId).toBe(paused.turnId);

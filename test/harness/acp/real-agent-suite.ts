@@ -1,20 +1,26 @@
 // One end-to-end suite for real ACP agents installed by the adapter's own bootstrap (cached in
 // ACX_CACHE_DIR, default ~/.cache/acx) and pointed at the local scripted model server.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ACPHarness } from '../../../src/harness/acp/create.ts';
+import type { ACPSettings } from '../../../src/harness/acp/settings.ts';
 import { HarnessAgent } from '../../../src/harness/harness-agent.ts';
 import type { HarnessStreamPart } from '../../../src/engine/events.ts';
 import type { PermissionMode } from '../../../src/tools/permission.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { startModelServer } from '../../support/model-server.ts';
 import type { ModelServer, RecordedRequest, ResponderResult } from '../../support/model-server.ts';
+import { scaled } from '../../support/time-scale.ts';
 
 export const REAL_KEY = 'sk-real-e2e-secret-0123456789';
 
 export interface RealAgentOptions {
   name: string;
-  harness: (server: ModelServer) => ACPHarness | Promise<ACPHarness>;
+  /** The harness on the model server; `extra` settings (a journal) are laid over the profile's. */
+  harness: (server: ModelServer, extra?: Partial<ACPSettings>) => ACPHarness | Promise<ACPHarness>;
   permissionMode: PermissionMode;
   /** A native tool call that makes the agent ask the client for permission (omit when the agent cannot ask). */
   permissionCall?: { name: string; input: unknown };
@@ -120,7 +126,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       });
       harness = await options.harness(server);
       await harness.bootstrap();
-    }, 600_000);
+    }, scaled(600_000));
 
     afterAll(async () => {
       release();
@@ -149,7 +155,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
       } finally {
         await session.destroy();
       }
-    }, 180_000);
+    }, scaled(180_000));
 
     if (options.permissionCall) {
       it('turns the agent\'s permission request into an acx approval', async () => {
@@ -170,14 +176,43 @@ export function describeRealAgent(options: RealAgentOptions): void {
         } finally {
           await session.destroy();
         }
-      }, 180_000);
+      }, scaled(180_000));
+    }
+
+    if (options.permissionCall) {
+      // Two harnesses on one journal stand for two processes: they share nothing else.
+      it('without a handler the permission request pauses the turn; another harness on the same journal lists it and answers it', async () => {
+        const journal = join(mkdtempSync(join(tmpdir(), 'acx-real-approval-')), 'journal.db');
+        const holder = await options.harness(server, { journal });
+        const answerer = await options.harness(server, { journal });
+        const a = new HarnessAgent({ harness: holder, permissionMode: options.permissionMode });
+        const b = new HarnessAgent({ harness: answerer, permissionMode: options.permissionMode });
+        const session = await a.createSession();
+        try {
+          const paused = await a.generate({ session, prompt: 'Do it. [permission]' });
+          expect(paused).toMatchObject({ suspendedBy: 'approval', rawFinishReason: 'tool-approval' });
+          expect(paused.pendingApprovals).toHaveLength(1);
+          const listed = await b.listSuspended();
+          expect(listed.map((entry) => entry.state.continuation)).toEqual([{ turnId: paused.turnId, suspendedBy: 'approval', pendingApprovals: paused.pendingApprovals, pendingToolCalls: [] }]);
+          const elsewhere = await b.createSession({ continueFrom: listed[0]!.state });
+          const done = await b.continueGenerate({ session: elsewhere, approvals: [{ approvalId: paused.pendingApprovals[0]!.approvalId, approved: true }] });
+          expect(done.turnId).toBe(paused.turnId);
+          expect(done.text).toContain('permission flow finished');
+          expect(await b.listSuspended()).toEqual([]);
+          await elsewhere.detach();
+        } finally {
+          await session.destroy();
+          await holder.close?.();
+          await answerer.close?.();
+        }
+      }, 300_000);
     }
 
     // The order is fixed by events, not by timing: the abort is sent once the agent's own step is
     // in flight (held by the server), and that step's reply stays held until the turn has ended,
     // so the turn can only end because the agent honoured session/cancel. (An agent that ignores
     // it is stopped by acx after cancelGraceMs, and then the next turn fails.)
-    it('cancels mid-turn and the next turn is clean', { timeout: 120_000 }, async () => {
+    it('cancels mid-turn and the next turn is clean', { timeout: scaled(120_000) }, async () => {
       const agent = new HarnessAgent({ harness, permissionMode: options.permissionMode });
       const session = await agent.createSession();
       try {
@@ -190,7 +225,7 @@ export function describeRealAgent(options: RealAgentOptions): void {
         // A turn that ends on its own before its step was held fails here, with its own outcome.
         const endedEarly = turn.then((result) => Promise.reject(new Error(`the [slow] turn ended before its step was held: ${result.text}`)));
         endedEarly.catch(() => {}); // observed only through the race below
-        await withDeadline(Promise.race([stepHeld, endedEarly]), 60_000, 'the agent never sent its step for the [slow] prompt to the model server within 60 s');
+        await withDeadline(Promise.race([stepHeld, endedEarly]), scaled(60_000), 'the agent never sent its step for the [slow] prompt to the model server in time');
         controller.abort();
         try {
           await expect(turn).rejects.toMatchObject({ code: 'aborted' });

@@ -54,3 +54,47 @@ export function answered(message: UIMessage, approved: boolean, reason?: string)
     ),
   };
 }
+
+/**
+ * A UI message stream read as the AI SDK's client reads it (readUIMessageStream, the code useChat
+ * runs), chunk by chunk: what came so far, a wait for a chunk, and the message it assembles (from
+ * `from`, when the stream continues a message the client holds). A stream cut off (a dropped
+ * connection) leaves `message` rejected; `chunks` keeps what came before.
+ */
+export interface Following {
+  chunks: UIMessageChunk[];
+  /** Resolves once a chunk like this has come. */
+  seen(test: (chunk: UIMessageChunk) => boolean): Promise<void>;
+  message: Promise<UIMessage | undefined>;
+}
+
+export function follow(stream: ReadableStream<UIMessageChunk>, from?: UIMessage): Following {
+  const chunks: UIMessageChunk[] = [];
+  const waits: Array<{ test: (chunk: UIMessageChunk) => boolean; resolve: () => void }> = [];
+  const recorded = stream.pipeThrough(
+    new TransformStream<UIMessageChunk, UIMessageChunk>({
+      transform(chunk, controller) {
+        chunks.push(chunk);
+        for (const wait of waits.filter((w) => w.test(chunk))) {
+          waits.splice(waits.indexOf(wait), 1);
+          wait.resolve();
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const message = (async () => {
+    let assembled = from ? structuredClone(from) : undefined;
+    for await (const next of readUIMessageStream({ stream: recorded, ...(assembled ? { message: assembled } : {}) })) assembled = next;
+    return assembled;
+  })();
+  message.catch(() => {});
+  return {
+    chunks,
+    seen: (test) => (chunks.some(test) ? Promise.resolve() : new Promise((resolve) => waits.push({ test, resolve }))),
+    message,
+  };
+}
+
+/** The text a stream's text deltas spell, in order: a delta sent twice shows as text twice. */
+export const streamedText = (chunks: UIMessageChunk[]): string => chunks.flatMap((c) => (c.type === 'text-delta' ? [c.delta] : [])).join('');

@@ -1,7 +1,7 @@
 // Starts the chat app's server (server.ts) as a child process and says whether it is still alive.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { PendingApprovalPolicy } from '../../../src/harness/pending-turn.ts';
+import type { ChatAppConfig } from './server.ts';
 import type { RecordedRequest, ResponderResult } from '../model-server.ts';
 
 export interface ChatApp {
@@ -11,10 +11,12 @@ export interface ChatApp {
   stderr(): string;
   /** True while the process runs: a crash (an unhandled 'error' event) ends it. */
   alive(): boolean;
+  /** Kills the server outright (SIGKILL: no cleanup runs, as in a crash) and waits until it is gone. */
+  crash(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function startChatApp(options: { home: string; openaiBaseURL: string; staticDir?: string; policy?: PendingApprovalPolicy }): Promise<ChatApp> {
+export function startChatApp(options: ChatAppConfig): Promise<ChatApp> {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'server.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ACX_LOG_LEVEL: 'warn' } });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -30,6 +32,10 @@ export function startChatApp(options: { home: string; openaiBaseURL: string; sta
           child,
           stderr: () => err,
           alive: () => child.exitCode === null && child.signalCode === null,
+          crash: async () => {
+            child.kill('SIGKILL');
+            await exited;
+          },
           close: async () => {
             if (child.exitCode === null && child.signalCode === null) child.kill();
             await exited;

@@ -33,6 +33,27 @@ function usage(r: PlannedResponse): object {
 const contextOverflowMessage =
   "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.";
 
+/**
+ * What OpenRouter adds to a response: its top-level `provider`, and, to a request that opted in
+ * (`X-OpenRouter-Metadata: enabled`), the router metadata naming the endpoint it selected.
+ */
+function routerFields(r: PlannedResponse, request: { headers?: Record<string, string> }): object {
+  const optedIn = request.headers?.['x-openrouter-metadata']?.toLowerCase() === 'enabled';
+  return {
+    ...(r.provider ? { provider: r.provider } : {}),
+    ...(r.routing && optedIn
+      ? {
+          openrouter_metadata: {
+            requested: r.model,
+            strategy: 'direct',
+            endpoints: { available: r.routing.map((e) => ({ model: r.model, provider: e.provider, selected: e.selected === true })), total: r.routing.length },
+            summary: `available=${r.routing.length}, selected=${r.routing.find((e) => e.selected)?.provider ?? 'none'}`,
+          },
+        }
+      : {}),
+  };
+}
+
 export function createOpenAIChatWire(): WireAdapter {
   return {
     wire: 'openai-chat',
@@ -65,8 +86,9 @@ export function createOpenAIChatWire(): WireAdapter {
       return { model, system, messages, tools };
     },
 
-    json(r) {
+    json(r, request) {
       return {
+        ...routerFields(r, request),
         id: `chatcmpl-${r.serial}`,
         object: 'chat.completion',
         created: r.created,
@@ -99,7 +121,8 @@ export function createOpenAIChatWire(): WireAdapter {
       };
     },
 
-    events(r, { body }) {
+    events(r, request) {
+      const { body } = request;
       const head = {
         id: `chatcmpl-${r.serial}`,
         object: 'chat.completion.chunk',
@@ -139,16 +162,23 @@ export function createOpenAIChatWire(): WireAdapter {
       // servers such as llama.cpp put it on the last chunk regardless. Do the same.
       if (body?.stream_options?.include_usage === true) {
         out.push(chunk({}, finishReasons[r.finishReason]));
-        out.push({ data: { ...head, choices: [], usage: usage(r) } });
+        out.push({ data: { ...head, ...routerFields(r, request), choices: [], usage: usage(r) } });
       } else {
         const last = chunk({}, finishReasons[r.finishReason]);
-        (last.data as any).usage = usage(r);
+        Object.assign(last.data as object, routerFields(r, request), { usage: usage(r) });
         out.push(last);
       }
       out.push({ data: '[DONE]' });
       return out;
     },
 
+    // OpenAI's rule, which the OpenAI-compatible servers share: a tool message is text (a string,
+    // or text parts); an image reaches the model only in a user message.
+    refuse(body) {
+      const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+      const index = messages.findIndex((m) => m?.role === 'tool' && typeof m.content !== 'string' && !(Array.isArray(m.content) && m.content.every((p: any) => p?.type === 'text')));
+      return index < 0 ? undefined : `Invalid 'messages[${index}].content': a message with role 'tool' takes text only (a string or text parts).`;
+    },
     errorBody: (f) => openaiErrorBody(f, contextOverflowMessage),
     streamError: (f) => ({ data: openaiErrorBody(f, contextOverflowMessage) }),
   };

@@ -2,6 +2,7 @@
 import type { ReceivedUpload, ScriptedHosted } from './server-tools.ts';
 export type { ReceivedUpload, ScriptedCitation, ScriptedContainerFile, ScriptedHosted } from './server-tools.ts';
 import type { MediaServer } from './media.ts';
+import type { XaiManagementAccount } from './xai-management.ts';
 import type { EmbedFunction, EmbeddingRequest } from './embeddings.ts';
 
 export type Wire = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'google';
@@ -78,6 +79,14 @@ export interface ScriptedResponse {
   pauseUntil?: Promise<unknown>;
   /** What the provider's own server-side tools did (web search, X search, code interpreter) and the sources cited: see server-tools.ts. */
   hosted?: ScriptedHosted;
+  /**
+   * OpenRouter's router metadata (chat wire): the endpoints the model could be routed to, one
+   * of them selected. Sent as `openrouter_metadata` only to a request that opted in with
+   * `X-OpenRouter-Metadata: enabled` (on the last chunk of a stream).
+   */
+  routing?: Array<{ provider: string; selected?: boolean }>;
+  /** The response's top-level `provider` field, as OpenRouter sends it (the last upstream it spoke to). */
+  provider?: string;
 }
 
 /** A string is shorthand for `{ text }`. */
@@ -142,6 +151,10 @@ export interface ModelServer {
   xaiBaseURL: string;
   /** The media wires (OpenAI images and transcription at openaiBaseURL, xAI images and video at xaiBaseURL). */
   media: MediaServer;
+  /** xAI's Management API base URL: `${url}/xai-management` (management-key validation, prepaid balance). */
+  xaiManagementURL: string;
+  /** The account it serves: keys, teams and balances a test sets, and the requests it got. */
+  xaiManagement: XaiManagementAccount;
   /** Every model request received, in order (including ones that got a failure or no script). */
   requests: RecordedRequest[];
   /** Append responders to the queue; each answers exactly one request. */

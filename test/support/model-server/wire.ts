@@ -21,6 +21,8 @@ export interface PlannedResponse {
   };
   finishReason: 'stop' | 'tool-calls' | 'length';
   hosted: ScriptedHosted | undefined;
+  routing: Array<{ provider: string; selected?: boolean }> | undefined;
+  provider: string | undefined;
 }
 
 export interface PlannedFailure {
@@ -49,11 +51,13 @@ export interface WireAdapter {
   /** Extra headers on every reply, e.g. a request id. */
   headers(r: { serial: number }): Record<string, string>;
   view(body: any, model: string): RequestView;
-  json(r: PlannedResponse, request: { body: any }): unknown;
-  events(r: PlannedResponse, request: { body: any }): SseEvent[];
+  json(r: PlannedResponse, request: { body: any; headers?: Record<string, string> }): unknown;
+  events(r: PlannedResponse, request: { body: any; headers?: Record<string, string> }): SseEvent[];
   errorBody(f: PlannedFailure): unknown;
   /** The provider's in-stream error event. */
   streamError(f: PlannedFailure): SseEvent;
+  /** A rule of the real API the request breaks (answered 400 with this message); undefined when it keeps them all. */
+  refuse?(body: any): string | undefined;
 }
 
 /** Splits text into word-sized deltas so streams look like real token streams. */

@@ -8,7 +8,9 @@ import { LIBRARY_AGENT, libraryStateDir, resolveStateHome } from '../../../app/p
 import { Journal } from '../../../store/journal.ts';
 import { type JournalStore, SqliteJournalStore } from '../../../store/journal-store.ts';
 import { redactUrl } from '../../../store/store-url.ts';
-import { SqliteWakeStore, type WakeStore, wakeStorePath } from '../../../store/wake-store.ts';
+import { wakeStorePath } from '../../../store/open-wake-store.ts';
+import { SqliteWakeStore } from '../../../store/sqlite-wake-store.ts';
+import type { WakeStore } from '../../../store/wake-store.ts';
 import { CliExit } from '../output.ts';
 import { commandLogger } from '../command-logger.ts';
 import { configHomeOption, dryRunOption, homeOption, jsonOption, storeOption } from '../common-options.ts';

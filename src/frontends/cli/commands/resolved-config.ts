@@ -183,6 +183,8 @@ function wakeReport(wake: WakeSettings) {
     pace_chars_per_second: wake.pacing.charsPerSecond,
     pace_floor_seconds: wake.pacing.floorMs / 1000,
     pace_max_builds: wake.pacing.maxBuilds,
+    context_messages: Number.isFinite(wake.contextMessages) ? wake.contextMessages : 'all',
+    onboard: wake.onboard,
   };
 }
 

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { prepareAgent } from '../../../app/prepare.ts';
 import { resolveSettings } from '../../../app/settings.ts';
-import type { ApprovalRequest } from '../../../engine/events.ts';
 import { CliExit } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
+import { refuseUnattended } from '../../unattended-approvals.ts';
 import { jsonOption } from '../common-options.ts';
 
 /**
@@ -32,17 +32,9 @@ export function register(program: Command): void {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});
       // Nobody can answer an approval here. The model is told why each call was refused; the user
       // is told once, on stderr, with the remedy, so a run that quietly did less is not a mystery.
-      let warned = false;
       const onApprovalRequest = options.yes
         ? async () => ({ approved: true })
-        : async (request: ApprovalRequest) => {
-            const remedy = 'rerun with --yes or --permission-mode allow-all to allow it';
-            if (!warned) {
-              warned = true;
-              logger.warn('tool call denied', { tool: request.toolName, permission_mode: settings.permissionMode, why: 'acx run is non-interactive and nobody can approve it', hint: remedy });
-            }
-            return { approved: false, reason: `acx run is non-interactive and ${request.toolName} needs approval under ${settings.permissionMode}; ${remedy}.` };
-          };
+        : refuseUnattended(logger, { subject: 'acx run', remedy: 'rerun with --yes or --permission-mode allow-all to allow it', permissionMode: settings.permissionMode });
       // On a terminal, show what the turn is doing while it runs; elsewhere stay silent and cheap.
       const progress = createProgress();
       let result;

@@ -3,7 +3,7 @@ import type { PreparedAgent } from '../../../app/prepare.ts';
 import { wake } from '../../wake/session.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { locateAgent, resolveSettings, type ResolvedSettings, resolveStoreUrl } from '../../../app/settings.ts';
-import { openWakeStore } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/open-wake-store.ts';
 import { leaseLostExit } from '../lease-lost-exit.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';

@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
-import { openWakeStore } from '../../../store/wake-store.ts';
+import { openWakeStore } from '../../../store/open-wake-store.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
-import { startWorker, type WorkerAgent } from '../../worker/worker.ts';
+import { DEFAULT_BUSY_DEFER_SECONDS, startWorker, type WorkerAgent } from '../../worker/worker.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
 import { addWakeTuningOptions } from '../wake-options.ts';
@@ -28,7 +28,8 @@ export function register(program: Command): void {
         .option('--concurrency <n>', 'jobs this worker answers at once, each for a different session (env ACX_WORKER_CONCURRENCY; default 1)')
         .option('--retry-limit <n>', `retries a job gets before it is dead-lettered, set when the queue is created (default ${DEFAULT_QUEUE_SETTINGS.retryLimit})`)
         .option('--heartbeat <seconds>', `a worker silent this long is taken for dead and its job retried, at least 10 (default ${DEFAULT_QUEUE_SETTINGS.heartbeatSeconds})`)
-        .option('--supervise <seconds>', `how often this worker looks for dead workers' jobs (default ${DEFAULT_QUEUE_SETTINGS.superviseSeconds})`),
+        .option('--supervise <seconds>', `how often this worker looks for dead workers' jobs (default ${DEFAULT_QUEUE_SETTINGS.superviseSeconds})`)
+        .option('--busy-defer <seconds>', `how long a job that found its session or timeline busy is put off, doubled each retry up to 5 minutes (default ${DEFAULT_BUSY_DEFER_SECONDS}, past a dead holder's lease)`),
       // Each job names its session, and a worker runs on acx's engine only.
       ['--session', '--harness'],
     ),
@@ -50,6 +51,7 @@ export function register(program: Command): void {
       throw new CliExit('usage', `acx worker: ${(error as Error).message}`);
     }
     const concurrency = positiveInteger(options.concurrency ?? env.ACX_WORKER_CONCURRENCY, '--concurrency', 1);
+    const busyDeferSeconds = positiveInteger(options.busyDefer, '--busy-defer', DEFAULT_BUSY_DEFER_SECONDS);
     const queueSettings: Partial<WakeQueueSettings> = {
       retryLimit: positiveInteger(options.retryLimit, '--retry-limit', DEFAULT_QUEUE_SETTINGS.retryLimit),
       heartbeatSeconds: positiveInteger(options.heartbeat, '--heartbeat', DEFAULT_QUEUE_SETTINGS.heartbeatSeconds),
@@ -70,7 +72,7 @@ export function register(program: Command): void {
       let channelState: Promise<ChannelState> | undefined;
       const openChannel = () => {
         if (!channelState) {
-          channelState = import('../../../store/channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
+          channelState = import('../../../store/open-channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
           // A state that failed to open (the server away) is opened again by the next job.
           channelState.catch(() => (channelState = undefined));
           channelStates.push(channelState);
@@ -105,7 +107,7 @@ export function register(program: Command): void {
       });
     }
     const queue = await openWakeQueue(storeUrl!, logger, queueSettings);
-    const worker = await startWorker({ queue, agents, concurrency, breaker, pacing, maxAttempts, logger });
+    const worker = await startWorker({ queue, agents, concurrency, breaker, pacing, maxAttempts, logger, busyDeferSeconds });
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

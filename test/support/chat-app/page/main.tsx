@@ -1,7 +1,8 @@
 // The chat page as a web developer writes it with the AI SDK: useChat with a stable id (the chat's,
-// from the address), its history loaded from the server's GET (session.uiMessages()), tool parts
-// shown by state, Approve / Deny with addToolApprovalResponse sent on by sendAutomaticallyWhen.
-// Its elements carry data-testid for the browser test.
+// from the address), its history loaded from the server's GET (session.uiMessages()), a reply still
+// streaming resumed on load (resume: true: GET /api/chat/<id>/stream), tool parts shown by state,
+// Approve / Deny with addToolApprovalResponse sent on by sendAutomaticallyWhen. Its elements carry
+// data-testid for the browser test.
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { useEffect, useState } from 'react';
@@ -13,6 +14,7 @@ function Chat({ initial }: { initial: UIMessage[] }) {
   const { messages, sendMessage, addToolApprovalResponse, status, error, setMessages } = useChat({
     id: chatId,
     messages: initial,
+    resume: true,
     transport: new DefaultChatTransport({ api: '/api/chat' }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });

@@ -1,0 +1,54 @@
+// A session's next turn converts only what its last turn added to the provider prompt: the
+// earlier turns' provider messages are the ones already built, and the prompt is still exactly
+// the whole transcript.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createEngineHarness } from '../../src/harness/engine-harness.ts';
+import { HarnessAgent } from '../../src/harness/harness-agent.ts';
+import { fromLanguageModel } from '../../src/model/providers.ts';
+import { tool } from '../../src/tools/tool.ts';
+import { scriptedModel } from '../support/scripted-model.ts';
+
+let home: string | undefined;
+afterEach(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+});
+
+const note = tool({
+  name: 'note',
+  description: 'Keep a note.',
+  inputSchema: z.object({ text: z.string() }),
+  capabilityScopes: [],
+  kind: 'read',
+  effect: 'read-only',
+  execute: ({ text }) => `noted: ${text}`,
+});
+
+describe('the provider prompt between turns', () => {
+  it("reuses the earlier turns' provider messages, and still sends the whole transcript", async () => {
+    home = mkdtempSync(join(tmpdir(), 'acx-session-prompt-'));
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'note', input: { text: 'milk' } }] },
+      { text: 'Noted milk.' },
+      { text: 'You asked me to note milk.' },
+    ]);
+    const harness = createEngineHarness({ model: fromLanguageModel(model), home });
+    const agent = new HarnessAgent({ harness, instructions: 'You keep notes.', tools: [note], permissionMode: 'allow-all' });
+    const session = await agent.createSession();
+    expect((await agent.generate({ prompt: 'Note milk.', session })).text).toBe('Noted milk.');
+    expect((await agent.generate({ prompt: 'What did I ask?', session })).text).toBe('You asked me to note milk.');
+    await harness.close?.();
+
+    const [, lastOfFirst, nextTurn] = model.calls.map((call) => call.prompt);
+    const roles = (prompt: typeof nextTurn) => prompt!.map((message) => message.role);
+    // system, the first turn (question, call, result, answer), the new question, the brief.
+    expect(roles(nextTurn)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+    expect(nextTurn![3]).toEqual(lastOfFirst![3]);
+    // The first turn's question was converted once, in the first turn, and kept for the session.
+    expect(nextTurn![1]).toBe(lastOfFirst![1]);
+  });
+});
