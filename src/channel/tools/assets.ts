@@ -4,6 +4,7 @@ import { beforeField, createKey, editTool, itemReadTool, limitField, PlatformToo
 import { readWorkspaceBytes } from '../../tools/builtin/media-files.ts';
 import { WorkspaceRoots } from '../../tools/sandbox/roots.ts';
 import { assetLine, pageText } from './render.ts';
+import { IMAGE_TYPES, MAX_VIEW_BYTES, mediaTypeOf, viewableImage } from '../asset-images.ts';
 import type { Asset } from '../types.ts';
 
 /**
@@ -12,10 +13,8 @@ import type { Asset } from '../types.ts';
  * shown as text; anything else is described. assets_create shares text, base64 bytes or a
  * workspace file (confined like fs_read; a generated image is posted this way).
  */
-export const MAX_VIEW_BYTES = 5 * 1024 * 1024;
 export const MAX_CREATE_BYTES = 10 * 1024 * 1024;
 const MAX_TEXT_CHARS = 20_000;
-const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|csv)$)/;
 
 const filenameField = z.string().trim().min(1).max(200).regex(/^[^/\\\u0000-\u001f]+$/, 'must be a plain file name');
@@ -124,21 +123,6 @@ function postImageTool(options: PlatformToolsOptions, images: () => readonly Too
     },
   });
 }
-
-/**
- * An asset's image, ready to show a model: a PNG, JPEG, GIF or WebP of at most MAX_VIEW_BYTES,
- * downloaded; undefined for anything else. The one rule assets_view and a wake's asset turn share.
- */
-export async function viewableImage(client: PlatformToolsOptions['client'], asset: Asset, signal?: AbortSignal): Promise<{ data: string; mediaType: string } | undefined> {
-  const file = asset.content.file;
-  if (!file || file.byte_size > MAX_VIEW_BYTES) return undefined;
-  const type = mediaTypeOf(file.content_type);
-  if (!IMAGE_TYPES.test(type)) return undefined;
-  const { bytes } = await client.assets.download(asset, signal ? { signal } : {});
-  return { data: Buffer.from(bytes).toString('base64'), mediaType: type };
-}
-
-const mediaTypeOf = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
 
 async function viewAsset(options: PlatformToolsOptions, asset: Asset, signal: AbortSignal): Promise<{ content: ToolContentPart[] } | string> {
   const file = asset.content.file;

@@ -1,7 +1,7 @@
 import type { BaseCradleClient } from '../../channel/client.ts';
 import type { ChannelState, ItemKind, ItemRef } from '../../store/channel-state.ts';
 import type { Actor, Asset, Message, Task, Timeline, WebhookEvent } from '../../channel/types.ts';
-import { viewableImage } from '../../channel/tools/assets.ts';
+import { viewableImage } from '../../channel/asset-images.ts';
 import { assetLine, taskLine, webhookEventLine } from '../../channel/tools/render.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { TurnAttachment } from '../../engine/turn-types.ts';
