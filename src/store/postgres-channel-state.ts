@@ -6,6 +6,7 @@ import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
 import { CLAIM_STALE_MS } from './sqlite-channel-state.ts';
 import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 
 /**
  * The channel state on PostgreSQL, for timeline wakes served from any host: the same marks,
@@ -88,7 +89,7 @@ export class PostgresChannelState implements ChannelState {
     this.holder = JSON.stringify(options.holder ?? currentHolder());
     this.now = options.now ?? (() => new Date());
     this.renewals = new LeaseRenewals(this.ttlMs);
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 4);
   }
 
   static async open(url: string, agentId: string, options: PostgresChannelStateOptions = {}): Promise<PostgresChannelState> {

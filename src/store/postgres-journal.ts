@@ -9,6 +9,7 @@ import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './j
 import { redactUrl } from './store-url.ts';
 
 import { DEFAULT_AGENT_ID } from './store-url.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 export { DEFAULT_AGENT_ID };
 
 /**
@@ -268,7 +269,7 @@ export class PostgresJournalStore implements JournalStore {
   constructor(url: string, options: PostgresJournalOptions) {
     this.url = url;
     this.agentId = options.agentId;
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 10);
   }
 
   static async open(url: string, options: PostgresJournalOptions): Promise<PostgresJournalStore> {
