@@ -1,6 +1,7 @@
 import { PgBoss, type Queue } from 'pg-boss';
 import type { WakeEvent } from '../../store/wake-store.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 
 /**
@@ -99,8 +100,10 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
     // New jobs wake idle workers at once instead of at their next poll.
     useListenNotify: true,
   });
-  // pg-boss reports background faults (a dropped connection, a failed supervise pass) as events.
-  boss.on('error', (error) => logger.warn('queue error', { error: errorMessage(error) }));
+  // pg-boss reports background faults (a dropped connection, a failed supervise pass) as events:
+  // while PostgreSQL is down, one per poll and pass, so a few are written and the rest counted.
+  const throttled = createLogThrottle(logger);
+  boss.on('error', (error) => throttled.log('warn', 'queue error', { error: errorMessage(error) }));
   await boss.start();
   const options: Omit<Queue, 'name'> = {
     retryLimit: tuned.retryLimit,
@@ -120,6 +123,9 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
       if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
       return id;
     },
-    close: () => boss.stop({ graceful: true, timeout: 10_000 }),
+    close: async () => {
+      await boss.stop({ graceful: true, timeout: 10_000 });
+      throttled.flush();
+    },
   };
 }
