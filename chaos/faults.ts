@@ -137,7 +137,9 @@ export interface FaultSchedule {
   stop(): Promise<void>;
 }
 
-export function scheduleFaults(fleet: ChaosFleet, kinds: readonly FaultKind[], everyMs: number, random: Random, onError: (error: Error) => void): FaultSchedule {
+/** Faults begin after `calmMs` (the run's fault-free baseline), then come every `everyMs` on average. */
+export function scheduleFaults(fleet: ChaosFleet, kinds: readonly FaultKind[], timing: { calmMs: number; everyMs: number }, random: Random, onError: (error: Error) => void): FaultSchedule {
+  const { everyMs } = timing;
   const records: FaultRecord[] = [];
   const busy = new Set<string>();
   const inProgress = new Set<Promise<void>>();
@@ -164,14 +166,14 @@ export function scheduleFaults(fleet: ChaosFleet, kinds: readonly FaultKind[], e
       break;
     }
   };
-  const plan = () => {
+  const plan = (extraMs: number) => {
     // Jittered around the mean, so faults do not fall into step with the fleet's own periods.
     timer = setTimeout(() => {
       inject();
-      if (!stopped) plan();
-    }, random.between(0.5, 1.5) * everyMs);
+      if (!stopped) plan(0);
+    }, extraMs + random.between(0.5, 1.5) * everyMs);
   };
-  plan();
+  plan(timing.calmMs);
   return {
     records,
     async stop() {

@@ -26,8 +26,14 @@ export interface RunFacts {
   unknownEffects: number;
 }
 
+export interface Check {
+  title: string;
+  passed: boolean;
+}
+
 export interface Summary {
   ok: boolean;
+  checks: Check[];
   text: string;
   svg: string;
 }
@@ -65,16 +71,19 @@ export function summarize(facts: RunFacts): Summary {
   const p99Faulted = percentile(faulted, 99);
   const latencyGoal = p99Clean === undefined || p99Faulted === undefined ? undefined : p99Faulted <= 2 * p99Clean + LEASE_MS;
 
-  const ok =
-    lost.length === 0 &&
-    duplicateReplies.length === 0 &&
-    duplicateEffects.length === 0 &&
-    stuck === 0 &&
-    pendingDeliveries === 0 &&
-    facts.integrity.problems.length === 0 &&
-    facts.faultErrors.length === 0 &&
-    facts.crashes.length === 0 &&
-    asked.length > 0;
+  // Each check the verdict rests on, named as a person would say it.
+  const checks: Check[] = [
+    { title: 'the humans posted and the platform stored messages', passed: asked.length > 0 },
+    { title: 'no message lost', passed: lost.length === 0 },
+    { title: 'no reply posted twice', passed: duplicateReplies.length === 0 },
+    { title: 'no side effect performed twice', passed: duplicateEffects.length === 0 },
+    { title: 'no queue job left claimed or waiting', passed: stuck === 0 },
+    { title: 'no platform delivery left pending', passed: pendingDeliveries === 0 },
+    { title: 'every database passes its integrity check', passed: facts.integrity.problems.length === 0 },
+    { title: 'every fault was injected', passed: facts.faultErrors.length === 0 },
+    { title: 'no fleet process died on its own', passed: facts.crashes.length === 0 },
+  ];
+  const ok = checks.every((check) => check.passed);
 
   const byKind = new Map<string, number>();
   for (const fault of facts.faults) byKind.set(fault.kind, (byKind.get(fault.kind) ?? 0) + 1);
@@ -125,7 +134,7 @@ export function summarize(facts: RunFacts): Summary {
       : `Latency goal (p99 under faults ≤ 2 × fault-free p99 + one ${LEASE_MS / 1000} s lease = ${seconds(2 * p99Clean! + LEASE_MS)}): ${latencyGoal ? 'met' : 'MISSED'}.`,
     '',
   ].join('\n');
-  return { ok, text, svg: timelineSvg(facts) };
+  return { ok, checks, text, svg: timelineSvg(facts) };
 }
 
 const FAULT_COLOURS: Record<string, string> = { model: '#e8a33d', mcp: '#9b6bd3', postgres: '#3d7be8', router: '#d9534f', platform: '#8c564b' };
@@ -181,4 +190,11 @@ function timelineSvg(facts: RunFacts): string {
   parts.push(`<line x1="${x(facts.trafficEndedAt).toFixed(1)}" x2="${x(facts.trafficEndedAt).toFixed(1)}" y1="20" y2="${height - 20}" stroke="#000" stroke-dasharray="4 3"/><text x="${x(facts.trafficEndedAt) + 4}" y="16" font-size="11">traffic ends, drain</text>`);
   const axis = Array.from({ length: 11 }, (_, i) => start + (span * i) / 10).map((t) => `<text x="${x(t).toFixed(1)}" y="${height - 6}" font-size="10" text-anchor="middle" fill="#666">${((t - start) / 1000).toFixed(0)} s</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="#fff"/>${parts.join('')}${axis.join('')}</svg>\n`;
+}
+
+/** The checks in the shape of vitest's JSON report (one file, one assertion per check), for .ci/run's summary. */
+export function checksAsTestReport(checks: readonly Check[], name: string): string {
+  const assertionResults = checks.map((check) => ({ title: check.title, fullName: `chaos ${check.title}`, status: check.passed ? 'passed' : 'failed' }));
+  const failed = checks.filter((check) => !check.passed).length;
+  return `${JSON.stringify({ success: failed === 0, numFailedTests: failed, numPassedTests: checks.length - failed, testResults: [{ name, status: failed === 0 ? 'passed' : 'failed', message: '', assertionResults }] }, null, 2)}\n`;
 }

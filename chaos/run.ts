@@ -10,11 +10,11 @@ import { effectCounts, integrityProblems, readPlatform, readQueue } from './chec
 import { FAULT_KINDS, type FaultKind, scheduleFaults } from './faults.ts';
 import { startChaosFleet } from './fleet.ts';
 import { seededRandom } from './random.ts';
-import { summarize } from './report.ts';
+import { checksAsTestReport, summarize } from './report.ts';
 import { startTraffic } from './traffic.ts';
 
 const USAGE = `usage: npm run chaos -- [--minutes 15] [--seed N] [--rate 4] [--fault-every 10] [--faults all|none|kind,kind…]
-                      [--workers 2] [--concurrency 2] [--timelines 2] [--poll 5] [--drain 180] [--out DIR]
+                      [--workers 2] [--concurrency 2] [--timelines 2] [--poll 5] [--drain 180] [--out DIR] [--json FILE]
 faults: ${FAULT_KINDS.join(', ')}`;
 
 function usage(problem: string): never {
@@ -33,7 +33,7 @@ function numberOption(values: Record<string, unknown>, name: string, fallback: n
 let parsed: ReturnType<typeof parseArgs<{ options: Record<string, { type: 'string' }>; strict: true }>>;
 try {
   parsed = parseArgs({
-    options: Object.fromEntries(['minutes', 'seed', 'rate', 'fault-every', 'faults', 'workers', 'concurrency', 'timelines', 'poll', 'drain', 'out'].map((name) => [name, { type: 'string' as const }])),
+    options: Object.fromEntries(['minutes', 'seed', 'rate', 'fault-every', 'faults', 'workers', 'concurrency', 'timelines', 'poll', 'drain', 'out', 'json'].map((name) => [name, { type: 'string' as const }])),
     strict: true,
   });
 } catch (error) {
@@ -71,7 +71,9 @@ try {
   const startedAt = Date.now();
   const traffic = startTraffic(fleet.platformUrl, fleet.tokens, fleet.timelines, rate, random);
   const faultErrors: string[] = [];
-  const faults = scheduleFaults(fleet, kinds, faultEverySeconds * 1000, random, (error) => {
+  // The first fifth of the run (at most two minutes) has no faults: the fault-free baseline.
+  const calmMs = Math.min(0.2 * minutes * 60_000, 120_000);
+  const faults = scheduleFaults(fleet, kinds, { calmMs, everyMs: faultEverySeconds * 1000 }, random, (error) => {
     faultErrors.push(error.message);
     log(error.message);
   });
@@ -118,6 +120,7 @@ try {
   writeFileSync(join(out, 'report.md'), `${summary.text}\n![timeline](timeline.svg)\n\nFleet, logs and databases: ${dir}\n`);
   writeFileSync(join(out, 'timeline.svg'), summary.svg);
   writeFileSync(join(out, 'faults.json'), `${JSON.stringify(faults.records, null, 2)}\n`);
+  if (values.json) writeFileSync(resolve(values.json as string), checksAsTestReport(summary.checks, join(out, 'report.md')));
   process.stdout.write(`${summary.text}\nreport: ${join(out, 'report.md')}\ntimeline: ${join(out, 'timeline.svg')}\n`);
   exitCode = summary.ok ? 0 : 1;
 } finally {
