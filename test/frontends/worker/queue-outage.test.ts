@@ -2,9 +2,11 @@
 // error on every poll and pass, and each became a WARNING carrying the error as JSON with its
 // stack — hundreds of lines a minute per worker. Now a few are written, each with the message
 // only, and the rest are counted in one line.
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
+import { tempDir } from '../../support/cli.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
 
 let cluster: PostgresCluster | undefined;
@@ -14,6 +16,16 @@ beforeAll(() => {
 afterAll(() => cluster?.stop());
 
 describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () => {
+  it('refuses to open with what was wrong and what to do when the server is down', async () => {
+    const url = `postgres://acx@/chaos?host=${encodeURIComponent(join(tempDir('acx-no-pg-'), 'no-server-here'))}`;
+    const opened = openWakeQueue(url, createMemoryLogger('debug'));
+    await expect(opened).rejects.toMatchObject({
+      code: 'store-open',
+      message: expect.stringMatching(/^Cannot open the wake queue in the PostgreSQL database at postgres:\/\/acx@\/chaos\?host=\S+: connect ENOENT /),
+      hint: expect.stringContaining('Check that the server is up'),
+    });
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`logs a few queue errors by their message and counts the rest${POSTGRES_SKIP}`, async () => {
     const logger = createMemoryLogger('debug');
     const queue = await openWakeQueue(cluster!.createDatabase('outage'), logger, { superviseSeconds: 1 });
