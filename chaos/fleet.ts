@@ -176,10 +176,14 @@ async function startParts(
     effectFile,
     controlDir,
     async close() {
-      for (const service of [...workers, router, platform]) await service.stop();
-      await proxy.close();
-      await model.close();
-      postgres.stop();
+      // Whatever hangs on its way down (a server waiting out keep-alive connections), the
+      // processes are killed and the cluster removed: a run leaves nothing running behind it.
+      try {
+        for (const service of [...workers, router, platform]) await service.stop(5000);
+        await Promise.race([Promise.all([proxy.close(), model.close()]), new Promise((resolve) => setTimeout(resolve, 5000))]);
+      } finally {
+        postgres.stop();
+      }
     },
   };
 }

@@ -38,7 +38,8 @@ export function startTraffic(platformUrl: string, tokens: Record<string, string>
         signal: AbortSignal.timeout(30_000),
       });
       record.outcome = response.status === 201 ? 'posted' : 'refused';
-      await response.body?.cancel();
+      // Read to its end under the same deadline: a body left unread can hold its connection (and this post) open.
+      await response.arrayBuffer();
     } catch (error) {
       // Refused before a byte was sent: the platform is down and stored nothing.
       const code = (error as { cause?: { code?: string } }).cause?.code;
@@ -54,7 +55,8 @@ export function startTraffic(platformUrl: string, tokens: Record<string, string>
     posts,
     async stop() {
       clearInterval(timer);
-      await Promise.all(pending);
+      // Every post settles within its 30 s deadline; the cap only keeps a stuck socket from holding the run.
+      await Promise.race([Promise.all(pending), new Promise((resolve) => setTimeout(resolve, 60_000))]);
     },
   };
 }
