@@ -407,5 +407,9 @@ export function isLeaseLost(error: unknown): error is AcxError {
 
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
-  return typeof error === 'string' ? error : JSON.stringify(error);
+  if (typeof error === 'string') return error;
+  // An error copied into a plain object (pg-boss's background errors are) keeps its message:
+  // that, not the whole object with its stack, is what a log line or a reason should say.
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : JSON.stringify(error);
 }

@@ -27,6 +27,7 @@ import {
   type WriteResult,
 } from './store.ts';
 import { encodeVector, rankNearest, VECTOR_WINDOW, type NearestOptions, type UnindexedRecord, type VectorHit } from './vectors.ts';
+import { openPostgresPool } from '../store/postgres-pool.ts';
 
 /**
  * An agent's memory on PostgreSQL: the records of every agent that shares the database in one
@@ -135,7 +136,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
     this.url = url;
     this.agentId = agentId;
     this.now = options.now ?? (() => new Date());
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 4);
     this.vectors = new PostgresMemoryVectors((sql, values) => this.rows(sql, values), agentId);
   }
 

@@ -5,6 +5,7 @@ import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, 
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
 import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 
 /**
  * The channel state on PostgreSQL, for timeline wakes served from any host: the same marks,
@@ -87,7 +88,7 @@ export class PostgresChannelState implements ChannelState {
     this.holder = JSON.stringify(options.holder ?? currentHolder());
     this.now = options.now ?? (() => new Date());
     this.renewals = new LeaseRenewals(this.ttlMs);
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 4);
   }
 
   static async open(url: string, agentId: string, options: PostgresChannelStateOptions = {}): Promise<PostgresChannelState> {

@@ -15,6 +15,7 @@ import type { SessionBranches } from './session-branches.ts';
 import { PostgresSessionBranches } from './postgres-session-branches.ts';
 
 import { DEFAULT_AGENT_ID } from './store-url.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 export { DEFAULT_AGENT_ID };
 export { agentScoped, inTransaction } from './postgres-sql.ts';
 
@@ -253,7 +254,7 @@ export class PostgresJournalStore implements JournalStore {
   constructor(url: string, options: PostgresJournalOptions) {
     this.url = url;
     this.agentId = options.agentId;
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 10);
   }
 
   static async open(url: string, options: PostgresJournalOptions): Promise<PostgresJournalStore> {

@@ -6,6 +6,7 @@ import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScoped, agentScopeMigration, checkPostgres, DEFAULT_AGENT_ID, inTransaction, migratePostgres } from './postgres-journal.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 
 /**
  * The wake store on PostgreSQL, for wakes served from any host: the same inbox, breaker and
@@ -97,7 +98,7 @@ export class PostgresWakeStore implements WakeStore {
     this.ttlMs = options.leaseTtlMs ?? DEFAULT_WAKE_LEASE_TTL_MS;
     this.onLeaseLost = options.onLeaseLost;
     this.renewals = new LeaseRenewals(this.ttlMs);
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 4);
   }
 
   static async open(url: string, options: PostgresWakeStoreOptions): Promise<PostgresWakeStore> {

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,13 @@ export interface PostgresCluster {
   readonly url: string;
   /** A fresh, empty database on the cluster (one per test keeps tests apart). */
   createDatabase(name: string): string;
+  /** `pg_ctl restart -m immediate`: the server dies without a checkpoint (a crash) and comes back. */
+  crashRestart(): Promise<void>;
+  /** Stops the server as a crash would (`-m immediate`), keeping its data; `start()` brings it back. */
+  halt(): Promise<void>;
+  start(): Promise<void>;
+  /** `pg_amcheck` over every database (B-tree and heap checks): its report, empty when all is sound. */
+  integrityReport(): string;
   stop(): void;
 }
 
@@ -40,6 +47,12 @@ function run(bin: string, args: string[]): string {
   return execFileSync(command, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+function runAsync(bin: string, args: string[]): Promise<void> {
+  const command = asRoot ? 'setpriv' : bin;
+  const argv = asRoot ? ['--reuid=nobody', '--regid=nogroup', '--clear-groups', bin, ...args] : args;
+  return new Promise((resolve, reject) => execFile(command, argv, (error, _stdout, stderr) => (error ? reject(new Error(`${bin} ${args.at(-1)}: ${stderr || error.message}`)) : resolve())));
+}
+
 export function startPostgres(): PostgresCluster {
   const bin = postgresBinaries();
   if (!bin) throw new Error('PostgreSQL binaries not found');
@@ -49,11 +62,11 @@ export function startPostgres(): PostgresCluster {
   if (asRoot) execFileSync('chown', ['nobody:nogroup', dir]);
   const data = join(dir, 'data');
   run(join(bin, 'initdb'), ['-D', data, '-U', 'acx', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  run(join(bin, 'pg_ctl'), [
-    '-D', data, '-l', join(dir, 'server.log'), '-w', '-o',
-    `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=off -c max_connections=200`,
-    'start',
-  ]);
+  const serverOptions = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=off -c max_connections=200`;
+  const pgCtlArgs = (...args: string[]) => ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', serverOptions, ...args];
+  run(join(bin, 'pg_ctl'), pgCtlArgs('start'));
+  // Asynchronous, so a process that also serves (a chaos run's model server) keeps serving meanwhile.
+  const pgCtl = (...args: string[]) => runAsync(join(bin, 'pg_ctl'), pgCtlArgs(...args));
   const psql = join(bin, 'psql');
   const url = (db: string) => `postgres://acx@/${db}?host=${encodeURIComponent(dir)}`;
   return {
@@ -61,6 +74,16 @@ export function startPostgres(): PostgresCluster {
     createDatabase(name) {
       run(psql, ['-h', dir, '-U', 'acx', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE DATABASE "${name}"`]);
       return url(name);
+    },
+    crashRestart: () => pgCtl('-m', 'immediate', 'restart'),
+    halt: () => pgCtl('-m', 'immediate', 'stop'),
+    start: () => pgCtl('start'),
+    integrityReport() {
+      const found = spawnSync(asRoot ? 'setpriv' : join(bin, 'pg_amcheck'), [
+        ...(asRoot ? ['--reuid=nobody', '--regid=nogroup', '--clear-groups', join(bin, 'pg_amcheck')] : []),
+        '-h', dir, '-U', 'acx', '--all', '--install-missing', '--heapallindexed',
+      ], { encoding: 'utf8' });
+      return `${found.stdout}${found.stderr}`.trim() + (found.status === 0 ? '' : `\n(pg_amcheck exited ${found.status})`);
     },
     stop() {
       spawnSync(asRoot ? 'setpriv' : join(bin, 'pg_ctl'), asRoot ? ['--reuid=nobody', '--regid=nogroup', '--clear-groups', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop']);

@@ -32,6 +32,20 @@ function promptOf(request: RecordedRequest): string {
   return users.at(-1)?.text ?? '';
 }
 
+/** The wake queue's jobs by state (pg-boss: created, retry, active, completed, …), and how many sit in the dead-letter queue. */
+export async function wakeJobStates(db: Pick<pg.Pool, 'query'>): Promise<{ states: Record<string, number>; deadLettered: number }> {
+  const { rows } = await db.query<{ name: string; state: string; n: string }>('SELECT name, state, count(*) AS n FROM pgboss.job WHERE name = ANY($1) GROUP BY name, state', [
+    [WAKE_QUEUE, WAKE_DEAD_LETTER_QUEUE],
+  ]);
+  const states: Record<string, number> = {};
+  let deadLettered = 0;
+  for (const row of rows) {
+    if (row.name === WAKE_DEAD_LETTER_QUEUE) deadLettered += Number(row.n);
+    else states[row.state] = Number(row.n);
+  }
+  return { states, deadLettered };
+}
+
 export interface Fleet {
   home: string;
   agentDir: string;
@@ -116,18 +130,7 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
       }
       return ids;
     },
-    async jobStates() {
-      const { rows } = await db.query<{ name: string; state: string; n: string }>('SELECT name, state, count(*) AS n FROM pgboss.job WHERE name = ANY($1) GROUP BY name, state', [
-        [WAKE_QUEUE, WAKE_DEAD_LETTER_QUEUE],
-      ]);
-      const states: Record<string, number> = {};
-      let deadLettered = 0;
-      for (const row of rows) {
-        if (row.name === WAKE_DEAD_LETTER_QUEUE) deadLettered += Number(row.n);
-        else states[row.state] = Number(row.n);
-      }
-      return { states, deadLettered };
-    },
+    jobStates: () => wakeJobStates(db),
     async close() {
       await queue.close();
       await db.end();

@@ -1,6 +1,8 @@
 import { PgBoss, type Queue } from 'pg-boss';
 import type { WakeEvent } from '../../store/wake-store.ts';
-import { errorMessage } from '../../core/errors.ts';
+import { AcxError, errorMessage } from '../../core/errors.ts';
+import { redactUrl } from '../../store/store-url.ts';
+import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 
 /**
@@ -99,9 +101,19 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
     // New jobs wake idle workers at once instead of at their next poll.
     useListenNotify: true,
   });
-  // pg-boss reports background faults (a dropped connection, a failed supervise pass) as events.
-  boss.on('error', (error) => logger.warn('queue error', { error: errorMessage(error) }));
-  await boss.start();
+  // pg-boss reports background faults (a dropped connection, a failed supervise pass) as events:
+  // while PostgreSQL is down, one per poll and pass, so a few are written and the rest counted.
+  const throttled = createLogThrottle(logger);
+  boss.on('error', (error) => throttled.log('warn', 'queue error', { error: errorMessage(error) }));
+  try {
+    await boss.start();
+  } catch (error) {
+    // Found by the chaos run: a router restarted while PostgreSQL was down said only "unexpected error".
+    throw new AcxError('store-open', `Cannot open the wake queue in the PostgreSQL database at ${redactUrl(url)}: ${errorMessage(error)}`, {
+      hint: 'Check that the server is up and the URL (host, port, database, user) is right; under a supervisor (systemd Restart=) the process is started again and retries.',
+      cause: error,
+    });
+  }
   const options: Omit<Queue, 'name'> = {
     retryLimit: tuned.retryLimit,
     retryDelay: tuned.retryDelay,
@@ -120,6 +132,9 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
       if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
       return id;
     },
-    close: () => boss.stop({ graceful: true, timeout: 10_000 }),
+    close: async () => {
+      await boss.stop({ graceful: true, timeout: 10_000 });
+      throttled.flush();
+    },
   };
 }

@@ -1,0 +1,52 @@
+// The wake queue while PostgreSQL is down (found by the chaos run): pg-boss reports a background
+// error on every poll and pass, and each became a WARNING carrying the error as JSON with its
+// stack — hundreds of lines a minute per worker. Now a few are written, each with the message
+// only, and the rest are counted in one line.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.ts';
+import { createMemoryLogger } from '../../../src/util/logger.ts';
+import { tempDir } from '../../support/cli.ts';
+import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
+
+let cluster: PostgresCluster | undefined;
+beforeAll(() => {
+  if (!POSTGRES_SKIP) cluster = startPostgres();
+}, 120_000);
+afterAll(() => cluster?.stop());
+
+describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () => {
+  it('refuses to open with what was wrong and what to do when the server is down', async () => {
+    const url = `postgres://acx@/chaos?host=${encodeURIComponent(join(tempDir('acx-no-pg-'), 'no-server-here'))}`;
+    const opened = openWakeQueue(url, createMemoryLogger('debug'));
+    await expect(opened).rejects.toMatchObject({
+      code: 'store-open',
+      message: expect.stringMatching(/^Cannot open the wake queue in the PostgreSQL database at postgres:\/\/acx@\/chaos\?host=\S+: connect ENOENT /),
+      hint: expect.stringContaining('Check that the server is up'),
+    });
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`logs a few queue errors by their message and counts the rest${POSTGRES_SKIP}`, async () => {
+    const logger = createMemoryLogger('debug');
+    const queue = await openWakeQueue(cluster!.createDatabase('outage'), logger, { superviseSeconds: 1 });
+    // A worker's poll: its failures are the ones pg-boss copies into plain objects with their stack.
+    await queue.boss.work(WAKE_QUEUE, { pollingIntervalSeconds: 0.5 }, async () => {});
+    let errors = 0;
+    const many = new Promise<void>((resolve) =>
+      queue.boss.on('error', () => {
+        if (++errors === 12) resolve();
+      }),
+    );
+    await cluster!.halt();
+    await many;
+    await cluster!.start();
+    const written = logger.lines.filter((line) => line.includes('queue error'));
+    expect(written).toHaveLength(5);
+    for (const line of written) {
+      expect(line).toMatch(/^WARNING queue error error="[^"{]*"$/);
+      expect(line).not.toContain('stack');
+    }
+    await queue.close();
+    expect(logger.lines.filter((line) => line.includes('queue error')).at(-1)).toMatch(/^WARNING queue error suppressed=\d+ window=/);
+  });
+});
