@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { agentScoped, checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { openPostgresPool } from './postgres-pool.ts';
 import type { TurnStreamInfo, TurnStreamKey, TurnStreamPart, TurnStreamStore } from './turn-streams.ts';
 
 /**
@@ -74,7 +75,7 @@ export class PostgresTurnStreamStore implements TurnStreamStore {
     this.agentId = options.agentId;
     this.ttlMs = options.writerTtlMs ?? DEFAULT_STREAM_WRITER_TTL_MS;
     this.renewEveryMs = Math.max(10, Math.floor(this.ttlMs / 3));
-    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4 });
+    this.pool = openPostgresPool(url, options.maxConnections ?? 4);
   }
 
   private migrated(): Promise<void> {
