@@ -350,6 +350,8 @@ on('token-form', (form) => signInWith(form, () => signIn(form.token.value.trim()
 on('password-form', (form) =>
   signInWith(form, async () => {
     const minted = await request('POST', '/session', { body: { email_address: form.email.value, password: form.password.value, name: 'web page' } });
+    // The password has done its work: out of the page before anything else is shown or loaded.
+    form.password.value = '';
     await signIn(minted.token, { minted: true });
   }),
 );
