@@ -18,13 +18,21 @@ export function createConversation(list, jump, render) {
   // Whether the view follows new items: true while the reader is at the bottom.
   let following = true;
 
+  // Where follow() last put the list: a scroll event arrives after the fact, when content may have
+  // grown below (an image decoded), and only a move up from there is the reader's doing.
+  let followedTo = 0;
   const atBottom = () => list.scrollTop + list.clientHeight >= list.scrollHeight - BOTTOM_SLACK;
   const follow = () => {
-    if (following) list.scrollTop = list.scrollHeight;
+    if (!following) return;
+    list.scrollTop = list.scrollHeight;
+    followedTo = list.scrollTop;
   };
   list.addEventListener('scroll', () => {
-    following = atBottom();
-    if (following) jump.hidden = true;
+    following = atBottom() || (following && list.scrollTop >= followedTo);
+    if (following) {
+      jump.hidden = true;
+      follow();
+    }
   });
   // An image that loads, or a list that changes size, moves the bottom: a follower stays on it.
   list.addEventListener('load', follow, true);
