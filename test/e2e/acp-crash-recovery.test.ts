@@ -21,13 +21,16 @@ import { type CaseStore, type ChildRun, crashStores, effectsOf, runDriver } from
  *    one under its first idempotency key.
  */
 const DRIVER = join(import.meta.dirname, '../fixtures/acp/crash-driver.ts');
-const cache = tempCache();
+// One ACP cache per bootstrap identity: the cases run concurrently, and the 'no-resume' agent's
+// recipe differs (its env), so in a shared cache its install would replace the implementation
+// under the other cases' launches (spawn … fake-acp ENOENT).
+const caches = { resume: tempCache(), 'no-resume': tempCache() } as Record<string, string>;
 
 // PostgreSQL runs the same code on another store: a few boundaries of each kind are enough there.
 const onPostgres = (at: number | string) => [2, 3, 5, 10, 'inside:send:after:1'].includes(at);
 const STORES = crashStores('acp_crash').map(([name, skip, make]) => [name, skip, make, name === 'postgres' ? onPostgres : undefined] as const);
 
-const drive = (home: string, effects: string, crash: string, store: CaseStore, resume = 'resume'): Promise<ChildRun> => runDriver(DRIVER, [home, effects, cache, crash, resume], store.env);
+const drive = (home: string, effects: string, crash: string, store: CaseStore, resume = 'resume'): Promise<ChildRun> => runDriver(DRIVER, [home, effects, caches[resume]!, crash, resume], store.env);
 
 /** The calls the agent was told were not run again because their outcome is unknown, from its reply. */
 function notRunAgain(text: string): string[] {
