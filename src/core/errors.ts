@@ -67,6 +67,7 @@ export type AcxErrorCode =
   | 'turn-id-unsupported'
   | 'turn-suspended'
   | 'turn-unfinished'
+  | 'turn-interrupted'
   | 'no-unfinished-turn'
   | 'no-running-turn'
   | 'session-detached'

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CallRecord } from '../store/journal.ts';
 import type { FileChangeEntry } from '../store/session-branches.ts';
-import { runTool } from '../tools/run.ts';
+import { runTool, type ToolRunOutcome } from '../tools/run.ts';
+import { errorMessage } from '../core/errors.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import { logSeconds } from '../util/duration.ts';
 import { decidedInput } from '../core/hooks.ts';
@@ -36,7 +37,9 @@ export async function runStepCalls(
 ): Promise<'suspended' | 'complete'> {
   await decideCalls(ctx, state, calls);
   const waiting: string[] = [];
-  await Promise.all(
+  // Settled, not all: a call that interrupts the turn (runTool) is thrown only once its siblings
+  // have recorded their results, so nothing writes to the journal after the turn has stopped.
+  const ran = await Promise.allSettled(
     calls.map(async (call) => {
       if (call.status === 'done' || call.status === 'settled') return;
       const entry = ctx.tools.get(call.toolName);
@@ -60,6 +63,8 @@ export async function runStepCalls(
       await execute(ctx, state, call, entry, calls.length === 1);
     }),
   );
+  const failed = ran.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
   return waiting.length > 0 ? 'suspended' : 'complete';
 }
 
@@ -94,7 +99,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
   const changed: FileChangeEntry[] = [];
   const budget = recordingBudget();
   const ran = await state.telemetry.toolRun({ toolCallId: call.callId, toolName: tool.name, input }, () =>
-    runTool(tool, schema, input, {
+    runOrInterrupt(ctx, tool.name, started, () => runTool(tool, schema, input, {
       toolCallId: call.callId,
       sessionId: state.sessionId,
       idempotencyKey: idempotencyKey(options.agentId, state.turn.id, call.step, call.ordinal),
@@ -110,7 +115,7 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
         state.emit({ type: 'file-change', toolCallId: call.callId, toolName: tool.name, path: change.path, kind: change.kind });
       },
       ...elicitFor(state, call, tool.name),
-    }),
+    })),
   );
   // Recorded before the result: the journal never holds a call's result without the changes it made.
   if (changed.length > 0) await journal.branches?.recordFileChanges(changed);
@@ -135,6 +140,16 @@ async function execute(ctx: EngineContext, state: TurnState, call: CallRecord, e
     logger.warn('tool', { name: tool.name, duration, outcome: 'error', error: outcome.error });
     state.emit({ type: 'tool-error', toolCallId: call.callId, toolName: tool.name, input, error: outcome.error });
     state.results.push({ toolCallId: call.callId, toolName: tool.name, input, output: undefined, error: outcome.error });
+  }
+}
+
+/** Runs a call; one that interrupts its turn is said (the turn stops with its call left open) and passed on. */
+async function runOrInterrupt(ctx: EngineContext, toolName: string, started: number, run: () => Promise<ToolRunOutcome>): Promise<ToolRunOutcome> {
+  try {
+    return await run();
+  } catch (error) {
+    ctx.logger.warn('tool', { name: toolName, duration: logSeconds(performance.now() - started), outcome: 'interrupted', error: errorMessage(error), note: 'the turn stops; continuing it runs the call again' });
+    throw error;
   }
 }
 

@@ -1,9 +1,12 @@
 // Caller-chosen turn ids make delivering the same message twice safe: a finished turn answers
-// from the journal and runs nothing; a failed one is continued where it stopped, never started
-// again with a second copy of the message.
+// from the journal and runs nothing; a failed or interrupted one is continued where it stopped,
+// never started again with a second copy of the message.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelServer } from '../support/model-server.ts';
-import { echoTool, openaiModel, rig, startModelServer } from './helpers.ts';
+import { z } from 'zod';
+import { interruptTurn } from '../../src/tools/run.ts';
+import { tool } from '../../src/tools/tool.ts';
+import { echoTool, linesOf, openaiModel, rig, startModelServer } from './helpers.ts';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -51,6 +54,45 @@ describe('generate({ turnId })', () => {
     expect(echo.seen).toEqual(['side effect']);
     expect(userMessages(r, 'inbox')).toBe(1);
     expect(r.readJournal((journal) => journal.turn('delivery-7'))).toMatchObject({ status: 'done', error: null, steps: 2 });
+  });
+
+  it('a call that interrupts its turn leaves it open: the next delivery runs that call again, and only that call', async () => {
+    server.enqueue({ toolCalls: [{ name: 'echo', input: { text: 'beside it' } }, { name: 'post', input: { text: 'hello' } }] }, 'Posted.');
+    const echo = echoTool();
+    let serviceUp = false;
+    const posted: string[] = [];
+    const post = tool({
+      name: 'post',
+      description: 'Post text to a service that may be down',
+      inputSchema: z.object({ text: z.string() }),
+      capabilityScopes: [],
+      kind: 'edit',
+      effect: 'idempotent',
+      execute: ({ text }) => {
+        if (!serviceUp) throw interruptTurn('post: the service could not be reached', new Error('ECONNREFUSED'));
+        posted.push(text);
+        return 'posted';
+      },
+    });
+    const r = rig(await openaiModel(server), { agent: { tools: [echo, post] } });
+    const session = await r.agent.createSession({ sessionId: 'inbox' });
+    await expect(r.agent.generate({ session, prompt: 'post it', turnId: 'delivery-9' })).rejects.toMatchObject({ code: 'turn-interrupted' });
+    // Stopped as a crash stops it: still running, the interrupted call without a result, its sibling's result kept.
+    expect(r.readJournal((journal) => journal.turn('delivery-9')?.status)).toBe('running');
+    expect(server.requests).toHaveLength(1);
+    expect(linesOf(r.logger.lines, 'WARNING', 'tool').join('\n')).toMatch(/name=post .*outcome=interrupted/);
+
+    serviceUp = true;
+    const retried = await r.agent.generate({ session, prompt: 'post it', turnId: 'delivery-9' });
+    expect(retried).toMatchObject({ text: 'Posted.', resumed: true });
+    expect(posted).toEqual(['hello']);
+    expect(echo.seen).toEqual(['beside it']);
+    // The model read both results, the re-run call's included, and nothing about the outage.
+    const toolMessages = JSON.stringify(server.requests[1]!.body);
+    expect(toolMessages).toContain('echo: beside it');
+    expect(toolMessages).toContain('posted');
+    expect(toolMessages).not.toContain('could not be reached');
+    expect(userMessages(r, 'inbox')).toBe(1);
   });
 
   it('refuses a turn id that belongs to another session', async () => {

@@ -54,6 +54,8 @@ export interface InProcessWake {
   permissionMode?: PermissionMode;
   /** Whether the model reads images (default true). */
   vision?: boolean;
+  /** The platform's address as the wake's client reaches it (a proxy in front of it); default the platform's own. */
+  via?: string;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function wakeInProcess(
     : new SqliteChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {});
   try {
     const outcome = await wakeOnTimeline({
-      client: new BaseCradleClient({ env: {}, baseUrl: platform.url, token: agent.token }),
+      client: new BaseCradleClient({ env: {}, baseUrl: options.via ?? platform.url, token: agent.token }),
       state,
       timeline,
       logger,

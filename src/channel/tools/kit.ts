@@ -46,9 +46,9 @@ export type KeyedKind = 'message' | 'asset' | 'task' | 'webhook_endpoint';
 
 /** A model-facing failure: its message (what is wrong, then what to do) is what the model reads. */
 export class PlatformToolError extends AcxError {
-  constructor(message: string, hint?: string) {
+  constructor(message: string, hint?: string, cause?: unknown) {
     // The engine shows a tool's error message only, so the hint is part of it.
-    super('platform_tool', hint ? `${message} ${hint}` : message, hint ? { hint } : {});
+    super('platform_tool', hint ? `${message} ${hint}` : message, { ...(hint ? { hint } : {}), ...(cause === undefined ? {} : { cause }) });
     this.name = 'PlatformToolError';
   }
 }
@@ -92,7 +92,7 @@ export function platformTool<S extends z.ZodType>(definition: Definition<S>): To
       try {
         return await definition.run(parsed.data as z.output<S>, context);
       } catch (error) {
-        if (BaseCradleError.isInstance(error)) throw new PlatformToolError(plainReason(error));
+        if (BaseCradleError.isInstance(error)) throw new PlatformToolError(plainReason(error), undefined, error);
         throw error;
       }
     },

@@ -6,6 +6,7 @@ import { createIdempotencyKey } from '../../channel/idempotency.ts';
 import type { ItemRef } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
+import { interruptOnOutage } from '../../channel/tools/outage.ts';
 import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
@@ -139,13 +140,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // The images this turn's tool calls returned, for assets_post_image: a step's results are
   // read when it finishes, so a later step can share what an earlier one made.
   let turnImages: ToolImage[] = [];
+  // Unattended: a platform outage stops the turn (the next wake continues it) rather than tell a
+  // model whose reply to "the platform could not be reached" nobody would hear.
   const tools = createPlatformTools({
     client,
     timeline,
     idempotencyKey: keyFor,
     recentToolImages: () => turnImages,
     ...(options.workspace ? { workspace: options.workspace } : {}),
-  });
+  }).map(interruptOnOutage);
   let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
   try {
     prepared = await options.agent(tools, await platformBrief(client, options.onboard !== false, logger));
