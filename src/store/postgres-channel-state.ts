@@ -5,6 +5,7 @@ import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, 
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
 import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
 import { openPostgresPool } from './postgres-pool.ts';
 
 /**
@@ -49,7 +50,7 @@ export interface PostgresChannelStateOptions {
   leaseTtlMs?: number;
   /** Who takes claims, for inspection (liveness is the lease's expiry). Default: this process. */
   holder?: LeaseHolder;
-  /** The clock of marks and heartbeats (staleness); the lease expiry is the server's. */
+  /** A pinned clock for marks, claims' times (staleness) and the breaker (tests); default the server's (postgres-sql.ts). */
   now?: () => Date;
   maxConnections?: number;
 }
@@ -57,10 +58,13 @@ export interface PostgresChannelStateOptions {
 interface ClaimRow {
   phase: ClaimPhase;
   wake: string;
-  at: string;
   resumes: number;
   live: boolean;
+  stale: boolean;
 }
+
+/** A row's time (the `at` text columns): the pinned clock's, bound as parameter n, else the server's. */
+const at = (n: number) => `COALESCE($${n}::text, ${SERVER_NOW_ISO})`;
 
 const refKey = (ref: ItemRef) => JSON.stringify([ref.timeline, ref.kind, ref.item]);
 
@@ -71,7 +75,7 @@ export class PostgresChannelState implements ChannelState {
   private readonly url: string;
   private readonly ttlMs: number;
   private readonly holder: string;
-  private readonly now: () => Date;
+  private readonly pinnedNow: (() => Date) | undefined;
   private ready: Promise<void> | undefined;
   /** One lease renewal per wake with claims in flight here, and which claims those are. */
   private readonly renewals: LeaseRenewals;
@@ -86,7 +90,7 @@ export class PostgresChannelState implements ChannelState {
     this.agentId = agentId;
     this.ttlMs = options.leaseTtlMs ?? DEFAULT_CLAIM_LEASE_TTL_MS;
     this.holder = JSON.stringify(options.holder ?? currentHolder());
-    this.now = options.now ?? (() => new Date());
+    this.pinnedNow = options.now;
     this.renewals = new LeaseRenewals(this.ttlMs);
     this.pool = openPostgresPool(url, options.maxConnections ?? 4);
   }
@@ -125,6 +129,11 @@ export class PostgresChannelState implements ChannelState {
     await this.pool.end();
   }
 
+  /** The pinned clock's time, or null: the SQL then writes the server's (see `at`). */
+  private pinnedIso(): string | null {
+    return this.pinnedNow?.().toISOString() ?? null;
+  }
+
   async mark(timeline: string, kind: MarkedKind): Promise<string | undefined> {
     const [row] = await this.rows<{ item: string }>('SELECT item FROM acx_channel_marks WHERE agent_id = $1 AND timeline = $2 AND kind = $3', [timeline, kind]);
     return row?.item;
@@ -132,8 +141,8 @@ export class PostgresChannelState implements ChannelState {
 
   async setMark(timeline: string, kind: MarkedKind, item: string): Promise<void> {
     await this.rows(
-      'INSERT INTO acx_channel_marks (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, timeline, kind) DO UPDATE SET item = excluded.item, at = excluded.at',
-      [timeline, kind, item, this.now().toISOString()],
+      `INSERT INTO acx_channel_marks (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, ${at(5)}) ON CONFLICT (agent_id, timeline, kind) DO UPDATE SET item = excluded.item, at = excluded.at`,
+      [timeline, kind, item, this.pinnedIso()],
     );
   }
 
@@ -142,11 +151,11 @@ export class PostgresChannelState implements ChannelState {
   }
 
   async markSeen(ref: ItemRef): Promise<void> {
-    await this.rows('INSERT INTO acx_channel_seen (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
+    await this.rows(`INSERT INTO acx_channel_seen (agent_id, timeline, kind, item, at) VALUES ($1, $2, $3, $4, ${at(5)}) ON CONFLICT DO NOTHING`, [
       ref.timeline,
       ref.kind,
       ref.item,
-      this.now().toISOString(),
+      this.pinnedIso(),
     ]);
   }
 
@@ -159,8 +168,9 @@ export class PostgresChannelState implements ChannelState {
     const outcome = await this.transaction(async (client): Promise<ClaimOutcome> => {
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, ref.timeline, ref.kind, ref.item])]);
       const [row] = await this.rows<ClaimRow>(
-        'SELECT phase, wake, at, resumes, expires_at > now() AS live FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4',
-        [ref.timeline, ref.kind, ref.item],
+        `SELECT phase, wake, resumes, expires_at > now() AS live, COALESCE($5::timestamptz, now()) - at::timestamptz > $6 * interval '1 millisecond' AS stale
+         FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4`,
+        [ref.timeline, ref.kind, ref.item, this.pinnedIso(), CLAIM_STALE_MS],
         client,
       );
       if (!row) {
@@ -169,8 +179,7 @@ export class PostgresChannelState implements ChannelState {
       }
       if (row.phase === 'done' || row.phase === 'abandoned') return row.phase;
       if (row.wake === wake) return 'taken';
-      const stale = this.now().getTime() - Date.parse(row.at) > CLAIM_STALE_MS;
-      if (!stale && row.live) return 'held';
+      if (!row.stale && row.live) return 'held';
       await this.writeClaim(client, ref, wake, row.resumes + 1);
       return 'resumed';
     });
@@ -181,10 +190,10 @@ export class PostgresChannelState implements ChannelState {
   private async writeClaim(client: pg.PoolClient, ref: ItemRef, wake: string, resumes: number): Promise<void> {
     await this.rows(
       `INSERT INTO acx_channel_claims (agent_id, timeline, kind, item, phase, wake, holder, at, expires_at, reason, resumes)
-       VALUES ($1, $2, $3, $4, 'in-flight', $5, $6, $7, now() + $8 * interval '1 millisecond', NULL, $9)
+       VALUES ($1, $2, $3, $4, 'in-flight', $5, $6, ${at(7)}, now() + $8 * interval '1 millisecond', NULL, $9)
        ON CONFLICT (agent_id, timeline, kind, item) DO UPDATE SET phase = excluded.phase, wake = excluded.wake, holder = excluded.holder,
          at = excluded.at, expires_at = excluded.expires_at, reason = NULL, resumes = excluded.resumes`,
-      [ref.timeline, ref.kind, ref.item, wake, this.holder, this.now().toISOString(), this.ttlMs, resumes],
+      [ref.timeline, ref.kind, ref.item, wake, this.holder, this.pinnedIso(), this.ttlMs, resumes],
       client,
     );
   }
@@ -250,9 +259,9 @@ export class PostgresChannelState implements ChannelState {
 
   async heartbeat(refs: readonly ItemRef[], wake: string): Promise<void> {
     await this.rows(
-      `UPDATE acx_channel_claims SET at = $2, expires_at = now() + $3 * interval '1 millisecond'
+      `UPDATE acx_channel_claims SET at = ${at(2)}, expires_at = now() + $3 * interval '1 millisecond'
        WHERE agent_id = $1 AND wake = $4 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))`,
-      [this.now().toISOString(), this.ttlMs, wake, ...columnsOf(refs)],
+      [this.pinnedIso(), this.ttlMs, wake, ...columnsOf(refs)],
     );
   }
 
@@ -266,10 +275,10 @@ export class PostgresChannelState implements ChannelState {
 
   private async release(refs: readonly ItemRef[], wake: string, phase: 'done' | 'abandoned', reason: string | null): Promise<ItemRef[]> {
     const settled = await this.rows<{ timeline: string; kind: string; item: string }>(
-      `UPDATE acx_channel_claims SET phase = $2, at = $3, reason = $4
+      `UPDATE acx_channel_claims SET phase = $2, at = ${at(3)}, reason = $4
        WHERE agent_id = $1 AND wake = $5 AND (timeline, kind, item) IN (SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))
        RETURNING timeline, kind, item`,
-      [phase, this.now().toISOString(), reason, wake, ...columnsOf(refs)],
+      [phase, this.pinnedIso(), reason, wake, ...columnsOf(refs)],
     );
     this.settled(refs, wake);
     const found = new Set(settled.map((row) => refKey(row as ItemRef)));
@@ -291,7 +300,7 @@ export class PostgresChannelState implements ChannelState {
     return this.transaction(async (client) => {
       // The timeline's wakes take turns, so two on different hosts both count and one decision stands.
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, 'breaker', timeline])]);
-      return admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), TIMELINE_BREAKER, [this.agentId, timeline], settings, this.now().getTime());
+      return admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), TIMELINE_BREAKER, [this.agentId, timeline], settings, this.pinnedNow?.().getTime() ?? (await serverNowMs(client)));
     });
   }
 

@@ -27,3 +27,16 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     client.release();
   }
 }
+
+/**
+ * The clock of rows several hosts read, on PostgreSQL: the server's, never a host's. A host
+ * whose clock jumps (a VM resumed, NTP stepping) would otherwise write times others misread: a
+ * live claim taken for stale, a breaker counting wakes from the future or tripped for hours.
+ * `serverNow` is the SQL for the server's time as an ISO string (what the text `at` columns hold);
+ * `serverNowMs` reads it in milliseconds on the caller's client (inside its transaction).
+ */
+export const SERVER_NOW_ISO = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+export async function serverNowMs(client: pg.PoolClient | pg.Pool): Promise<number> {
+  return Number((await client.query<{ ms: string }>('SELECT (extract(epoch from now()) * 1000)::bigint AS ms')).rows[0]!.ms);
+}

@@ -7,6 +7,7 @@ import { agentScoped, agentScopeMigration, checkPostgres, DEFAULT_AGENT_ID, inTr
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts';
 import { openPostgresPool } from './postgres-pool.ts';
+import { serverNowMs } from './postgres-sql.ts';
 
 /**
  * The wake store on PostgreSQL, for wakes served from any host: the same inbox, breaker and
@@ -149,9 +150,11 @@ export class PostgresWakeStore implements WakeStore {
     event: WakeEvent | undefined,
     breaker: BreakerSettings,
     holder: LeaseHolder = currentHolder(),
-    nowMs: number = Date.now(),
+    pinnedNowMs?: number,
   ): Promise<Admission> {
     const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
+      // The server's clock unless a test pins one: every worker's breaker counts on the same clock (postgres-sql.ts).
+      const nowMs = pinnedNowMs ?? (await serverNowMs(client));
       const eventIsNew = event ? await this.record(client, sessionId, event, nowMs) : false;
       // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
       const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()', [sessionId], client);

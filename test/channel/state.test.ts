@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { CLAIM_STALE_MS, type ChannelState } from '../../src/store/channel-state.ts';
 import { openChannelState } from '../../src/store/open-channel-state.ts';
 import { PostgresChannelState } from '../../src/store/postgres-channel-state.ts';
@@ -94,6 +94,17 @@ setInterval(() => {}, 60_000);`;
     child.stdout.setEncoding('utf8').once('data', (line: string) => resolve({ outcome: line.trim(), kill: () => (child.kill('SIGKILL'), exited) }));
     child.on('exit', (code) => reject(new Error(`the holder process exited (${code}): ${stderr}`)));
   });
+}
+
+/** The PostgreSQL server's clock, in ms. */
+async function serverMs(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ now: Date }>('SELECT now()')).rows[0]!.now.getTime();
+  } finally {
+    await client.end();
+  }
 }
 
 /** Takes `ref` once its killed holder is gone: SQLite sees the pid gone at once; PostgreSQL once the lease the dead process renewed lapses. */
@@ -378,6 +389,34 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
     const outcomes = await Promise.all(racers.map((state, i) => state.take(item(3), `wake-${i}`)));
     expect(outcomes.filter((o) => o === 'taken')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'held')).toHaveLength(7);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a host whose clock jumps hours ahead neither takes a live claim for stale nor miscounts the breaker: the server's clock rules${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel');
+    const holder = track(await PostgresChannelState.open(url, 'agent-a'));
+    const jumped = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'jumped-host', started: null } }));
+    const tight = { max: 1, windowMs: 60_000, cooldownMs: 60_000 };
+    expect(await holder.take(item(5), 'live-wake')).toBe('taken');
+    expect((await holder.admitWake(T, tight)).change).toBe('none');
+    // This host's clock (Date) jumps past the staleness limit; timers and the server's clock do not.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + CLAIM_STALE_MS + 3_600_000 });
+    try {
+      expect(await jumped.take(item(5), 'jumped-wake'), 'the holder is alive and renewing: its claim stands').toBe('held');
+      const second = await jumped.admitWake(T, tight);
+      expect(second, 'both wakes fell in one window of the server clock').toMatchObject({ change: 'tripped', wakesInWindow: 2 });
+      expect(Math.abs(second.atMs - (await serverMs(url))), 'counted at the server time').toBeLessThan(60_000);
+      await jumped.setMark(T, 'message', item(5).item);
+    } finally {
+      vi.useRealTimers();
+    }
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      const { rows } = await check.query<{ ahead: boolean }>("SELECT at::timestamptz > now() + interval '1 hour' AS ahead FROM acx_channel_marks WHERE timeline = $1", [T]);
+      expect(rows[0]!.ahead, 'the mark carries the server time').toBe(false);
+    } finally {
+      await check.end();
+    }
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`agents sharing one database keep their own marks, claims and breakers${POSTGRES_SKIP}`, async () => {

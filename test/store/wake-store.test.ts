@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { AcxError } from '../../src/core/errors.ts';
 import { PostgresWakeStore } from '../../src/store/postgres-wake-store.ts';
 import { openWakeStore } from '../../src/store/open-wake-store.ts';
@@ -309,6 +309,31 @@ describe('WakeStore on postgres: a lease is a row with an expiry its holder rene
       expect(tries).toBeGreaterThan(5);
     } finally {
       await holder.kill();
+    }
+  }, scaled(60_000));
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a host whose clock jumps hours ahead counts its wakes on the server's clock: the breaker neither forgets nor misdates them${POSTGRES_SKIP}`, async () => {
+    const url = freshDatabase();
+    const [steady, jumped] = [track(await PostgresWakeStore.open(url, { agentId: 'default' })), track(await PostgresWakeStore.open(url, { agentId: 'default' }))];
+    const breaker = { max: 2, windowMs: 60_000, cooldownMs: 60_000 };
+    expect(await steady.admit('s', undefined, breaker, other(1))).toMatchObject({ kind: 'leader', breaker: 'none' });
+    await steady.release('s', other(1));
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 8 * 3_600_000 });
+    try {
+      expect(await jumped.admit('s', { id: 'e1', text: 'its own message, routed back', own: true }, breaker, other(2))).toMatchObject({ kind: 'leader', breaker: 'none' });
+      await jumped.release('s', other(2));
+    } finally {
+      vi.useRealTimers();
+    }
+    // The third wake within one minute of the server's clock trips the breaker, whichever host counted the others.
+    expect(await steady.admit('s', undefined, breaker, other(3))).toMatchObject({ kind: 'declined', breaker: 'tripped' });
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      const { rows } = await check.query<{ ahead: boolean }>("SELECT received_at::timestamptz > now() + interval '1 hour' AS ahead FROM acx_wake_inbox WHERE event_id = 'e1'");
+      expect(rows[0]!.ahead, 'the event carries the server time').toBe(false);
+    } finally {
+      await check.end();
     }
   }, scaled(60_000));
 
