@@ -46,6 +46,14 @@ export interface ChannelState {
   take(ref: ItemRef, wake: string): Promise<ClaimOutcome>;
   /** How many times the item was taken over from a wake that did not finish it. */
   resumes(ref: ItemRef): Promise<number>;
+  /**
+   * Records which turn this wake's in-flight claims are answered in (the batch's anchor), before
+   * the turn begins. A wake that takes them over reads it back (`batchOf`): a dead wake's claims
+   * may span several of its turns, and each must be finished as the turn the journal holds.
+   */
+  fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void>;
+  /** The anchor `fixBatch` recorded for the item's claim; undefined when none was (its turn never began). */
+  batchOf(ref: ItemRef): Promise<string | undefined>;
   phase(ref: ItemRef): Promise<ClaimPhase | undefined>;
   /** Keeps this wake's in-flight claims fresh during a long turn (so they never read as stale). */
   heartbeat(refs: readonly ItemRef[], wake: string): Promise<void>;

@@ -35,6 +35,8 @@ const MIGRATIONS = [
    CREATE TABLE acx_channel_breaker_trips (
      agent_id TEXT NOT NULL, timeline TEXT NOT NULL, tripped_at_ms BIGINT NOT NULL,
      PRIMARY KEY (agent_id, timeline));`,
+  // The turn (its batch's anchor) an in-flight claim is answered in (ChannelState.fixBatch).
+  `ALTER TABLE acx_channel_claims ADD COLUMN batch TEXT;`,
 ];
 
 const TIMELINE_BREAKER: BreakerTables = { wakes: 'acx_channel_breaker_wakes', trips: 'acx_channel_breaker_trips', key: ['agent_id', 'timeline'] };
@@ -59,6 +61,7 @@ interface ClaimRow {
   phase: ClaimPhase;
   wake: string;
   resumes: number;
+  batch: string | null;
   live: boolean;
   stale: boolean;
 }
@@ -244,7 +247,7 @@ export class PostgresChannelState implements ChannelState {
     this.renewals.stop(wake);
   }
 
-  private async claimColumn<K extends 'phase' | 'resumes'>(ref: ItemRef, column: K): Promise<ClaimRow[K] | undefined> {
+  private async claimColumn<K extends 'phase' | 'resumes' | 'batch'>(ref: ItemRef, column: K): Promise<ClaimRow[K] | undefined> {
     const [row] = await this.rows<ClaimRow>(`SELECT ${column} FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4`, [ref.timeline, ref.kind, ref.item]);
     return row?.[column];
   }
@@ -255,6 +258,18 @@ export class PostgresChannelState implements ChannelState {
 
   async phase(ref: ItemRef): Promise<ClaimPhase | undefined> {
     return this.claimColumn(ref, 'phase');
+  }
+
+  async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
+    await this.rows(
+      `UPDATE acx_channel_claims SET batch = $2
+       WHERE agent_id = $1 AND wake = $3 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($4::text[], $5::text[], $6::text[]))`,
+      [anchor, wake, ...columnsOf(refs)],
+    );
+  }
+
+  async batchOf(ref: ItemRef): Promise<string | undefined> {
+    return (await this.claimColumn(ref, 'batch')) ?? undefined;
   }
 
   async heartbeat(refs: readonly ItemRef[], wake: string): Promise<void> {

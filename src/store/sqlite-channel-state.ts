@@ -18,6 +18,8 @@ const MIGRATIONS = [
   `CREATE TABLE breaker_wakes (timeline TEXT NOT NULL, at_ms INTEGER NOT NULL);
    CREATE INDEX breaker_wakes_by_timeline ON breaker_wakes(timeline, at_ms);
    CREATE TABLE breaker_trips (timeline TEXT PRIMARY KEY, tripped_at_ms INTEGER NOT NULL);`,
+  // The turn (its batch's anchor) an in-flight claim is answered in (ChannelState.fixBatch).
+  `ALTER TABLE claims ADD COLUMN batch TEXT;`,
 ];
 
 const TIMELINE_BREAKER: BreakerTables = { wakes: 'breaker_wakes', trips: 'breaker_trips', key: 'timeline' };
@@ -99,6 +101,18 @@ export class SqliteChannelState implements ChannelState {
 
   async phase(ref: ItemRef): Promise<ClaimPhase | undefined> {
     return this.claimRow(ref)?.phase;
+  }
+
+  async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
+    const statement = this.db.prepare("UPDATE claims SET batch = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
+    transaction(this.db, () => {
+      for (const ref of refs) statement.run(anchor, ref.timeline, ref.kind, ref.item, wake);
+    });
+  }
+
+  async batchOf(ref: ItemRef): Promise<string | undefined> {
+    const row = this.db.prepare('SELECT batch FROM claims WHERE timeline = ? AND kind = ? AND item = ?').get(ref.timeline, ref.kind, ref.item) as { batch: string | null } | undefined;
+    return row?.batch ?? undefined;
   }
 
   async heartbeat(refs: readonly ItemRef[], wake: string): Promise<void> {

@@ -83,11 +83,7 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
     }
     if (outcome === 'taken' || outcome === 'resumed') claimed.push({ message, resumed: outcome === 'resumed' });
   }
-  // The leading messages a dead wake had claimed are its batch: its turn (anchored on the first
-  // of them) is finished as that wake fixed it, since the journal already holds its prompt. What
-  // arrived since is a batch of its own, in a turn after it, so it is never swallowed unread.
-  const split = claimed[0]?.resumed ? claimed.findIndex((entry) => !entry.resumed) : 0;
-  const batches = (split > 0 ? [claimed.slice(0, split), claimed.slice(split)] : [claimed]).map((run) => run.map((entry) => entry.message)).filter((run) => run.length > 0);
+  const batches = await intoBatches(state, timeline, claimed);
   const turns = batches.map((batch, i): WorkTurn => ({
     kind: 'message',
     refs: batch.map((message) => ref(timeline, message)),
@@ -96,6 +92,28 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
     addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
   }));
   return { turns, settle: () => settleMarks(state, timeline, unseen, held), busy: held !== undefined };
+}
+
+/**
+ * The claimed messages as the turns that answer them. The leading messages dead wakes had claimed
+ * are finished as those wakes fixed them: a run that one turn was to answer (fixBatch recorded its
+ * anchor) stays that turn, since the journal may already hold its prompt; a dead wake's claims can
+ * span several of its turns, and merging them would settle the later ones under a turn whose
+ * prompt never showed them. What arrived since is a batch of its own, in a turn after them, so
+ * it is never swallowed unread.
+ */
+async function intoBatches(state: ChannelState, timeline: string, claimed: ReadonlyArray<{ message: Message; resumed: boolean }>): Promise<Message[][]> {
+  const leading = claimed.findIndex((entry) => !entry.resumed);
+  const resumed = claimed.slice(0, leading < 0 ? claimed.length : leading);
+  const anchors = await Promise.all(resumed.map((entry) => state.batchOf(ref(timeline, entry.message))));
+  const batches: Message[][] = [];
+  resumed.forEach((entry, i) => {
+    if (i === 0 || anchors[i] !== anchors[i - 1]) batches.push([]);
+    batches.at(-1)!.push(entry.message);
+  });
+  const fresh = claimed.slice(resumed.length).map((entry) => entry.message);
+  if (fresh.length > 0) batches.push(fresh);
+  return batches;
 }
 
 /** What is unseen on the timeline, and which of it this wake would answer (peers' messages only). */

@@ -181,6 +181,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       // A failed heartbeat is tried again at the next one, hours before the claims read as stale.
       const heartbeat = setInterval(() => void state.heartbeat(turn.refs, wakeId).catch(() => {}), HEARTBEAT_MS);
       heartbeat.unref();
+      // Before the journal holds the turn: a wake taking these claims over finishes them as this turn.
+      if (turn.kind === 'message') await state.fixBatch(turn.refs, wakeId, turn.anchor);
       let result: HarnessTurnResult;
       try {
         turnImages = [];

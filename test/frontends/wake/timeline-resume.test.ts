@@ -61,6 +61,40 @@ describe.each(stores)('resuming a timeline batch, the state on %s', { timeout: s
   });
 });
 
+describe.each(stores)('taking over a wake that died holding two batches, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
+  // Found by the chaos fleet: a wake resumed a dead wake's batch, claimed the messages that had
+  // arrived since for a turn of their own, and died too. The next wake took all of them over as
+  // one batch, finished the first turn (whose prompt showed only the first batch) and settled the
+  // rest with it: they were marked answered and never were.
+  it.skipIf(skip !== '')(`each batch is finished as its own turn: every message answered once${skip}`, async () => {
+    const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_two_batches') } : {};
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    const providerDown: ScriptFn = () => ({ error: new Error('provider down') });
+    const lapse = async () => {
+      if (!storeUrl.storeUrl) return;
+      const db = new pg.Client({ connectionString: storeUrl.storeUrl });
+      await db.connect();
+      await lapseClaims((sql, values) => db.query(sql, values), 'nova', room).finally(() => db.end());
+    };
+    await postMessage(platform, ana.token, room, 'first question');
+    const first = await wakeInProcess(platform, nova, room, { script: providerDown, holder: deadHolder(), ...storeUrl });
+    expect(first.outcome.outcome).toBe('error');
+    await lapse();
+    await postMessage(platform, ana.token, room, 'second question');
+    // The second wake resumes the first batch and claims the second for a turn after it, then dies in the first.
+    const second = await wakeInProcess(platform, nova, room, { home: first.home, script: providerDown, holder: deadHolder(), ...storeUrl });
+    expect(second.outcome.outcome).toBe('error');
+    await lapse();
+    const third = await wakeInProcess(platform, nova, room, { home: first.home, script: replyToBatch, ...storeUrl });
+    expect(third.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse()).toEqual(['first question', 'second question', 're: first question', 're: second question']);
+  });
+});
+
 describe.each(stores)('a timeline wake whose agent cannot start, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   it.skipIf(skip !== '')(`gives its claims back: the next wake of the same process takes the message at once, and failed starts never set it aside${skip}`, async () => {
     const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_start_fails') } : {};
