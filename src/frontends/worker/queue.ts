@@ -2,6 +2,7 @@ import { PgBoss, type Queue } from 'pg-boss';
 import type { WakeEvent } from '../../store/wake-store.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import { redactUrl } from '../../store/store-url.ts';
+import { waitForPostgres, type WaitForPostgresOptions } from '../../store/postgres-wait.ts';
 import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 
@@ -75,6 +76,8 @@ export interface WakeQueueSettings {
   heartbeatSeconds: number;
   /** How often this instance's supervisor looks for dead workers' jobs (pg-boss default 60 s). */
   superviseSeconds: number;
+  /** How long opening waits for a server that is down or restarting (store/postgres-wait.ts; default 5 minutes). */
+  startupWait?: WaitForPostgresOptions;
 }
 
 export const DEFAULT_QUEUE_SETTINGS: WakeQueueSettings = { retryLimit: 10, retryDelay: 1, retryDelayMax: 30, heartbeatSeconds: 10, superviseSeconds: 5 };
@@ -106,6 +109,8 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
   const throttled = createLogThrottle(logger);
   boss.on('error', (error) => throttled.log('warn', 'queue error', { error: errorMessage(error) }));
   try {
+    // Started while PostgreSQL is down or restarting: wait for it rather than exit.
+    await waitForPostgres(url, logger, settings.startupWait ?? {});
     await boss.start();
   } catch (error) {
     // Found by the chaos run: a router restarted while PostgreSQL was down said only "unexpected error".

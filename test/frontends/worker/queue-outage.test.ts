@@ -8,6 +8,7 @@ import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.t
 import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { tempDir } from '../../support/cli.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let cluster: PostgresCluster | undefined;
 beforeAll(() => {
@@ -16,14 +17,36 @@ beforeAll(() => {
 afterAll(() => cluster?.stop());
 
 describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () => {
-  it('refuses to open with what was wrong and what to do when the server is down', async () => {
+  it('refuses to open with what was wrong and what to do when the server is still down after its wait', async () => {
     const url = `postgres://acx@/chaos?host=${encodeURIComponent(join(tempDir('acx-no-pg-'), 'no-server-here'))}`;
-    const opened = openWakeQueue(url, createMemoryLogger('debug'));
+    const opened = openWakeQueue(url, createMemoryLogger('debug'), { startupWait: { maxWaitMs: 0 } });
     await expect(opened).rejects.toMatchObject({
       code: 'store-open',
       message: expect.stringMatching(/^Cannot open the wake queue in the PostgreSQL database at postgres:\/\/acx@\/chaos\?host=\S+: connect ENOENT /),
       hint: expect.stringContaining('Check that the server is up'),
     });
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`opened while the server is down (a router or worker restarted mid-outage), it waits and opens once the server is back${POSTGRES_SKIP}`, async () => {
+    const url = cluster!.createDatabase('late');
+    const logger = createMemoryLogger('debug');
+    await cluster!.halt();
+    let opened: Awaited<ReturnType<typeof openWakeQueue>> | undefined;
+    try {
+      const opening = openWakeQueue(url, logger, { startupWait: { maxWaitMs: 600_000, maxDelayMs: 200 } });
+      let failed: unknown;
+      opening.catch((error: unknown) => (failed = error));
+      await waitFor('the open says it waits', () => logger.lines.some((line) => line.startsWith('WARNING postgres not reachable yet ')) || failed !== undefined, { withinMs: 30_000 });
+      expect(failed, 'still waiting, not failed').toBeUndefined();
+      expect(logger.lines.filter((line) => line.startsWith('WARNING postgres not reachable yet ')), 'said once').toHaveLength(1);
+      await cluster!.start();
+      opened = await opening;
+      expect(logger.lines.some((line) => /^INFO postgres reachable url=\S+ waited=[\d.]+s$/.test(line))).toBe(true);
+      expect(await opened.send({ kind: 'session', agent: 'a', sessionId: 's', event: { id: 'e', text: 'hi' } } as never)).toMatch(/\S/);
+    } finally {
+      await cluster!.start().catch(() => {});
+      await opened?.close();
+    }
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`logs a few queue errors by their message and counts the rest${POSTGRES_SKIP}`, async () => {

@@ -1,0 +1,56 @@
+import pg from 'pg';
+import { errorMessage } from '../core/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { redactUrl } from './store-url.ts';
+
+/**
+ * Failures that say the server is not there yet (not started, restarting, in recovery), as opposed
+ * to answers about the request (a wrong password, no such database), which waiting never fixes.
+ */
+const NOT_THERE_YET = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', '57P03', '57P01', '57P02']);
+
+export function serverNotThereYet(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && NOT_THERE_YET.has(code)) || /Connection terminated/i.test(errorMessage(error));
+}
+
+export interface WaitForPostgresOptions {
+  /** Give up after this long (default 5 minutes); the caller's own error then says what to check. */
+  maxWaitMs?: number;
+  /** Between tries: doubled from `firstDelayMs` (default 250 ms) up to `maxDelayMs` (default 5 s). */
+  firstDelayMs?: number;
+  maxDelayMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Waits until the server at `url` accepts a connection, for a long-running process (a router, a
+ * worker) started while PostgreSQL is down or restarting: found by the chaos fleet, such a process
+ * exited at once and stayed down until someone restarted it. Says so once when it starts waiting
+ * and once when the server is back. Returns as soon as a failure is not one that waiting fixes
+ * (the caller's open then reports it), or when `maxWaitMs` has passed.
+ */
+export async function waitForPostgres(url: string, logger: Logger, options: WaitForPostgresOptions = {}): Promise<void> {
+  const deadline = Date.now() + (options.maxWaitMs ?? 300_000);
+  let delay = options.firstDelayMs ?? 250;
+  let waitedSince: number | undefined;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.end().catch(() => {});
+      if (waitedSince !== undefined) logger.info('postgres reachable', { url: redactUrl(url), waited: `${((Date.now() - waitedSince) / 1000).toFixed(1)}s` });
+      return;
+    } catch (error) {
+      await client.end().catch(() => {});
+      if (!serverNotThereYet(error) || Date.now() + delay > deadline || options.signal?.aborted) return;
+      if (waitedSince === undefined) {
+        waitedSince = Date.now();
+        logger.warn('postgres not reachable yet', { url: redactUrl(url), error: errorMessage(error), note: 'waiting for it to accept connections' });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, options.maxDelayMs ?? 5000);
+  }
+}
