@@ -50,6 +50,40 @@ export interface WorkTurn {
   attachments?: TurnAttachment[];
 }
 
+/** One gathering of a wake's work: its turns in order, how each kind's mark settles after them, and whether a live wake holds some of it. */
+export interface GatheredWork {
+  work: WorkTurn[];
+  settleKinds: Array<() => Promise<void>>;
+  busy: boolean;
+}
+
+/**
+ * What a wake answers now, in order: the unseen messages as one batch, then each unseen asset,
+ * webhook event and activated task in a turn of its own. A kind with nothing to answer settles
+ * its mark at once (its unseen items were the agent's own).
+ */
+export async function gatherWork(options: TimelineWorkOptions, me: Actor, room: Timeline, wakeId: string): Promise<GatheredWork> {
+  const work: WorkTurn[] = [];
+  const settleKinds: Array<() => Promise<void>> = [];
+  let busy = false;
+  const messages = await messageWork(options, me, room, wakeId);
+  work.push(...messages.turns);
+  if (messages.turns.length === 0) await messages.settle();
+  else settleKinds.push(messages.settle);
+  busy ||= messages.busy;
+  for (const kind of ['asset', 'webhook_event'] as const) {
+    const items = await singleItemWork(options, me, kind, wakeId);
+    work.push(...items.turns);
+    busy ||= items.busy;
+    if (items.turns.length === 0) await items.settle();
+    else settleKinds.push(items.settle);
+  }
+  const tasks = await taskWork(options, wakeId);
+  work.push(...tasks.turns);
+  busy ||= tasks.busy;
+  return { work, settleKinds, busy };
+}
+
 /** The unseen messages as one batch (two when a dead wake's batch is finished first), and how to settle their mark afterwards. */
 export async function messageWork(options: TimelineWorkOptions, me: Actor, room: Timeline, wakeId: string): Promise<{ turns: WorkTurn[]; settle: () => Promise<void>; busy: boolean }> {
   const { state, timeline } = options;

@@ -15,7 +15,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
 import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
-import { messageWork, singleItemWork, taskWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
+import { gatherWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -102,27 +102,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
     model: options.model?.modelId,
   });
 
-  // What this wake answers, in order: the unseen messages as one batch, then each unseen asset,
-  // webhook event and activated task in a turn of its own. Each kind settles after its turns.
-  const work: WorkTurn[] = [];
-  const settleKinds: Array<() => Promise<void>> = [];
-  let busy = false;
-  const messages = await messageWork(options, me, room, wakeId);
-  work.push(...messages.turns);
-  if (messages.turns.length === 0) await messages.settle();
-  settleKinds.push(messages.settle);
-  busy ||= messages.busy;
-  for (const kind of ['asset', 'webhook_event'] as const) {
-    const items = await singleItemWork(options, me, kind, wakeId);
-    work.push(...items.turns);
-    busy ||= items.busy;
-    if (items.turns.length === 0) await items.settle();
-    else settleKinds.push(items.settle);
-  }
-  const tasks = await taskWork(options, wakeId);
-  work.push(...tasks.turns);
-  busy ||= tasks.busy;
-
+  // What this wake answers (timeline-work.ts gatherWork); each kind settles after its turns.
+  let { work, settleKinds, busy } = await gatherWork(options, me, room, wakeId);
   if (work.length === 0) {
     if (busy && breaker?.passed) await breaker.retract();
     logger.info('wake end', { ...bookend, outcome: busy ? 'busy' : 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
@@ -162,7 +143,9 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   }
   let posted = 0;
   let steps = 0;
+  let turns = 0;
   let last: HarnessTurnResult | undefined;
+  let lastAnchor = work[0]!.anchor;
   let resumed = false;
   // Aborted if this wake's claims lapse mid-wake (PostgreSQL: not renewed within the lease TTL):
   // another wake may be running the same turn, so this one stops rather than do it all twice.
@@ -170,71 +153,81 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const onApprovalRequest = refuseUnattended(logger, { subject: 'a wake', remedy: WAKE_APPROVAL_REMEDY, permissionMode: options.permissionMode, fields: bookend });
   try {
     const session = await prepared.agent.createSession({ sessionId: `timeline:${timeline}` });
-    for (const turn of work) {
-      anchor = turn.anchor;
-      stopIfClaimsLost(claimsLost, turn, logger, bookend);
-      if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
-        await setAside(options, session, turn, wakeId, bookend);
-        continue;
-      }
-      // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
-      // A failed heartbeat is tried again at the next one, hours before the claims read as stale.
-      const heartbeat = setInterval(() => void state.heartbeat(turn.refs, wakeId).catch(() => {}), HEARTBEAT_MS);
-      heartbeat.unref();
-      // Before the journal holds the turn: a wake taking these claims over finishes them as this turn.
-      if (turn.kind === 'message') await state.fixBatch(turn.refs, wakeId, turn.anchor);
-      let result: HarnessTurnResult;
-      try {
-        turnImages = [];
-        result = await prepared.agent.generate({
-          session,
-          prompt: turn.prompt,
-          turnId: timelineTurnId(timeline, turn.anchor),
-          addressed: turn.addressed,
-          ...(turn.attachments ? { attachments: turn.attachments } : {}),
-          onApprovalRequest,
-          abortSignal: claimsLost,
-          onStepFinish: (step) => {
-            for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
-          },
-        });
-      } catch (error) {
+    // Rounds: what arrived while this wake worked is answered by it too, before it ends (its
+    // deliveries, waiting on this wake's claims, would otherwise be put off until it had), up to
+    // MAX_ROUNDS gatherings so one wake never runs unbounded under steady traffic.
+    for (let round = 1; ; round++) {
+      for (const turn of work) {
+        anchor = turn.anchor;
         stopIfClaimsLost(claimsLost, turn, logger, bookend);
-        if ((error as { code?: string }).code !== 'turn-compacted') throw error;
-        // Nothing is left to continue it from, and re-running it blind could repeat its effects:
-        // the items are given up for good, and the wake goes on with the rest of its work (failing
-        // it would only make the router retry a wake that skips them anyway).
-        warnUnsettled(await state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished'), turn, logger, bookend);
+        if ((await Promise.all(turn.refs.map((item) => state.resumes(item)))).some((resumes) => resumes > STALL_AFTER_FAILED_RESUMES)) {
+          await setAside(options, session, turn, wakeId, bookend);
+          continue;
+        }
+        // A long turn keeps its claims fresh, so no other wake ever reads them as stale.
+        // A failed heartbeat is tried again at the next one, hours before the claims read as stale.
+        const heartbeat = setInterval(() => void state.heartbeat(turn.refs, wakeId).catch(() => {}), HEARTBEAT_MS);
+        heartbeat.unref();
+        // Before the journal holds the turn: a wake taking these claims over finishes them as this turn.
+        if (turn.kind === 'message') await state.fixBatch(turn.refs, wakeId, turn.anchor);
+        let result: HarnessTurnResult;
+        try {
+          turnImages = [];
+          result = await prepared.agent.generate({
+            session,
+            prompt: turn.prompt,
+            turnId: timelineTurnId(timeline, turn.anchor),
+            addressed: turn.addressed,
+            ...(turn.attachments ? { attachments: turn.attachments } : {}),
+            onApprovalRequest,
+            abortSignal: claimsLost,
+            onStepFinish: (step) => {
+              for (const { toolName, output } of step.toolResults) turnImages.push(...imagesIn(output, toolName));
+            },
+          });
+        } catch (error) {
+          stopIfClaimsLost(claimsLost, turn, logger, bookend);
+          if ((error as { code?: string }).code !== 'turn-compacted') throw error;
+          // Nothing is left to continue it from, and re-running it blind could repeat its effects:
+          // the items are given up for good, and the wake goes on with the rest of its work (failing
+          // it would only make the router retry a wake that skips them anyway).
+          warnUnsettled(await state.abandon(turn.refs, wakeId, 'its turn was compacted away before it finished'), turn, logger, bookend);
+          await turn.after?.();
+          logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
+          continue;
+        } finally {
+          clearInterval(heartbeat);
+        }
+        // A turn still waiting on a call has not answered its items: they stay claimed in flight,
+        // and the wake fails so the next one resumes the turn. Never an item handled mid-call.
+        const waiting = [...result.pendingApprovals, ...result.pendingToolCalls].map((call) => call.toolName);
+        if (waiting.length > 0) throw new AcxError('turn-suspended', `the turn ended waiting on ${waiting.join(', ')}, so its items are not answered`);
+        const posts = logPosts(result, logger, bookend);
+        if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
+        warnUnsettled(await state.commit(turn.refs, wakeId), turn, logger, bookend);
         await turn.after?.();
-        logger.error('items abandoned', { ...bookend, kind: turn.kind, items: turn.refs.map((r) => r.item).join(','), reason: 'turn-compacted' });
-        continue;
-      } finally {
-        clearInterval(heartbeat);
+        posted += posts;
+        steps += result.stepCount;
+        turns += 1;
+        resumed ||= result.resumed;
+        last = result;
+        lastAnchor = turn.anchor;
       }
-      // A turn still waiting on a call has not answered its items: they stay claimed in flight,
-      // and the wake fails so the next one resumes the turn. Never an item handled mid-call.
-      const waiting = [...result.pendingApprovals, ...result.pendingToolCalls].map((call) => call.toolName);
-      if (waiting.length > 0) throw new AcxError('turn-suspended', `the turn ended waiting on ${waiting.join(', ')}, so its items are not answered`);
-      const posts = logPosts(result, logger, bookend);
-      if (result.unspoken) logger.info('unspoken', { ...bookend, kind: turn.kind, text: result.unspoken });
-      warnUnsettled(await state.commit(turn.refs, wakeId), turn, logger, bookend);
-      await turn.after?.();
-      posted += posts;
-      steps += result.stepCount;
-      resumed ||= result.resumed;
-      last = result;
+      for (const settle of settleKinds) await settle();
+      if (round >= MAX_ROUNDS) break;
+      ({ work, settleKinds } = await gatherWork(options, me, room, wakeId));
+      if (work.length === 0) break;
     }
-    for (const settle of settleKinds) await settle();
     logger.info('wake end', {
       ...bookend,
       outcome: 'answered',
       posted,
-      turns: work.length,
-      steps: `${steps}/${(prepared.maxSteps ?? 0) * work.length || '?'}`,
+      turns,
+      steps: `${steps}/${(prepared.maxSteps ?? 0) * turns || '?'}`,
       resumed,
       duration: seconds(started),
     });
-    return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, work.at(-1)!.anchor), result: last! };
+    return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, lastAnchor), result: last! };
   } catch (error) {
     if (claimsLost.aborted) {
       // Not this wake's failure: the claims lapsed, and the wake that took them over answers the items.
@@ -336,6 +329,9 @@ async function platformBrief(client: BaseCradleClient, onboard: boolean, logger:
 }
 
 const HEARTBEAT_MS = 5 * 60_000;
+
+/** How many times one wake gathers work (the first and what arrived meanwhile) before it ends. */
+const MAX_ROUNDS = 5;
 
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(2)}s`;
 
