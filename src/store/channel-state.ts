@@ -71,6 +71,13 @@ export interface ChannelState {
    */
   giveBack(refs: readonly ItemRef[], wake: string): Promise<void>;
   /**
+   * Lets go of claims wake `wake` worked on and could not finish (its turn failed or was
+   * interrupted): they stay in flight, their resume count as it is, but no longer held, so the
+   * next wake resumes them at once, even in this same long-lived process (a worker), where the
+   * holder is alive and (PostgreSQL) would otherwise keep renewing them.
+   */
+  letGo(refs: readonly ItemRef[], wake: string): Promise<void>;
+  /**
    * Aborted once the store finds that wake `wake` has lost its in-flight claims (PostgreSQL: a
    * lease not renewed within its TTL, so another wake may be running the same turn); the reason
    * names the items. Never aborted on SQLite, where a live holder's claim is never taken.

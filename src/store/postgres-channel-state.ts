@@ -260,6 +260,16 @@ export class PostgresChannelState implements ChannelState {
     return this.claimColumn(ref, 'phase');
   }
 
+  async letGo(refs: readonly ItemRef[], wake: string): Promise<void> {
+    // Renewals stop first; should the update fail (the server down), the claims lapse unrenewed.
+    this.settled(refs, wake);
+    await this.rows(
+      `UPDATE acx_channel_claims SET expires_at = now()
+       WHERE agent_id = $1 AND wake = $2 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))`,
+      [wake, ...columnsOf(refs)],
+    );
+  }
+
   async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
     await this.rows(
       `UPDATE acx_channel_claims SET batch = $2

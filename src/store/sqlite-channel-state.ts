@@ -103,6 +103,14 @@ export class SqliteChannelState implements ChannelState {
     return this.claimRow(ref)?.phase;
   }
 
+  async letGo(refs: readonly ItemRef[], wake: string): Promise<void> {
+    // Its time set to the epoch, the claim reads as stale (CLAIM_STALE_MS), whoever holds it.
+    const statement = this.db.prepare("UPDATE claims SET at = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
+    transaction(this.db, () => {
+      for (const ref of refs) statement.run(new Date(0).toISOString(), ref.timeline, ref.kind, ref.item, wake);
+    });
+  }
+
   async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
     const statement = this.db.prepare("UPDATE claims SET batch = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
     transaction(this.db, () => {

@@ -56,6 +56,8 @@ export interface InProcessWake {
   vision?: boolean;
   /** The platform's address as the wake's client reaches it (a proxy in front of it); default the platform's own. */
   via?: string;
+  /** A channel state the caller keeps open across wakes, as a worker does (not closed here). */
+  state?: ChannelState;
 }
 
 /**
@@ -73,9 +75,11 @@ export async function wakeInProcess(
   const home = options.home ?? mkdtempSync(join(tmpdir(), 'acx-tl-wake-'));
   const model = scriptedModel(options.script ?? replyOnce);
   const logger = createMemoryLogger('debug');
-  const state: ChannelState = options.storeUrl
-    ? await PostgresChannelState.open(options.storeUrl, 'nova', { leaseTtlMs: STATE_LEASE_TTL_MS })
-    : new SqliteChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {});
+  const state: ChannelState =
+    options.state ??
+    (options.storeUrl
+      ? await PostgresChannelState.open(options.storeUrl, 'nova', { leaseTtlMs: STATE_LEASE_TTL_MS })
+      : new SqliteChannelState(join(home, 'channel.db'), options.holder ? { holder: options.holder } : {}));
   try {
     const outcome = await wakeOnTimeline({
       client: new BaseCradleClient({ env: {}, baseUrl: options.via ?? platform.url, token: agent.token }),
@@ -94,6 +98,6 @@ export async function wakeInProcess(
     }).catch((error: unknown) => ({ outcome: 'error' as const, error }));
     return { outcome, model, logger, home };
   } finally {
-    await state.close();
+    if (!options.state) await state.close();
   }
 }

@@ -234,7 +234,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       logger.warn('wake end', { ...bookend, outcome: 'lease-lost', posted, reason: errorMessage(claimsLost.reason), note: 'the wake that took the claims over answers the items', duration: seconds(started) });
       return { outcome: 'lease-lost', posted };
     }
-    // The claims stay in flight: the next wake resumes the turn from the journal.
+    // The claims stay in flight, let go of: the next wake resumes the turn from the journal.
+    await state.letGo(work.flatMap((turn) => turn.refs), wakeId).catch((failure: unknown) => logger.warn('claims not let go', { ...bookend, error: errorMessage(failure), note: 'they are resumed once they lapse' }));
     logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
     throw error;
   } finally {

@@ -4,9 +4,14 @@
 // never swallowed by the resumed turn, whose prompt the journal already holds. With the channel
 // state in channel.db (the dead wake's pid is gone) and on PostgreSQL (its claims' lease lapsed).
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseCradleClient } from '../../../src/channel/client.ts';
+import { PostgresChannelState } from '../../../src/store/postgres-channel-state.ts';
+import { SqliteChannelState } from '../../../src/store/sqlite-channel-state.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { lastUserText, type ScriptFn } from '../../support/scripted-model.ts';
 import { lapseClaims } from '../../support/lease-taker.ts';
@@ -92,6 +97,35 @@ describe.each(stores)('taking over a wake that died holding two batches, the sta
     const said: string[] = [];
     for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
     expect(said.reverse()).toEqual(['first question', 'second question', 're: first question', 're: second question']);
+  });
+});
+
+describe.each(stores)('a wake that failed in a process that lives on (a worker), the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
+  // Found by the chaos fleet: a worker's wake failed (PostgreSQL went away mid-turn); the worker
+  // kept renewing its claims, so every later delivery for the timeline found it busy and was put
+  // off, 15 s, 30 s, … 240 s, while nothing worked on it.
+  it.skipIf(skip !== '')(`lets go of its claims: the next wake of the same process resumes the turn at once${skip}`, async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, 'are you there?');
+    const home = mkdtempSync(join(tmpdir(), 'acx-tl-worker-'));
+    // One state for both wakes, as a worker keeps one open; PostgreSQL claims last 10 minutes unrenewed here.
+    const state =
+      name === 'postgres'
+        ? await PostgresChannelState.open(postgres.database('timeline_worker'), 'nova', { leaseTtlMs: 600_000 })
+        : new SqliteChannelState(join(home, 'channel.db'));
+    try {
+      const failed = await wakeInProcess(platform, nova, room, { home, state, script: () => ({ error: new Error('provider down') }) });
+      expect(failed.outcome.outcome).toBe('error');
+      const next = await wakeInProcess(platform, nova, room, { home, state, script: replyToBatch });
+      expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1, result: { resumed: true } });
+      const said: string[] = [];
+      for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+      expect(said.reverse()).toEqual(['are you there?', 're: are you there?']);
+    } finally {
+      await state.close();
+    }
   });
 });
 
