@@ -25,10 +25,21 @@ const now = () => new Date().toISOString();
 const APPEND_AT_SEQ = 'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)';
 const SETTLE_STEP = "UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2";
 
+/**
+ * An engine step's commit, the writes it holds in this order: the previous step's tool message,
+ * its settlement, the new assistant message (persistence.ts: commit). As one statement: the
+ * settlement and the two messages touch different tables, so running them in one snapshot
+ * changes nothing they do.
+ */
+const STEP_COMMIT =
+  "WITH settled AS (UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $7 AND step = $8) " +
+  'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6), ($agent, $9, $10, $11, $12, $13, $14)';
+
 /** The writes every engine step makes (its messages and its settlement), prepared on each connection. */
 const PREPARED_WRITES = new Map<string, PreparedWrite>([
   [APPEND_AT_SEQ, { name: 'acx_append_at_seq', arity: 6 }],
   [SETTLE_STEP, { name: 'acx_settle_step', arity: 2 }],
+  [STEP_COMMIT, { name: 'acx_step_commit', arity: 14, fuses: [APPEND_AT_SEQ, SETTLE_STEP, APPEND_AT_SEQ] }],
 ]);
 
 export interface PostgresJournalOptions {

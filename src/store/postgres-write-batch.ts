@@ -21,6 +21,12 @@ import { agentScoped } from './postgres-sql.ts';
 export interface PreparedWrite {
   name: string;
   arity: number;
+  /**
+   * The writes this one statement stands for, in order: a transaction that holds exactly these
+   * sends one EXECUTE of it, their values in turn, instead of one statement each. The server
+   * then runs one statement (one plan, one executor start, one reply) where it would run several.
+   */
+  fuses?: readonly string[];
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -33,7 +39,13 @@ type Queryable = pg.Pool | pg.PoolClient;
 interface Batch {
   client: pg.PoolClient;
   begun: boolean;
-  held: string[];
+  held: Held[];
+}
+
+/** A held write: the statement as the store wrote it, and its values (the agent's not among them). */
+interface Held {
+  sql: string;
+  values: readonly unknown[];
 }
 
 /**
@@ -67,6 +79,8 @@ export class PostgresWriteBatches {
   private readonly prepared = new WeakSet<pg.PoolClient>();
   /** The PREPAREs for the prepared writes, sent once on each new connection before its first transaction. */
   private readonly prepareAll: string;
+  /** The prepared writes that stand for several (PreparedWrite.fuses). */
+  private readonly fusions: Array<PreparedWrite & { fuses: readonly string[] }>;
 
   /**
    * `preparedWrites` maps each hot statement (as the store writes it, with `$agent`) to its
@@ -85,6 +99,7 @@ export class PostgresWriteBatches {
     this.prepareAll = [...preparedWrites]
       .map(([sql, { name, arity }]) => `PREPARE ${name} AS ${agentScoped(sql, new Array(arity), '')[0]}`)
       .join(';\n');
+    this.fusions = [...preparedWrites.values()].filter((write): write is PreparedWrite & { fuses: readonly string[] } => write.fuses !== undefined);
   }
 
   /** Where a statement that must be answered now goes: the open transaction's connection (after its held writes), or the pool. */
@@ -113,13 +128,22 @@ export class PostgresWriteBatches {
       await this.run(sql, values);
       return;
     }
-    const prepared = this.preparedWrites.get(sql);
-    // A prepared write binds the agent last (see the constructor), so its values are written out in order.
-    batch.held.push(
-      prepared
-        ? `EXECUTE ${prepared.name}(${[...values, this.agentId].map((value, i) => literal(value, i + 1)).join(', ')})`
-        : withLiterals(...agentScoped(sql, values, this.agentId)),
-    );
+    batch.held.push({ sql, values });
+  }
+
+  /** The held writes as statements: one EXECUTE of a prepared write that fuses them all, or one statement each. */
+  private statementsOf(held: readonly Held[]): string[] {
+    const fused = this.fusions.find((fusion) => fusion.fuses.length === held.length && fusion.fuses.every((sql, i) => held[i]!.sql === sql));
+    if (fused) return [this.execute(fused, held.flatMap((write) => write.values))];
+    return held.map(({ sql, values }) => {
+      const prepared = this.preparedWrites.get(sql);
+      return prepared ? this.execute(prepared, values) : withLiterals(...agentScoped(sql, values, this.agentId));
+    });
+  }
+
+  /** An EXECUTE of a prepared write: it binds the agent last (see the constructor), so its values are written out in order. */
+  private execute(prepared: PreparedWrite, values: readonly unknown[]): string {
+    return `EXECUTE ${prepared.name}(${[...values, this.agentId].map((value, i) => literal(value, i + 1)).join(', ')})`;
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -146,7 +170,8 @@ export class PostgresWriteBatches {
   private async flush(batch: Batch, end?: 'COMMIT'): Promise<void> {
     const first = !batch.begun;
     const whole = end !== undefined && first;
-    const statements = whole ? batch.held : [...(first ? ['BEGIN'] : []), ...batch.held, ...(end ? [end] : [])];
+    const held = this.statementsOf(batch.held);
+    const statements = whole ? held : [...(first ? ['BEGIN'] : []), ...held, ...(end ? [end] : [])];
     batch.begun ||= !whole;
     batch.held = [];
     if (statements.length === 0) return;
