@@ -9,16 +9,16 @@
  *   anchor: generateText({ model, tools, stopWhen: isStepCount(toolSteps + 1) }) from 'ai'
  * plus, for reading only, the SDK's streamText loop (what a turn costs when every call streams, as
  * acx's stream() does). Runs alternate; medians of per-step µs are compared.
- * Goal: acx/anchor at most 1.5x (aim: under 1.0x) on the SQLite journal; at most 2x on the
- * PostgreSQL journal (issue 14: every step commits over a round trip to the server). No thresholds
- * fail anything: PASS/FAIL is printed for the reader.
+ * Goal: acx/anchor at most 1.5x (aim: under 1.0x) on the SQLite journal; on the PostgreSQL journal
+ * (every step commits over a round trip to the server) at most 1.2x on a quiet machine, 2x on a
+ * loaded one (issue 31, item 3). No thresholds fail anything: PASS/FAIL is printed for the reader.
  *
  * Then a breakdown of where acx's step time goes, from an instrumented pass (journal methods
  * timed, engine checkpoints as segment marks) and an in-process CPU profile (bottom-up, charged
  * to the innermost acx/SDK frame). The profile is also written as a .cpuprofile file for DevTools.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateText, isStepCount, streamText, tool as sdkTool } from 'ai';
@@ -28,6 +28,7 @@ import type { Checkpoint } from '../src/engine/engine.ts';
 import { fromLanguageModel } from '../src/model/providers.ts';
 import { Journal } from '../src/store/journal.ts';
 import { profile, summarize, type CpuProfileNode } from './support/cpu-profile.ts';
+import { postgresServerCpu } from './support/postgres-server-cpu.ts';
 import { LOOP_TOOL, LOOP_TOOL_INPUT, loopModel, loopTool } from './support/loop-model.ts';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -64,8 +65,11 @@ const acxStreamModel = loopModel(TOOL_STEPS);
 // ACX_BENCH_STORE=postgres://...: the acx rows run on the PostgreSQL journal instead (one fresh
 // database; the same anchor in the same run).
 const STORE = process.env.ACX_BENCH_STORE || undefined;
-const GOAL = STORE ? 2.0 : 1.5;
+const GOAL = STORE ? 1.2 : 1.5;
+const LOADED_GOAL = 2.0; // PostgreSQL only: what a loaded machine must still meet
 const AIM: number | undefined = STORE ? undefined : 1.0;
+// The server's CPU per acx step, when it runs on this machine (with-postgres.ts's cluster does).
+const serverCpu = STORE ? await postgresServerCpu(STORE) : undefined;
 
 function newAgent(model: ReturnType<typeof loopModel>, dir: string, checkpoint?: (event: Checkpoint) => void) {
   const harness = createEngineHarness({
@@ -137,6 +141,7 @@ async function runStreamText(): Promise<number> {
   return ms;
 }
 
+const loadNow = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -149,12 +154,15 @@ const us = (x: number) => `${x.toFixed(1).padStart(7)} µs`;
 // Wall time is what a user waits; CPU time (user + system of this process) is what the code costs
 // and is far less disturbed by other load on the machine. Both are reported; each round's acx run
 // is also divided by the anchor run next to it (paired ratio), which cancels slow drift.
-type Sample = { wall: number; cpu: number };
-async function measure(run: () => Promise<number>): Promise<Sample> {
+type Sample = { wall: number; cpu: number; server?: number };
+async function measure(run: () => Promise<number>, server?: () => number): Promise<Sample> {
+  const server0 = server?.();
   const cpu0 = process.cpuUsage();
   const wall = await run();
   const cpu = process.cpuUsage(cpu0);
-  return { wall: perStepUs(wall), cpu: perStepUs((cpu.user + cpu.system) / 1000) };
+  const sample: Sample = { wall: perStepUs(wall), cpu: perStepUs((cpu.user + cpu.system) / 1000) };
+  if (server && server0 !== undefined) sample.server = perStepUs(server() - server0);
+  return sample;
 }
 const benchStart = performance.now();
 for (let i = 0; i < WARMUP; i++) {
@@ -174,19 +182,19 @@ for (let round = 0; round < ROUNDS; round++) {
   // Rotate who goes first so drift and GC debt are shared out evenly.
   for (let k = 0; k < order.length; k++) {
     const [name, run] = order[(round + k) % order.length]!;
-    samples[name].push(await measure(() => run()));
+    samples[name].push(await measure(() => run(), name === 'acx' ? serverCpu : undefined));
   }
 }
 if (process.env.BENCH_DEBUG) console.log(JSON.stringify(samples, (_, v) => (typeof v === 'number' ? Math.round(v) : v)));
-const stat = (name: keyof typeof samples, key: keyof Sample) => median(samples[name].map((s) => s[key]));
-const paired = (key: keyof Sample) => median(samples.acx.map((s, i) => s[key] / samples.generateText[i]![key]));
+const stat = (name: keyof typeof samples, key: keyof Sample) => median(samples[name].map((s) => s[key] ?? 0));
+const paired = (key: 'wall' | 'cpu') => median(samples.acx.map((s, i) => s[key] / samples.generateText[i]![key]));
 const acxUs = stat('acx', 'wall');
 const anchorUs = stat('generateText', 'wall');
 const streamUs = stat('streamText', 'wall');
 const ratio = acxUs / anchorUs;
 const cpuRatio = stat('acx', 'cpu') / stat('generateText', 'cpu');
 const verdict = (r: number) => `${r <= GOAL ? 'PASS' : 'FAIL'}${AIM !== undefined && r < AIM ? ' (aim met)' : ''}`;
-const goal = `goal <= ${GOAL}x${AIM !== undefined ? `, aim < ${AIM}x` : ' (issue 14)'}`;
+const goal = `goal <= ${GOAL}x${AIM !== undefined ? `, aim < ${AIM}x` : ' quiet (issue 31)'}`;
 const spread = (name: keyof typeof samples) => {
   const walls = samples[name].map((s) => s.wall);
   return `min ${Math.min(...walls).toFixed(0)}, max ${Math.max(...walls).toFixed(0)}`;
@@ -204,7 +212,12 @@ for (const [label, name] of [
   console.log(`  ${label.padEnd(32)} ${us(stat(name, 'wall'))} ${us(stat(name, 'cpu'))}    (${spread(name)})`);
 }
 console.log(`  ratio acx / generateText, wall:  ${ratio.toFixed(2)}x (paired median ${paired('wall').toFixed(2)}x)   ${goal}: ${verdict(ratio)}`);
+if (STORE) console.log(`  the same wall ratio against the loaded-machine goal <= ${LOADED_GOAL}x: ${ratio <= LOADED_GOAL ? 'PASS' : 'FAIL'}   (machine load ${loadNow()})`);
 console.log(`  ratio acx / generateText, CPU:   ${cpuRatio.toFixed(2)}x (paired median ${paired('cpu').toFixed(2)}x)   ${verdict(cpuRatio)}`);
+if (STORE && serverCpu) {
+  const withServer = median(samples.acx.map((s) => s.cpu + (s.server ?? 0)));
+  console.log(`  PostgreSQL server CPU per acx step: ${us(stat('acx', 'server')).trim()}; acx + server CPU / generateText CPU: ${(withServer / stat('generateText', 'cpu')).toFixed(2)}x   (for reading: what a step costs both processes, which other load disturbs least)`);
+}
 console.log(`  ratio acx / streamText, wall:    ${(acxUs / streamUs).toFixed(2)}x   (for reading: the AI SDK's own loop when it streams)`);
 console.log(`  ratio acx stream() / streamText, wall: ${(stat('acxStream', 'wall') / streamUs).toFixed(2)}x, CPU: ${(stat('acxStream', 'cpu') / stat('streamText', 'cpu')).toFixed(2)}x   (for reading: both stream every call)`);
 console.log(`  turn time (wall): acx ${((acxUs * STEPS) / 1000).toFixed(1)} ms, generateText ${((anchorUs * STEPS) / 1000).toFixed(1)} ms`);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { checkPostgres, migratePostgres } from '../store/postgres-journal.ts';
+import { checkPostgres, migratePostgres } from '../store/postgres-migrations.ts';
 import { nearestKeys, validateKeyPrefix, validateMemoryKey } from './keys.ts';
 import { MemoryInputError } from './keys.ts';
 import { queryTerms, type QueryTerm } from './query.ts';

@@ -4,8 +4,8 @@ import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type 
 import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind } from './channel-state.ts';
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
-import { checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
-import { SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
+import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
+import { inTransaction, SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
 import { openPostgresPool } from './postgres-pool.ts';
 
 /**

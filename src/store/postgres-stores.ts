@@ -1,5 +1,6 @@
 import type { JournalStore } from './journal-store.ts';
-import { DEFAULT_AGENT_ID, PostgresJournalStore } from './postgres-journal.ts';
+import { PostgresJournalStore } from './postgres-journal.ts';
+import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { PostgresWakeStore } from './postgres-wake-store.ts';
 import type { WakeStore } from './wake-store.ts';
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { agentScoped, checkPostgres, inTransaction, migratePostgres } from './postgres-journal.ts';
+import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
+import { agentScoped, inTransaction } from './postgres-sql.ts';
 import { openPostgresPool } from './postgres-pool.ts';
 import type { TurnStreamInfo, TurnStreamKey, TurnStreamPart, TurnStreamStore } from './turn-streams.ts';
 

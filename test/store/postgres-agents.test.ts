@@ -107,8 +107,8 @@ describe('agents sharing one PostgreSQL store', () => {
     // The schema as the first acx on PostgreSQL left it (migration 1 of each store), with a session in it.
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      const { migratePostgres } = await import('../../src/store/postgres-journal.ts');
-      const { JOURNAL_MIGRATIONS } = await import('../../src/store/postgres-journal.ts');
+      const { migratePostgres } = await import('../../src/store/postgres-migrations.ts');
+      const { JOURNAL_MIGRATIONS } = await import('../../src/store/postgres-journal-schema.ts');
       const { WAKE_MIGRATIONS } = await import('../../src/store/postgres-wake-store.ts');
       await migratePostgres(pool, JOURNAL_MIGRATIONS.slice(0, 2), 'acx_journal_migrations');
       await migratePostgres(pool, WAKE_MIGRATIONS.slice(0, 1), 'acx_wake_migrations');

@@ -32,10 +32,12 @@ async function openStore(maxConnections?: number): Promise<{ store: PostgresJour
 const tool = { role: 'tool' as const, content: [] };
 
 describe('the PostgreSQL journal on the wire', () => {
-  it.skipIf(POSTGRES_SKIP !== '')(`commits a step (settlement + next assistant message) as one query, with no BEGIN/COMMIT of its own${POSTGRES_SKIP}`, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`commits a step (settlement + next assistant message) as one statement, with no BEGIN/COMMIT of its own${POSTGRES_SKIP}`, async () => {
     const { store, sent } = await openStore();
     await store.ensureSession('s');
     await store.transaction(() => store.startTurn('t', 's'));
+    const call = { turnId: 't', step: 1, callId: 'c1', ordinal: 0, toolName: 'write', input: { path: 'a' } };
+    await store.recordCallResult(call, { type: 'text', value: 'full result' });
     sent.length = 0;
     await store.transaction(async () => {
       await store.appendMessage('s', 't', 'tool', tool, 1);
@@ -43,11 +45,37 @@ describe('the PostgreSQL journal on the wire', () => {
       await store.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'next' }, 2);
     });
     expect(sent).toHaveLength(1);
-    expect(sent[0]).not.toMatch(/\b(BEGIN|COMMIT)\b/);
-    expect(sent[0], 'the hot writes go out as EXECUTEs of what the connection prepared').toMatch(/^EXECUTE acx_append_at_seq\(/);
-    expect((await store.messages('s')).map((m) => [m.seq, m.kind])).toEqual([
-      [1, 'tool'],
-      [2, 'assistant'],
+    expect(sent[0], 'the three writes go out as one EXECUTE of the statement prepared for them').toMatch(/^EXECUTE acx_step_commit\([^;]*\)$/);
+    expect((await store.messages('s')).map((m) => [m.seq, m.turnId, m.kind, m.message])).toEqual([
+      [1, 't', 'tool', tool],
+      [2, 't', 'assistant', { role: 'assistant', content: 'next' }],
+    ]);
+    expect((await store.calls('t', 1)).map((c) => [c.callId, c.status, c.result])).toEqual([['c1', 'settled', null]]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`commits writes of any other shape one statement each, in the order they were made${POSTGRES_SKIP}`, async () => {
+    const { store, sent } = await openStore();
+    await store.ensureSession('s');
+    await store.transaction(() => store.startTurn('t', 's'));
+    await store.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'long arguments' }, 1);
+    sent.length = 0;
+    await store.transaction(async () => {
+      await store.replaceMessage('s', 1, { role: 'assistant', content: 'capped arguments' });
+      await store.appendMessage('s', 't', 'tool', tool, 2);
+      await store.settleStep('t', 1);
+      await store.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'next' }, 3);
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.split(';\n').map((statement) => statement.split(/[ (]/, 2).join(' '))).toEqual([
+      'UPDATE acx_messages',
+      'EXECUTE acx_append_at_seq',
+      'EXECUTE acx_settle_step',
+      'EXECUTE acx_append_at_seq',
+    ]);
+    expect((await store.messages('s')).map((m) => [m.seq, m.message])).toEqual([
+      [1, { role: 'assistant', content: 'capped arguments' }],
+      [2, tool],
+      [3, { role: 'assistant', content: 'next' }],
     ]);
   });
 
