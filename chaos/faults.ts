@@ -21,6 +21,7 @@ export const FAULT_KINDS = [
   'model-stall',
   'mcp-die-mid-call',
   'mcp-slow-start',
+  'clock-jump',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -35,6 +36,8 @@ export interface FaultRecord {
 
 /** The longest a PostgreSQL outage lasts: longer than a worker's heartbeat lease (10 s). */
 const OUTAGE_MS = 14_000;
+/** How long a worker's clock stays jumped before it is stepped back. */
+const CLOCK_JUMP_MS = 20_000;
 /** How long a fault whose end the run cannot see (a model or MCP failure) is counted as in effect. */
 const BLIP_MS = 5_000;
 
@@ -117,6 +120,21 @@ function injection(kind: FaultKind, fleet: ChaosFleet, random: Random): Injectio
           return 'the next call performs its effect, then the server exits before answering';
         },
       };
+    case 'clock-jump': {
+      // Past the channel state's staleness limit (6 h) at times: a host that read times with its
+      // own clock would take live claims for stale ones.
+      const [name, clock] = random.pick([...fleet.clocks]);
+      return {
+        target: `${name} clock`,
+        async run() {
+          const hours = Math.round(random.between(1, 8) * 10) / 10;
+          clock.set(hours * 3600);
+          await sleep(CLOCK_JUMP_MS);
+          clock.set(0);
+          return `${name}'s wall clock ${hours} h ahead for ${CLOCK_JUMP_MS / 1000} s, then stepped back`;
+        },
+      };
+    }
     case 'mcp-slow-start':
       return {
         target: 'mcp',

@@ -10,10 +10,13 @@ import { type FlakyProxy, startFlakyProxy } from '../test/support/flaky-proxy.ts
 import { type ModelServer, respondByTurn, startModelServer } from '../test/support/model-server.ts';
 import { type PostgresCluster, startPostgres } from '../test/support/postgres.ts';
 import { AGENTS, chaosReplies, writeAgents } from './agents.ts';
+import { type MovableClock, movableClock } from './clock.ts';
 import { acxService, freePort, type Service } from './processes.ts';
 
 export const HUMANS = ['ana', 'ben'] as const;
 const SECRET = 'chaos-webhook-secret-5f0e2a7c91';
+/** Wakes per session and per timeline in the breaker's window (a minute by default): far above what the traffic makes. */
+const BREAKER_MAX = 200;
 
 export interface FleetOptions {
   dir: string;
@@ -24,6 +27,8 @@ export interface FleetOptions {
   pollSeconds: number;
   /** How long a proxy 'stall' holds a model answer. */
   stallMs: number;
+  /** libfaketime, to give each worker a clock the clock-jump fault moves; absent: the workers keep the machine's. */
+  faketime?: string;
 }
 
 export interface Timeline {
@@ -43,6 +48,8 @@ export interface ChaosFleet {
   router: Service;
   routerHome: string;
   workers: Service[];
+  /** Each worker's wall clock (by worker name), when the fleet runs with libfaketime. */
+  clocks: Map<string, MovableClock>;
   tokens: Record<string, string>;
   timelines: Timeline[];
   effectFile: string;
@@ -147,12 +154,17 @@ async function startParts(
   });
   started.push(() => router.stop());
   await router.start();
+  const clocks = new Map<string, MovableClock>();
   const workers = Array.from({ length: options.workers }, (_, i) => {
-    const home = join(dir, `worker-${i + 1}`);
+    const name = `worker-${i + 1}`;
+    const home = join(dir, name);
     mkdirSync(home);
-    // Pacing waits out human reading time and the breaker caps wakes per minute: neither is under test.
-    const args = ['worker', '--agents', agentList, '--concurrency', String(options.concurrency), '--home', home, '--config-home', home, '--no-pace', '--breaker-max', '0'];
-    return acxService({ name: `worker-${i + 1}`, args, env: fleetEnv, logDir });
+    const clock = options.faketime ? movableClock(options.faketime, join(home, 'clock-offset')) : undefined;
+    if (clock) clocks.set(name, clock);
+    // Pacing waits out human reading time: not under test. The breaker is on, with a cap the
+    // traffic never reaches, so only a miscount (a clock jump misdating wakes) could trip it.
+    const args = ['worker', '--agents', agentList, '--concurrency', String(options.concurrency), '--home', home, '--config-home', home, '--no-pace', '--breaker-max', String(BREAKER_MAX)];
+    return acxService({ name, args, env: { ...fleetEnv, ...clock?.env }, logDir });
   });
   for (const worker of workers) {
     started.push(() => worker.stop());
@@ -171,6 +183,7 @@ async function startParts(
     router,
     routerHome,
     workers,
+    clocks,
     tokens,
     timelines,
     effectFile,

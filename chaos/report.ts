@@ -19,6 +19,8 @@ export interface RunFacts {
   queue: QueueState;
   faults: FaultRecord[];
   faultErrors: string[];
+  /** Fault kinds asked for (`--faults all`) that this machine cannot inject, each with why. */
+  leftOut: string[];
   /** Fleet processes that exited on their own (then restarted by the run). */
   crashes: Crash[];
   integrity: { checked: number; problems: string[] };
@@ -120,6 +122,7 @@ export function summarize(facts: RunFacts): Summary {
     '',
     `${facts.faults.length} injected: ${[...byKind].map(([kind, n]) => `${kind} ${n}`).join(', ') || 'none'}`,
     ...facts.faultErrors.map((error) => `- could not inject: ${error}`),
+    ...facts.leftOut.map((note) => `- left out: ${note}`),
     '',
     '## Event → reply latency (first reply)',
     '',

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { effectCounts, integrityProblems, readPlatform, readQueue } from './checker.ts';
+import { findFaketime } from './clock.ts';
 import { FAULT_KINDS, type FaultKind, scheduleFaults } from './faults.ts';
 import { startChaosFleet } from './fleet.ts';
 import { seededRandom } from './random.ts';
@@ -49,6 +50,14 @@ const faultsFlag = (values.faults as string | undefined) ?? 'all';
 const kinds: FaultKind[] =
   faultsFlag === 'all' ? [...FAULT_KINDS] : faultsFlag === 'none' ? [] : faultsFlag.split(',').map((kind) => kind.trim() as FaultKind);
 for (const kind of kinds) if (!FAULT_KINDS.includes(kind)) usage(`unknown fault "${kind}"`);
+const faketime = findFaketime();
+const leftOut: string[] = [];
+if (!faketime && kinds.includes('clock-jump')) {
+  if (faultsFlag !== 'all') usage('clock-jump needs libfaketime: install it (Debian: apt-get install faketime) or leave that fault out');
+  kinds.splice(kinds.indexOf('clock-jump'), 1);
+  leftOut.push('clock-jump: libfaketime is not installed (Debian: apt-get install faketime)');
+  process.stderr.write(`chaos: ${leftOut[0]}\n`);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'acx-chaos-'));
 const out = values.out ? resolve(values.out as string) : dir;
@@ -65,6 +74,7 @@ const fleet = await startChaosFleet({
   timelinesPerAgent: numberOption(values, 'timelines', 2, 1),
   pollSeconds: numberOption(values, 'poll', 5, 1),
   stallMs: 5000,
+  ...(faketime && kinds.includes('clock-jump') ? { faketime } : {}),
 });
 let exitCode = 1;
 try {
@@ -113,6 +123,7 @@ try {
     queue,
     faults: faults.records,
     faultErrors,
+    leftOut,
     crashes: [fleet.platform, fleet.router, ...fleet.workers].flatMap((service) => service.crashes),
     integrity: integrityProblems(fleet),
     unknownEffects,
