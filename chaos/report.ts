@@ -49,8 +49,13 @@ const seconds = (ms: number | undefined): string => (ms === undefined ? '—' : 
 
 /** A message was answered under a fault when a fault's span (until its target was back) overlaps its wait. */
 function underFault(asked: Asked, faults: readonly FaultRecord[]): boolean {
+  return faultsDuring(asked, faults).length > 0;
+}
+
+/** The faults in effect at some moment between a message and its first reply. */
+function faultsDuring(asked: Asked, faults: readonly FaultRecord[]): FaultRecord[] {
   const replied = asked.replies[0]!;
-  return faults.some((fault) => fault.at <= replied && fault.recoveredAt >= asked.at);
+  return faults.filter((fault) => fault.at <= replied && fault.recoveredAt >= asked.at);
 }
 
 export function summarize(facts: RunFacts): Summary {
@@ -131,6 +136,10 @@ export function summarize(facts: RunFacts): Summary {
     row('all', all),
     row('no fault during the wait', clean),
     row('a fault during the wait', faulted),
+    // Where the wait under faults comes from: the messages each kind of fault overlapped (a message may count under several).
+    ...[...new Set(facts.faults.map((fault) => fault.kind))].sort().map((kind) =>
+      row(`… ${kind} during the wait`, latencies(answered.filter((a) => faultsDuring(a, facts.faults).some((fault) => fault.kind === kind)))),
+    ),
     '',
     latencyGoal === undefined
       ? 'Latency goal (p99 under faults ≤ 2 × fault-free p99 + one lease): not measurable (one side is empty).'
