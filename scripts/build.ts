@@ -13,7 +13,7 @@
 // root is found exactly where the library finds it.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -45,6 +45,26 @@ const moduleUrlsOfTscOutput: Plugin = {
   },
 };
 
+/**
+ * zod exports every one of its ~75 error-message locales in a namespace (`z.locales`), so a bundle
+ * keeps them all (a third of zod's code), parsed on every start. The CLI speaks English and never
+ * selects a locale: its bundle keeps zod's English one only. (The library, dist/<layer>/, imports
+ * zod itself, locales and all.)
+ */
+const englishZodLocaleOnly: Plugin = {
+  name: 'acx-zod-english-only',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(args.resolveDir, '../locales/index.js'), namespace: 'acx-zod-locales' } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: 'acx-zod-locales' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: { main: join(SRC, 'frontends/cli/main.ts') },
@@ -55,10 +75,14 @@ const result = await build({
   platform: 'node',
   target: 'node22.13',
   // CommonJS dependencies require Node's built-ins; an ES module has no `require` of its own.
-  banner: { js: "import { createRequire as __acxCreateRequire } from 'node:module';\nconst require = __acxCreateRequire(import.meta.url);" },
+  // Made on a chunk's first require, not as it loads: createRequire costs ~0.1 ms, and a replayed
+  // run loads ~75 chunks, few of which require anything.
+  banner: {
+    js: "import { createRequire as __acxCreateRequire } from 'node:module';\nvar __acxRequire;\nfunction require(id) { return (__acxRequire ??= __acxCreateRequire(import.meta.url))(id); }",
+  },
   // pg's optional native binding: pg loads it only when asked to, and it is not a dependency.
   external: ['pg-native'],
-  plugins: [moduleUrlsOfTscOutput],
+  plugins: [moduleUrlsOfTscOutput, englishZodLocaleOnly],
   sourcemap: 'linked',
   sourcesContent: false,
   legalComments: 'eof',

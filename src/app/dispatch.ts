@@ -3,6 +3,7 @@ import type { Tool } from '../tools/tool.ts';
 import { elide } from '../engine/caps.ts';
 import type { Harness } from '../harness/harness.ts';
 import { HarnessAgent } from '../harness/harness-agent.ts';
+import { lazySchema } from '../core/lazy-schema.ts';
 
 /**
  * `dispatch`: hands a unit of work to a sub-agent — its own session, its own step budget, a
@@ -22,18 +23,20 @@ export interface DispatchOptions {
   agentId: string;
 }
 
-const input = z.object({
-  task: z.string().min(1).describe('The unit of work, stated completely: the sub-agent sees nothing else.'),
-  tools: z.array(z.string()).optional().describe('Names of your tools the sub-agent may use (default: all but dispatch).'),
-});
+const input = lazySchema(() =>
+  z.object({
+    task: z.string().min(1).describe('The unit of work, stated completely: the sub-agent sees nothing else.'),
+    tools: z.array(z.string()).optional().describe('Names of your tools the sub-agent may use (default: all but dispatch).'),
+  }),
+);
 
-export function createDispatchTool(options: DispatchOptions): Tool<z.infer<typeof input>> {
+export function createDispatchTool(options: DispatchOptions): Tool<z.infer<ReturnType<typeof input>>> {
   return {
     name: 'dispatch',
     description:
       'Spawn a sub-agent for one self-contained unit of work. It has its own step budget and a subset of your tools, ' +
       `and returns a summary of at most ${DISPATCH_SUMMARY_CHARS} characters.`,
-    inputSchema: input,
+    inputSchema: input(),
     capabilityScopes: ['dispatch'],
     kind: 'other',
     effect: 'unsafe',

@@ -15,8 +15,6 @@ import type { Activation } from './boot-cartridge.ts';
 import type { CartridgeMemoryProvider } from './cartridge-memory.ts';
 import { type AgentMemory, openAgentMemory } from './memory-binding.ts';
 import { agentWorkspace } from './workspace.ts';
-import { listingHarness } from './listing-harness.ts';
-import { createDispatchTool } from './dispatch.ts';
 import { createEngineHarness, type EngineHarnessOptions } from '../harness/engine-harness.ts';
 import { openJournalStore } from '../store/open-journal.ts';
 import { HarnessAgent, type HarnessAgentSettings } from '../harness/harness-agent.ts';
@@ -305,8 +303,11 @@ export async function assembleAgentTools(settings: ResolvedSettings, options: Ag
     createWorkspace: options.createWorkspace ?? options.connectMcp,
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     ...(options.platform ? { platform: options.platform } : {}),
-    dispatch: (tools: () => readonly Tool[]) =>
-      createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? (() => ''), agentId: settings.agent.id }),
+    dispatch: async () => {
+      const [{ createDispatchTool }, { listingHarness }] = await Promise.all([import('./dispatch.ts'), import('./listing-harness.ts')]);
+      return (tools: () => readonly Tool[]) =>
+        createDispatchTool({ harness: options.dispatchHarness ?? listingHarness, tools, instructions: options.instructions ?? (() => ''), agentId: settings.agent.id });
+    },
     ...mergeExtraTools(cartridgeOptions, options.extraTools),
   });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Skill } from '../agent-def/skill.ts';
 import type { Tool } from '../tools/tool.ts';
+import { lazySchema } from '../core/lazy-schema.ts';
 import type { ServedPrompt } from '../mcp/prompts.ts';
 
 /**
@@ -16,12 +17,14 @@ export function skillIndex(skills: readonly Skill[]): string {
   ].join('\n');
 }
 
+const skillInput = lazySchema(() => z.object({ name: z.string().describe('The skill name from the skills index.') }));
+
 export function createSkillTool(skills: readonly Skill[]): Tool<{ name: string }> {
   const byName = new Map(skills.map((skill) => [skill.name, skill]));
   return {
     name: 'load_skill',
     description: 'Load the full instructions of one of your skills by name.',
-    inputSchema: z.object({ name: z.string().describe('The skill name from the skills index.') }),
+    inputSchema: skillInput(),
     capabilityScopes: ['memory.read'],
     kind: 'read',
     effect: 'read-only',

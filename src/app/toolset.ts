@@ -7,12 +7,10 @@ import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
 import { agentMcpConfigs, mcpLoginCommand } from './mcp-drop-ins.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
-import { type CommandRunner, createExecuteTool } from '../tools/builtin/execute.ts';
-import { createFsTools, type FileContents } from '../tools/builtin/fs.ts';
+import type { CommandRunner } from '../tools/builtin/execute.ts';
+import type { FileContents } from '../tools/builtin/fs.ts';
 import { DEFAULT_BUILTINS } from '../tools/builtin/names.ts';
 import { createShellTool } from '../tools/builtin/shell.ts';
-import { createViewTool } from '../tools/builtin/view.ts';
-import { createWebFetchTool } from '../tools/builtin/web-fetch.ts';
 import { Policy, processIsRoot } from '../tools/policy.ts';
 import { type PluginReport, registerPluginTools } from '../tools/plugins.ts';
 import { ToolRegistry, type SkippedTool } from '../tools/registry.ts';
@@ -41,8 +39,11 @@ export interface ToolsetOptions {
   connectMcp: boolean;
   /** Create the workspace directory the fs and execute tools work in; false writes nothing (resolved-config). */
   createWorkspace: boolean;
-  /** Built lazily: the dispatch tool needs the final tool list. */
-  dispatch?: (tools: () => readonly Tool[]) => Tool;
+  /**
+   * Built lazily: the dispatch tool needs the final tool list. Its module (and the sub-agent
+   * harness's) is imported only for an agent that has dispatch, hence the promise.
+   */
+  dispatch?: () => Promise<(tools: () => readonly Tool[]) => Tool>;
   /** Cartridge boot: tools offered besides the built-ins (the role tools add_memory, search_memory). */
   extraTools?: readonly Tool[];
   /** Where code_execution's outputs go (a timeline agent: assets); default the workspace. */
@@ -123,15 +124,22 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   if (options.createWorkspace && writesWorkspace) mkdirSync(workspace, { recursive: true });
   if (writesWorkspace) warnGuardedInWorkspace(logger, [workspace], guarded);
   let executeAllowed = false;
+  // The workspace tools' modules (file access, child processes, HTML conversion) load only for
+  // an agent that has them: a run of a memory-only agent never reads them.
+  const [fsTools, viewTool, executeTool] = await Promise.all([
+    wanted.has('fs') ? import('../tools/builtin/fs.ts') : undefined,
+    wanted.has('fs') ? import('../tools/builtin/view.ts') : undefined,
+    wanted.has('execute') ? import('../tools/builtin/execute.ts') : undefined,
+  ]);
   // The tools that work in the workspace, built the same way for the agent's own and for an editor's roots.
   const workspaceTools = ({ cwd, additionalDirectories: additionalRoots = [] }: WorkspaceRootPaths, { contents, commands }: RootedToolOptions = {}): Tool[] => [
-    ...(wanted.has('fs') ? createFsTools({ workspace: cwd, additionalRoots, guarded, ...(contents ? { contents } : {}) }) : []),
+    ...(fsTools ? fsTools.createFsTools({ workspace: cwd, additionalRoots, guarded, ...(contents ? { contents } : {}) }) : []),
     // view shows a workspace image, so it comes with the file tools.
-    ...(wanted.has('fs') ? [createViewTool({ workspace: cwd, additionalRoots })] : []),
+    ...(viewTool ? [viewTool.createViewTool({ workspace: cwd, additionalRoots })] : []),
     // The probed kind, so the tool's description says what a command here can and cannot reach.
     // A runner (the editor's terminal) is used only where the policy allowed execute at all.
-    ...(executeAllowed
-      ? [createExecuteTool({ workspace: cwd, additionalRoots, guarded, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
+    ...(executeAllowed && executeTool
+      ? [executeTool.createExecuteTool({ workspace: cwd, additionalRoots, guarded, profile: policy.profile, isolation: isolation.kind, ...(commands ? { runner: commands } : {}) })]
       : []),
   ];
   if (wanted.has('execute')) {
@@ -149,7 +157,7 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     else executeAllowed = true;
   }
   offered.push(...workspaceTools({ cwd: workspace }));
-  if (wanted.has('web_fetch')) offered.push(createWebFetchTool());
+  if (wanted.has('web_fetch')) offered.push((await import('../tools/builtin/web-fetch.ts')).createWebFetchTool());
   // Server-side built-ins: granted ones the provider runs; code_attach comes with OpenAI's code interpreter.
   const builtins = await assembleBuiltins({ settings, grants: policy.grants, workspace, logger, keepOutput: options.keepOutput, shared });
   offered.push(...builtins.tools);
@@ -194,9 +202,8 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
   const plugins = registerPluginTools(registry, withPlatform(await loadAgentPlugins(settings, logger), options.platform), logger);
   skipped.push(...plugins.skipped);
   notices.push(...plugins.defects);
-  if (wanted.has('dispatch') && options.dispatch) {
-    registry.load([adapt(options.dispatch(() => registry.list()))]);
-  }
+  const dispatch = wanted.has('dispatch') && options.dispatch ? await options.dispatch() : undefined;
+  if (dispatch) registry.load([adapt(dispatch(() => registry.list()))]);
   return {
     registry,
     tools: registry.list(),
@@ -211,10 +218,10 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     rootedTools(roots, rootedOptions = {}) {
       const rooted = [...workspaceTools(roots, rootedOptions), createShellTool({ cwd: roots.cwd })].filter((tool) => registry.has(tool.name)).map(adapt);
       if (rooted.length > 0) warnGuardedInWorkspace(logger, [roots.cwd, ...(roots.additionalDirectories ?? [])], guarded);
-      if (!registry.has('dispatch') || !options.dispatch) return rooted;
+      if (!registry.has('dispatch') || !dispatch) return rooted;
       // Sub-agents work in the same roots as the session that dispatches them.
       const byName = new Map(rooted.map((tool) => [tool.name, tool]));
-      return [...rooted, adapt(options.dispatch(() => registry.list().map((tool) => byName.get(tool.name) ?? tool)))];
+      return [...rooted, adapt(dispatch(() => registry.list().map((tool) => byName.get(tool.name) ?? tool)))];
     },
     close: closeMcp,
   };

@@ -12,7 +12,7 @@ import {
   zoneOf,
   type Zone,
 } from './format.ts';
-import { schemaProblems } from './schema.ts';
+import { schemaProblems, type SchemaRow } from './schema.ts';
 
 export type ObjectKind = 'sqlar' | 'memory' | 'cartridge' | 'skill' | 'attestation';
 export type Canon = 'raw' | 'jcs-rfc8785';
@@ -32,6 +32,12 @@ export interface SqlarRow {
   mtime: number | null;
   sz: number | null;
   stored: number;
+}
+
+/** What a snapshot's identity check read, in the snapshot: the table names and all of sqlite_schema. */
+export interface SnapshotSchema {
+  tables: ReadonlySet<string>;
+  rows: readonly SchemaRow[];
 }
 
 /** How file bytes are stored in sqlar. 'none' is readable by every implementation. */
@@ -123,20 +129,20 @@ export class Cartridge {
 
   /**
    * Opens `path` read-only and runs `fn` in ONE read transaction that begins before the identity
-   * check: `fn` sees exactly the file that was identified (with its table names, read in the
-   * same statement), and the file is locked and checked once. Closes the cartridge afterwards.
+   * check: `fn` sees exactly the file that was identified (with its table names and schema rows,
+   * read in the same statement), and the file is locked and checked once. Closes the cartridge afterwards.
    */
-  static readSnapshot<T>(path: string, fn: (cart: Cartridge, tables: ReadonlySet<string>) => T): T {
-    const { cart, tables } = Cartridge.openChecked(path, true, true);
+  static readSnapshot<T>(path: string, fn: (cart: Cartridge, schema: SnapshotSchema) => T): T {
+    const { cart, schema } = Cartridge.openChecked(path, true, true);
     try {
-      return fn(cart, tables);
+      return fn(cart, schema);
     } finally {
       if (cart.db.isOpen && cart.db.isTransaction) cart.db.exec('ROLLBACK'); // read-only: nothing to keep
       cart.close();
     }
   }
 
-  private static openChecked(path: string, readonly: boolean, snapshot: boolean): { cart: Cartridge; tables: Set<string> } {
+  private static openChecked(path: string, readonly: boolean, snapshot: boolean): { cart: Cartridge; schema: SnapshotSchema } {
     assertRegularFile(path);
     let db: DatabaseSync;
     try {
@@ -146,14 +152,19 @@ export class Cartridge {
     }
     try {
       if (snapshot) db.exec('BEGIN');
-      // One statement (one lock/read cycle) for the whole identity check.
+      // One statement (one lock/read cycle) for the whole identity check, and the schema rows
+      // with it: a verification checks them next, so it need not prepare a statement of its own.
       let appId = 0;
       let userVersion = 0;
       const tables = new Set<string>();
-      for (const row of db.prepare(IDENTITY_SQL).all() as Array<{ k: string; v: unknown }>) {
+      const rows: SchemaRow[] = [];
+      for (const row of db.prepare(IDENTITY_SQL).all() as Array<{ k: string; v: unknown; name: unknown; tbl_name: unknown; sql: unknown }>) {
         if (row.k === 'app') appId = Number(row.v);
         else if (row.k === 'uv') userVersion = Number(row.v);
-        else tables.add(String(row.v));
+        else {
+          rows.push({ type: row.v, name: row.name, tbl_name: row.tbl_name, sql: row.sql });
+          if (row.v === 'table') tables.add(String(row.name));
+        }
       }
       if (appId !== APPLICATION_ID) {
         throw notACartridge(path, `application_id is 0x${(appId >>> 0).toString(16)}, expected 0x41435831 ("ACX1")`);
@@ -168,7 +179,7 @@ export class Cartridge {
       if (missing.length) throw notACartridge(path, `missing table(s) ${missing.join(', ')}`);
       const cart = new Cartridge(db, path, readonly);
       if (!readonly) cart.assertWritableSchema();
-      return { cart, tables };
+      return { cart, schema: { tables, rows } };
     } catch (error) {
       db.close();
       if (AcxError.isInstance(error)) throw error;
@@ -368,10 +379,10 @@ export function decodeSqlarData(name: string, sz: number, data: Uint8Array, copy
   });
 }
 
-/** application_id, user_version and the table names, as (k, v) rows of one statement. */
-const IDENTITY_SQL = `SELECT 'app' AS k, application_id AS v FROM pragma_application_id()
-  UNION ALL SELECT 'uv', user_version FROM pragma_user_version()
-  UNION ALL SELECT 't', name FROM sqlite_master WHERE type='table'`;
+/** application_id, user_version and every sqlite_schema row (v its type), as rows of one statement. */
+const IDENTITY_SQL = `SELECT 'app' AS k, application_id AS v, NULL AS name, NULL AS tbl_name, NULL AS sql FROM pragma_application_id()
+  UNION ALL SELECT 'uv', user_version, NULL, NULL, NULL FROM pragma_user_version()
+  UNION ALL SELECT 's', type, name, tbl_name, sql FROM sqlite_schema`;
 
 const SCHEMA = `PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${userVersionFor(false)};\n${DDL}`;
 

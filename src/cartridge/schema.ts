@@ -54,7 +54,8 @@ interface Definition {
   canonical: string;
 }
 
-interface SchemaRow {
+/** One row of sqlite_schema, as read (any column may hold anything in a hostile file). */
+export interface SchemaRow {
   type: unknown;
   name: unknown;
   tbl_name: unknown;
@@ -86,7 +87,11 @@ function acceptedDefinitions(): Map<string, Definition[]> {
  * else reads the file, since a view can stand in for a table.
  */
 export function schemaProblems(db: DatabaseSync): string[] {
-  const rows = db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema').all() as unknown as SchemaRow[];
+  return schemaRowProblems(db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_schema').all() as unknown as SchemaRow[]);
+}
+
+/** schemaProblems of sqlite_schema's rows read by the caller (all of them, before any other read of the file). */
+export function schemaRowProblems(rows: readonly SchemaRow[]): string[] {
   const problems: string[] = [];
   const tables = new Set<string>();
   const automatic: SchemaRow[] = [];

@@ -1,11 +1,11 @@
 import { timingSafeEqual, type KeyObject } from 'node:crypto';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { sha256Hex } from '../util/jcs.ts';
-import { Cartridge } from './container.ts';
+import { Cartridge, type SnapshotSchema } from './container.ts';
 import { parseEnvelope, parseStatement, verifyEnvelopeSignature, type Statement } from './dsse.ts';
 import { portablePathProblem, UNSIGNED_META_KEYS } from './format.ts';
 import { keyIdOf, publicKeyFromPem } from './keys.ts';
-import { schemaProblems } from './schema.ts';
+import { schemaProblems, schemaRowProblems } from './schema.ts';
 import { compareCodePoints, computeRomManifest, liveSize, readRomSources, type RomSources } from './manifest.ts';
 import { emptyRegistry, loadTrustRegistry, trustProblems, type LoadedRegistry } from './trust.ts';
 
@@ -49,7 +49,7 @@ function loadedRegistry(registry: VerifyOptions['registry']): LoadedRegistry {
 export function verifyCartridge(path: string, options: VerifyOptions = {}): VerifyResult {
   const registry = loadedRegistry(options.registry);
   // The identity check and the whole evaluation read one snapshot of the file.
-  return Cartridge.readSnapshot(path, (cart, tables) => verifyGuarded(cart, { ...options, registry }, tables));
+  return Cartridge.readSnapshot(path, (cart, schema) => verifyGuarded(cart, { ...options, registry }, schema));
 }
 
 /** Same as verifyCartridge on an already open cartridge. Never throws for content defects. */
@@ -57,24 +57,25 @@ export function verifyOpen(cart: Cartridge, options: VerifyOptions = {}): Verify
   return verifyGuarded(cart, { ...options, registry: loadedRegistry(options.registry) });
 }
 
-function verifyGuarded(cart: Cartridge, options: VerifyOptions, tables?: ReadonlySet<string>): VerifyResult {
+function verifyGuarded(cart: Cartridge, options: VerifyOptions, schema?: SnapshotSchema): VerifyResult {
   try {
     // One read transaction: a consistent snapshot, and one lock/check of the file for all reads.
-    return cart.read(() => evaluate(cart, options, tables ?? cart.tableNames()));
+    return cart.read(() => evaluate(cart, options, schema));
   } catch (error) {
     // A damaged file must become a rejection, not a crash.
     return { verdict: 'tampered', reasons: [`cartridge could not be read: ${errorMessage(error)}`], warnings: [], manifestHash: null };
   }
 }
 
-/** Runs inside one read transaction; `tables` were read in it. */
-function evaluate(cart: Cartridge, options: VerifyOptions, tables: ReadonlySet<string>): VerifyResult {
+/** Runs inside one read transaction; `snapshot`, when given, was read in it. */
+function evaluate(cart: Cartridge, options: VerifyOptions, snapshot: SnapshotSchema | undefined): VerifyResult {
   const registry = loadedRegistry(options.registry);
   const now = (options.now ?? new Date()).getTime();
   // First, before any other read: a schema object the format does not define (a trigger would
   // run inside acx's SAVE writes; a view could stand in for a table) is tampering on its own.
-  const schema = schemaProblems(cart.db);
+  const schema = snapshot ? schemaRowProblems(snapshot.rows) : schemaProblems(cart.db);
   if (schema.length) return { verdict: 'tampered', reasons: schema, warnings: [], manifestHash: null };
+  const tables = snapshot?.tables ?? cart.tableNames();
   const warnings: string[] = [];
   const sources = readRomSources(cart, tables);
   // Every ROM object's oid is recomputed from its live source here; the structural checks then

@@ -1,7 +1,7 @@
 import type { ToolSet } from 'ai';
 import { AcxError } from '../core/errors.ts';
 import type { JournalStore } from '../store/journal-store.ts';
-import { type NormalizedSchema, normalizeSchema } from '../tools/schema.ts';
+import { type NormalizedSchema, normalizeSchema, normalizeToolSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import { DEFAULT_MAX_STEPS, DEFAULT_RETRIES } from './caps.ts';
@@ -73,7 +73,7 @@ export function createEngineContext(options: EngineOptions): EngineContext {
     if (tools.has(tool.name)) {
       throw new AcxError('config', `Two tools are named "${tool.name}".`, { hint: 'Tool names must be unique.' });
     }
-    const schema = normalizeSchema(tool.inputSchema);
+    const schema = normalizeToolSchema(tool.inputSchema);
     tools.set(tool.name, { tool, schema });
     modelTools.push({ name: tool.name, description: tool.description, schema });
   }

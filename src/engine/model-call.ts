@@ -115,7 +115,7 @@ export function toolSet(tools: readonly ModelTool[]): ToolSet | undefined {
   if (tools.length === 0) return undefined;
   const set: ToolSet = {};
   for (const tool of tools) {
-    set[tool.name] = { description: tool.description, inputSchema: jsonSchema(tool.schema.jsonSchema as never) };
+    set[tool.name] = { description: tool.description, inputSchema: jsonSchema(() => tool.schema.jsonSchema as never) };
   }
   return set;
 }
@@ -299,7 +299,28 @@ const preparedToolSets = new WeakMap<ToolSet, ReturnType<typeof prepareTools>>()
 function preparedTools(tools: ToolSet | undefined): ReturnType<typeof prepareTools> {
   if (!tools) return Promise.resolve(undefined);
   let prepared = preparedToolSets.get(tools);
-  if (!prepared) preparedToolSets.set(tools, (prepared = prepareTools({ tools })));
+  if (!prepared) preparedToolSets.set(tools, (prepared = prepareWithDeferredSchemas(tools)));
+  return prepared;
+}
+
+// Stands in for each tool's JSON Schema while the SDK prepares the set (it reads every one).
+const SCHEMA_PLACEHOLDER = jsonSchema({});
+
+/**
+ * The SDK's preparation of a tool set, with each tool's JSON Schema read when the provider reads
+ * it, not before: a provider puts every schema in its request, a replayed call (its cassette
+ * matches tools by name) reads none, so a replay never converts the tools' zod schemas.
+ */
+async function prepareWithDeferredSchemas(tools: ToolSet): ReturnType<typeof prepareTools> {
+  const placeheld: ToolSet = {};
+  for (const [name, tool] of Object.entries(tools)) placeheld[name] = { ...tool, inputSchema: SCHEMA_PLACEHOLDER } as ToolSet[string];
+  const prepared = await prepareTools({ tools: placeheld });
+  for (const tool of prepared ?? []) {
+    if (tool.type !== 'function') continue;
+    const schema = (tools[tool.name] as { inputSchema: { jsonSchema: unknown } }).inputSchema;
+    let value: unknown;
+    Object.defineProperty(tool, 'inputSchema', { enumerable: true, configurable: true, get: () => (value ??= schema.jsonSchema) });
+  }
   return prepared;
 }
 

@@ -10,6 +10,7 @@ import type { MemoryRecord } from './store.ts';
 import type { MemoryRecords, MemoryVectorIndex } from './records.ts';
 import { preview } from './tools.ts';
 import { embeddingText } from './vectors.ts';
+import { lazySchema } from '../core/lazy-schema.ts';
 
 /**
  * The semantic memory provider, in the middleware style of the seed's MemPalace: it watches the
@@ -78,10 +79,12 @@ const CONTEXT_VALUE_CHARS = 400;
 const SEARCH_VALUE_CHARS = 600;
 const FENCE = 'recalled-memory';
 
-export const semanticSearchInput = z.object({
-  query: z.string().min(1).max(2000).describe('What to recall, in words: a topic, a question, a name.'),
-  limit: z.number().int().min(1).max(50).optional().describe('At most this many results (default 8).'),
-});
+export const semanticSearchInput = lazySchema(() =>
+  z.object({
+    query: z.string().min(1).max(2000).describe('What to recall, in words: a topic, a question, a name.'),
+    limit: z.number().int().min(1).max(50).optional().describe('At most this many results (default 8).'),
+  }),
+);
 
 export function createSemanticMemoryProvider(options: SemanticMemoryOptions): SemanticMemoryProvider {
   const { base, embedder } = options;
@@ -143,16 +146,16 @@ export function createSemanticMemoryProvider(options: SemanticMemoryOptions): Se
     return hits;
   };
 
-  const searchTool: Tool<z.input<typeof semanticSearchInput>> = {
+  const searchTool: Tool<z.input<ReturnType<typeof semanticSearchInput>>> = {
     name: 'memory_search',
     description:
       'Search what you remember from earlier conversations and saved notes, by meaning and by keywords, best matches first (each dated). Read-only.',
-    inputSchema: semanticSearchInput,
+    inputSchema: semanticSearchInput(),
     capabilityScopes: ['search', 'memory.read'],
     kind: 'read',
     effect: 'read-only',
     async execute(input) {
-      const parsed = semanticSearchInput.safeParse(input ?? {});
+      const parsed = semanticSearchInput().safeParse(input ?? {});
       if (!parsed.success) {
         const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ');
         throw new MemoryInputError(`Invalid input for memory_search: ${problems}.`, 'Pass {"query": "words to recall"}.');

@@ -4,6 +4,7 @@ import { MemoryInputError, slugifyKey } from './keys.ts';
 import { describeMiss, MAX_VALUE_CHARS, MemoryStore, type MemoryRecord } from './store.ts';
 import { type MemoryRecords, SqliteMemoryRecords } from './records.ts';
 import type { Tool } from '../core/tool.ts';
+import { lazySchema } from '../core/lazy-schema.ts';
 
 /**
  * The model-facing memory tools over a MemoryStore.
@@ -29,30 +30,41 @@ import type { Tool } from '../core/tool.ts';
 const PREVIEW_CHARS = 160;
 const SEARCH_VALUE_CHARS = 600;
 
-const keyField = z.string().min(1).max(200).describe('A short slug such as "home_city" or "projects/acx/owner": letters, digits and . _ - / :');
+const keyField = lazySchema(() => z.string().min(1).max(200).describe('A short slug such as "home_city" or "projects/acx/owner": letters, digits and . _ - / :'));
 
-export const memoryWriteInput = z.object({
-  key: keyField,
-  value: z.string().min(1).max(MAX_VALUE_CHARS).describe('The fact to remember, as text.'),
-  tags: z.array(z.string().min(1).max(100)).max(20).optional().describe('Optional labels.'),
-});
-export const memoryKeyInput = z.object({ key: keyField });
-export const memoryListInput = z.object({
-  prefix: z.string().max(200).optional().describe('Only keys starting with this, e.g. "projects/".'),
-  limit: z.number().int().min(1).max(500).optional().describe('At most this many keys (default 100).'),
-});
-export const memorySearchInput = z.object({
-  query: z.string().min(1).max(2000).describe('Words to look for in keys and values, e.g. "texas city".'),
-  limit: z.number().int().min(1).max(50).optional().describe('At most this many results (default 10).'),
-});
-export const addMemoryInput = z.object({
-  summary: z.string().min(1).max(MAX_VALUE_CHARS).describe('The fact or summary to keep.'),
-  key: keyField.optional().describe('Optional key; derived from the summary when omitted.'),
-});
-export const searchMemoryInput = z.object({
-  query: z.string().min(1).max(2000).describe('What to recall, in words.'),
-  limit: z.number().int().min(1).max(50).optional(),
-});
+// Built on first use (lazySchema): a run builds only the schemas of the tools it offers.
+export const memoryWriteInput = lazySchema(() =>
+  z.object({
+    key: keyField(),
+    value: z.string().min(1).max(MAX_VALUE_CHARS).describe('The fact to remember, as text.'),
+    tags: z.array(z.string().min(1).max(100)).max(20).optional().describe('Optional labels.'),
+  }),
+);
+export const memoryKeyInput = lazySchema(() => z.object({ key: keyField() }));
+export const memoryListInput = lazySchema(() =>
+  z.object({
+    prefix: z.string().max(200).optional().describe('Only keys starting with this, e.g. "projects/".'),
+    limit: z.number().int().min(1).max(500).optional().describe('At most this many keys (default 100).'),
+  }),
+);
+export const memorySearchInput = lazySchema(() =>
+  z.object({
+    query: z.string().min(1).max(2000).describe('Words to look for in keys and values, e.g. "texas city".'),
+    limit: z.number().int().min(1).max(50).optional().describe('At most this many results (default 10).'),
+  }),
+);
+export const addMemoryInput = lazySchema(() =>
+  z.object({
+    summary: z.string().min(1).max(MAX_VALUE_CHARS).describe('The fact or summary to keep.'),
+    key: keyField().optional().describe('Optional key; derived from the summary when omitted.'),
+  }),
+);
+export const searchMemoryInput = lazySchema(() =>
+  z.object({
+    query: z.string().min(1).max(2000).describe('What to recall, in words.'),
+    limit: z.number().int().min(1).max(50).optional(),
+  }),
+);
 
 type Schema = z.ZodType;
 
@@ -81,35 +93,35 @@ function parse<S extends Schema>(schema: S, input: unknown, tool: string): z.out
   throw new MemoryInputError(`Invalid input for ${tool}: ${problems}.`, `Check the ${tool} parameters and try again.`);
 }
 
-export function createMemoryWriteTool(source: MemoryStoreSource): Tool<z.input<typeof memoryWriteInput>> {
+export function createMemoryWriteTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof memoryWriteInput>>> {
   return {
     name: 'memory_write',
     description:
       'Save a fact to durable memory under a key (overwrites the key if it exists). Memory persists across sessions; recall it later with memory_read or memory_search.',
-    inputSchema: memoryWriteInput,
+    inputSchema: memoryWriteInput(),
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
     async execute(input) {
       const store = resolve(source);
-      const { key, value, tags } = parse(memoryWriteInput, input, 'memory_write');
+      const { key, value, tags } = parse(memoryWriteInput(), input, 'memory_write');
       const { record, created } = await store.write(key, value, { source: 'tool', ...(tags ? { tags } : {}) });
       return created ? `Saved ${JSON.stringify(key)}.` : `Updated ${JSON.stringify(key)} (first saved ${record.createdAt}).`;
     },
   };
 }
 
-export function createMemoryReadTool(source: MemoryStoreSource): Tool<z.input<typeof memoryKeyInput>> {
+export function createMemoryReadTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof memoryKeyInput>>> {
   return {
     name: 'memory_read',
     description: 'Read the memory saved under a key. If the key does not exist, the nearest existing keys are listed.',
-    inputSchema: memoryKeyInput,
+    inputSchema: memoryKeyInput(),
     capabilityScopes: ['memory.read'],
     kind: 'read',
     effect: 'read-only',
     async execute(input) {
       const store = resolve(source);
-      const { key } = parse(memoryKeyInput, input, 'memory_read');
+      const { key } = parse(memoryKeyInput(), input, 'memory_read');
       const record = await store.get(key);
       if (!record) return describeMiss(key, await store.suggestKeys(key), await store.count());
       return `${record.key} (saved ${record.createdAt}, updated ${record.updatedAt}):\n${record.value}`;
@@ -117,17 +129,17 @@ export function createMemoryReadTool(source: MemoryStoreSource): Tool<z.input<ty
   };
 }
 
-export function createMemoryListTool(source: MemoryStoreSource): Tool<z.input<typeof memoryListInput>> {
+export function createMemoryListTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof memoryListInput>>> {
   return {
     name: 'memory_list',
     description: 'List the keys in durable memory (optionally only those under a prefix), with a short preview of each value.',
-    inputSchema: memoryListInput,
+    inputSchema: memoryListInput(),
     capabilityScopes: ['memory.read'],
     kind: 'read',
     effect: 'read-only',
     async execute(input) {
       const store = resolve(source);
-      const { prefix, limit } = parse(memoryListInput, input, 'memory_list');
+      const { prefix, limit } = parse(memoryListInput(), input, 'memory_list');
       const total = await store.count(prefix);
       const where = prefix ? ` under ${JSON.stringify(prefix)}` : '';
       if (total === 0) return prefix ? `No memories${where}.` : 'No memories yet.';
@@ -138,34 +150,34 @@ export function createMemoryListTool(source: MemoryStoreSource): Tool<z.input<ty
   };
 }
 
-export function createMemoryDeleteTool(source: MemoryStoreSource): Tool<z.input<typeof memoryKeyInput>> {
+export function createMemoryDeleteTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof memoryKeyInput>>> {
   return {
     name: 'memory_delete',
     description: 'Forget the memory saved under a key.',
-    inputSchema: memoryKeyInput,
+    inputSchema: memoryKeyInput(),
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
     async execute(input) {
       const store = resolve(source);
-      const { key } = parse(memoryKeyInput, input, 'memory_delete');
+      const { key } = parse(memoryKeyInput(), input, 'memory_delete');
       return (await store.delete(key)) ? `Deleted ${JSON.stringify(key)}.` : `Nothing to delete: no memory under ${JSON.stringify(key)}.`;
     },
   };
 }
 
-export function createMemorySearchTool(source: MemoryStoreSource): Tool<z.input<typeof memorySearchInput>> {
+export function createMemorySearchTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof memorySearchInput>>> {
   return {
     name: 'memory_search',
     description:
       'Keyword search over the keys and values in durable memory, best matches first. Use it when you do not remember the exact key.',
-    inputSchema: memorySearchInput,
+    inputSchema: memorySearchInput(),
     capabilityScopes: ['search', 'memory.read'],
     kind: 'read',
     effect: 'read-only',
     async execute(input) {
       const store = resolve(source);
-      const { query, limit } = parse(memorySearchInput, input, 'memory_search');
+      const { query, limit } = parse(memorySearchInput(), input, 'memory_search');
       return await formatSearch(store, query, limit);
     },
   };
@@ -187,17 +199,17 @@ export function createMemoryTools(source: MemoryStoreSource): Tool[] {
  * derived from the summary's words plus its digest unless given, so re-running the same call
  * (crash recovery) lands on the same key: idempotent.
  */
-export function createAddMemoryTool(source: MemoryStoreSource): Tool<z.input<typeof addMemoryInput>> {
+export function createAddMemoryTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof addMemoryInput>>> {
   return {
     name: 'add_memory',
     description: 'Append a durable memory record (a fact or summary worth keeping across sessions).',
-    inputSchema: addMemoryInput,
+    inputSchema: addMemoryInput(),
     capabilityScopes: ['memory.write'],
     kind: 'edit',
     effect: 'idempotent',
     async execute(input) {
       const store = resolve(source);
-      const { summary, key } = parse(addMemoryInput, input, 'add_memory');
+      const { summary, key } = parse(addMemoryInput(), input, 'add_memory');
       const finalKey = key ?? summaryKey(summary);
       const { created } = await store.write(finalKey, summary, { source: 'tool' });
       return created ? `Saved as ${JSON.stringify(finalKey)}.` : `Already remembered; updated ${JSON.stringify(finalKey)}.`;
@@ -206,17 +218,17 @@ export function createAddMemoryTool(source: MemoryStoreSource): Tool<z.input<typ
 }
 
 /** `search_memory` for the `acx:search` role. */
-export function createSearchMemoryTool(source: MemoryStoreSource): Tool<z.input<typeof searchMemoryInput>> {
+export function createSearchMemoryTool(source: MemoryStoreSource): Tool<z.input<ReturnType<typeof searchMemoryInput>>> {
   return {
     name: 'search_memory',
     description: 'Search durable memory by keywords over keys and values, best matches first.',
-    inputSchema: searchMemoryInput,
+    inputSchema: searchMemoryInput(),
     capabilityScopes: ['search', 'memory.read'],
     kind: 'read',
     effect: 'read-only',
     async execute(input) {
       const store = resolve(source);
-      const { query, limit } = parse(searchMemoryInput, input, 'search_memory');
+      const { query, limit } = parse(searchMemoryInput(), input, 'search_memory');
       return await formatSearch(store, query, limit);
     },
   };

@@ -2,7 +2,7 @@ import { AcxError, PolicyError, errorMessage, errorMarker, setMarker } from '../
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { Policy, type PolicyTool } from './policy.ts';
 import { runTool } from './run.ts';
-import { normalizeSchema, type JsonSchema, type NormalizedSchema } from './schema.ts';
+import { normalizeToolSchema, type JsonSchema, type NormalizedSchema } from './schema.ts';
 import { isCapabilityScope, isValidToolName, type Tool, type ToolContext, type ToolOutput } from './tool.ts';
 
 /**
@@ -222,7 +222,7 @@ export class ToolRegistry {
       });
     }
     try {
-      return normalizeSchema(tool.inputSchema);
+      return normalizeToolSchema(tool.inputSchema);
     } catch (error) {
       throw new ToolDefinitionError(`Tool "${name}" has an invalid inputSchema: ${errorMessage(error)}`, {
         hint: 'Fix the schema so it compiles as JSON Schema 2020-12.',

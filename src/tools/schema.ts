@@ -5,6 +5,7 @@ import type { Ajv2020 as Ajv, ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { ZodTypeAny as Zod3Type } from 'zod/v3';
 import type { CodeSchema, InputSchema, JsonSchema } from '../core/tool.ts';
+import { isOwnSchema } from '../core/lazy-schema.ts';
 
 /**
  * Tool input schemas arrive as code (zod 4, zod 3, any Standard Schema, an AI SDK `jsonSchema()`
@@ -106,10 +107,25 @@ export function normalizeSchema(schema: InputSchema): NormalizedSchema {
   return normalized;
 }
 
+/**
+ * A tool's input schema, normalised. A code schema's JSON Schema is made on first read (see
+ * normalizeZod4), so a user's is read here: one with no JSON Schema form is refused where the
+ * tool is defined, not at the model call. acx's own schemas (lazySchema) wait for their reader.
+ */
+export function normalizeToolSchema(schema: InputSchema): NormalizedSchema {
+  const normalized = normalizeSchema(schema);
+  if (!isOwnSchema(schema)) void normalized.jsonSchema;
+  return normalized;
+}
+
 function normalizeZod4(schema: z.ZodType): NormalizedSchema {
-  const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema;
+  // Converted on first read: a tool's JSON Schema is for the model's request, and a replayed run
+  // (whose cassette matches tools by name) or a run that never calls the model never reads it.
+  let jsonSchema: JsonSchema | undefined;
   return {
-    jsonSchema,
+    get jsonSchema() {
+      return (jsonSchema ??= z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema);
+    },
     validate(value) {
       const parsed = schema.safeParse(value);
       if (parsed.success) return { ok: true, value: parsed.data };

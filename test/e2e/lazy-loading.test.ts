@@ -48,6 +48,10 @@ describe('start-up pays only for what a command uses', () => {
     // A replayed call fetches nothing: no Headers or fetch touched, so Node's undici stays unloaded.
     expect(loaded(modules, 'node-internal:internal/process/')).not.toEqual([]); // the internal list is there
     expect(loaded(modules, 'node-internal:internal/deps/undici/')).toEqual([]);
+    // Its agent has memory only: the file, command, web and dispatch tools' modules stay unloaded.
+    for (const module of ['/src/tools/builtin/fs.ts', '/src/tools/builtin/view.ts', '/src/tools/builtin/execute.ts', '/src/tools/builtin/web-fetch.ts', '/src/app/dispatch.ts']) {
+      expect(loaded(modules, module), module).toEqual([]);
+    }
     // Its skills' frontmatter is plain `key: text` lines: read without the YAML library.
     expect(loaded(modules, '/src/agent-def/skill.ts')).toHaveLength(1);
     expect(loaded(modules, 'node_modules/yaml/')).toEqual([]);

@@ -146,6 +146,10 @@ describe('the published package (e2e)', { timeout: scaled(120_000) }, () => {
     expect(chunks.length, 'a replayed turn from the sources loads ~280 modules').toBeLessThan(100);
     expect(loaded.filter((url) => url.startsWith(`${dist}/`) && !url.startsWith(`${dist}/cli/`)), 'modules of the unbundled build').toEqual([]);
     expect(loaded.filter((url) => /\/node_modules\/(zod|ai|commander)\//.test(url)), 'dependencies the bundle carries').toEqual([]);
+    // zod's messages come in English only: its other locales are left out of the bundle.
+    const bundled = readdirSync(join(app, 'node_modules/acx/dist/cli')).filter((file) => file.endsWith('.js')).map((file) => readFileSync(join(app, 'node_modules/acx/dist/cli', file), 'utf8'));
+    expect(bundled.some((code) => code.includes('Invalid input: expected')), "zod's English locale").toBe(true);
+    expect(bundled.filter((code) => code.includes('ltige Eingabe')), "zod's German locale").toEqual([]);
   });
 
   it("its library imports as 'acx' and runs a turn with a tool on the native engine", () => {

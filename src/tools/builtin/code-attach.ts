@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { Workspace } from '../sandbox/workspace.ts';
 import type { PolicyTool } from '../policy.ts';
 import { isAssetUuid, MediaInputError, readSharedFile, type SharedFiles, SOURCE_HINT } from './media-files.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * `code_attach`: feeds a file (a workspace path, or an asset uuid on a platform) into the provider's code sandbox (OpenAI's code
@@ -22,9 +23,9 @@ export interface CodeAttachOptions {
   shared?: SharedFiles | undefined;
 }
 
-const inputSchema = z.object({
+const inputSchema = lazySchema(() => z.object({
   path: z.string().max(4096).describe(`The file: ${SOURCE_HINT} (a workspace path is relative to its root, e.g. "data/sales.csv").`),
-});
+}));
 
 export function createCodeAttachTool(options: CodeAttachOptions): PolicyTool {
   const workspace = new Workspace(options.workspace);
@@ -47,7 +48,7 @@ export function createCodeAttachTool(options: CodeAttachOptions): PolicyTool {
     description:
       'Make a file (from your workspace, or an asset shared on the timeline) available to your code execution sandbox: after this, code you run can open it by its file name in the working directory. ' +
       'Files your code writes come back into the workspace by themselves.',
-    inputSchema,
+    inputSchema: inputSchema(),
     capabilityScopes: ['fs.read', 'x-code-execution'],
     kind: 'read',
     // Uploading twice leaves two copies of the same bytes: harmless for the sandbox.
@@ -59,5 +60,5 @@ export function createCodeAttachTool(options: CodeAttachOptions): PolicyTool {
       const fileId = await options.attach({ data, filename }, context.abortSignal);
       return `Attached ${shown} (${data.length} bytes) as ${filename}; the next code run can read it (file id ${fileId}).`;
     },
-  } satisfies PolicyTool & { execute(input: z.infer<typeof inputSchema>, context: Parameters<NonNullable<PolicyTool['execute']>>[1]): Promise<string> };
+  } satisfies PolicyTool & { execute(input: z.infer<ReturnType<typeof inputSchema>>, context: Parameters<NonNullable<PolicyTool['execute']>>[1]): Promise<string> };
 }

@@ -4,6 +4,7 @@ import type { PolicyTool } from '../policy.ts';
 import type { WorkspaceRoots } from '../sandbox/roots.ts';
 import { MediaInputError, readMediaSource, type SharedFiles, SOURCE_HINT } from './media-files.ts';
 import { GENERATION, type MediaToolOptions, mediaRoots, pathField, saveGenerated } from './media-output.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * The image tools, one pair per provider, through the AI SDK's `generateImage`:
@@ -26,8 +27,9 @@ export interface ImageToolOptions extends MediaToolOptions {
 const MAX_SOURCE_BYTES = 25 * 1024 * 1024;
 const isImage = (type: string) => /^image\/(png|jpeg|webp|gif)$/.test(type);
 
-const prompt = z.string().trim().min(1).max(32_000).describe('What to draw (or, for an edit, what to change), in words.');
-const openaiOptions = {
+const prompt = lazySchema(() => z.string().trim().min(1).max(32_000).describe('What to draw (or, for an edit, what to change), in words.'));
+// The option fields, built with the schema that spreads them (each schema is built once).
+const openaiOptions = () => ({
   size: z
     .string()
     .regex(/^(auto|\d{2,4}x\d{2,4})$/, 'must be "auto" or WIDTHxHEIGHT, e.g. 1024x1024')
@@ -38,16 +40,16 @@ const openaiOptions = {
   output_format: z.enum(['png', 'jpeg', 'webp']).optional().describe('Default png.'),
   output_compression: z.number().int().min(0).max(100).optional().describe('0-100, for jpeg and webp only.'),
   path: z.string().max(4096).optional().describe(pathField),
-};
-export const generateImageSchema = z.strictObject({ prompt, ...openaiOptions });
-export const editImageSchema = z.strictObject({
-  prompt,
+});
+export const generateImageSchema = lazySchema(() => z.strictObject({ prompt: prompt(), ...openaiOptions() }));
+export const editImageSchema = lazySchema(() => z.strictObject({
+  prompt: prompt(),
   images: z.array(z.string().max(4096)).min(1).max(16).describe(`The source images (png, jpeg or webp), each ${SOURCE_HINT}; the first one is edited.`),
   mask: z.string().max(4096).optional().describe(`A PNG the size of the first image (${SOURCE_HINT}): its fully transparent pixels mark where to edit.`),
-  ...openaiOptions,
-});
+  ...openaiOptions(),
+}));
 
-const xaiOptions = {
+const xaiOptions = () => ({
   aspect_ratio: z
     .string()
     .regex(/^\d{1,2}:\d{1,2}$/, 'must be W:H, e.g. 16:9')
@@ -55,15 +57,15 @@ const xaiOptions = {
     .describe('W:H, e.g. 1:1, 16:9, 9:16 (xAI sizes by aspect ratio, not pixels).'),
   resolution: z.enum(['1k', '2k']).optional(),
   path: z.string().max(4096).optional().describe(pathField),
-};
-export const grokGenerateImageSchema = z.strictObject({ prompt, ...xaiOptions });
-export const grokEditImageSchema = z.strictObject({
-  prompt,
-  images: z.array(z.string().max(4096)).min(1).max(3).describe(`1 to 3 source images, each ${SOURCE_HINT}; 2 or 3 are composited. xAI edits by your words only: there is no mask.`),
-  ...xaiOptions,
 });
+export const grokGenerateImageSchema = lazySchema(() => z.strictObject({ prompt: prompt(), ...xaiOptions() }));
+export const grokEditImageSchema = lazySchema(() => z.strictObject({
+  prompt: prompt(),
+  images: z.array(z.string().max(4096)).min(1).max(3).describe(`1 to 3 source images, each ${SOURCE_HINT}; 2 or 3 are composited. xAI edits by your words only: there is no mask.`),
+  ...xaiOptions(),
+}));
 
-type OpenAIInput = z.infer<typeof editImageSchema>;
+type OpenAIInput = z.infer<ReturnType<typeof editImageSchema>>;
 
 function readSources(roots: WorkspaceRoots, shared: SharedFiles | undefined, sources: readonly string[], signal: AbortSignal): Promise<MediaFile[]> {
   return Promise.all(sources.map((source) => readMediaSource(roots, shared, source, { maxBytes: MAX_SOURCE_BYTES, accept: isImage, what: 'a source image', signal })));
@@ -95,9 +97,9 @@ export function createOpenAIImageTools(options: ImageToolOptions): PolicyTool[] 
   const generate: PolicyTool = {
     name: 'generate_image',
     description: `Draw a new image from a text prompt with OpenAI's ${modelId} and save it in the workspace. Each call is billed and makes one image; you see the result.`,
-    inputSchema: generateImageSchema,
+    inputSchema: generateImageSchema(),
     ...GENERATION,
-    async execute(input: z.infer<typeof generateImageSchema>, context) {
+    async execute(input: z.infer<ReturnType<typeof generateImageSchema>>, context) {
       const providerOptions = openaiProviderOptions(input);
       const size = pixelSize(input.size);
       const image = await options.media.image(
@@ -110,7 +112,7 @@ export function createOpenAIImageTools(options: ImageToolOptions): PolicyTool[] 
   const edit: PolicyTool = {
     name: 'edit_image',
     description: `Make a new image from existing images (workspace files or assets shared on the timeline) and a prompt with OpenAI's ${modelId}: recolor, restyle, combine; a mask limits the edit to its transparent area. Saves the result as a new file; billed per call.`,
-    inputSchema: editImageSchema,
+    inputSchema: editImageSchema(),
     ...GENERATION,
     async execute(input: OpenAIInput, context) {
       const providerOptions = openaiProviderOptions(input);
@@ -133,7 +135,7 @@ export function createGrokImageTools(options: ImageToolOptions): PolicyTool[] {
   const roots = mediaRoots(options);
   const modelId = options.modelId ?? 'grok-imagine-image';
   const now = options.now ?? (() => new Date());
-  const request = (input: z.infer<typeof grokGenerateImageSchema>) => ({
+  const request = (input: z.infer<ReturnType<typeof grokGenerateImageSchema>>) => ({
     modelId,
     prompt: input.prompt,
     ...(input.aspect_ratio ? { aspectRatio: input.aspect_ratio as `${number}:${number}` } : {}),
@@ -142,9 +144,9 @@ export function createGrokImageTools(options: ImageToolOptions): PolicyTool[] {
   const generate: PolicyTool = {
     name: 'grok_generate_image',
     description: `Draw a new image from a text prompt with xAI's ${modelId} and save it in the workspace. Each call is billed and makes one image; you see the result.`,
-    inputSchema: grokGenerateImageSchema,
+    inputSchema: grokGenerateImageSchema(),
     ...GENERATION,
-    async execute(input: z.infer<typeof grokGenerateImageSchema>, context) {
+    async execute(input: z.infer<ReturnType<typeof grokGenerateImageSchema>>, context) {
       const image = await options.media.image(request(input), { logger: context.logger, abortSignal: context.abortSignal });
       return saveGenerated(roots, image, { path: input.path, kind: 'image', label: `Generated an image with ${modelId}`, now: now() }, context);
     },
@@ -152,9 +154,9 @@ export function createGrokImageTools(options: ImageToolOptions): PolicyTool[] {
   const edit: PolicyTool = {
     name: 'grok_edit_image',
     description: `Make a new image from 1 to 3 images (workspace files or assets shared on the timeline) and a prompt with xAI's ${modelId} (it edits by your words: no mask). Saves the result as a new file; billed per call.`,
-    inputSchema: grokEditImageSchema,
+    inputSchema: grokEditImageSchema(),
     ...GENERATION,
-    async execute(input: z.infer<typeof grokEditImageSchema>, context) {
+    async execute(input: z.infer<ReturnType<typeof grokEditImageSchema>>, context) {
       const images = await readSources(roots, options.shared, input.images, context.abortSignal);
       const image = await options.media.image({ ...request(input), images }, { logger: context.logger, abortSignal: context.abortSignal });
       return saveGenerated(roots, image, { path: input.path, kind: 'edit', label: `Edited ${input.images.join(', ')} with ${modelId}`, now: now() }, context);

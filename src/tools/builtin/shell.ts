@@ -5,6 +5,7 @@ import { processIsRoot, type PolicyTool } from '../policy.ts';
 import { withoutFleetSecrets } from '../sandbox/environment.ts';
 import { findExecutable } from '../sandbox/isolation.ts';
 import { formatProcessResult, runProcess } from '../sandbox/process.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * `shell`: the unsandboxed host shell. The command runs as this process's OS user with its
@@ -24,12 +25,12 @@ export interface ShellOptions {
   isRoot?: () => boolean;
 }
 
-export const shellInputSchema = z.object({
+export const shellInputSchema = lazySchema(() => z.object({
   command: z.string().min(1).describe('A full shell command line (pipes, redirects, && all work).'),
   timeoutMs: z.number().int().positive().optional().describe('Time limit in milliseconds.'),
   stdin: z.string().optional(),
-});
-export type ShellInput = z.infer<typeof shellInputSchema>;
+}));
+export type ShellInput = z.infer<ReturnType<typeof shellInputSchema>>;
 
 export function createShellTool(options: ShellOptions = {}): PolicyTool {
   const isRoot = options.isRoot ?? processIsRoot;
@@ -38,7 +39,7 @@ export function createShellTool(options: ShellOptions = {}): PolicyTool {
     description:
       'Run a command line directly on the host as the agent\'s OS user, with its environment (never other agents\' platform tokens or webhook secrets) and network. ' +
       'Each call is a fresh login shell (no TTY); long output keeps its beginning and end.',
-    inputSchema: shellInputSchema,
+    inputSchema: shellInputSchema(),
     capabilityScopes: ['exec'],
     kind: 'execute',
     effect: 'unsafe',

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { writeFileAtomic, writeFileExclusive } from '../../util/atomic-write.ts';
 import { AcxError } from '../../core/errors.ts';
 import type { PolicyTool } from '../policy.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * Self-authorship: `system_prompt_read` and `system_prompt_edit` let an agent read and rewrite its
@@ -31,15 +32,15 @@ export interface SystemPromptToolOptions {
   now?: () => Date;
 }
 
-export const systemPromptReadSchema = z.strictObject({});
-export const systemPromptEditSchema = z.strictObject({
+export const systemPromptReadSchema = lazySchema(() => z.strictObject({}));
+export const systemPromptEditSchema = lazySchema(() => z.strictObject({
   content: z.string().describe('The complete new text of your system prompt (Markdown). It replaces the whole file.'),
   confirm: z
     .string()
     .optional()
     .describe('The confirm token from system_prompt_read (sha256 of the current content). Without it, you only get a preview.'),
-});
-export type SystemPromptEditInput = z.infer<typeof systemPromptEditSchema>;
+}));
+export type SystemPromptEditInput = z.infer<ReturnType<typeof systemPromptEditSchema>>;
 
 const DEFAULT_MAX_BYTES = 64 * 1024;
 const MAX_PREVIEW_CHARS = 4000;
@@ -126,7 +127,7 @@ export function createSystemPromptTools(options: SystemPromptToolOptions): Polic
       'Read your own system prompt (prompts/system-prompt.md: who you are and how you speak) exactly as stored, ' +
       'with a confirm token (the sha256 of the current content) to pass to system_prompt_edit. HTML comments in it ' +
       'are operator notes, stripped from your instructions. Your operating rules (initialize.md) are out of reach of these tools.',
-    inputSchema: systemPromptReadSchema,
+    inputSchema: systemPromptReadSchema(),
     capabilityScopes: [SELF_AUTHORSHIP_SCOPE],
     kind: 'read',
     effect: 'read-only',
@@ -151,7 +152,7 @@ export function createSystemPromptTools(options: SystemPromptToolOptions): Polic
       'token from system_prompt_read. Without it, or when the file changed since you read it, nothing is written and you get ' +
       'a preview of the change plus the current token. The old version is kept as a timestamped .bak. The change takes ' +
       'effect on your next turn, not this one. Keep the HTML comments (operator notes) unless you mean to drop them.',
-    inputSchema: systemPromptEditSchema,
+    inputSchema: systemPromptEditSchema(),
     capabilityScopes: [SELF_AUTHORSHIP_SCOPE],
     kind: 'edit',
     effect: 'unsafe',

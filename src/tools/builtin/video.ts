@@ -3,6 +3,7 @@ import type { MediaModels } from '../../model/media.ts';
 import type { PolicyTool } from '../policy.ts';
 import { readWorkspaceMedia } from './media-files.ts';
 import { GENERATION, type MediaToolOptions, mediaRoots, pathField, saveGenerated } from './media-output.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * `grok_generate_video`: xAI's video models through the AI SDK's `experimental_generateVideo`.
@@ -22,14 +23,14 @@ export interface VideoToolOptions extends MediaToolOptions {
   maxBytes?: number;
 }
 
-export const grokGenerateVideoSchema = z.strictObject({
+export const grokGenerateVideoSchema = lazySchema(() => z.strictObject({
   prompt: z.string().trim().min(1).max(32_000).describe('What happens in the clip, in words.'),
   image: z.string().max(4096).optional().describe('Workspace path of an image to animate (image to video); without it, text to video.'),
   duration: z.number().int().min(1).max(15).optional().describe('Length in seconds.'),
   aspect_ratio: z.string().regex(/^\d{1,2}:\d{1,2}$/, 'must be W:H, e.g. 16:9').optional().describe('W:H, e.g. 16:9, 9:16, 1:1.'),
   resolution: z.enum(['480p', '720p', '1080p']).optional(),
   path: z.string().max(4096).optional().describe(pathField),
-});
+}));
 
 export function createGrokVideoTool(options: VideoToolOptions): PolicyTool {
   const roots = mediaRoots(options);
@@ -41,9 +42,9 @@ export function createGrokVideoTool(options: VideoToolOptions): PolicyTool {
     description:
       `Make a short video clip with xAI's ${modelId} from a prompt (and optionally a workspace image to animate) and save it as an mp4 in the workspace. ` +
       `It takes a while (the tool waits up to ${Math.round(timeoutMs / 1000)} s) and each call is billed.`,
-    inputSchema: grokGenerateVideoSchema,
+    inputSchema: grokGenerateVideoSchema(),
     ...GENERATION,
-    async execute(input: z.infer<typeof grokGenerateVideoSchema>, context) {
+    async execute(input: z.infer<ReturnType<typeof grokGenerateVideoSchema>>, context) {
       const image = input.image
         ? readWorkspaceMedia(roots, input.image, { maxBytes: 25 * 1024 * 1024, accept: (type) => /^image\/(png|jpeg|webp)$/.test(type), what: 'the start image' })
         : undefined;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorMessage } from '../../core/errors.ts';
 import { addLiveSecret } from '../../util/scrub.ts';
 import type { PolicyTool } from '../policy.ts';
+import { lazySchema } from '../../core/lazy-schema.ts';
 
 /**
  * `xai_account_balance`: the prepaid credit left on the agent's own xAI account, so a cost-aware
@@ -29,6 +30,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A reason the balance could not be read, safe to show the model. */
 class Unavailable extends Error {}
 
+const balanceInput = lazySchema(() => z.strictObject({}));
+
 export function createXaiBalanceTool(options: XaiBalanceOptions = {}): PolicyTool {
   const discovered = new Map<string, string>();
   return {
@@ -36,7 +39,7 @@ export function createXaiBalanceTool(options: XaiBalanceOptions = {}): PolicyToo
     description:
       'The prepaid credit left on your own xAI account, in US dollars: to reason about your runway (do cheaper work, or ask for a top-up before you run dry). ' +
       'Takes no arguments and reads only your own balance.',
-    inputSchema: z.strictObject({}),
+    inputSchema: balanceInput(),
     capabilityScopes: ['net.fetch'],
     kind: 'fetch',
     effect: 'read-only',
