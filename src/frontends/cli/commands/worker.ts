@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
+import { reconcileBeforeRun } from '../../../app/upgrade-on-run.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/open-wake-store.ts';
@@ -69,6 +70,7 @@ export function register(program: Command): void {
       // A broken configuration fails at start-up, before any job is taken: a worker that cannot
       // answer for an agent should not take that agent's jobs.
       const settings = await resolveSettings(flags, { logger, location });
+      reconcileBeforeRun(settings, logger);
       let channelState: Promise<ChannelState> | undefined;
       const openChannel = () => {
         if (!channelState) {
