@@ -54,8 +54,8 @@ export interface Fleet {
   storeUrl: string;
   queue: WakeQueue;
   db: pg.Pool;
-  /** Starts one `acx worker`; its stderr (the wake bookends) is kept on the returned handle. */
-  startWorker(concurrency: number, extraArgs?: readonly string[]): FleetWorker;
+  /** Starts one `acx worker` (`nodeArgs` go to node itself, e.g. --cpu-prof); its stderr (the wake bookends) is kept on the returned handle. */
+  startWorker(concurrency: number, extraArgs?: readonly string[], nodeArgs?: readonly string[]): FleetWorker;
   /** Enqueues `perSession` events for each of `sessions` sessions, interleaved; returns the event ids. */
   enqueue(sessions: number, perSession: number): Promise<string[]>;
   /** The wake queue's jobs by state, and how many sit in the dead-letter queue. */
@@ -109,8 +109,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     storeUrl,
     queue,
     db,
-    startWorker(concurrency, extraArgs = []) {
-      const args = [ACX_BIN, 'worker', '--agents', `${FLEET_AGENT}=${agentDir}`, '--store', storeUrl, '--concurrency', String(concurrency)];
+    startWorker(concurrency, extraArgs = [], nodeArgs = []) {
+      const args = [...nodeArgs, ACX_BIN, 'worker', '--agents', `${FLEET_AGENT}=${agentDir}`, '--store', storeUrl, '--concurrency', String(concurrency)];
       // Pacing waits out human reading time and the breaker caps wakes per minute: neither is what is measured here.
       args.push('--no-pace', '--breaker-max', '0', '--supervise', '1', '--home', home, '--config-home', home, ...extraArgs);
       const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
