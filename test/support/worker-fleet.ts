@@ -78,7 +78,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     JSON.stringify({ id: FLEET_AGENT, name: 'Ledger', version: '0.1.0', description: 'Writes one ledger line per event, then says so.', model: 'openai:fleet-model', maxSteps: 4, permissionMode: 'allow-all', tools: [] }),
   );
   writeFileSync(join(agentDir, 'tools', 'ledger.mjs'), APPEND_PLUGIN);
-  const ledger = join(home, 'ledger.txt');
+  // Outside the config home (here the same directory as the state home): a worker takes a change there for a change to its agent.
+  const ledger = join(tempDir('acx-ledger-'), 'ledger.txt');
   const delay = options.modelDelayMs ?? 0;
   const server = await startModelServer({
     fallback: respondByTurn(async ({ request }) => {
