@@ -4,22 +4,33 @@
  * local server replaying a scripted two-step turn per event (a ledger tool call, then the reply).
  * The anchor is 1 worker, measured in the same run; each count gets a fresh database.
  *
- *   npx node bench/wake-throughput.ts [events=200] [sessions=40] [modelDelayMs=0]
+ *   npx node bench/wake-throughput.ts [events=200] [sessions=40] [modelDelayMs] [--cpu-prof DIR]
  *
- * Each run first answers one warm-up event per worker (agent start-up is not what is measured),
- * then enqueues `events` across `sessions` and times until pg-boss reports them all completed.
- * It also prints the CPU the worker processes used per event (user + system, from /proc), which
- * tells a machine that ran out of cores from a pipeline that ran out of parallel work.
+ * With no modelDelayMs it runs twice: the model answering at once (1, 2 and 4 workers), then
+ * taking 50 ms per call (1 and 4 workers), and prints issue 31's goals with PASS/FAIL. With one,
+ * only that model speed (1, 2 and 4 workers). Each run first answers a few warm-up events per
+ * worker (agent start-up is not what is measured), then enqueues `events` across `sessions` and
+ * times until pg-boss reports them all completed. It also prints the CPU the worker processes
+ * used per event (user + system, from /proc), which tells a machine that ran out of cores from a
+ * pipeline that ran out of parallel work. `--cpu-prof DIR` writes each worker's V8 CPU profile
+ * there (start-up included; open it in Chrome's DevTools).
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { startPostgres } from '../test/support/postgres.ts';
-import { type FleetWorker, startFleet } from '../test/support/worker-fleet.ts';
+import { FLEET_AGENT, type FleetWorker, startFleet } from '../test/support/worker-fleet.ts';
 
-const events = Number(process.argv[2] ?? 200);
-const sessions = Number(process.argv[3] ?? 40);
-const modelDelayMs = Number(process.argv[4] ?? 0);
-const COUNTS = [1, 2, 4];
+const args = process.argv.slice(2);
+const profileAt = args.indexOf('--cpu-prof');
+const profileDir = profileAt >= 0 ? args.splice(profileAt, 2)[1] : undefined;
+const events = Number(args[0] ?? 200);
+const sessions = Number(args[1] ?? 40);
+const onlyDelay = args[2] === undefined ? undefined : Number(args[2]);
+/** A slow model: about what a real provider's quick answer takes. */
+const SLOW_MS = 50;
+/** Warm-up events per worker: the first few turns load and compile code a resident worker has long since. */
+const WARM_UP = 5;
+const GOALS = { cpuMsPerEvent: 3, twoWorkersPerSecond: 100, fourWorkersSlowRatio: 3.5 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** utime + stime of a live process, in seconds (Linux /proc, 100 ticks per second). */
@@ -29,41 +40,80 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+interface Result {
+  workers: number;
+  perSecond: number;
+  cpuMsPerEvent: number;
+}
+
 const cluster = startPostgres();
-const results: Array<{ workers: number; perSecond: number; cpuMsPerEvent: number }> = [];
-try {
-  for (const count of COUNTS) {
-    const fleet = await startFleet(cluster.createDatabase(`throughput_${count}`), { modelDelayMs });
-    const workers: FleetWorker[] = Array.from({ length: count }, () => fleet.startWorker(1));
-    try {
-      const completed = async () => (await fleet.jobStates()).states.completed ?? 0;
-      const until = async (n: number) => {
-        while ((await completed()) < n) await sleep(50);
-      };
-      // Warm-up: one event per worker, in sessions of their own.
-      for (let i = 0; i < count; i++) await fleet.queue.send({ kind: 'session', agent: 'ledger', sessionId: `warm-${i}`, event: { id: `evt-s99-e${i}`, text: `Please log evt-s99-e${i}.` } });
-      await until(count);
-      const cpuBefore = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0);
-      const started = performance.now();
-      await fleet.enqueue(sessions, Math.ceil(events / sessions));
-      const total = count + sessions * Math.ceil(events / sessions);
-      await until(total);
-      const seconds = (performance.now() - started) / 1000;
-      const cpu = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0) - cpuBefore;
-      const answered = total - count;
-      results.push({ workers: count, perSecond: answered / seconds, cpuMsPerEvent: (cpu * 1000) / answered });
-      console.log(`${count} worker(s): ${answered} events in ${seconds.toFixed(2)} s = ${(answered / seconds).toFixed(1)} events/s; workers' CPU ${((cpu * 1000) / answered).toFixed(1)} ms/event`);
-    } finally {
-      for (const worker of workers) worker.child.kill('SIGTERM');
-      await Promise.all(workers.map((worker) => worker.exited));
-      await fleet.close();
+
+async function measure(count: number, modelDelayMs: number): Promise<Result> {
+  const fleet = await startFleet(cluster.createDatabase(`throughput_${count}_${modelDelayMs}`), { modelDelayMs });
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `worker-${count}of${count}-${modelDelayMs}ms-\${pid}.cpuprofile`] : [];
+  const workers: FleetWorker[] = Array.from({ length: count }, () => fleet.startWorker(1, [], nodeArgs));
+  try {
+    const completed = async () => (await fleet.jobStates()).states.completed ?? 0;
+    const until = async (n: number) => {
+      while ((await completed()) < n) await sleep(50);
+    };
+    // Warm-up: a few events per worker, in sessions of their own.
+    for (let i = 0; i < count * WARM_UP; i++) {
+      await fleet.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: `warm-${i}`, event: { id: `evt-s99-e${i}`, text: `Please log evt-s99-e${i}.` } });
     }
+    await until(count * WARM_UP);
+    const cpuBefore = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0);
+    const started = performance.now();
+    await fleet.enqueue(sessions, Math.ceil(events / sessions));
+    const answered = sessions * Math.ceil(events / sessions);
+    await until(count * WARM_UP + answered);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0) - cpuBefore;
+    const result = { workers: count, perSecond: answered / seconds, cpuMsPerEvent: (cpu * 1000) / answered };
+    console.log(`${count} worker(s), model ${modelDelayMs} ms: ${answered} events in ${seconds.toFixed(2)} s = ${result.perSecond.toFixed(1)} events/s; workers' CPU ${result.cpuMsPerEvent.toFixed(1)} ms/event`);
+    return result;
+  } finally {
+    for (const worker of workers) worker.child.kill('SIGTERM');
+    await Promise.all(workers.map((worker) => worker.exited));
+    await fleet.close();
+  }
+}
+
+function table(modelDelayMs: number, results: readonly Result[]): void {
+  const anchor = results[0]!.perSecond;
+  console.log(`\nmodel delay ${modelDelayMs} ms per call; ${events} events over ${sessions} sessions`);
+  console.log('workers  events/s  ratio vs 1 worker  worker CPU ms/event');
+  for (const result of results) {
+    console.log(`${String(result.workers).padStart(7)}  ${result.perSecond.toFixed(1).padStart(8)}  ${`${(result.perSecond / anchor).toFixed(2)}x`.padStart(17)}  ${result.cpuMsPerEvent.toFixed(1).padStart(19)}`);
+  }
+}
+
+const verdict = (met: boolean) => (met ? 'PASS' : 'FAIL');
+const byDelay = new Map<number, Result[]>();
+try {
+  for (const delay of onlyDelay === undefined ? [0, SLOW_MS] : [onlyDelay]) {
+    const counts = onlyDelay === undefined && delay === SLOW_MS ? [1, 4] : [1, 2, 4];
+    const results: Result[] = [];
+    for (const count of counts) results.push(await measure(count, delay));
+    byDelay.set(delay, results);
   }
 } finally {
   cluster.stop();
 }
 
-const anchor = results[0]!.perSecond;
-console.log(`\nmachine: ${availableParallelism()} cores; model delay ${modelDelayMs} ms per call; ${events} events over ${sessions} sessions`);
-console.log('workers  events/s  ratio vs 1 worker');
-for (const result of results) console.log(`${String(result.workers).padStart(7)}  ${result.perSecond.toFixed(1).padStart(8)}  ${(result.perSecond / anchor).toFixed(2)}x`);
+console.log(`\nmachine: ${availableParallelism()} cores, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} at the end`);
+for (const [delay, results] of byDelay) table(delay, results);
+
+console.log('\ngoals (issue 31, item 4):');
+const instant = byDelay.get(0);
+if (instant) {
+  const one = instant.find((r) => r.workers === 1)!;
+  const two = instant.find((r) => r.workers === 2)!;
+  console.log(`  worker CPU per two-step event, model served locally: ${one.cpuMsPerEvent.toFixed(1)} ms (goal <= ${GOALS.cpuMsPerEvent}) ${verdict(one.cpuMsPerEvent <= GOALS.cpuMsPerEvent)}`);
+  console.log(`  2 workers, instant model: ${two.perSecond.toFixed(1)} events/s (goal >= ${GOALS.twoWorkersPerSecond}) ${verdict(two.perSecond >= GOALS.twoWorkersPerSecond)}`);
+}
+const slow = byDelay.get(SLOW_MS);
+if (slow) {
+  const ratio = slow.find((r) => r.workers === 4)!.perSecond / slow[0]!.perSecond;
+  console.log(`  4 workers vs 1, model ${SLOW_MS} ms per call: ${ratio.toFixed(2)}x (goal >= ${GOALS.fourWorkersSlowRatio}x, near-linear) ${verdict(ratio >= GOALS.fourWorkersSlowRatio)}`);
+}

@@ -2,13 +2,11 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type ACPHarnessName, type HarnessName, resolveHarnessName } from '../harness/acp/profiles/names.ts';
 import type { Sandbox } from '../harness/acp/sandbox.ts';
 import { composeCharter } from './charter.ts';
-import { reconcileIfUpgraded } from './install.ts';
 import { resolveSettings, type ResolvedSettings, type RunFlags } from './settings.ts';
 import { createRecordingModel, createReplayModel } from '../model/cassette.ts';
 import { fromLanguageModel, noModelSelected, parseModelSpec, PROVIDERS, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { ReasoningEffort } from '../model/reasoning.ts';
 import type { Tool } from '../tools/tool.ts';
-import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, ConfigError, HarnessCapabilityUnsupportedError } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Activation } from './boot-cartridge.ts';
@@ -133,7 +131,6 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
   // pays its start-up on every event.
   const acp = onACP ? await loadACP() : undefined;
   if (acp) checkACPRun(settings, harnessName, env, acp.checkProfileCredentials);
-  reconcileIfUpgraded({ configHome: settings.configHome, version: ACX_VERSION, logger, provider: settings.model?.provider ?? null });
   const acpModel = onACP ? acpModelId(settings) : undefined;
   const model = onACP ? harnessModelStandIn(harnessName, acpModel) : await buildModel(settings, logger, env);
   const cartridge = settings.cartridge;

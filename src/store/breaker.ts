@@ -51,6 +51,15 @@ function statements({ wakes, trips, key }: BreakerTables) {
     trippedAt: `SELECT tripped_at_ms FROM ${trips} WHERE ${where}`,
     reset: `DELETE FROM ${trips} WHERE ${where}`,
     trip: `INSERT INTO ${trips} (${columns.join(', ')}, tripped_at_ms) VALUES (${placeholders}, ?)`,
+    /**
+     * prune, record, count and trippedAt in one statement (PostgreSQL: one round trip). Its
+     * SELECT sees the table as it was before the statement, so the count is the wakes since the
+     * cut (the ones prune keeps) plus this one. Values: key, cut, key, now, key, cut, key.
+     */
+    admit:
+      `WITH pruned AS (DELETE FROM ${wakes} WHERE ${where} AND at_ms <= ? RETURNING 1), ` +
+      `recorded AS (INSERT INTO ${wakes} (${columns.join(', ')}, at_ms) VALUES (${placeholders}, ?) RETURNING 1) ` +
+      `SELECT (SELECT COUNT(*) FROM ${wakes} WHERE ${where} AND at_ms > ?) + 1 AS n, (SELECT tripped_at_ms FROM ${trips} WHERE ${where}) AS tripped_at_ms`,
     // One row of this wake's time (two wakes counted in the same millisecond are interchangeable).
     retract: (rowId: string) => `DELETE FROM ${wakes} WHERE ${rowId} IN (SELECT ${rowId} FROM ${wakes} WHERE ${where} AND at_ms = ? LIMIT 1)`,
   };
@@ -108,11 +117,10 @@ export type BreakerQuery = (sql: string, values: unknown[]) => Promise<Array<Rec
 export async function admitToBreakerAsync(query: BreakerQuery, tables: BreakerTables, key: BreakerKey, settings: BreakerSettings, nowMs: number): Promise<BreakerAdmission> {
   const sql = statements(tables);
   const values = keyValues(key);
-  await query(sql.prune, [...values, nowMs - settings.windowMs]);
-  await query(sql.record, [...values, nowMs]);
-  const wakesInWindow = Number((await query(sql.count, values))[0]!.n);
-  const trip = (await query(sql.trippedAt, values))[0];
-  const change = decide(settings, nowMs, wakesInWindow, trip ? Number(trip.tripped_at_ms) : undefined);
+  const cut = nowMs - settings.windowMs;
+  const [counted] = await query(sql.admit, [...values, cut, ...values, nowMs, ...values, cut, ...values]);
+  const wakesInWindow = Number(counted!.n);
+  const change = decide(settings, nowMs, wakesInWindow, counted!.tripped_at_ms === null ? undefined : Number(counted!.tripped_at_ms));
   if (change === 'reset') await query(sql.reset, values);
   if (change === 'tripped') await query(sql.trip, [...values, nowMs]);
   return { wakesInWindow, change, atMs: nowMs };

@@ -12,11 +12,15 @@ export function agentScoped(sql: string, values: readonly unknown[], agentId: st
   return [sql.replaceAll('$agent', () => placeholder), [...values, agentId]];
 }
 
-/** Runs `fn` on one pooled connection between BEGIN and COMMIT; rolled back if it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on one pooled connection between BEGIN and COMMIT; rolled back if it throws.
+ * `begin` may carry more statements after BEGIN, sent in the same round trip (a simple query:
+ * no parameters, so any value in it must be a literal quoted with escapeLiteral).
+ */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await fn(client);
     await client.query('COMMIT');
     return result;

@@ -4,12 +4,11 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, inTransaction } from './postgres-sql.ts';
+import { agentScoped, inTransaction, serverNowMs } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
-import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts';
+import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
 import { openPostgresPool } from './postgres-pool.ts';
-import { serverNowMs } from './postgres-sql.ts';
 
 /**
  * The wake store on PostgreSQL, for wakes served from any host: the same inbox, breaker and
@@ -135,11 +134,10 @@ export class PostgresWakeStore implements WakeStore {
    */
   private async locked<T>(sessionId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     await this.migrated();
-    return inTransaction(this.pool, async (client) => {
-      // The agent id's length first: no two (agent, session) pairs make the same text.
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SESSION_LOCK_SPACE, `${this.agentId.length}:${this.agentId}/${sessionId}`]);
-      return fn(client);
-    });
+    // The agent id's length first: no two (agent, session) pairs make the same text. Taken in the
+    // same round trip as BEGIN, hence the key as a quoted literal.
+    const key = pg.escapeLiteral(`${this.agentId.length}:${this.agentId}/${sessionId}`);
+    return inTransaction(this.pool, fn, `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key}))`);
   }
 
   async close(): Promise<void> {
@@ -157,10 +155,9 @@ export class PostgresWakeStore implements WakeStore {
     const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
       // The server's clock unless a test pins one: every worker's breaker counts on the same clock (postgres-sql.ts).
       const nowMs = pinnedNowMs ?? (await serverNowMs(client));
-      const eventIsNew = event ? await this.record(client, sessionId, event, nowMs) : false;
       // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
-      const [current] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()', [sessionId], client);
-      const currentHolder = current ? (JSON.parse(current.holder) as LeaseHolder) : undefined;
+      const { eventIsNew, holder: current } = await this.recordAndReadLease(client, sessionId, event, nowMs);
+      const currentHolder = current === null ? undefined : (JSON.parse(current) as LeaseHolder);
       if (currentHolder && !sameHolder(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
       const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
@@ -202,17 +199,24 @@ export class PostgresWakeStore implements WakeStore {
     this.renewals.stop(sessionId);
   }
 
-  private async record(client: pg.PoolClient, sessionId: string, event: WakeEvent, nowMs: number): Promise<boolean> {
+  /** Records the event (once per id), and reads the session's live lease holder, in one statement. */
+  private async recordAndReadLease(client: pg.PoolClient, sessionId: string, event: WakeEvent | undefined, nowMs: number): Promise<{ eventIsNew: boolean; holder: string | null }> {
+    const lease = "(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()) AS holder";
+    if (!event) {
+      const [row] = await this.rows<{ holder: string | null }>(`SELECT ${lease}`, [sessionId], client);
+      return { eventIsNew: false, holder: row!.holder };
+    }
     const at = new Date(nowMs).toISOString();
-    // Numbered under the session lock, so two events never share a seq.
-    const inserted = await this.rows(
-      'INSERT INTO acx_wake_inbox (agent_id, session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
+    // Numbered under the session lock, so two events never share a seq. The SELECT sees the
+    // leases as they were before the statement: the INSERT touches only the inbox.
+    const [row] = await this.rows<{ inserted: boolean; holder: string | null }>(
+      'WITH recorded AS (INSERT INTO acx_wake_inbox (agent_id, session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
         'SELECT $agent, $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7, $8, $9 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 ' +
-        'ON CONFLICT (agent_id, session_id, event_id) DO NOTHING RETURNING 1',
+        `ON CONFLICT (agent_id, session_id, event_id) DO NOTHING RETURNING 1) SELECT EXISTS (SELECT 1 FROM recorded) AS inserted, ${lease}`,
       [sessionId, event.id, event.text, event.sender ?? null, event.senderKind ?? null, event.addressed !== false, event.own ? 'done' : 'pending', at, event.own ? at : null],
       client,
     );
-    return inserted.length > 0;
+    return { eventIsNew: row!.inserted, holder: row!.holder };
   }
 
   async isTripped(sessionId: string): Promise<boolean> {
@@ -223,8 +227,8 @@ export class PostgresWakeStore implements WakeStore {
     return this.firstPending(sessionId);
   }
 
-  private async firstPending(sessionId: string, on?: pg.PoolClient): Promise<InboxItem | undefined> {
-    const [row] = await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' ORDER BY seq LIMIT 1", [sessionId], on);
+  private async firstPending(sessionId: string): Promise<InboxItem | undefined> {
+    const [row] = await this.rows<InboxRow>("SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' ORDER BY seq LIMIT 1", [sessionId]);
     return row ? toItem(row) : undefined;
   }
 
@@ -233,12 +237,7 @@ export class PostgresWakeStore implements WakeStore {
   }
 
   async openBatch(sessionId: string): Promise<InboxItem[] | undefined> {
-    const rows = await this.rows<InboxRow>(
-      "SELECT * FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' AND batch_id = (" +
-        "SELECT batch_id FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending' AND batch_id IS NOT NULL ORDER BY seq LIMIT 1) ORDER BY seq",
-      [sessionId],
-    );
-    return rows.length > 0 ? rows.map(toItem) : undefined;
+    return openBatchIn(await this.pending(sessionId));
   }
 
   async fixBatch(sessionId: string, eventIds: readonly string[]): Promise<string> {
@@ -297,8 +296,14 @@ export class PostgresWakeStore implements WakeStore {
   /** Under the session lock: an event `admit` records either committed before (and is seen here) or waits and finds the lease free. */
   async release(sessionId: string, holder: LeaseHolder = currentHolder()): Promise<boolean> {
     const released = await this.locked(sessionId, async (client) => {
-      if (await this.firstPending(sessionId, client)) return false;
-      await this.dropLease(client, sessionId, holder);
+      const [lease] = await this.rows<{ waiting: boolean; holder: string | null }>(
+        "SELECT EXISTS (SELECT 1 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending') AS waiting, " +
+          '(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1) AS holder',
+        [sessionId],
+        client,
+      );
+      if (lease!.waiting) return false;
+      await this.dropLeaseOf(client, sessionId, lease!.holder, holder);
       return true;
     });
     if (released) this.stopRenewing(sessionId);
@@ -312,7 +317,12 @@ export class PostgresWakeStore implements WakeStore {
 
   private async dropLease(client: pg.PoolClient, sessionId: string, holder: LeaseHolder): Promise<void> {
     const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
-    if (lease && sameHolder(JSON.parse(lease.holder) as LeaseHolder, holder)) {
+    await this.dropLeaseOf(client, sessionId, lease?.holder ?? null, holder);
+  }
+
+  /** Deletes the session's lease, read as `current` under the session lock, if `holder` holds it. */
+  private async dropLeaseOf(client: pg.PoolClient, sessionId: string, current: string | null, holder: LeaseHolder): Promise<void> {
+    if (current !== null && sameHolder(JSON.parse(current) as LeaseHolder, holder)) {
       await this.rows('DELETE FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
     }
   }

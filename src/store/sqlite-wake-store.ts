@@ -3,7 +3,7 @@ import { scrubSecrets } from '../util/scrub.ts';
 import { admitToBreaker, type BreakerSettings, type BreakerTables } from './breaker.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder, sameHolder } from './lease-holder.ts';
-import type { Admission, InboxItem, WakeEvent, WakeStore } from './wake-store.ts';
+import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
 
 /**
  * The wake store in the agent's wake.db (SQLite), for wakes on one host. Its statements run
@@ -133,15 +133,7 @@ export class SqliteWakeStore implements WakeStore {
   }
 
   async openBatch(sessionId: string): Promise<InboxItem[] | undefined> {
-    const first = this
-      .prepare("SELECT batch_id FROM inbox WHERE session_id = ? AND state = 'pending' AND batch_id IS NOT NULL ORDER BY seq LIMIT 1")
-      .get(sessionId) as { batch_id: string } | undefined;
-    if (!first) return undefined;
-    return (
-      this
-        .prepare("SELECT * FROM inbox WHERE session_id = ? AND batch_id = ? AND state = 'pending' ORDER BY seq")
-        .all(sessionId, first.batch_id) as unknown as InboxRow[]
-    ).map(toItem);
+    return openBatchIn(await this.pending(sessionId));
   }
 
   async fixBatch(sessionId: string, eventIds: readonly string[]): Promise<string> {

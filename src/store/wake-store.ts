@@ -61,6 +61,15 @@ export type Admission =
  * `release`), and decides whether a lease holder is alive by its own rule: a pid and start time
  * on one host (SQLite), an expiry the holder keeps renewing (PostgreSQL).
  */
+/**
+ * The open batch among a session's pending events (as `pending` returns them, oldest first): the
+ * events of the batch the oldest batched one belongs to, or undefined when none is batched.
+ */
+export function openBatchIn(pending: readonly InboxItem[]): InboxItem[] | undefined {
+  const batchId = pending.find((item) => item.batchId !== null)?.batchId;
+  return batchId === undefined ? undefined : pending.filter((item) => item.batchId === batchId);
+}
+
 export interface WakeStore {
   readonly kind: StoreKind;
   close(): Promise<void>;
@@ -78,7 +87,8 @@ export interface WakeStore {
   pending(sessionId: string): Promise<InboxItem[]>;
   /**
    * The events of a batch fixed by an earlier wake whose turn has not completed (it died or
-   * failed mid-turn): they are answered together again, in the same turn.
+   * failed mid-turn): they are answered together again, in the same turn. (`openBatchIn` finds
+   * the same among events already read with `pending`.)
    */
   openBatch(sessionId: string): Promise<InboxItem[] | undefined>;
   /** Fixes which events one turn answers, before the turn starts; the batch id is the first event's. */

@@ -1,17 +1,26 @@
 // loadAgent: an agent directory or cartridge from the library, with acx run's settings and trust.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CartridgeBootRefusal, GuardrailTrippedError, loadAgent, type Guardrail, type InputGuardrailArgs } from '../../src/index.ts';
 import { buildTestCartridge } from '../support/cartridge-fixtures.ts';
 import { QUICKSTART_AGENT, QUICKSTART_CASSETTE, QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
-import { createMemoryLogger } from '../../src/util/logger.ts';
+import { installConfigHome } from '../../src/app/install.ts';
+import { createMemoryLogger, silentLogger } from '../../src/util/logger.ts';
 import { startModelServer } from '../support/model-server.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const home = () => mkdtempSync(join(tmpdir(), 'acx-load-'));
+/** Every file under a directory with its bytes, by relative path. */
+function filesUnder(root: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files[relative(root, join(entry.parentPath, entry.name))] = readFileSync(join(entry.parentPath, entry.name), 'utf8');
+  }
+  return files;
+}
 const env = (dir: string) => ({ ACX_HOME: dir, ACX_CONFIG_HOME: dir, HOME: dir, PATH: process.env.PATH });
 
 describe('loadAgent', () => {
@@ -26,6 +35,20 @@ describe('loadAgent', () => {
     } finally {
       await close();
     }
+  });
+
+  it('preparing an agent leaves the config home untouched, even one stamped by an older acx (installing is the CLI commands\' job)', async () => {
+    const dir = home();
+    installConfigHome({ configHome: dir, version: '0.0.1-old', logger: silentLogger });
+    const before = filesUnder(dir);
+    const { agent, close } = await loadAgent(join(ROOT, QUICKSTART_AGENT), { replay: join(ROOT, QUICKSTART_CASSETTE), env: { ...env(dir), ACX_HOME: home() }, logger: createMemoryLogger() });
+    try {
+      expect((await agent.generate({ prompt: QUICKSTART_PROMPT })).text).toContain('Thursday 10 December');
+    } finally {
+      await close();
+    }
+    expect(filesUnder(dir)).toEqual(before);
+    expect(readFileSync(join(dir, '.version'), 'utf8').trim()).toBe('0.0.1-old');
   });
 
   it('boots a cartridge only with a verdict the settings allow: unknown signer refused, trusted by its registry runs', async () => {

@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
+import { installConfigHome } from '../../src/app/install.ts';
 import { Journal } from '../../src/store/journal.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { ACX_VERSION } from '../../src/util/version.ts';
 import { filesHolding } from '../support/files.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../support/model-server.ts';
 import { scaled } from '../support/time-scale.ts';
@@ -57,6 +60,15 @@ describe.concurrent('acx run (e2e)', { timeout: scaled(120_000) }, () => {
     expect(run.stdout).toMatch(/release freeze starts on 12 December/);
     expect(run.stdout).toMatch(/Thursday 10 December/);
     expect(run.stderr, 'no error or warning at the default level').not.toMatch(/ERROR|WARNING/);
+  });
+
+  it('the first run after an upgrade re-stamps the config home (acx run reconciles it) and says so', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-cli-'));
+    installConfigHome({ configHome: home, version: '0.0.1-old', logger: silentLogger });
+    const run = await acx(['run', AGENT, QUICKSTART_PROMPT, '--replay', CASSETTE], cleanEnv({ ACX_LOG_LEVEL: 'info' }), home);
+    expect(run.status, run.stderr).toBe(0);
+    expect(readFileSync(join(home, '.version'), 'utf8').trim()).toBe(ACX_VERSION);
+    expect(run.stderr).toMatch(/config_home_upgrade .*from=0\.0\.1-old/);
   });
 
   it('--json prints the turn result as one JSON document', async () => {

@@ -2,11 +2,13 @@
 // process: the same event delivered twice is answered once and both jobs complete; an event the
 // model always refuses is retried by pg-boss, set aside by the wake after --max-attempts and
 // dead-lettered; a job for an agent the worker does not serve is dead-lettered at once.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../support/postgres.ts';
 import { scaled } from '../support/time-scale.ts';
+import type { RecordedRequest } from '../support/model-server.ts';
 import { waitFor } from '../support/wait.ts';
 import { type Fleet, FLEET_AGENT, startFleet } from '../support/worker-fleet.ts';
 
@@ -59,5 +61,34 @@ describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
       await store.close();
     }
     expect(log).toMatch(/ERROR worker job refused job=\S+ agent=ghost reason="this worker serves no agent named ghost"/);
+  });
+
+  test(`an agent stays prepared between jobs and is prepared again, from its new files, once they change${POSTGRES_SKIP}`, { timeout: scaled(120_000) }, async () => {
+    const f = await startFleet(cluster!.createDatabase('worker_reprepare'));
+    try {
+      const worker = f.startWorker(1);
+      const send = (room: number) => f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: `room-${room}`, event: { id: `evt-s0${room}-e1`, text: `Please log evt-s0${room}-e1.` } });
+      const completed = (n: number) => async () => ((await f.jobStates()).states.completed ?? 0) >= n;
+      const explain = async () => `${JSON.stringify((await f.jobStates()).states)}\n${worker.stderr().slice(-3000)}`;
+      await send(1);
+      await send(2);
+      await waitFor('the first two jobs not completed', completed(2), { withinMs: 60_000, everyMs: 100, explain });
+      expect(worker.stderr(), 'answering jobs changes nothing the agent is prepared from').not.toMatch(/worker agent changed/);
+      const agentJson = join(f.agentDir, 'agent.json');
+      writeFileSync(agentJson, readFileSync(agentJson, 'utf8').replace('"openai:fleet-model"', '"openai:fleet-model-2"'));
+      await waitFor('the change not noticed', () => /INFO worker agent changed agent=ledger/.test(worker.stderr()), { withinMs: 30_000, everyMs: 50, explain });
+      await send(3);
+      await waitFor('the third job not completed', completed(3), { withinMs: 60_000, everyMs: 100, explain });
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).status).toBe(0);
+      // The event a request answers: its newest user message (recalled memories may quote older events).
+      const prompt = (r: RecordedRequest) => r.view.messages.filter((m) => m.role === 'user' && !m.text.startsWith('<acx-brief>')).at(-1)?.text ?? '';
+      const modelFor = (event: string) => [...new Set(f.server.requests.filter((r) => prompt(r).includes(event)).map((r) => r.view.model))];
+      expect(modelFor('evt-s01-e1')).toEqual(['fleet-model']);
+      expect(modelFor('evt-s02-e1')).toEqual(['fleet-model']);
+      expect(modelFor('evt-s03-e1'), 'one worker process throughout, its agent prepared again').toEqual(['fleet-model-2']);
+    } finally {
+      await f.close();
+    }
   });
 });

@@ -79,6 +79,18 @@ describe.each(stores)('WakeStore on %s', (_name, open, skip) => {
     expect((await store.admit('s', undefined, OFF, other(2))).kind).toBe('leader');
   });
 
+  it.skipIf(skip !== '')(`a session id with quotes, backslashes and a semicolon is locked, leased and released like any other${skip}`, async () => {
+    const store = await open();
+    alive.add(1);
+    const odd = String.raw`it's \'; SELECT pg_sleep(30); --`;
+    expect(await store.admit(odd, { id: 'q', text: 'q' }, OFF, other(1))).toEqual({ kind: 'leader', eventIsNew: true, breaker: 'none' });
+    expect((await store.admit(odd, { id: 'r', text: 'r' }, OFF, other(2))).kind).toBe('busy');
+    await store.markDone(odd, ['q', 'r'], 'done');
+    expect(await store.release(odd, other(1))).toBe(true);
+    expect(await store.liveLeaseHolder(odd)).toBeUndefined();
+    expect(await store.items(odd)).toMatchObject([{ eventId: 'q', sessionId: odd }, { eventId: 'r', sessionId: odd }]);
+  });
+
   it.skipIf(skip !== '')(`trips the breaker over its cap and resets it after the cooldown once the burst cleared${skip}`, async () => {
     const store = await open();
     const breaker = { max: 2, windowMs: 10_000, cooldownMs: 5_000 };

@@ -54,8 +54,8 @@ export interface Fleet {
   storeUrl: string;
   queue: WakeQueue;
   db: pg.Pool;
-  /** Starts one `acx worker`; its stderr (the wake bookends) is kept on the returned handle. */
-  startWorker(concurrency: number, extraArgs?: readonly string[]): FleetWorker;
+  /** Starts one `acx worker` (`nodeArgs` go to node itself, e.g. --cpu-prof); its stderr (the wake bookends) is kept on the returned handle. */
+  startWorker(concurrency: number, extraArgs?: readonly string[], nodeArgs?: readonly string[]): FleetWorker;
   /** Enqueues `perSession` events for each of `sessions` sessions, interleaved; returns the event ids. */
   enqueue(sessions: number, perSession: number): Promise<string[]>;
   /** The wake queue's jobs by state, and how many sit in the dead-letter queue. */
@@ -78,7 +78,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     JSON.stringify({ id: FLEET_AGENT, name: 'Ledger', version: '0.1.0', description: 'Writes one ledger line per event, then says so.', model: 'openai:fleet-model', maxSteps: 4, permissionMode: 'allow-all', tools: [] }),
   );
   writeFileSync(join(agentDir, 'tools', 'ledger.mjs'), APPEND_PLUGIN);
-  const ledger = join(home, 'ledger.txt');
+  // Outside the config home (here the same directory as the state home): a worker takes a change there for a change to its agent.
+  const ledger = join(tempDir('acx-ledger-'), 'ledger.txt');
   const delay = options.modelDelayMs ?? 0;
   const server = await startModelServer({
     fallback: respondByTurn(async ({ request }) => {
@@ -109,8 +110,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
     storeUrl,
     queue,
     db,
-    startWorker(concurrency, extraArgs = []) {
-      const args = [ACX_BIN, 'worker', '--agents', `${FLEET_AGENT}=${agentDir}`, '--store', storeUrl, '--concurrency', String(concurrency)];
+    startWorker(concurrency, extraArgs = [], nodeArgs = []) {
+      const args = [...nodeArgs, ACX_BIN, 'worker', '--agents', `${FLEET_AGENT}=${agentDir}`, '--store', storeUrl, '--concurrency', String(concurrency)];
       // Pacing waits out human reading time and the breaker caps wakes per minute: neither is what is measured here.
       args.push('--no-pace', '--breaker-max', '0', '--supervise', '1', '--home', home, '--config-home', home, ...extraArgs);
       const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -42,6 +42,7 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
     // An ACP harness checks its profile's credentials while preparing; prepared first, so a
     // missing one is still what initialize reports.
     const { prepareAgent } = await import('../../app/prepare.ts');
+    (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
     let prepared: PreparedAgent;
     try {
       prepared = await prepareAgent(settings, { logger });
@@ -102,6 +103,7 @@ function preparedHandlers(settings: ResolvedSettings, options: ServeAcpOptions, 
       // After a failure the agent's files are read again: the settings hold their bytes.
       if (failed) settings = await resolveSettings(options.flags, { logger, env });
       const { prepareAgent } = await import('../../app/prepare.ts');
+      (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
       prepared = await prepareAgent(settings, { logger });
     }
     const { createAcpHandlers } = await import('./server.ts');

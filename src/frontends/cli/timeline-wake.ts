@@ -94,6 +94,8 @@ export async function wakeTimelineDelivery(
       permissionMode: settings.permissionMode,
       agent: async (platformTools, brief) => {
         const { prepareAgent } = await import('../../app/prepare.ts');
+        // A worker (which keeps its channel state between jobs) reconciled at start-up.
+        if (!channelState) (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
         const { timelineOutputSink } = await import('../../app/builtins.ts');
         // What a code run makes is shared on the timeline as assets, not left in a workspace nobody reads.
         const prepared = await prepareAgent(settings, {

@@ -1,6 +1,6 @@
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { ApprovalRequest } from '../../engine/events.ts';
-import { type BreakerSettings, currentHolder, type InboxItem, type WakeEvent, type WakeStore } from '../../store/wake-store.ts';
+import { type BreakerSettings, currentHolder, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from '../../store/wake-store.ts';
 import { errorMessage, isLeaseLost } from '../../core/errors.ts';
 import { nodeCrypto } from '../../util/node-crypto.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -175,20 +175,21 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
   try {
     for (;;) {
       stopIfLeaseLost();
+      const pending = await store.pending(sessionId);
       // A batch an earlier wake fixed and did not finish is answered again as it was.
-      let batch = await store.openBatch(sessionId);
+      let batch = openBatchIn(pending);
       if (!batch) {
-        const pending = await store.pending(sessionId);
         if (pending.length === 0) {
           if (await store.release(sessionId, holder)) break;
           continue; // an event arrived while we were answering: its wake saw our lease
         }
         const settled = await pace(pending, options);
-        await store.fixBatch(
+        const batchId = await store.fixBatch(
           sessionId,
           settled.map((item) => item.eventId),
         );
-        batch = (await store.openBatch(sessionId))!;
+        // What openBatch would now read: none of these was in a batch, and only this wake fixes batches.
+        batch = settled.map((item) => ({ ...item, batchId, build: 1 }));
       }
       const batchId = batch[0]!.batchId!;
       const build = Math.max(...batch.map((item) => item.build));
@@ -244,6 +245,10 @@ export async function wake(options: WakeOptions): Promise<WakeOutcome> {
       await options.onReply?.(batch, result);
       await store.markDone(sessionId, ids, result.text);
       answered += ids.length;
+      // Given back at once unless more is pending (release looks, under the session's lock): no
+      // batch can be open now, as only this wake, holding the lease, fixes batches.
+      stopIfLeaseLost();
+      if (await store.release(sessionId, holder)) break;
     }
   } catch (error) {
     if (leaseLost.aborted) {

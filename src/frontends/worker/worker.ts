@@ -34,13 +34,26 @@ import { type SessionWakeJob, type TimelineWakeJob, WAKE_QUEUE, type WakeJob, ty
  */
 export interface WorkerAgent {
   name: string;
-  /** Prepares the agent; called at most once per worker, when its first job is answered. */
-  prepare: () => Promise<{ agent: HarnessAgent; close(): Promise<void> }>;
+  /**
+   * Prepares the agent: called when its first job is answered, and again by the first job after
+   * `watch` reported a change. A prepared agent serves every job in between.
+   */
+  prepare: () => Promise<PreparedWorkerAgent>;
+  /**
+   * Calls `onChange` when what the agent is prepared from changes on disk; returns how to stop
+   * watching. Absent: the agent is prepared once for the worker's life.
+   */
+  watch?: ((onChange: () => void) => () => void) | undefined;
   store: WakeStore;
   model?: { provider: string; modelId: string } | undefined;
   maxSteps?: number | undefined;
   /** Runs a platform delivery's timeline wake; absent: this worker takes no timeline jobs for the agent. */
   wakeTimeline?: (job: TimelineWakeJob) => Promise<{ outcome: string }>;
+}
+
+export interface PreparedWorkerAgent {
+  agent: HarnessAgent;
+  close(): Promise<void>;
 }
 
 export interface WorkerOptions {
@@ -95,17 +108,8 @@ export class WakeDeferred extends Error {}
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { queue, logger } = options;
   const byName = new Map(options.agents.map((agent) => [agent.name, agent]));
-  const prepared = new Map<string, Promise<{ agent: HarnessAgent; close(): Promise<void> }>>();
-  // One preparation per agent, shared by every job; a failed one is forgotten so a later job tries again.
-  const agentFor = (agent: WorkerAgent) => async () => {
-    let ready = prepared.get(agent.name);
-    if (!ready) {
-      ready = agent.prepare();
-      prepared.set(agent.name, ready);
-      ready.catch(() => prepared.delete(agent.name));
-    }
-    return (await ready).agent;
-  };
+  const agents = new PreparedAgents(logger);
+  const unwatch = options.agents.flatMap((agent) => (agent.watch ? [agent.watch(() => agents.retire(agent.name, 'its files changed on disk'))] : []));
 
   const answer = async (job: Job<WakeJob>): Promise<'completed' | 'deadletter'> => {
     const data = job.data;
@@ -137,9 +141,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
 
   const answerSession = async (agent: WorkerAgent, job: Job<SessionWakeJob>): Promise<'completed' | 'deadletter'> => {
+    const use = agents.use(agent);
+    try {
+      return await answerWith(use.agent, agent, job);
+    } finally {
+      use.done();
+    }
+  };
+
+  const answerWith = async (prepared: () => Promise<HarnessAgent>, agent: WorkerAgent, job: Job<SessionWakeJob>): Promise<'completed' | 'deadletter'> => {
     const data = job.data;
     const outcome = await wake({
-      agent: agentFor(agent),
+      agent: prepared,
       store: agent.store,
       sessionId: data.sessionId,
       event: data.event,
@@ -185,8 +198,82 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   logger.info('worker started', { agents: options.agents.map((agent) => agent.name).join(','), concurrency, queue: WAKE_QUEUE });
   return {
     async stop() {
+      for (const stop of unwatch) stop();
       await Promise.all(workIds.map((id) => queue.boss.offWork(WAKE_QUEUE, { id, wait: true })));
-      await Promise.allSettled([...prepared.values()].map(async (ready) => (await ready).close()));
+      await agents.closeAll();
     },
   };
+}
+
+interface Preparation {
+  ready: Promise<PreparedWorkerAgent>;
+  /** Jobs that took this preparation and have not finished. */
+  jobs: number;
+  /** Replaced (its files changed): closed once its last job finishes. */
+  retired: boolean;
+}
+
+/**
+ * Each agent prepared once and kept between jobs. A preparation is shared by the jobs that run at
+ * once; a failed one is forgotten, so a later job tries again; a retired one (its files changed
+ * on disk) serves the jobs that already hold it and is closed after the last, while the next job
+ * prepares the agent afresh.
+ */
+class PreparedAgents {
+  readonly #current = new Map<string, Preparation>();
+  readonly #closing: Array<Promise<void>> = [];
+  readonly #logger: Logger;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  /** One job's hold on its agent: `agent` prepares it (only once the wake needs it), `done` lets it go. */
+  use(agent: WorkerAgent): { agent: () => Promise<HarnessAgent>; done(): void } {
+    let held: Preparation | undefined;
+    return {
+      agent: async () => {
+        held ??= this.#take(agent);
+        return (await held.ready).agent;
+      },
+      done: () => {
+        if (!held) return;
+        held.jobs -= 1;
+        if (held.retired && held.jobs === 0) this.#close(held);
+      },
+    };
+  }
+
+  #take(agent: WorkerAgent): Preparation {
+    let preparation = this.#current.get(agent.name);
+    if (!preparation) {
+      const fresh: Preparation = { ready: agent.prepare(), jobs: 0, retired: false };
+      fresh.ready.catch(() => {
+        if (this.#current.get(agent.name) === fresh) this.#current.delete(agent.name);
+      });
+      this.#current.set(agent.name, fresh);
+      preparation = fresh;
+    }
+    preparation.jobs += 1;
+    return preparation;
+  }
+
+  retire(name: string, why: string): void {
+    const preparation = this.#current.get(name);
+    if (!preparation) return;
+    this.#current.delete(name);
+    preparation.retired = true;
+    this.#logger.info('worker agent changed', { agent: name, reason: why, note: 'the next job prepares it again' });
+    if (preparation.jobs === 0) this.#close(preparation);
+  }
+
+  #close(preparation: Preparation): void {
+    this.#closing.push(preparation.ready.then((ready) => ready.close()).catch(() => {}));
+  }
+
+  async closeAll(): Promise<void> {
+    for (const preparation of this.#current.values()) this.#close(preparation);
+    this.#current.clear();
+    await Promise.allSettled(this.#closing);
+  }
 }

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { prepareAgent } from '../../../app/prepare.ts';
+import { reconcileBeforeRun } from '../../../app/upgrade-on-run.ts';
 import { resolveSettings } from '../../../app/settings.ts';
 import type { ApprovalRequest } from '../../../engine/events.ts';
 import type { ElicitationRequest } from '../../../core/elicitation.ts';
@@ -25,6 +26,7 @@ export function register(program: Command): void {
   ).action(async (agent: string, options: Record<string, unknown>) => {
     const logger = commandLogger('answer');
     const settings = await resolveSettings(runFlags(agent, options), { logger });
+    reconcileBeforeRun(settings, logger);
     const prepared = await prepareAgent(settings, { logger });
     const out = process.stdout;
     const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });

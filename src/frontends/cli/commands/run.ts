@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { prepareAgent } from '../../../app/prepare.ts';
 import { resolveSettings } from '../../../app/settings.ts';
+import { reconcileBeforeRun } from '../../../app/upgrade-on-run.ts';
 import { CliExit } from '../output.ts';
 import { createProgress } from '../progress.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -27,6 +28,7 @@ export function register(program: Command): void {
     const prompt = promptWords.length > 0 ? promptWords.join(' ') : await readStdin();
     if (!prompt.trim()) throw new CliExit('usage', 'acx run: give a prompt as an argument or on stdin.');
     const settings = await resolveSettings(runFlags(agent, options), { logger });
+    reconcileBeforeRun(settings, logger);
     const prepared = await prepareAgent(settings, { logger });
     try {
       const session = await prepared.agent.createSession(settings.sessionId ? { sessionId: settings.sessionId } : {});

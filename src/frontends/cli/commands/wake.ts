@@ -113,6 +113,8 @@ export function register(program: Command): void {
             if (!settings) throw configError;
             // Imported here: a duplicate, busy or declined wake never loads the engine or a provider.
             const { prepareAgent } = await import('../../../app/prepare.ts');
+            const { reconcileBeforeRun } = await import('../../../app/upgrade-on-run.ts');
+            reconcileBeforeRun(settings, logger);
             return (prepared = await prepareAgent(settings, { logger })).agent;
           },
           store,

@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
+import { reconcileBeforeRun } from '../../../app/upgrade-on-run.ts';
+import { agentWorkspace } from '../../../app/workspace.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/open-wake-store.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
+import { watchAgentFiles } from '../../worker/agent-files.ts';
 import { DEFAULT_BUSY_DEFER_SECONDS, startWorker, type WorkerAgent } from '../../worker/worker.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -69,6 +72,8 @@ export function register(program: Command): void {
       // A broken configuration fails at start-up, before any job is taken: a worker that cannot
       // answer for an agent should not take that agent's jobs.
       const settings = await resolveSettings(flags, { logger, location });
+      reconcileBeforeRun(settings, logger);
+      let preparations = 0;
       let channelState: Promise<ChannelState> | undefined;
       const openChannel = () => {
         if (!channelState) {
@@ -99,11 +104,15 @@ export function register(program: Command): void {
           const delivery = { timeline: job.timeline, message: job.message, asset: job.asset, event: job.event, deliveryId: job.deliveryId, baseUrl, token };
           return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger, await openChannel());
         },
+        // Prepared by the first job, kept for the rest, and prepared again (from its files as they
+        // are then) by the first job after they change on disk.
         prepare: async () => {
           const { prepareAgent } = await import('../../../app/prepare.ts');
-          const prepared = await prepareAgent(settings, { logger });
+          const current = preparations++ === 0 ? settings : await resolveSettings(flags, { logger, location: await locateAgent(flags, { logger }) });
+          const prepared = await prepareAgent(current, { logger });
           return { agent: prepared.agent, close: () => prepared.close() };
         },
+        watch: (onChange) => watchAgentFiles([dir, location.configHome], [location.stateDir, agentWorkspace(settings)], onChange, logger),
       });
     }
     const queue = await openWakeQueue(storeUrl!, logger, queueSettings);
