@@ -259,7 +259,7 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
       logger,
       wakeCommand: { command: process.execPath, args: ['-e', 'process.exit(3)', '--'] },
       warm: true,
-      warmBackoffMs: { first: 20, max: 80 },
+      warmTiming: { backoffMs: { first: 20, max: 80 } },
     });
     const exits = () => logger.lines.filter((line) => line.includes('router warm process exited'));
     await until(() => exits().length >= 6, 'six deaths');
@@ -267,6 +267,31 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
     expect(readyPids(logger.lines)).toEqual([]);
     await router.close();
     router = undefined;
+  });
+
+  it('an event does not wait forever on a warm process that never says ready: it is killed and a process started for the event runs it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-router-warm-stuck-'));
+    const logger = createMemoryLogger('debug');
+    const agent = { name: 'nova', dir: home, token: 'unused', uuid: '0190a5f2-0000-7000-8000-0000000000aa', secret: SECRET };
+    // Started warm (with an IPC channel) it hangs without a word until the channel closes; started for an event it exits 0.
+    const hangs = "if (process.send) { setInterval(() => {}, 1000); process.on('disconnect', () => process.exit(0)); }";
+    router = await startRouter({
+      agents: [agent],
+      platformUrl: 'http://127.0.0.1:9',
+      databasePath: join(home, 'router.db'),
+      logger,
+      wakeCommand: { command: process.execPath, args: ['-e', hangs, '--'] },
+      warm: true,
+      // Never ready, so any bound is passed: this one only keeps the test short.
+      warmTiming: { readyTimeoutMs: 100, backoffMs: { first: 60_000, max: 60_000 } },
+    });
+    const body = JSON.stringify({ event: 'message.created', recipient_uuid: agent.uuid, timeline_uuid: '0190a5f2-0000-7000-8000-0000000000a1', resource: { type: 'message', uuid: 'm1' } });
+    const posted = await fetch(router.url, { method: 'POST', body, headers: { 'x-basecradle-event': 'message.created', 'x-basecradle-delivery': 'd1', 'x-basecradle-signature': webhookSignature(SECRET, body) } });
+    expect(posted.status).toBe(202);
+    await router.idle();
+    expect(logger.lines.filter((line) => line.includes('router warm process exited'))).toEqual([expect.stringMatching(/signal=SIGKILL restart_in_ms=0/)]);
+    expect(logger.lines.filter((line) => /INFO router wake .*delivery=d1 .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
+    expect(handedPids(logger.lines)).toEqual([]);
   });
 
   it('--no-warm and ACX_ROUTER_WARM=0 turn warm processes off; on by default', () => {

@@ -12,7 +12,7 @@ import { type Poller, startPoller } from './poll.ts';
 import { answerProbe, isProbeRequest } from './probe.ts';
 import { checkPassEnvName, eventWakeValues, standingWakeEnvironment, wakeEnvironment } from './wake-env.ts';
 import { runWakeProcess, THIS_ACX, wakeArgv, warmWakeArgv } from './wake-process.ts';
-import { WarmWakes } from './warm-wakes.ts';
+import { WarmWakes, type WarmWakesOptions } from './warm-wakes.ts';
 
 export type { RoutedAgent } from './agents.ts';
 export { WAKING_EVENTS } from './events.ts';
@@ -80,8 +80,8 @@ export interface RouterOptions {
    * unless `wakeCommand` stands in for acx (a stand-in need not speak warm-protocol.ts).
    */
   warm?: boolean;
-  /** The backoff before a warm process that died idle is replaced again (tests): see warm-wakes.ts. */
-  warmBackoffMs?: { first: number; max: number };
+  /** The warm processes' backoff and ready timeout (tests): see warm-wakes.ts. */
+  warmTiming?: Pick<WarmWakesOptions, 'backoffMs' | 'readyTimeoutMs'>;
 }
 
 export interface RunningRouter {
@@ -273,7 +273,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const warm = (options.warm ?? !options.wakeCommand) ? new WarmWakes({ logger, ...(options.warmBackoffMs ? { backoffMs: options.warmBackoffMs } : {}) }) : undefined;
+  const warm = (options.warm ?? !options.wakeCommand) ? new WarmWakes({ logger, ...options.warmTiming }) : undefined;
   for (const agent of warm ? options.agents : []) {
     // An acx agent on the queue is woken by a worker; another program's wake starts per event.
     const argv = options.queue && agent.dir !== undefined ? undefined : warmWakeArgv(agent, acx);

@@ -10,13 +10,16 @@ import { type EventWakeVariable, isWarmReady, type WarmEvent } from './warm-prot
  * crash still loses nothing: the wake's claims and leases are the same), and the next one starts
  * when it has. A warm process that dies while idle is replaced at once the first time, then after
  * a wait that doubles each time it happens again (up to `backoffMs.max`), so a process that
- * cannot start is not restarted in a loop; meanwhile events get cold processes. `close()` ends
- * the idle ones.
+ * cannot start is not restarted in a loop; meanwhile events get cold processes. One that an event
+ * has waited `readyTimeoutMs` for without it saying ready is killed (it is stuck, and the agent's
+ * wakes must not be) and counted as such a death. `close()` ends the idle ones.
  */
 export interface WarmWakesOptions {
   logger: Logger;
   /** The wait before replacing a process that died idle the second time in a row, doubling up to max; default 250 ms to 30 s. */
   backoffMs?: { first: number; max: number };
+  /** How long an event waits for a warm process still starting before it is killed and a cold one runs the event; default 30 s. */
+  readyTimeoutMs?: number;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -42,6 +45,7 @@ interface Slot {
 }
 
 const DEFAULT_BACKOFF = { first: 250, max: 30_000 };
+const DEFAULT_READY_TIMEOUT_MS = 30_000;
 
 export class WarmWakes {
   private readonly slots = new Map<string, Slot>();
@@ -74,7 +78,8 @@ export class WarmWakes {
     const warm = slot?.idle;
     if (!slot || !warm || this.closing) return undefined;
     slot.idle = undefined; // handed: how it ends is the wake's outcome, not an idle death
-    if (!(await warm.ready)) {
+    if (!(await this.readyWithin(warm))) {
+      warm.child.kill('SIGKILL');
       this.died(slot, warm, await warm.closed);
       return undefined;
     }
@@ -92,6 +97,17 @@ export class WarmWakes {
     if (!this.closing) this.start(slot);
     // Not sent: it ended between saying ready and the event, so nothing ran; a cold process runs it.
     return sent ? code : undefined;
+  }
+
+  /** Whether it says ready (or has) before the ready timeout. */
+  private async readyWithin(warm: WarmProcess): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS)));
+    try {
+      return await Promise.race([warm.ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Stops replacing processes and ends the idle ones (a wake already handed its event runs to its end). */
