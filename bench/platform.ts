@@ -61,7 +61,8 @@ const ana = addUser(join(home, 'platform'), { handle: 'ana', kind: 'human' });
 const nova = addUser(join(home, 'platform'), { handle: 'nova', kind: 'ai', trust: ['ana'] });
 const agentDir = timelineAgentDir(home, 'nova');
 // Only what a wake needs: no keys or homes of the machine's own.
-const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
+// ACX_RUN_FROM=dist measures the bundle an installed package runs (npm run build first).
+const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ...(process.env.ACX_RUN_FROM ? { ACX_RUN_FROM: process.env.ACX_RUN_FROM } : {}) };
 const routerLines: string[] = [];
 const routerLog = createLogger({
   level: 'debug',

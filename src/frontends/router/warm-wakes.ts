@@ -92,10 +92,12 @@ export class WarmWakes {
       }
     });
     this.options.logger.debug('router warm process handed', { agent, delivery, pid: warm.child.pid, sent, ready_ms: warm.readyAt === undefined ? undefined : this.now() - warm.readyAt });
+    // Not sent (it ended between saying ready and the event, or its channel failed): nothing ran,
+    // and one still waiting would wait forever, so it is ended and a cold process runs the event.
+    if (!sent) warm.child.kill('SIGKILL');
     const code = await warm.closed;
     slot.deaths = 0;
     if (!this.closing) this.start(slot);
-    // Not sent: it ended between saying ready and the event, so nothing ran; a cold process runs it.
     return sent ? code : undefined;
   }
 
