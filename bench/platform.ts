@@ -1,6 +1,6 @@
 /**
  * What an agent on the embedded platform costs, against anchors measured in the same run.
- * Run: `npx node bench/platform.ts [rounds=6] [deliveries=2000]`.
+ * Run: `npx node bench/platform.ts [rounds=6] [deliveries=2000] [--cold]`.
  *
  * 1. **Wake latency**: a person posts a message that mentions the agent; the platform delivers it
  *    (signed) to the router, which runs `acx wake --timeline`; the scripted model (the local
@@ -8,13 +8,17 @@
  *    message's `created_at` to the reply's, both stamped by the platform. Anchor: the same
  *    message through `acx wake --session` (a fresh process answering one event, wall time from
  *    spawn to exit). The timeline turn is two model calls (the post, then the final text) and
- *    reads the timeline and the dashboard first; the session turn is one model call.
+ *    reads the timeline and the dashboard first; the session turn is one model call. Also timed:
+ *    the router accepting the delivery → the model server receiving the wake's first request,
+ *    against a bare `node -e 0` start (spawn → exit), the goal being ≤ 1× (issue 31, item 5b):
+ *    only a wake process started before the event (the router's warm process) can reach it.
+ *    `--cold` runs the router with `warm: false` (a process started per event), for comparison.
  * 2. **Router throughput**: `deliveries` signed message deliveries (20 timelines, 16 senders at
  *    once) POSTed to the router, whose wakes are `/bin/true` (so the router, not the agent, is
  *    measured): events/s accepted (each verified in constant time, deduped and recorded in
  *    router.db), and the wakes it ran once the queue drained (the rest coalesced). Anchor: a bare
  *    node:http server that reads the body, parses it and answers 202.
- * Prints medians and ratios; no thresholds.
+ * Prints medians and ratios, and PASS/FAIL for the goal; no thresholds fail anything.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,12 +31,14 @@ import { performance } from 'node:perf_hooks';
 import { BaseCradleClient, webhookSignature } from '../src/channel/index.ts';
 import { startRouter } from '../src/frontends/router/router.ts';
 import { addUser, startPlatform } from '../src/platform/index.ts';
-import { createMemoryLogger, silentLogger } from '../src/util/logger.ts';
+import { createLogger, createMemoryLogger, silentLogger } from '../src/util/logger.ts';
 import { respondByTurn, startModelServer } from '../test/support/model-server.ts';
 import { burstReplies, timelineAgentDir } from '../test/support/timeline-agents.ts';
 
-const ROUNDS = Number(process.argv[2] ?? 6);
-const DELIVERIES = Number(process.argv[3] ?? 2000);
+const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const COLD = process.argv.includes('--cold');
+const ROUNDS = Number(positional[0] ?? 6);
+const DELIVERIES = Number(positional[1] ?? 2000);
 const ROOT = resolve(import.meta.dirname, '..');
 const ACX_BIN = join(ROOT, 'bin/acx.js');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -40,15 +46,36 @@ const SECRET = 'bench-platform-secret-0123456789';
 
 // ---- 1. wake latency ---------------------------------------------------------------------------
 const home = mkdtempSync(join(tmpdir(), 'acx-bench-platform-'));
-const model = await startModelServer({ fallback: respondByTurn(burstReplies) });
+// When each model request arrived, and when the router accepted each delivery (its debug line).
+const requestsAt: number[] = [];
+const acceptedAt: number[] = [];
+const reply = respondByTurn(burstReplies);
+const model = await startModelServer({
+  fallback: (request) => {
+    requestsAt.push(performance.now());
+    return typeof reply === 'function' ? reply(request) : reply;
+  },
+});
 let platform = await startPlatform({ home: join(home, 'platform'), port: 0, logger: silentLogger });
 const ana = addUser(join(home, 'platform'), { handle: 'ana', kind: 'human' });
 const nova = addUser(join(home, 'platform'), { handle: 'nova', kind: 'ai', trust: ['ana'] });
 const agentDir = timelineAgentDir(home, 'nova');
 // Only what a wake needs: no keys or homes of the machine's own.
-const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home };
-const routerLog = createMemoryLogger('info');
+// ACX_RUN_FROM=dist measures the bundle an installed package runs (npm run build first).
+const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ...(process.env.ACX_RUN_FROM ? { ACX_RUN_FROM: process.env.ACX_RUN_FROM } : {}) };
+const routerLines: string[] = [];
+const routerLog = createLogger({
+  level: 'debug',
+  sink: {
+    write: (line) => {
+      if (line.includes('router delivery accepted')) acceptedAt.push(performance.now());
+      routerLines.push(line);
+    },
+  },
+});
+const warmReady = () => routerLines.filter((line) => line.includes('router warm process ready')).length;
 const router = await startRouter({
+  warm: !COLD,
   agents: [{ name: 'nova', dir: agentDir, token: nova.token, uuid: nova.uuid, secret: SECRET }],
   platformUrl: () => platform.url,
   databasePath: join(home, 'router.db'),
@@ -62,12 +89,19 @@ const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana
 const room = await client.timelines.create('bench');
 await client.timelines.addParticipant(room.uuid, nova.uuid);
 
-async function timelineRound(n: number): Promise<number> {
+/** Posted → reply posted, and the router's acceptance → the wake's first model request. */
+async function timelineRound(n: number): Promise<{ replyMs: number; firstRequestMs: number }> {
+  // Between events, as a steady router is: the next warm process has had time to get ready.
+  if (!COLD) while (warmReady() < n + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  const [accepted, requested] = [acceptedAt.length, requestsAt.length];
   const sent = await client.messages.create(room.uuid, `@nova item #B${n}: please ack`, { idempotencyKey: randomUUID() });
   for (;;) {
     await router.idle();
     for await (const message of client.messages.list({ timeline: room.uuid })) {
-      if (message.user.handle === 'nova' && message.content.body === `ack #B${n}`) return Date.parse(message.created_at) - Date.parse(sent.created_at);
+      if (message.user.handle === 'nova' && message.content.body === `ack #B${n}`) {
+        if (acceptedAt.length !== accepted + 1) throw new Error(`expected one accepted delivery for #B${n}, saw ${acceptedAt.length - accepted}`);
+        return { replyMs: Date.parse(message.created_at) - Date.parse(sent.created_at), firstRequestMs: requestsAt[requested]! - acceptedAt[accepted]! };
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -83,18 +117,34 @@ function sessionRound(n: number): Promise<number> {
   );
 }
 
+/** A bare Node start: spawn → exit of `node -e 0`, the goal's anchor. */
+function nodeStart(): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+  return new Promise((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`node -e 0 exited ${code}`)))));
+}
+
 // One of each first, unmeasured: the first timeline wake is a first wake, both warm the disk cache.
 await timelineRound(0);
 await sessionRound(0);
-const latency = { timeline: [] as number[], session: [] as number[] };
+await nodeStart();
+const latency = { timeline: [] as number[], firstRequest: [] as number[], session: [] as number[], node: [] as number[] };
 for (let round = 1; round <= ROUNDS; round++) {
-  const sides = [async () => latency.timeline.push(await timelineRound(round)), async () => latency.session.push(await sessionRound(round))];
+  const sides = [
+    async () => {
+      const { replyMs, firstRequestMs } = await timelineRound(round);
+      latency.timeline.push(replyMs);
+      latency.firstRequest.push(firstRequestMs);
+    },
+    async () => latency.session.push(await sessionRound(round)),
+    async () => latency.node.push(await nodeStart()),
+  ];
   for (const side of round % 2 ? sides.reverse() : sides) await side();
 }
 await router.close();
 await platform.close();
 await model.close();
-const wakesRun = routerLog.lines.filter((line) => line.includes('router wake ')).length;
+const wakesRun = routerLines.filter((line) => line.includes('router wake ')).length;
 if (wakesRun !== ROUNDS + 1) console.log(`note: ${wakesRun} router wakes for ${ROUNDS + 1} messages`);
 
 // ---- 2. router throughput ----------------------------------------------------------------------
@@ -158,5 +208,10 @@ const ms = (value: number) => `${value.toFixed(0)} ms`;
 console.log(`platform: ${ROUNDS} latency rounds, ${DELIVERIES} deliveries x 3 throughput rounds (medians)`);
 console.log(`wake latency  timeline (posted -> reply posted, via router) ${ms(median(latency.timeline))}   session wake process ${ms(median(latency.session))}   ratio ${(median(latency.timeline) / median(latency.session)).toFixed(2)}x`);
 console.log(`  timeline samples ${latency.timeline.map(ms).join(', ')}; session samples ${latency.session.map(ms).join(', ')}`);
+const firstRatio = median(latency.firstRequest) / median(latency.node);
+console.log(
+  `first request  delivery accepted -> the wake's first model request (${COLD ? 'cold: a process per event' : 'warm process'}) ${ms(median(latency.firstRequest))}   node -e 0 ${ms(median(latency.node))}   ratio ${firstRatio.toFixed(2)}x   goal <= 1x ${firstRatio <= 1 ? 'PASS' : 'FAIL'}`,
+);
+console.log(`  first-request samples ${latency.firstRequest.map(ms).join(', ')}; node -e 0 samples ${latency.node.map(ms).join(', ')}`);
 console.log(`router        ${median(throughput.router).toFixed(0)} events/s accepted   bare http ${median(throughput.bare).toFixed(0)} events/s   ratio ${(median(throughput.router) / median(throughput.bare)).toFixed(2)}x`);
 console.log(`  after the burst: ${median(throughput.wakes)} wakes run for ${DELIVERIES} deliveries (the rest coalesced), queue drained ${ms(median(throughput.drainMs))} after the last was accepted`);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningRouter, startRouter } from '../../src/frontends/router/router.ts';
+import { resolveRouterFlags } from '../../src/frontends/cli/router-options.ts';
 import { webhookSignature } from '../../src/channel/webhook-signature.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
 import { ACX_BIN, cleanEnv, ROOT, runAcx } from '../support/cli.ts';
@@ -21,7 +22,9 @@ const SECRET = 'router-test-secret-0123456789';
 let platform: TestPlatform | undefined;
 let model: ModelServer | undefined;
 let router: RunningRouter | undefined;
+const release: Array<() => void> = [];
 afterEach(async () => {
+  for (const go of release.splice(0)) go();
   await router?.close();
   await platform?.close();
   await model?.close();
@@ -30,7 +33,7 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function setUp() {
+async function setUp(options: { warm?: boolean } = {}) {
   platform = await startTestPlatform();
   model = await startModelServer();
   const ana = platform.user('ana', 'human');
@@ -45,6 +48,7 @@ async function setUp() {
     logger,
     env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home }),
     retryDelaysMs: [50, 100],
+    ...options,
   });
   await platform.restart({ deliverTo: [router.url], webhookSecret: SECRET, delivery: { retryBaseMs: 50, maxBackoffMs: 200 } });
   return { ana, nova, timeline, logger, home };
@@ -55,7 +59,7 @@ const messages = async (token: string, timeline: string) =>
     .map((m) => `${m.user.handle}: ${m.content.body}`)
     .reverse();
 
-const until = (check: () => Promise<boolean>, what: string) => waitFor(`timed out waiting for ${what}`, check, { withinMs: 60_000 });
+const until = (check: () => boolean | Promise<boolean>, what: string) => waitFor(`timed out waiting for ${what}`, check, { withinMs: 60_000 });
 
 describe('acx router (e2e)', { timeout: scaled(120_000) }, () => {
   it("wakes the recipient for the platform's signed delivery; the agent's reply is posted once", async () => {
@@ -168,3 +172,142 @@ describe('acx router (e2e)', { timeout: scaled(120_000) }, () => {
   });
 });
 
+// The router's warm wake processes (src/frontends/router/warm-wakes.ts): a real `acx wake` process
+// started before the delivery and handed it on arrival. Each proof reads what a user can check:
+// the process's pid (alive before the delivery was posted), the router's log, the reply.
+/** The pids of nova's warm processes that said ready, in order. */
+const readyPids = (lines: readonly string[]) => lines.flatMap((line) => /router warm process ready agent=nova pid=(\d+)/.exec(line)?.[1] ?? []).map(Number);
+/** The pid each delivery was handed to. */
+const handedPids = (lines: readonly string[]) => lines.flatMap((line) => /router warm process handed agent=nova .*pid=(\d+) sent=true/.exec(line)?.[1] ?? []).map(Number);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, () => {
+  it('a delivery is answered by the wake process started before it arrived; the next one is started after', async () => {
+    const { ana, timeline, logger } = await setUp();
+    await until(() => readyPids(logger.lines).length === 1, 'the warm process');
+    const [warm] = readyPids(logger.lines);
+    expect(alive(warm!)).toBe(true); // started, and waiting, before anything was posted
+    model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'On it, ana.' } }] }, 'answered');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova can you help?' } } });
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(await messages(ana.token, timeline)).toEqual(['ana: @nova can you help?', 'nova: On it, ana.']);
+    expect(handedPids(logger.lines)).toEqual([warm]);
+    expect(logger.lines.filter((line) => /INFO router wake .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
+    await until(() => readyPids(logger.lines).length === 2, 'the next warm process');
+    const next = readyPids(logger.lines)[1]!;
+    expect(next).not.toBe(warm);
+    expect(alive(warm!)).toBe(false); // one event per process: it exited after its wake
+    await router!.close();
+    router = undefined;
+    expect(alive(next)).toBe(false); // shutdown ends the idle one
+  });
+
+  it('a warm process killed while idle is replaced, and the replacement answers the next delivery', async () => {
+    const { ana, timeline, logger } = await setUp();
+    await until(() => readyPids(logger.lines).length === 1, 'the warm process');
+    const [killed] = readyPids(logger.lines);
+    process.kill(killed!, 'SIGKILL');
+    await until(() => readyPids(logger.lines).length === 2, 'its replacement');
+    const replacement = readyPids(logger.lines)[1]!;
+    expect(logger.lines.filter((line) => line.includes('router warm process exited'))).toEqual([expect.stringMatching(new RegExp(`agent=nova pid=${killed} exit=1 signal=SIGKILL restart_in_ms=0`))]);
+    model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Still here.' } }] }, 'answered');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova still there?' } } });
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(handedPids(logger.lines)).toEqual([replacement]);
+    expect(await messages(ana.token, timeline)).toEqual(['ana: @nova still there?', 'nova: Still here.']);
+  });
+
+  it('a warm process killed mid-turn loses nothing: the next attempt, on the next warm process, answers once', async () => {
+    const { ana, timeline, logger } = await setUp();
+    let go!: () => void;
+    const held = new Promise<void>((resolve) => (go = resolve));
+    release.push(go);
+    // The first model call is held until the test has killed the process making it.
+    model!.enqueue({ text: 'never sent', pauseUntil: held }, { toolCalls: [{ name: 'messages_create', input: { body: 'Answered after all.' } }] }, 'answered');
+    await until(() => readyPids(logger.lines).length === 1, 'the warm process');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova are you there?' } } });
+    await until(() => model!.requests.length === 1, 'the first model call');
+    const [victim] = handedPids(logger.lines);
+    expect(victim).toBe(readyPids(logger.lines)[0]);
+    process.kill(victim!, 'SIGKILL');
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(await messages(ana.token, timeline)).toEqual(['ana: @nova are you there?', 'nova: Answered after all.']);
+    expect(logger.lines.filter((line) => /WARNING router wake retry .*attempt=1 exit=1/.test(line))).toHaveLength(1);
+    expect(logger.lines.filter((line) => /INFO router wake .*outcome=done attempts=2 exit=0/.test(line))).toHaveLength(1);
+    const [, second] = handedPids(logger.lines);
+    expect(second).toBe(readyPids(logger.lines)[1]); // the retry ran on the next warm process, not a cold one
+  });
+
+  it('a warm process that keeps dying idle is replaced after a wait that doubles each time, up to the cap, not in a loop', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-router-warm-loop-'));
+    const logger = createMemoryLogger('debug');
+    // A wake command that dies at once, before it is ready, every time.
+    router = await startRouter({
+      agents: [{ name: 'nova', dir: home, token: 'unused', uuid: '0190a5f2-0000-7000-8000-0000000000aa', secret: SECRET }],
+      platformUrl: 'http://127.0.0.1:9',
+      databasePath: join(home, 'router.db'),
+      logger,
+      wakeCommand: { command: process.execPath, args: ['-e', 'process.exit(3)', '--'] },
+      warm: true,
+      warmTiming: { backoffMs: { first: 20, max: 80 } },
+    });
+    const exits = () => logger.lines.filter((line) => line.includes('router warm process exited'));
+    await until(() => exits().length >= 6, 'six deaths');
+    expect(exits().slice(0, 6).map((line) => /exit=(\d+) restart_in_ms=(\d+)/.exec(line)!.slice(1).join(' '))).toEqual(['3 0', '3 20', '3 40', '3 80', '3 80', '3 80']);
+    expect(readyPids(logger.lines)).toEqual([]);
+    await router.close();
+    router = undefined;
+  });
+
+  it('an event does not wait forever on a warm process that never says ready: it is killed and a process started for the event runs it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'acx-router-warm-stuck-'));
+    const logger = createMemoryLogger('debug');
+    const agent = { name: 'nova', dir: home, token: 'unused', uuid: '0190a5f2-0000-7000-8000-0000000000aa', secret: SECRET };
+    // Started warm (with an IPC channel) it hangs without a word until the channel closes; started for an event it exits 0.
+    const hangs = "if (process.send) { setInterval(() => {}, 1000); process.on('disconnect', () => process.exit(0)); }";
+    router = await startRouter({
+      agents: [agent],
+      platformUrl: 'http://127.0.0.1:9',
+      databasePath: join(home, 'router.db'),
+      logger,
+      wakeCommand: { command: process.execPath, args: ['-e', hangs, '--'] },
+      warm: true,
+      // Never ready, so any bound is passed: this one only keeps the test short.
+      warmTiming: { readyTimeoutMs: 100, backoffMs: { first: 60_000, max: 60_000 } },
+    });
+    const body = JSON.stringify({ event: 'message.created', recipient_uuid: agent.uuid, timeline_uuid: '0190a5f2-0000-7000-8000-0000000000a1', resource: { type: 'message', uuid: 'm1' } });
+    const posted = await fetch(router.url, { method: 'POST', body, headers: { 'x-basecradle-event': 'message.created', 'x-basecradle-delivery': 'd1', 'x-basecradle-signature': webhookSignature(SECRET, body) } });
+    expect(posted.status).toBe(202);
+    await router.idle();
+    expect(logger.lines.filter((line) => line.includes('router warm process exited'))).toEqual([expect.stringMatching(/signal=SIGKILL restart_in_ms=0/)]);
+    expect(logger.lines.filter((line) => /INFO router wake .*delivery=d1 .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
+    expect(handedPids(logger.lines)).toEqual([]);
+  });
+
+  it('--no-warm and ACX_ROUTER_WARM=0 turn warm processes off; on by default', () => {
+    expect(resolveRouterFlags('acx router', {}, {}).warm).toBe(true);
+    expect(resolveRouterFlags('acx router', { warm: false }, {}).warm).toBe(false);
+    expect(resolveRouterFlags('acx router', {}, { ACX_ROUTER_WARM: '0' }).warm).toBe(false);
+    expect(resolveRouterFlags('acx router', {}, { ACX_ROUTER_WARM: '1' }).warm).toBe(true);
+  });
+
+  it('with warm off, a delivery is answered by a process started for it, and no process waits', async () => {
+    const { ana, timeline, logger } = await setUp({ warm: false });
+    model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'Cold but here.' } }] }, 'answered');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova hello?' } } });
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(logger.lines.filter((line) => line.includes('router warm process'))).toEqual([]);
+    expect(logger.lines.filter((line) => /INFO router wake .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
+  });
+});

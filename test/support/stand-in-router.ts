@@ -40,6 +40,20 @@ const RECORD_WAKE = [
   "writeFileSync(require('node:path').join(dir, `${process.pid}.json`), JSON.stringify({ argv, env: process.env }));",
 ].join('\n');
 
+/**
+ * The same record from a warm wake (warm-protocol.ts): started ahead, it says ready, and writes
+ * what it was started with plus what the router handed it with the event.
+ */
+const RECORD_WARM_WAKE = [
+  "const { writeFileSync } = require('node:fs');",
+  'const [dir, ...argv] = process.argv.slice(1);',
+  "process.once('message', (event) => {",
+  "  writeFileSync(require('node:path').join(dir, `${process.pid}.json`), JSON.stringify({ argv: [...argv, ...event.args], env: { ...process.env, ...event.env } }));",
+  '  process.disconnect();',
+  '});',
+  "process.send({ warm: 'ready' });",
+].join('\n');
+
 export interface RecordedWake {
   argv: string[];
   env: Record<string, string>;
@@ -58,6 +72,7 @@ export interface StandInRouter {
   close(): Promise<void>;
 }
 
+/** `warm`: the wakes are warm processes (the router's `--warm-wake` protocol) rather than one started per event. */
 export async function startStandInRouter(options: Partial<RouterOptions> & { agents: RoutedAgent[] }): Promise<StandInRouter> {
   const home = tempDir('acx-router-stand-in-');
   const records = join(home, 'wakes');
@@ -67,7 +82,8 @@ export async function startStandInRouter(options: Partial<RouterOptions> & { age
     platformUrl: 'http://127.0.0.1:9',
     databasePath: join(home, 'router.db'),
     logger,
-    wakeCommand: { command: process.execPath, args: ['-e', RECORD_WAKE, records] },
+    // `--` ends node's own options: a warm process's `--warm-wake` is the script's.
+    wakeCommand: { command: process.execPath, args: ['-e', options.warm ? RECORD_WARM_WAKE : RECORD_WAKE, '--', records] },
     retryDelaysMs: [],
     ...options,
   });

@@ -4,6 +4,7 @@ import { selfName } from './self-name.ts';
 import { plainHelp } from './common-options.ts';
 import { asUsageError, tagParseErrors } from './usage-errors.ts';
 import { ACX_VERSION } from '../../util/version.ts';
+import { WARM_FLAG } from '../router/warm-protocol.ts';
 
 /**
  * The `acx` command. Each subcommand lives in `commands/<name>.ts` and exports `register`.
@@ -68,6 +69,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${ACX_VERSION}\n`);
     return EXIT.ok;
   }
+  // A wake `acx router` started before its event (warm.ts): it runs main() itself once handed one.
+  if (argv[0] === WARM_FLAG) return (await import('./warm.ts')).runWarm(argv.slice(1), { main, buildProgram });
   const json = wantsJson(argv);
   // A reader that stops early (`acx sessions | head`) is no error: stop quietly, as git and gh do.
   // Not for the commands that speak a protocol on stdout: they end their own sessions.

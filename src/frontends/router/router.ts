@@ -10,8 +10,9 @@ import { DeliveryLog, type ItemRef } from './delivery-log.ts';
 import { triggerArgs, WAKING_EVENTS } from './events.ts';
 import { type Poller, startPoller } from './poll.ts';
 import { answerProbe, isProbeRequest } from './probe.ts';
-import { checkPassEnvName, wakeEnvironment } from './wake-env.ts';
-import { runWakeProcess, THIS_ACX, wakeArgv } from './wake-process.ts';
+import { checkPassEnvName, eventWakeValues, standingWakeEnvironment, wakeEnvironment } from './wake-env.ts';
+import { runWakeProcess, THIS_ACX, wakeArgv, warmWakeArgv } from './wake-process.ts';
+import { WarmWakes, type WarmWakesOptions } from './warm-wakes.ts';
 
 export type { RoutedAgent } from './agents.ts';
 export { WAKING_EVENTS } from './events.ts';
@@ -28,7 +29,9 @@ export { WAKING_EVENTS } from './events.ts';
  * 1 s apart) and every outcome recorded in router.db. A message delivery for an agent and
  * timeline that already has a message wake waiting in the queue joins that wake (recorded as
  * coalesced): in a burst, one process answers what piled up. The fleet's synthetic probe is
- * answered here and wakes no one (probe.ts); `GET /up` answers 200 while the router runs.
+ * answered here and wakes no one (probe.ts); `GET /up` answers 200 while the router runs. Each
+ * acx agent woken here has a wake process started ahead of its event and handed it on arrival
+ * (warm-wakes.ts), unless `warm` is off.
  *
  * Answer codes (the platform counts any non-2xx as a failed delivery, and disables an
  * integration after five): 401 without a valid signature, whatever else is wrong; 400 for a
@@ -71,6 +74,14 @@ export interface RouterOptions {
   pollIntervalMs?: number;
   /** The key the fleet's synthetic probe is signed with (probe.ts); without it a probe is answered 404. */
   probeSecret?: string;
+  /**
+   * Keep one wake process per acx agent woken here started before its event (warm-wakes.ts),
+   * so an event does not wait for Node's and acx's start-up; `--no-warm` turns it off. Default on,
+   * unless `wakeCommand` stands in for acx (a stand-in need not speak warm-protocol.ts).
+   */
+  warm?: boolean;
+  /** The warm processes' backoff and ready timeout (tests): see warm-wakes.ts. */
+  warmTiming?: Pick<WarmWakesOptions, 'backoffMs' | 'readyTimeoutMs'>;
 }
 
 export interface RunningRouter {
@@ -163,10 +174,14 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   };
 
   const runWake = async (wake: Wake) => {
-    const argv = [...wakeArgv(wake.agent, acx), '--timeline', wake.timeline, ...triggerArgs(wake.event, wake.resource)];
-    const env = wakeEnvironment(options.env ?? process.env, { baseUrl: platformUrl(), token: wake.agent.token, deliveryId: wake.id }, options.passEnv);
+    const args = ['--timeline', wake.timeline, ...triggerArgs(wake.event, wake.resource)];
+    const own = { baseUrl: platformUrl(), token: wake.agent.token, deliveryId: wake.id };
+    // On the agent's warm process when it has one ready, else (or for another harness) a new one.
+    const attemptWake = async () =>
+      (await warm?.run(wake.agent.name, args, eventWakeValues(own), wake.id)) ??
+      (await runWakeProcess([...wakeArgv(wake.agent, acx), ...args], wakeEnvironment(options.env ?? process.env, own, options.passEnv), logger, wake.agent.name));
     for (let attempt = 1; ; attempt++) {
-      const code = await runWakeProcess(argv, env, logger, wake.agent.name);
+      const code = await attemptWake();
       log.attempted(wake.id, attempt, code);
       if (code === 0 || attempt > delays.length) {
         const state = code === 0 ? 'done' : 'failed';
@@ -226,6 +241,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       throttled.log('info', 'router delivery ignored', { delivery: delivery.id, agent: agent.name, event: delivery.event, reason: 'not-a-waking-event' });
       return { status: 200, text: `${delivery.event} wakes no one` };
     }
+    logger.debug('router delivery accepted', { delivery: delivery.id, agent: agent.name, event: delivery.event, timeline: delivery.timeline });
     return { status: 202, text: 'accepted', accepted: { id: delivery.id, event: delivery.event, timeline: delivery.timeline, resource: delivery.resource, agent } };
   };
 
@@ -257,6 +273,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const warm = (options.warm ?? !options.wakeCommand) ? new WarmWakes({ logger, ...options.warmTiming }) : undefined;
+  for (const agent of warm ? options.agents : []) {
+    // An acx agent on the queue is woken by a worker; another program's wake starts per event.
+    const argv = options.queue && agent.dir !== undefined ? undefined : warmWakeArgv(agent, acx);
+    if (argv) warm!.keep(agent.name, argv, standingWakeEnvironment(options.env ?? process.env, agent.token, options.passEnv));
+  }
   const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });
   const unset = (options.passEnv ?? []).filter((name) => (options.env ?? process.env)[name] === undefined);
@@ -307,6 +329,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(queues.values());
+      await warm?.close();
       throttled.flush();
       log.close();
     },

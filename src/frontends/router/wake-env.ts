@@ -1,5 +1,6 @@
 import { PROVIDER_ENV_NAMES } from '../../model/providers.ts';
 import { isCredentialName, isFleetSecretName } from '../../tools/sandbox/environment.ts';
+import type { EventWakeVariable } from './warm-protocol.ts';
 
 /**
  * The one rule for what environment a router's wake gets. The router holds every hosted agent's
@@ -56,17 +57,29 @@ function allowed(name: string, passEnv: ReadonlySet<string>): boolean {
   return name.startsWith('ACX_') && !isCredentialName(name);
 }
 
-/** The environment of one wake: what the rule above allows from `source`, then the agent's own values. */
-export function wakeEnvironment(source: NodeJS.ProcessEnv, own: OwnWakeValues, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
+/**
+ * What a wake gets before its event is known: what the rule above allows from `source`, then its
+ * own agent's token. A warm wake process (warm-wakes.ts) starts with this and is handed the
+ * event's values (eventWakeValues) with its event.
+ */
+export function standingWakeEnvironment(source: NodeJS.ProcessEnv, token: string, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
   const passed = new Set(passEnv);
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(source)) {
     if (value !== undefined && allowed(name, passed)) env[name] = value;
   }
-  env.BASECRADLE_BASE_URL = own.baseUrl;
-  env.BASECRADLE_TOKEN = own.token;
-  env.BASECRADLE_DELIVERY_ID = own.deliveryId;
+  env.BASECRADLE_TOKEN = token;
   return env;
+}
+
+/** The variables that belong to one event (they are set last, so nothing else stands in for them). */
+export function eventWakeValues(own: Pick<OwnWakeValues, 'baseUrl' | 'deliveryId'>): Record<EventWakeVariable, string> {
+  return { BASECRADLE_BASE_URL: own.baseUrl, BASECRADLE_DELIVERY_ID: own.deliveryId };
+}
+
+/** The environment of one wake: the standing environment, then the event's values. */
+export function wakeEnvironment(source: NodeJS.ProcessEnv, own: OwnWakeValues, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
+  return { ...standingWakeEnvironment(source, own.token, passEnv), ...eventWakeValues(own) };
 }
 
 /** Whether a variable of the router's environment reaches every wake under the rule above (an agent's token variable must not). */

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from '../../util/logger.ts';
 import type { RoutedAgent } from './agents.ts';
+import { WARM_FLAG } from './warm-protocol.ts';
 
 /** This acx, as a program and its first arguments: this Node on this acx's bin. */
 export const THIS_ACX: readonly string[] = [process.execPath, new URL('../../../bin/acx.js', import.meta.url).pathname];
@@ -17,18 +18,33 @@ export function wakeArgv(agent: RoutedAgent, acx: readonly string[] = THIS_ACX):
   return [...acx, 'wake', agent.dir];
 }
 
+/**
+ * A warm wake process's command line (warm-protocol.ts): `acx --warm-wake <the wake's own
+ * arguments>`, for a wake that is acx's; undefined for another program's wake command, which is
+ * started per event.
+ */
+export function warmWakeArgv(agent: RoutedAgent, acx: readonly string[] = THIS_ACX): string[] | undefined {
+  if (agent.command && agent.command[0] !== 'acx') return undefined;
+  return [...acx, WARM_FLAG, ...wakeArgv(agent, acx).slice(acx.length)];
+}
+
 /** Runs one wake to its end: its exit code (127 when it could not be started). Its stderr lines go to the debug log. */
 export function runWakeProcess(argv: readonly string[], env: NodeJS.ProcessEnv, logger: Logger, agent: string): Promise<number> {
   const [program, ...args] = argv as [string, ...string[]];
   return new Promise((resolve) => {
     const child = spawn(program, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logger.debug('wake output', { agent, line });
-    });
+    logWakeOutput(child, logger, agent);
     child.on('error', (error) => {
       logger.warn('router wake not started', { agent, program, error: error.message });
       resolve(127);
     });
     child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+/** A wake's stderr, line by line, into the router's debug log. */
+export function logWakeOutput(child: ChildProcess, logger: Logger, agent: string): void {
+  child.stderr?.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logger.debug('wake output', { agent, line });
   });
 }

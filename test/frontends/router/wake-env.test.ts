@@ -42,13 +42,16 @@ afterEach(async () => {
 });
 
 describe("a router's wake environment", () => {
-  it("a wake gets its own token and what it needs, never another agent's token or a signing secret; --pass-env adds a variable", async () => {
-    running = await startStandInRouter({ agents: [NOVA, ADA], env: ROUTER_ENV, passEnv: ['SEARCH_TOOL_KEY'], platformUrl: 'http://platform.test' });
+  it.each([
+    ['started for its event', false],
+    ['warm: started ahead and handed its event', true],
+  ])("a wake (%s) gets its own token and what it needs, never another agent's token or a signing secret; --pass-env adds a variable", async (_, warm) => {
+    running = await startStandInRouter({ agents: [NOVA, ADA], env: ROUTER_ENV, passEnv: ['SEARCH_TOOL_KEY'], platformUrl: 'http://platform.test', warm });
     const body = JSON.stringify({ event: 'message.created', event_id: 'e-1', occurred_at: new Date().toISOString(), recipient_uuid: NOVA.uuid, timeline_uuid: 't-1', resource: { type: 'message', uuid: 'm-1' } });
     expect((await running.post(body)).status).toBe(202);
     await running.router.idle();
     const [wake] = running.wakes();
-    expect(wake!.argv).toEqual(['wake', '/agents/nova', '--timeline', 't-1', '--message', 'm-1']);
+    expect(wake!.argv).toEqual([...(warm ? ['--warm-wake'] : []), 'wake', '/agents/nova', '--timeline', 't-1', '--message', 'm-1']);
     // What it needs from the router's environment, as it was there, and its own values: nothing else.
     const needed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'https_proxy', 'NODE_EXTRA_CA_CERTS', 'ACX_HOME', 'ACX_LOG_LEVEL', 'OPENAI_API_KEY', 'ANTHROPIC_BASE_URL', 'SEARCH_TOOL_KEY'];
     expect(wake!.env).toEqual({

@@ -10,7 +10,7 @@ import { CliExit } from '../output.ts';
 import { untilStopped } from '../until-stopped.ts';
 import { readStdin } from '../stdin.ts';
 import { commandLogger } from '../command-logger.ts';
-import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
+import { noWarmOption, passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 import { jsonOption } from '../common-options.ts';
 
 /** The home every `acx platform` command works on. */
@@ -39,6 +39,7 @@ export function register(program: Command): void {
     .option('--webhook-secret <secret>', 'the secret deliveries are signed with; ACX_PLATFORM_WEBHOOK_SECRET_<HANDLE> gives one agent its own, and the variable is safer than the flag, which ps shows (env ACX_PLATFORM_WEBHOOK_SECRET)')
     .addOption(passEnvOption())
     .addOption(replayWindowOption())
+    .addOption(noWarmOption())
     .action(async (options: RouterFlags & { port: string; host: string; home?: string; publicUrl?: string; deliverTo: string[]; webhookSecret?: string; agents?: string }) => {
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx platform serve: --port must be an integer from 0 to 65535, not "${options.port}".`);
@@ -147,7 +148,7 @@ function agentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
  * `serve --agents`: an AI user per agent (created on first use, a fresh token each start), its own
  * random signing secret, and a router in this process that wakes it for its deliveries.
  */
-async function startAgentRouter(homeDir: string, list: string, settings: Pick<RouterOptions, 'passEnv' | 'replayWindow' | 'sharedSecrets' | 'logger'> & { platformUrl: () => string }) {
+async function startAgentRouter(homeDir: string, list: string, settings: Pick<RouterOptions, 'passEnv' | 'replayWindow' | 'warm' | 'sharedSecrets' | 'logger'> & { platformUrl: () => string }) {
   const { logger } = settings;
   let agents: Array<{ name: string; dir: string }>;
   try {

@@ -9,7 +9,7 @@ import { CliExit } from '../output.ts';
 import { untilStopped } from '../until-stopped.ts';
 import { commandLogger } from '../command-logger.ts';
 import { resolveRoutedAgents } from '../router-agents.ts';
-import { passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
+import { noWarmOption, passEnvOption, replayWindowOption, resolveRouterFlags, type RouterFlags } from '../router-options.ts';
 
 /**
  * `acx router --agents nova=DIR | --registry-file FILE [--platform URL] [--port N] [--poll 30s]
@@ -32,12 +32,13 @@ export function register(program: Command): void {
     .option('--queue <url>', 'enqueue each acx agent\'s wake on the pg-boss queue in this PostgreSQL database for `acx worker` instead of running it here (env ACX_ROUTER_QUEUE)')
     .addOption(passEnvOption())
     .addOption(replayWindowOption())
+    .addOption(noWarmOption())
     .action(async (options: RouterFlags & { agents?: string; registryFile?: string; platform?: string; port: string; home?: string; poll?: string; queue?: string }) => {
       const env = process.env;
       const logger = commandLogger('service', env);
       const port = Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit('usage', `acx router: --port must be an integer from 0 to 65535, not "${options.port}".`);
-      const { passEnv, replayWindow } = resolveRouterFlags('acx router', options, env);
+      const { passEnv, replayWindow, warm } = resolveRouterFlags('acx router', options, env);
       const pollIntervalMs = pollInterval(options.poll ?? (env.ACX_ROUTER_POLL?.trim() || undefined), options.poll !== undefined ? '--poll' : 'ACX_ROUTER_POLL');
       const platformUrl = options.platform ?? env.BASECRADLE_BASE_URL ?? 'http://127.0.0.1:4700';
       const agents = await resolveRoutedAgents(
@@ -60,6 +61,7 @@ export function register(program: Command): void {
         port,
         passEnv,
         replayWindow,
+        warm,
         sharedSecrets,
         ...(probeSecret ? { probeSecret } : {}),
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),

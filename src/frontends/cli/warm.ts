@@ -1,0 +1,70 @@
+import { isWarmEvent, WARM_FLAG, type WarmEvent, type WarmReady } from '../router/warm-protocol.ts';
+import { EXIT } from './exit-codes.ts';
+
+/**
+ * `acx --warm-wake <command> [args…]`: a wake process `acx router` starts before its event
+ * arrives (src/frontends/router/warm-protocol.ts), so that the event does not pay for Node's and
+ * acx's start-up. It loads what the command will need, tells the router it is ready over its IPC
+ * channel and waits; handed an event, it sets the event's variables and runs
+ * `acx <command> [args…] <event args…>` exactly as a cold process would, once, then exits. Told
+ * nothing (the router stopped: the channel closed), it exits 0 having done nothing.
+ */
+
+/** What each command a router keeps warm loads lazily on its way to the model, given its arguments: loaded before the event. */
+const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<Promise<unknown>>> = {
+  wake: (args, cli) => [
+    // Built once unused: what the command's first build runs the first time is compiled by then.
+    cli.buildProgram('wake'),
+    import('./timeline-wake.ts'),
+    import('../../app/prepare.ts'),
+    import('../../app/builtins.ts'),
+    loadModelProvider(args[0]),
+    // Node sets fetch up on its first use (undici, tens of ms); a data: URL does that without a connection.
+    fetch('data:,').then((response) => response.text()),
+  ],
+};
+
+/**
+ * Loads the SDK of the agent's model provider, which the wake would import on its first model
+ * call. The settings are read only to choose it: the wake reads them again once it has its event
+ * (an edit in between is seen), and says what is wrong with them, if anything, then.
+ */
+async function loadModelProvider(agent: string | undefined): Promise<void> {
+  try {
+    const [{ resolveSettings }, { resolveModel }, { silentLogger }] = await Promise.all([import('../../app/settings.ts'), import('../../model/providers.ts'), import('../../util/logger.ts')]);
+    const chosen = (await resolveSettings({ ...(agent ? { agent } : {}) }, { logger: silentLogger })).model;
+    if (chosen?.spec) await resolveModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface } : {}), ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}), vision: chosen.vision });
+  } catch {
+    // Nothing to load ahead: the wake reports it.
+  }
+}
+
+/** main.ts's own functions (main.ts is still running when this runs: importing it would wait for itself). */
+export interface WarmCli {
+  main(argv: readonly string[]): Promise<number>;
+  buildProgram(only: string): Promise<unknown>;
+}
+
+export async function runWarm(argv: readonly string[], cli: WarmCli): Promise<number> {
+  if (!process.send) {
+    process.stderr.write(`acx ${WARM_FLAG}: this is how acx router starts a wake before its event; it needs the router's IPC channel. Run the command without --warm-wake.\n`);
+    return EXIT.usage;
+  }
+  // Listening before saying ready: an event sent the moment the router hears it is not missed.
+  const handed = new Promise<WarmEvent | 'malformed' | undefined>((resolve) => {
+    process.once('message', (message: unknown) => resolve(isWarmEvent(message) ? message : 'malformed'));
+    process.once('disconnect', () => resolve(undefined));
+  });
+  await Promise.all(PRELOAD[argv[0] ?? '']?.(argv.slice(1), cli) ?? []);
+  process.send({ warm: 'ready' } satisfies WarmReady);
+  const event = await handed;
+  // The channel is the router's line to a waiting process only: the wake and what it runs do not keep it.
+  if (process.connected) process.disconnect();
+  if (event === undefined) return EXIT.ok;
+  if (event === 'malformed') {
+    process.stderr.write(`acx ${WARM_FLAG}: the router sent something that is not an event; nothing was run.\n`);
+    return EXIT.failure;
+  }
+  for (const [name, value] of Object.entries(event.env)) process.env[name] = value;
+  return cli.main([...argv, ...event.args]);
+}
