@@ -27,7 +27,7 @@ export const replayWindowOption = (): Option =>
 export const noWarmOption = (): Option =>
   new Option(
     '--no-warm',
-    "start each wake's process when its event arrives; by default each acx agent has one wake process started ahead of its next event, which answers it without paying start-up (env ACX_ROUTER_WARM=0)",
+    "start each wake's process only when its event arrives, instead of keeping one per acx agent started ahead of its next event (which answers it without paying start-up) (env ACX_ROUTER_WARM=0)",
   );
 
 /** The flags, else their variables, else the defaults; a bad value is a usage error naming the flag or variable. */
