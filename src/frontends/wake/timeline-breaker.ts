@@ -21,6 +21,8 @@ export async function passTimelineBreaker(
   settings: BreakerSettings,
   logger: Logger,
   fields: Record<string, string>,
+  /** A wake's further gathering (timeline.ts rounds), counted as a wake of its own; declined, the wake just ends. */
+  anotherRound = false,
 ): Promise<{ passed: false } | { passed: true; retract: () => Promise<void> }> {
   const { change, wakesInWindow, atMs } = await state.admitWake(timeline, settings);
   const breaker = { max: settings.max, window: `${settings.windowMs / 1000}s`, cooldown: `${settings.cooldownMs / 1000}s` };
@@ -30,6 +32,6 @@ export async function passTimelineBreaker(
     logger.info('wake breaker reset', { ...fields, ...breaker });
   }
   if (change !== 'tripped' && change !== 'still-tripped') return { passed: true, retract: () => state.retractWake(timeline, atMs) };
-  logger.info('wake end', { ...fields, outcome: 'declined', posted: 0, reason: 'circuit breaker tripped', wakes: wakesInWindow });
+  if (!anotherRound) logger.info('wake end', { ...fields, outcome: 'declined', posted: 0, reason: 'circuit breaker tripped', wakes: wakesInWindow });
   return { passed: false };
 }

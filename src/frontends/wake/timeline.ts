@@ -215,8 +215,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       }
       for (const settle of settleKinds) await settle();
       if (round >= MAX_ROUNDS) break;
+      // Each further gathering counts as a wake for the breaker: two agents answering each other
+      // within one wake must trip it as soon as they would across wakes.
+      const again = options.breaker ? await passTimelineBreaker(state, timeline, options.breaker, logger, bookend, true) : undefined;
+      if (again?.passed === false) break;
       ({ work, settleKinds } = await gatherWork(options, me, room, wakeId));
-      if (work.length === 0) break;
+      if (work.length === 0) {
+        if (again?.passed) await again.retract();
+        break;
+      }
     }
     logger.info('wake end', {
       ...bookend,
