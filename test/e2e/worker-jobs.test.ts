@@ -91,4 +91,33 @@ describe('acx worker jobs (e2e, real PostgreSQL and pg-boss)', () => {
       await f.close();
     }
   });
+  // Found by the 15-minute chaos run: a worker SIGKILLed during an outage and restarted by its
+  // supervisor exited at once ("Cannot connect to the PostgreSQL store") six times in a row, since
+  // it opened each agent's wake store before the queue's wait for the server.
+  test(`a worker started while PostgreSQL is down waits for it, then answers${POSTGRES_SKIP}`, { timeout: scaled(120_000) }, async () => {
+    const f = await startFleet(cluster!.createDatabase('worker_late'));
+    try {
+      await cluster!.halt();
+      let worker: ReturnType<Fleet['startWorker']> | undefined;
+      let exited: { status: number | null } | undefined;
+      try {
+        worker = f.startWorker(1);
+        void worker.exited.then((result) => (exited = result));
+        const explain = () => worker!.stderr().slice(-3000);
+        await waitFor('the worker does not say it waits', () => /WARNING postgres not reachable yet /.test(worker!.stderr()) || exited !== undefined, { withinMs: 60_000, everyMs: 50, explain });
+        expect(exited, 'still running while the server is down').toBeUndefined();
+      } finally {
+        await cluster!.start();
+      }
+      await waitFor('the worker does not start', () => /INFO worker started /.test(worker!.stderr()), { withinMs: 60_000, everyMs: 100, explain: () => worker!.stderr().slice(-3000) });
+      expect(worker!.stderr()).toMatch(/INFO postgres reachable url=\S+ waited=[\d.]+s/);
+      await f.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: 'room-09', event: { id: 'evt-s09-e1', text: 'Please log evt-s09-e1.' } });
+      await waitFor('the job not completed', async () => ((await f.jobStates()).states.completed ?? 0) >= 1, { withinMs: 60_000, everyMs: 100, explain: () => worker!.stderr().slice(-3000) });
+      worker!.child.kill('SIGTERM');
+      expect((await worker!.exited).status).toBe(0);
+      expect(readFileSync(f.ledger, 'utf8')).toBe('evt-s09-e1\n');
+    } finally {
+      await f.close();
+    }
+  });
 });

@@ -96,6 +96,8 @@ export async function startFleet(storeUrl: string, options: { modelDelayMs?: num
   });
   const queue = await openWakeQueue(storeUrl, createLogger({ level: 'warn' }), { superviseSeconds: 1 });
   const db = new pg.Pool({ connectionString: storeUrl, max: 2 });
+  // An idle connection dropped by a server restart (the outage tests) is an event, not a failure: the next query reconnects.
+  db.on('error', () => {});
   const env = cleanEnv({
     OPENAI_API_KEY: KEY,
     OPENAI_BASE_URL: server.openaiBaseURL,

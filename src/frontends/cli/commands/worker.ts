@@ -5,6 +5,7 @@ import { agentWorkspace } from '../../../app/workspace.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/open-wake-store.ts';
+import { waitForPostgres } from '../../../store/postgres-wait.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
@@ -62,6 +63,10 @@ export function register(program: Command): void {
     };
     if (queueSettings.heartbeatSeconds! < 10) throw new CliExit('usage', 'acx worker: --heartbeat must be at least 10 seconds (pg-boss checks no faster).');
     const { breaker, pacing, maxAttempts } = resolveWakeSettings(options, env);
+
+    // Started while PostgreSQL is down or restarting (a supervisor restarting a killed worker
+    // mid-outage): wait for it here, before the agents' stores open, rather than exit.
+    await waitForPostgres(storeUrl!, logger);
 
     const agents: WorkerAgent[] = [];
     // Each agent's marks and claims (channel state), opened by its first timeline job and kept for the rest.
