@@ -9,9 +9,30 @@ import { redactUrl } from './store-url.ts';
  */
 const NOT_THERE_YET = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', '57P03', '57P01', '57P02']);
 
+/** Whether `error`, or an error it was caused by (acx wraps the driver's), says the server is not there yet. */
 export function serverNotThereYet(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return (typeof code === 'string' && NOT_THERE_YET.has(code)) || /Connection terminated/i.test(errorMessage(error));
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code;
+    if ((typeof code === 'string' && NOT_THERE_YET.has(code)) || /Connection terminated/i.test(errorMessage(at))) return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `attempt`, and again (backed off from 100 ms up to 2 s) while it fails because the server
+ * is not there yet, for at most `maxWaitMs`; any other failure, or the last one, is thrown. For a
+ * write that is worth landing late but not worth a process's start-up wait.
+ */
+export async function whileServerAway<T>(attempt: () => Promise<T>, maxWaitMs: number): Promise<T> {
+  const deadline = Date.now() + maxWaitMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!serverNotThereYet(error) || Date.now() + delay > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }
 
 export interface WaitForPostgresOptions {
