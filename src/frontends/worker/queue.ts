@@ -86,6 +86,8 @@ export interface WakeQueue {
   readonly boss: PgBoss;
   /** Enqueues one event, to be taken no sooner than `startAfterSeconds` from now if given; resolves to the job id. */
   send(job: WakeJob, options?: { startAfterSeconds?: number }): Promise<string>;
+  /** Resolves once the queue's server accepts connections again (or after `maxWaitMs`, default 5 minutes). */
+  untilReachable(maxWaitMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -137,6 +139,7 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
       if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
       return id;
     },
+    untilReachable: (maxWaitMs) => waitForPostgres(url, logger, maxWaitMs !== undefined ? { maxWaitMs } : {}),
     close: async () => {
       await boss.stop({ graceful: true, timeout: 10_000 });
       throttled.flush();

@@ -1,6 +1,7 @@
 import type { Job } from 'pg-boss';
 import type { HarnessAgent } from '../../harness/harness-agent.ts';
 import { DEFAULT_WAKE_LEASE_TTL_MS } from '../../store/postgres-wake-store.ts';
+import { serverNotThereYet } from '../../store/postgres-wait.ts';
 import type { BreakerSettings, WakeStore } from '../../store/wake-store.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -186,6 +187,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
             results.push({ id: job.id, status: await answer(job) });
           } catch (error) {
             logger.warn('worker job retried', { job: job.id, session: job.data.sessionId, attempt: job.retryCount + 1, error: errorMessage(error) });
+            // Failed because PostgreSQL went away: pg-boss could not record the failure either, and
+            // the job would sit active until its heartbeat lapsed, holding back its session's other
+            // jobs (singleton). Found by the chaos run; waiting for the server lets the retry come
+            // after the usual backoff instead.
+            if (serverNotThereYet(error)) await queue.untilReachable();
             throw error;
           }
         }

@@ -4,7 +4,10 @@
 // only, and the rest are counted in one line.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.ts';
+import { startWorker } from '../../../src/frontends/worker/worker.ts';
+import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
 import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { tempDir } from '../../support/cli.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
@@ -71,5 +74,60 @@ describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () =
     }
     await queue.close();
     expect(logger.lines.filter((line) => line.includes('queue error')).at(-1)).toMatch(/^WARNING queue error suppressed=\d+ window=/);
+  });
+  // Found by the chaos run: a job whose wake failed because the server went away was failed into
+  // pg-boss while the server was still away, which could not record it; the job stayed active
+  // until its heartbeat lapsed, and its timeline's other jobs (one active per session) waited too.
+  it.skipIf(POSTGRES_SKIP !== '')(`a job failed by the server going away is retried once the server is back, not left active until its heartbeat lapses${POSTGRES_SKIP}`, async () => {
+    const url = cluster!.createDatabase('failed_mid_outage');
+    const logger = createMemoryLogger('debug');
+    // A heartbeat far longer than the test: a job left active is never retried here.
+    const queue = await openWakeQueue(url, logger, { heartbeatSeconds: 3600, superviseSeconds: 1 });
+    const store = await PostgresWakeStore.open(url, { agentId: 'solo' });
+    const db = new pg.Pool({ connectionString: url, max: 1 });
+    db.on('error', () => {});
+    const woken: string[] = [];
+    const worker = await startWorker({
+      queue,
+      agents: [
+        {
+          name: 'solo',
+          store,
+          prepare: () => Promise.reject(new Error('no session jobs in this test')),
+          wakeTimeline: async () => {
+            woken.push(woken.length === 0 ? 'failed' : 'answered');
+            if (woken.length === 1) {
+              await cluster!.halt();
+              await db.query('SELECT 1');
+            }
+            return { outcome: 'answered' };
+          },
+        },
+      ],
+      breaker: { max: 0, windowMs: 1000, cooldownMs: 1000 },
+      pacing: { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 },
+      maxAttempts: 3,
+      logger,
+      pollSeconds: 1,
+    });
+    try {
+      const timeline = '0190a5f2-0000-7000-8000-0000000000bb';
+      await queue.send({ kind: 'timeline', agent: 'solo', sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+      await waitFor('the wake did not fail', () => logger.lines.some((line) => line.startsWith('WARNING worker job retried ')), { withinMs: 30_000 });
+      await cluster!.start();
+      const states = async () => (await db.query<{ state: string; retry_count: number }>('SELECT state, retry_count FROM pgboss.job WHERE name = $1', [WAKE_QUEUE])).rows;
+      await waitFor('the job was not retried and answered', async () => (await states()).every((job) => job.state === 'completed'), {
+        withinMs: 60_000,
+        explain: async () => `${JSON.stringify(await states())}\n${logger.lines.join('\n')}`,
+      });
+      expect(await states()).toEqual([{ state: 'completed', retry_count: 1 }]);
+      expect(woken).toEqual(['failed', 'answered']);
+    } finally {
+      await cluster!.start().catch(() => {});
+      await worker.stop();
+      await queue.close();
+      await store.close();
+      await db.end();
+    }
   });
 });
