@@ -78,6 +78,12 @@ export interface ChannelState {
    */
   letGo(refs: readonly ItemRef[], wake: string): Promise<void>;
   /**
+   * How long until the first claim held on the timeline lapses unless renewed (ms), for a wake
+   * that found it busy: a dead holder's claims are taken over then. Undefined where claims do not
+   * lapse by time (SQLite: a claim is held while its process lives) or none is held.
+   */
+  nextLapseMs(timeline: string): Promise<number | undefined>;
+  /**
    * Aborted once the store finds that wake `wake` has lost its in-flight claims (PostgreSQL: a
    * lease not renewed within its TTL, so another wake may be running the same turn); the reason
    * names the items. Never aborted on SQLite, where a live holder's claim is never taken.

@@ -278,6 +278,15 @@ export class PostgresChannelState implements ChannelState {
     );
   }
 
+  async nextLapseMs(timeline: string): Promise<number | undefined> {
+    const [row] = await this.rows<{ ms: string | null }>(
+      `SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)::bigint AS ms FROM acx_channel_claims
+       WHERE agent_id = $1 AND timeline = $2 AND phase = 'in-flight' AND expires_at > now()`,
+      [timeline],
+    );
+    return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
+  }
+
   async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
     await this.rows(
       `UPDATE acx_channel_claims SET batch = $2

@@ -103,6 +103,11 @@ export class SqliteChannelState implements ChannelState {
     return this.claimRow(ref)?.phase;
   }
 
+  /** Never: a claim here is held while its process lives, and taken over as soon as it is gone. */
+  async nextLapseMs(): Promise<undefined> {
+    return undefined;
+  }
+
   async letGo(refs: readonly ItemRef[], wake: string): Promise<void> {
     // Its time set to the epoch, the claim reads as stale (CLAIM_STALE_MS), whoever holds it.
     const statement = this.db.prepare("UPDATE claims SET at = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");

@@ -176,6 +176,22 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect(await state.phase(item(8))).toBe('in-flight');
   });
 
+  it.skipIf(skip !== '')(`a busy timeline's next lapse: the first held claim's time left on PostgreSQL, none once settled, never on SQLite${skip}`, async () => {
+    const state = await backend.open(backend.place());
+    expect(await state.nextLapseMs(T), 'nothing held').toBeUndefined();
+    expect(await state.take(item(5), 'wake-a')).toBe('taken');
+    const lapsesIn = await state.nextLapseMs(T);
+    if (backend === postgresBackend) {
+      expect(lapsesIn).toBeGreaterThan(0);
+      expect(lapsesIn).toBeLessThanOrEqual(CLAIM_TTL_MS);
+    } else {
+      expect(lapsesIn, 'held while its process lives').toBeUndefined();
+    }
+    expect(await state.nextLapseMs('another-timeline'), 'per timeline').toBeUndefined();
+    await state.commit([item(5)], 'wake-a');
+    expect(await state.nextLapseMs(T), 'settled').toBeUndefined();
+  });
+
   it.skipIf(skip !== '')(`claims given back leave each item as the wake found it: a fresh one unclaimed, a resumed one in flight for the next wake, that resume uncounted${skip}`, async () => {
     const place = backend.place();
     const state = await backend.open(place);
@@ -335,6 +351,14 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
       // The dead holder renews no more: this is when its claim ends, by the server's clock.
       const { rows } = await check.query<{ expires_at: Date }>('SELECT expires_at FROM acx_channel_claims WHERE item = $1', [item(1).item]);
       const expiry = rows[0]!.expires_at;
+      // What a wake finding the timeline busy is told: the time left to that expiry, by the server's clock.
+      const before = (await check.query<{ now: Date }>('SELECT now()')).rows[0]!.now.getTime();
+      const lapsesIn = await elsewhere.nextLapseMs(T);
+      const after = (await check.query<{ now: Date }>('SELECT now()')).rows[0]!.now.getTime();
+      if (after < expiry.getTime()) {
+        expect(lapsesIn).toBeGreaterThanOrEqual(expiry.getTime() - after);
+        expect(lapsesIn).toBeLessThanOrEqual(expiry.getTime() - before + 1);
+      }
       const deadline = Date.now() + ttlMs + scaled(20_000);
       let outcome = await elsewhere.take(item(1), 'mine');
       while (outcome === 'held' && Date.now() < deadline) {

@@ -58,7 +58,9 @@ export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise
 
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
-  | { outcome: 'nothing-new' | 'busy' | 'declined'; posted: 0 }
+  | { outcome: 'nothing-new' | 'declined'; posted: 0 }
+  /** Another wake holds some of its work; `lapsesInMs`: when the first of those claims lapses unless renewed (ChannelState.nextLapseMs). */
+  | { outcome: 'busy'; posted: 0; lapsesInMs?: number | undefined }
   /** Its claims lapsed mid-wake (PostgreSQL: not renewed within their TTL): the wake that took them over answers the items. */
   | { outcome: 'lease-lost'; posted: number }
   | { outcome: 'skipped'; reason: 'timeline_deleted' | 'timeline_locked'; posted: 0 };
@@ -105,9 +107,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // What this wake answers (timeline-work.ts gatherWork); each kind settles after its turns.
   let { work, settleKinds, busy } = await gatherWork(options, me, room, wakeId);
   if (work.length === 0) {
-    if (busy && breaker?.passed) await breaker.retract();
-    logger.info('wake end', { ...bookend, outcome: busy ? 'busy' : 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
-    return { outcome: busy ? 'busy' : 'nothing-new', posted: 0 };
+    if (!busy) {
+      logger.info('wake end', { ...bookend, outcome: 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
+      return { outcome: 'nothing-new', posted: 0 };
+    }
+    if (breaker?.passed) await breaker.retract();
+    // Whoever tries again (a worker puts the delivery off) need not wait past a dead holder's lapse.
+    const lapsesInMs = await state.nextLapseMs(timeline);
+    logger.info('wake end', { ...bookend, outcome: 'busy', posted: 0, turns: 0, ...(lapsesInMs !== undefined ? { lapses_in: `${(lapsesInMs / 1000).toFixed(2)}s` } : {}), duration: seconds(started) });
+    return { outcome: 'busy', posted: 0, lapsesInMs };
   }
 
   // The platform tools are made once; each turn's creates are keyed by its own anchor.

@@ -3,7 +3,9 @@
 // SQLite home) with a scripted model; a live claim on the message stands for a long turn.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PostgresChannelState } from '../../../src/store/postgres-channel-state.ts';
 import { SqliteChannelState } from '../../../src/store/sqlite-channel-state.ts';
+import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
 import { wakeInProcess } from '../../support/timeline-wake.ts';
 import { scaled } from '../../support/time-scale.ts';
@@ -16,6 +18,7 @@ afterEach(async () => {
   await platform.close();
 });
 
+const postgres = postgresForSuite();
 const breaker = { max: 2, windowMs: 600_000, cooldownMs: 600_000 };
 
 describe('timeline wake breaker', { timeout: scaled(60_000) }, () => {
@@ -52,5 +55,25 @@ describe('timeline wake breaker', { timeout: scaled(60_000) }, () => {
     await postMessage(platform, ana.token, room, '@nova last one');
     const tripping = await wakeInProcess(platform, nova, room, { home, extra: { breaker } });
     expect(tripping.outcome).toMatchObject({ outcome: 'declined' });
+  });
+  it.skipIf(POSTGRES_SKIP !== '')(`on PostgreSQL, a wake that finds its work held says when the holder's claims lapse, so whoever tries again need not wait past a dead holder${POSTGRES_SKIP}`, async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    const storeUrl = postgres.database('timeline_busy_lapse');
+    const held = { timeline: room, kind: 'message' as const, item: (await postMessage(platform, ana.token, room, '@nova what is the status?')).uuid };
+    // Another host's wake holds the message, its lease a minute long.
+    const elsewhere = await PostgresChannelState.open(storeUrl, 'nova', { leaseTtlMs: 60_000, holder: { pid: 9, host: 'another-host', started: 1 } });
+    try {
+      expect(await elsewhere.take(held, 'their-wake')).toBe('taken');
+      const wake = await wakeInProcess(platform, nova, room, { storeUrl });
+      expect(wake.outcome).toMatchObject({ outcome: 'busy', posted: 0 });
+      const lapsesInMs = (wake.outcome as { lapsesInMs?: number }).lapsesInMs;
+      expect(lapsesInMs).toBeGreaterThan(0);
+      expect(lapsesInMs).toBeLessThanOrEqual(60_000);
+      expect(wake.logger.lines.join('\n')).toMatch(/INFO wake end .*outcome=busy posted=0 turns=0 lapses_in=\d+\.\d\ds duration=/);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });

@@ -39,7 +39,7 @@ interface JobRow {
 async function setUp(
   breaker: BreakerSettings,
   maxDeferrals?: number,
-  agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn; wakeTimeline?: WorkerAgent['wakeTimeline']; startFailures?: Error[] } = {},
+  agent: { leaseTtlMs?: number; tools?: Tool[]; script?: ScriptFn; wakeTimeline?: WorkerAgent['wakeTimeline']; startFailures?: Error[]; busyDeferSeconds?: number } = {},
 ) {
   const url = postgres.database('worker_defer');
   const store = await PostgresWakeStore.open(url, { agentId: AGENT, ...(agent.leaseTtlMs !== undefined ? { leaseTtlMs: agent.leaseTtlMs } : {}) });
@@ -75,7 +75,7 @@ async function setUp(
     maxAttempts: 3,
     logger,
     pollSeconds: 1,
-    busyDeferSeconds: 1,
+    busyDeferSeconds: agent.busyDeferSeconds ?? 1,
     ...(maxDeferrals !== undefined ? { maxDeferrals } : {}),
   });
   const jobs = async () =>
@@ -226,5 +226,22 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     ]);
     expect(woken).toEqual([0, 1]);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=lease-lost again=\\S+ after_s=1 deferrals=1`));
+  });
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline job is first put off only until the holder's claims would lapse, then by the doubling deferral${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
+    // The claims' lapse (ChannelState.nextLapseMs) is tested in test/channel/state.test.ts; here, what the worker makes of it.
+    const outcomes = [
+      { outcome: 'busy', lapsesInMs: 2400 },
+      { outcome: 'busy', lapsesInMs: 2400 },
+    ];
+    const { queue, logger, until, db } = await setUp(OFF, undefined, { busyDeferSeconds: 60, wakeTimeline: async () => outcomes.shift() ?? { outcome: 'answered' } });
+    const timeline = '0190a5f2-0000-7000-8000-0000000000cc';
+    await queue.send({ kind: 'timeline', agent: AGENT, sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+    // The first deferral: 2.4 s to the lapse and a second more, not the 60 s busy deferral.
+    await until('the busy job was not put off', (rows) => rows.length === 2);
+    expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=4 deferrals=1`));
+    // Brought forward, as if its time had come: the second deferral doubles the busy one, whatever the lapse.
+    await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = $1 AND state = 'created'`, [WAKE_QUEUE]);
+    await until('the busy job was not put off again', (rows) => rows.length === 3);
+    expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=120 deferrals=2`));
   });
 });
