@@ -1,10 +1,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AcxError, errorMarker, setMarker } from '../../core/errors.ts';
+import { DescriptorWalk, DIRECTORY_FLAGS, hasProcFd, type OpenedFile, PROC_FD, tryOpen } from './descriptor-walk.ts';
 import { resolveWorkspace } from './environment.ts';
 import { type GuardedDirectory, type ProtectedPath, protectedPathOf, protectedPathsIn } from './protected.ts';
+import { WorkspacePathError } from './workspace-path-error.ts';
 
-const WORKSPACE_PATH_MARKER = errorMarker('WorkspacePathError');
+export { WorkspacePathError } from './workspace-path-error.ts';
+export type { OpenedFile } from './descriptor-walk.ts';
+
+export interface WorkspaceHooks {
+  /**
+   * Test seam: runs after each directory on a path has been opened, before the next name is
+   * looked up in it, with that directory's workspace-relative path (to stage a swap right then).
+   */
+  afterEnter?: (directory: string) => void;
+}
+
+type Intent = 'read' | 'write' | 'directory' | 'make-directory';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+// O_NONBLOCK: a FIFO cannot hang the call (it is refused as not a regular file).
+const FILE_FLAGS = { read: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, write: O_WRONLY | O_NOFOLLOW | O_NONBLOCK };
+const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK;
+/** The kernel's own limit on symlinks followed while resolving one path. */
+const MAX_SYMLINKS = 40;
+/** A name can change between two looks at it (a concurrent rename); look again this often. */
+const MAX_RETRIES = 8;
+/** Entries looked at when searching the workspace for the other names of a hard-linked file. */
+const LINK_SEARCH_LIMIT = 100_000;
 
 /**
  * Opens files strictly inside a workspace directory, for paths chosen by the model.
@@ -29,51 +52,6 @@ const WORKSPACE_PATH_MARKER = errorMarker('WorkspacePathError');
  * Writing never reaches a guarded directory (the agent directory, the config home: see
  * protected.ts): the real path of everything a write would create or open is checked first.
  */
-export class WorkspacePathError extends AcxError {
-  constructor(message: string, hint = 'Use a relative path inside the workspace, without "..".') {
-    super('workspace-path', message, { hint });
-    setMarker(this, WORKSPACE_PATH_MARKER);
-    this.name = 'WorkspacePathError';
-  }
-
-  static override isInstance(error: unknown): error is WorkspacePathError {
-    return AcxError.hasMarker(error, WORKSPACE_PATH_MARKER);
-  }
-}
-
-export interface WorkspaceHooks {
-  /**
-   * Test seam: runs after each directory on a path has been opened, before the next name is
-   * looked up in it, with that directory's workspace-relative path (to stage a swap right then).
-   */
-  afterEnter?: (directory: string) => void;
-}
-
-export interface OpenedFile {
-  fd: number;
-  /** Where the descriptor points (an absolute path inside the workspace). */
-  realPath: string;
-  /** The workspace-relative path, with '/' separators. */
-  relative: string;
-  stat: fs.Stats;
-}
-
-type Intent = 'read' | 'write' | 'directory' | 'make-directory';
-
-const PROC_FD = '/proc/self/fd';
-const hasProcFd = process.platform === 'linux' && fs.existsSync(PROC_FD);
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-// O_NONBLOCK: a FIFO cannot hang the call (it is refused as not a regular file).
-const FILE_FLAGS = { read: O_RDONLY | O_NOFOLLOW | O_NONBLOCK, write: O_WRONLY | O_NOFOLLOW | O_NONBLOCK };
-const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK;
-/** The kernel's own limit on symlinks followed while resolving one path. */
-const MAX_SYMLINKS = 40;
-/** A name can change between two looks at it (a concurrent rename); look again this often. */
-const MAX_RETRIES = 8;
-/** Entries looked at when searching the workspace for the other names of a hard-linked file. */
-const LINK_SEARCH_LIMIT = 100_000;
-
 export class Workspace {
   private readonly rootInput: string;
   private resolvedRoot: string | undefined;
@@ -312,118 +290,6 @@ export class Workspace {
 }
 
 /**
- * The directories walked so far, each held open, from the workspace root down, and what this
- * call created (so a refused call can remove it). Names are looked up only through `at()`.
- */
-class DescriptorWalk {
-  private readonly stack: Array<{ fd: number; name: string }>;
-  private readonly opened: number[] = [];
-  private readonly made: Array<{ dir: { fd: number; path: string }; name: string; directory: boolean }> = [];
-  private kept: number | undefined;
-  private readonly root: string;
-
-  constructor(root: string) {
-    this.root = root;
-    const fd = tryOpen(root, DIRECTORY_FLAGS);
-    if (typeof fd !== 'number') {
-      throw new WorkspacePathError(`Cannot open the workspace directory ${root} (${fd}).`, 'Check that the workspace exists.');
-    }
-    this.opened.push(fd);
-    this.stack = [{ fd, name: '' }];
-  }
-
-  private get top(): { fd: number; name: string } {
-    return this.stack[this.stack.length - 1]!;
-  }
-
-  /** How `name` in the current (or a given) directory is reached: through its descriptor on Linux. */
-  at(name: string, dir?: { fd: number; path: string }): string {
-    if (hasProcFd) return `${PROC_FD}/${dir?.fd ?? this.top.fd}/${name}`;
-    return path.join(dir?.path ?? this.pathOf(), name);
-  }
-
-  /** The absolute path the walk believes it is at (what `at()` uses without /proc). */
-  pathOf(name?: string): string {
-    const names = this.stack.slice(1).map((entry) => entry.name);
-    return path.join(this.root, ...names, ...(name === undefined ? [] : [name]));
-  }
-
-  /** The real path of `name` in the current directory (through its descriptor on Linux). */
-  realPathOf(name?: string): string {
-    const dir = hasProcFd ? fs.readlinkSync(`${PROC_FD}/${this.top.fd}`) : this.pathOf();
-    return name === undefined ? dir : path.join(dir, name);
-  }
-
-  relative(name?: string): string {
-    return [...this.stack.slice(1).map((entry) => entry.name), ...(name === undefined ? [] : [name])].join('/') || '.';
-  }
-
-  current(): number {
-    return this.top.fd;
-  }
-
-  /** Closes `fd` with the walk unless the walk hands it to the caller (finish). */
-  track(fd: number): void {
-    this.opened.push(fd);
-  }
-
-  enter(fd: number, name: string): void {
-    this.stack.push({ fd, name });
-  }
-
-  /** Back to the parent directory; false when already at the root. */
-  up(): boolean {
-    if (this.stack.length === 1) return false;
-    this.stack.pop(); // its descriptor stays open until close(): something created below it may need removing
-    return true;
-  }
-
-  toRoot(): void {
-    this.stack.splice(1);
-  }
-
-  /** mkdir below the current directory; false when the name appeared meanwhile. */
-  makeDirectory(name: string, input: string): boolean {
-    try {
-      fs.mkdirSync(this.at(name));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
-      throw new WorkspacePathError(`Cannot create directory "${this.relative(name)}" for "${input}" (${code}).`);
-    }
-  }
-
-  created(name: string, directory: boolean): void {
-    this.made.push({ dir: { fd: this.top.fd, path: this.pathOf() }, name, directory });
-  }
-
-  /** The call succeeded: its descriptor is the caller's, and what it created stays. */
-  finish(file: OpenedFile): OpenedFile {
-    this.kept = file.fd;
-    this.made.length = 0;
-    return file;
-  }
-
-  /** Removes, newest first and by name below the same descriptors, what this call created. */
-  removeCreated(): void {
-    for (const entry of this.made.splice(0).reverse()) {
-      try {
-        const where = this.at(entry.name, entry.dir);
-        if (entry.directory) fs.rmdirSync(where);
-        else if (isEmptyFile(where)) fs.unlinkSync(where);
-      } catch {
-        // Already gone, or no longer empty: then it is not only this call's any more.
-      }
-    }
-  }
-
-  close(): void {
-    for (const fd of this.opened.splice(0)) if (fd !== this.kept) fs.closeSync(fd);
-  }
-}
-
-/**
  * Replaces the content of a file opened by openWrite with `data`, and closes it. Truncating only
  * now: the descriptor was verified to be inside the workspace (and outside guarded folders).
  */
@@ -437,15 +303,6 @@ export function replaceContent(file: OpenedFile, data: Uint8Array): void {
   }
 }
 
-/** fs.openSync that returns the errno code instead of throwing it. */
-function tryOpen(where: string, flags: number, mode?: number): number | string {
-  try {
-    return fs.openSync(where, flags, mode);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code ?? 'EIO';
-  }
-}
-
 /** A symlink's target, or undefined when `where` is not (or no longer) a symlink. */
 function readSymlink(where: string): string | undefined {
   try {
@@ -453,12 +310,6 @@ function readSymlink(where: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether `where` is a regular file with nothing in it (what a write's open creates, before any content). */
-function isEmptyFile(where: string): boolean {
-  const stat = fs.lstatSync(where);
-  return stat.isFile() && stat.size === 0;
 }
 
 /** Whether `where` exists and is neither a directory nor a symlink. */
