@@ -17,11 +17,12 @@ export function agentScoped(sql: string, values: readonly unknown[], agentId: st
  * `begin` may carry more statements after BEGIN, sent in the same round trip (a simple query:
  * no parameters, so any value in it must be a literal quoted with escapeLiteral).
  */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient, begun: pg.QueryResult[]) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query(begin);
-    const result = await fn(client);
+    // One result per statement of `begin` (node-postgres gives a lone statement's unwrapped).
+    const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[];
+    const result = await fn(client, Array.isArray(begun) ? begun : [begun]);
     await client.query('COMMIT');
     return result;
   } catch (error) {
@@ -41,6 +42,13 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
  */
 export const SERVER_NOW_ISO = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+export const SERVER_NOW_MS_QUERY = 'SELECT (extract(epoch from now()) * 1000)::bigint AS ms';
+
 export async function serverNowMs(client: pg.PoolClient | pg.Pool): Promise<number> {
-  return Number((await client.query<{ ms: string }>('SELECT (extract(epoch from now()) * 1000)::bigint AS ms')).rows[0]!.ms);
+  return serverNowMsOf(await client.query<{ ms: string }>(SERVER_NOW_MS_QUERY));
+}
+
+/** The time SERVER_NOW_MS_QUERY read, from its result (sent in the same round trip as other statements). */
+export function serverNowMsOf(result: pg.QueryResult): number {
+  return Number((result.rows[0] as { ms: string }).ms);
 }

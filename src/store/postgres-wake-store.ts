@@ -4,7 +4,7 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, inTransaction, serverNowMs } from './postgres-sql.ts';
+import { agentScoped, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
@@ -132,12 +132,13 @@ export class PostgresWakeStore implements WakeStore {
    * only of that session (an equal hash of another key only makes the two wait on each other) — and is let go by COMMIT or ROLLBACK, so a wake that dies cannot leave it held.
    * In READ COMMITTED each statement after the lock sees everything committed before it was taken.
    */
-  private async locked<T>(sessionId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async locked<T>(sessionId: string, fn: (client: pg.PoolClient, serverNowMs: number) => Promise<T>): Promise<T> {
     await this.migrated();
     // The agent id's length first: no two (agent, session) pairs make the same text. Taken in the
-    // same round trip as BEGIN, hence the key as a quoted literal.
+    // same round trip as BEGIN, hence the key as a quoted literal; and with them the server's
+    // time (the transaction's, as now() is throughout it), which admit counts its breaker on.
     const key = pg.escapeLiteral(`${this.agentId.length}:${this.agentId}/${sessionId}`);
-    return inTransaction(this.pool, fn, `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key}))`);
+    return inTransaction(this.pool, (client, begun) => fn(client, serverNowMsOf(begun.at(-1)!)), `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key})); ${SERVER_NOW_MS_QUERY}`);
   }
 
   async close(): Promise<void> {
@@ -152,9 +153,9 @@ export class PostgresWakeStore implements WakeStore {
     holder: LeaseHolder = currentHolder(),
     pinnedNowMs?: number,
   ): Promise<Admission> {
-    const admission = await this.locked(sessionId, async (client): Promise<Admission> => {
+    const admission = await this.locked(sessionId, async (client, serverNowMs): Promise<Admission> => {
       // The server's clock unless a test pins one: every worker's breaker counts on the same clock (postgres-sql.ts).
-      const nowMs = pinnedNowMs ?? (await serverNowMs(client));
+      const nowMs = pinnedNowMs ?? serverNowMs;
       // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
       const { eventIsNew, holder: current } = await this.recordAndReadLease(client, sessionId, event, nowMs);
       const currentHolder = current === null ? undefined : (JSON.parse(current) as LeaseHolder);
