@@ -2,13 +2,16 @@
 // a lease is lost when the server says it is gone, and also when no renewal has succeeded for a
 // whole TTL (the server unreachable, or a renewal that never answers) — by then it has lapsed
 // there and may be another holder's, whether or not this holder can hear so.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AcxError } from '../../src/core/errors.ts';
 import { LeaseRenewals } from '../../src/store/lease-renewals.ts';
 
 const TTL_MS = 60;
 let renewals: LeaseRenewals | undefined;
-afterEach(() => renewals?.stopAll());
+afterEach(() => {
+  renewals?.stopAll();
+  vi.useRealTimers();
+});
 
 /** Keeps lease `key` with `renew`, resolving with how many renewals were tried once it is lost. */
 function keepUntilLost(renew: () => Promise<boolean>, now?: () => number): Promise<number> {
@@ -72,5 +75,33 @@ describe('LeaseRenewals', () => {
     // Held again: a new hold, with a signal of its own.
     renewals.keep('gone', async () => true, () => 'held again');
     expect(renewals.lost('gone').aborted).toBe(false);
+  });
+  // Found by the chaos run: a holder that heard of the lapse only at its next tick went on working
+  // after another wake had taken its work over. Fake timers: the moments are exact.
+  it('a holder that cannot renew gives the lease up before it lapses on the server, not after', async () => {
+    vi.useFakeTimers();
+    const ttlMs = 600;
+    renewals = new LeaseRenewals(ttlMs, () => Date.now());
+    const keptAt = Date.now();
+    let lostAt: number | undefined;
+    renewals.keep('k', () => Promise.reject(new Error('connection refused')), () => ((lostAt = Date.now()), 'the lease'));
+    await vi.advanceTimersByTimeAsync(ttlMs);
+    expect(lostAt, 'lost within the TTL').toBeDefined();
+    expect(lostAt! - keptAt, 'at five sixths of the TTL, before the server lets anyone else take it').toBe(500);
+  });
+
+  it('a renewal that succeeds moves the fence on', async () => {
+    vi.useFakeTimers();
+    const ttlMs = 600;
+    let failing = false;
+    renewals = new LeaseRenewals(ttlMs, () => Date.now());
+    const keptAt = Date.now();
+    let lostAt: number | undefined;
+    renewals.keep('k', () => (failing ? Promise.reject(new Error('down')) : Promise.resolve(true)), () => ((lostAt = Date.now()), 'the lease'));
+    // Renewed at 200 and 400 ms; then the server goes away.
+    await vi.advanceTimersByTimeAsync(450);
+    failing = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(lostAt! - keptAt, 'five sixths of a TTL after the last success (400 ms)').toBe(900);
   });
 });
