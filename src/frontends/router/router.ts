@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../../core/errors.ts';
 import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { WakeQueue } from '../worker/queue.ts';
+import type { TimelineWakeJob, WakeQueue } from '../worker/queue.ts';
 import { admitDelivery, DEFAULT_REPLAY_WINDOW, type Keys } from './admission.ts';
 import type { RoutedAgent } from './agents.ts';
 import { DeliveryLog, type ItemRef } from './delivery-log.ts';
@@ -153,18 +153,24 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   // Settled here once pg-boss holds the job: a worker anywhere answers it, as often as it takes.
   const toQueue = async (queue: WakeQueue, wake: Wake) => {
     const [flag, resource] = triggerArgs(wake.event, wake.resource);
+    const job: TimelineWakeJob = {
+      kind: 'timeline',
+      agent: wake.agent.name,
+      sessionId: `timeline:${wake.timeline}`,
+      timeline: wake.timeline,
+      ...(flag ? { [flag.slice(2)]: resource } : {}),
+      deliveryId: wake.id,
+      platformUrl: platformUrl(),
+    };
     try {
-      const job = await queue.send({
-        kind: 'timeline',
-        agent: wake.agent.name,
-        sessionId: `timeline:${wake.timeline}`,
-        timeline: wake.timeline,
-        ...(flag ? { [flag.slice(2)]: resource } : {}),
-        deliveryId: wake.id,
-        platformUrl: platformUrl(),
-      });
+      // The platform was told 202 and will not send it again, and its item is claimed, so the poll
+      // will not either: a delivery whose enqueue fails because PostgreSQL is away is enqueued once
+      // it is back (found by the chaos run: an outage as the traffic ended lost its last messages).
+      const id = await queue.sendWhenReachable(job, (error, attempt) =>
+        logger.warn('router enqueue retry', { agent: wake.agent.name, delivery: wake.id, attempt, error: errorMessage(error), note: 'enqueued once the queue is reachable' }),
+      );
       log.finished(wake.id, 'enqueued');
-      logger.info('router delivery enqueued', { agent: wake.agent.name, delivery: wake.id, event: wake.event, timeline: wake.timeline, job });
+      logger.info('router delivery enqueued', { agent: wake.agent.name, delivery: wake.id, event: wake.event, timeline: wake.timeline, job: id });
     } catch (error) {
       log.finished(wake.id, 'failed');
       logger.error('router enqueue failed', { agent: wake.agent.name, delivery: wake.id, error: errorMessage(error) });

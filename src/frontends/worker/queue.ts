@@ -2,7 +2,7 @@ import { PgBoss, type Queue } from 'pg-boss';
 import type { WakeEvent } from '../../store/wake-store.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import { redactUrl } from '../../store/store-url.ts';
-import { waitForPostgres, type WaitForPostgresOptions } from '../../store/postgres-wait.ts';
+import { serverNotThereYet, waitForPostgres, type WaitForPostgresOptions } from '../../store/postgres-wait.ts';
 import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 
@@ -88,6 +88,11 @@ export interface WakeQueue {
   send(job: WakeJob, options?: { startAfterSeconds?: number }): Promise<string>;
   /** Resolves once the queue's server accepts connections again (or after `maxWaitMs`, default 5 minutes). */
   untilReachable(maxWaitMs?: number): Promise<void>;
+  /**
+   * `send`, tried again while it fails because the server is away (waiting for it each time, up
+   * to SEND_ATTEMPTS tries); `onRetry` hears of each failure that is tried again.
+   */
+  sendWhenReachable(job: WakeJob, onRetry: (error: unknown, attempt: number) => void): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -131,7 +136,7 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
   };
   await boss.createQueue(WAKE_DEAD_LETTER_QUEUE, options);
   await boss.createQueue(WAKE_QUEUE, { ...options, policy: 'singleton', deadLetter: WAKE_DEAD_LETTER_QUEUE });
-  return {
+  const queue: WakeQueue = {
     boss,
     async send(job, sendOptions = {}) {
       const later = sendOptions.startAfterSeconds !== undefined ? { startAfter: sendOptions.startAfterSeconds } : {};
@@ -140,9 +145,24 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
       return id;
     },
     untilReachable: (maxWaitMs) => waitForPostgres(url, logger, maxWaitMs !== undefined ? { maxWaitMs } : {}),
+    async sendWhenReachable(job, onRetry) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await queue.send(job);
+        } catch (error) {
+          if (!serverNotThereYet(error) || attempt >= SEND_ATTEMPTS) throw error;
+          onRetry(error, attempt);
+          await queue.untilReachable();
+        }
+      }
+    },
     close: async () => {
       await boss.stop({ graceful: true, timeout: 10_000 });
       throttled.flush();
     },
   };
+  return queue;
 }
+
+/** Tries of `sendWhenReachable`, each after waiting (up to 5 minutes) for the server. */
+const SEND_ATTEMPTS = 10;
