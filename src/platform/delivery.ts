@@ -44,11 +44,16 @@ export function signBody(key: string, body: string): string {
   return `sha256=${createHmac('sha256', key).update(body, 'utf8').digest('hex')}`;
 }
 
+/** How long sending pauses after the outbox could not be written. */
+const RECORD_RETRY_MS = 5_000;
+
 export class Deliverer {
   private readonly inFlight = new Set<string>();
   private readonly sending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** No sends before this (ms): the outbox could not be written (a full disk), so what is sent now could not be recorded either. */
+  private pausedUntil = 0;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly maxBackoffMs: number;
@@ -71,6 +76,11 @@ export class Deliverer {
   /** Looks at the outbox now (after a commit that added to it, or at start). */
   kick(): void {
     if (this.stopped) return;
+    const paused = this.pausedUntil - Date.now();
+    if (paused > 0) {
+      this.arm(paused);
+      return;
+    }
     const room = this.concurrency - this.inFlight.size;
     if (room > 0) {
       const due = this.db
@@ -80,7 +90,7 @@ export class Deliverer {
         if (this.inFlight.size >= this.concurrency) break;
         if (this.inFlight.has(row.uuid)) continue;
         this.inFlight.add(row.uuid);
-        const sent: Promise<void> = this.send(row).finally(() => {
+        const sent: Promise<void> = this.send(row).catch((failure: unknown) => this.notRecorded(row, failure)).finally(() => {
           this.inFlight.delete(row.uuid);
           this.sending.delete(sent);
           this.kick();
@@ -101,8 +111,12 @@ export class Deliverer {
   private schedule(): void {
     if (this.timer) clearTimeout(this.timer);
     const next = this.db.prepare("SELECT min(next_attempt_ms) AS at FROM deliveries WHERE state = 'pending'").get() as { at: number | null };
-    if (next.at === null) return;
-    this.timer = setTimeout(() => this.kick(), Math.min(Math.max(next.at - Date.now(), 10), 60_000));
+    if (next.at !== null) this.arm(next.at - Date.now());
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), Math.min(Math.max(ms, 10), 60_000));
     this.timer.unref();
   }
 
@@ -152,6 +166,24 @@ export class Deliverer {
         .run(attempt, Date.now() + wait, status, error, row.uuid);
       this.options.logger.warn('delivery retry', { ...fields, status: status ?? undefined, error, retry_in_ms: wait });
     }
+  }
+
+  /**
+   * What a send could not write to the outbox (found by the chaos run's full disk: thrown from
+   * here, the process ended). The row stays as it was, pending, and sending pauses a while: it
+   * is sent again once the outbox can be written, and a receiver that already took it sees the
+   * same X-BaseCradle-Delivery again, which it dedups.
+   */
+  private notRecorded(row: DeliveryRow, failure: unknown): void {
+    this.pausedUntil = Date.now() + RECORD_RETRY_MS;
+    this.options.logger.error('delivery not recorded', {
+      delivery: row.uuid,
+      event: row.event,
+      timeline: row.timeline_uuid,
+      error: (failure as Error).message,
+      note: 'sent again once the outbox can be written',
+      retry_in_ms: RECORD_RETRY_MS,
+    });
   }
 
   private finish(row: DeliveryRow, attempt: number, state: 'delivered' | 'failed', status: number | null, error: string | null): void {

@@ -10,6 +10,9 @@ import { type OutboxConfig, recordEvent } from './events.ts';
  * timeline it becomes `blocked_timeline_locked` instead and wakes nobody. Overdue tasks (the
  * server was down at their time) activate at start. One timer, armed for the next due task.
  */
+/** How soon activation is tried again after it failed (a full disk). */
+const RETRY_MS = 5_000;
+
 export class TaskScheduler {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -30,6 +33,18 @@ export class TaskScheduler {
   kick(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
+    try {
+      this.activateDue();
+    } catch (error) {
+      // Nothing was activated (one transaction); run from a timer, a throw would end the process.
+      // Found by the chaos run's full disk: tried again shortly, when there may be room.
+      this.logger.error('tasks not activated', { error: (error as Error).message, retry_in_ms: RETRY_MS });
+      this.timer = setTimeout(() => this.kick(), RETRY_MS);
+      this.timer.unref();
+    }
+  }
+
+  private activateDue(): void {
     let queued = 0;
     const changed = transaction(this.db, () =>
       dueTasks(this.db, Date.now()).map((task) => {

@@ -10,6 +10,8 @@ import { registerPage } from '../routes/page.ts';
 import { registerTimelineRoutes } from '../routes/timelines.ts';
 import { registerUserRoutes } from '../routes/users.ts';
 import { registerWebhookRoutes } from '../routes/webhooks.ts';
+import { isStorageFull, STORAGE_FULL_RETRY_SECONDS } from '../storage-full.ts';
+import { createLogThrottle } from '../../util/log-throttle.ts';
 import { bearerAuth } from './auth.ts';
 import { assetTooLarge, tooLarge } from './body.ts';
 
@@ -56,8 +58,15 @@ export function createApp(rt: PlatformRuntime, allowedHosts: ReadonlySet<string>
     return bodyLimit({ maxSize: limit, onError: () => { throw upload ? assetTooLarge(rt.maxAssetBytes) : tooLarge(limit); } })(c, next);
   });
 
+  // A full disk refuses every write the same way for a while: a few lines say so, the rest are counted.
+  const storageFull = createLogThrottle(rt.logger);
   app.onError((error, c) => {
     if (error instanceof PlatformError) return problemResponse(c, rt, error);
+    if (isStorageFull(error)) {
+      storageFull.log('error', 'request refused', { request: c.get('requestId'), route: routePath(c), reason: 'the disk is full', note: 'nothing was written; free space on the platform home' });
+      const body = { type: 'https://basecradle.com/docs/api#error-storage-full', title: 'Storage full', status: 503, code: 'storage_full', detail: "The platform's disk is full, so nothing was written. Try again shortly.", instance: c.get('requestId') };
+      return c.body(JSON.stringify(body), 503, { 'content-type': 'application/problem+json', 'retry-after': String(STORAGE_FULL_RETRY_SECONDS) });
+    }
     rt.logger.error('request failed', { request: c.get('requestId'), route: routePath(c), error: error.message });
     const body = { type: 'https://basecradle.com/docs/api#error-internal', title: 'Internal error', status: 500, code: 'internal', detail: 'The platform failed to answer this request; its log names the request.', instance: c.get('requestId') };
     return c.body(JSON.stringify(body), 500, { 'content-type': 'application/problem+json' });
