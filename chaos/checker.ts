@@ -114,13 +114,8 @@ export async function readQueue(fleet: ChaosFleet): Promise<QueueState> {
 }
 
 function readDeliveries(fleet: ChaosFleet): Record<string, number> {
-  const db = new DatabaseSync(join(fleet.platformHome, 'platform.db'), { readOnly: true });
-  try {
-    const rows = db.prepare('SELECT state, count(*) AS n FROM deliveries GROUP BY state').all() as Array<{ state: string; n: number }>;
-    return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]));
-  } finally {
-    db.close();
-  }
+  const rows = fleet.queryPlatform('SELECT state, count(*) AS n FROM deliveries GROUP BY state') as Array<{ state: string; n: number }>;
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]));
 }
 
 /** `PRAGMA integrity_check` of every SQLite file under the run's directory, and pg_amcheck: the problems found. */
@@ -145,6 +140,12 @@ export function integrityProblems(fleet: ChaosFleet): { checked: number; problem
     }
   };
   visit(fleet.dir);
+  // On its small disk, the platform's database is not under the run's directory as this process sees it.
+  if (fleet.disk) {
+    checked++;
+    const verdict = (fleet.queryPlatform('PRAGMA integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check).join('; ');
+    if (verdict !== 'ok') problems.push(`${join(fleet.platformHome, 'platform.db')} (on the small disk): ${verdict}`);
+  }
   const report = fleet.postgres.integrityReport();
   checked++;
   if (report !== '') problems.push(`PostgreSQL (pg_amcheck): ${report}`);

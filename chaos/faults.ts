@@ -22,6 +22,7 @@ export const FAULT_KINDS = [
   'mcp-die-mid-call',
   'mcp-slow-start',
   'clock-jump',
+  'disk-full',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -38,6 +39,8 @@ export interface FaultRecord {
 const OUTAGE_MS = 14_000;
 /** How long a worker's clock stays jumped before it is stepped back. */
 const CLOCK_JUMP_MS = 20_000;
+/** How long the platform's disk stays full before its space is given back. */
+const DISK_FULL_MS = 10_000;
 /** How long a fault whose end the run cannot see (a model or MCP failure) is counted as in effect. */
 const BLIP_MS = 5_000;
 
@@ -132,6 +135,22 @@ function injection(kind: FaultKind, fleet: ChaosFleet, random: Random): Injectio
           await sleep(CLOCK_JUMP_MS);
           clock.set(0);
           return `${name}'s wall clock ${hours} h ahead for ${CLOCK_JUMP_MS / 1000} s, then stepped back`;
+        },
+      };
+    }
+    case 'disk-full': {
+      const disk = fleet.disk;
+      if (!disk) throw new Error('the platform has no small disk to fill (the fleet was started without one)');
+      return {
+        target: 'platform disk',
+        async run() {
+          const taken = disk.fill();
+          try {
+            await sleep(DISK_FULL_MS);
+          } finally {
+            disk.empty();
+          }
+          return `the platform's disk full for ${DISK_FULL_MS / 1000} s (the last ${(taken / 2 ** 20).toFixed(1)} MB taken), then given back`;
         },
       };
     }

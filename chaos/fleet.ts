@@ -3,14 +3,16 @@
 // human users and timelines, `acx router --queue` (with --poll as the platform's safety net) and
 // `acx worker` processes, each with its own home, as separate hosts would have.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { ACX_BIN, cleanEnv } from '../test/support/cli.ts';
 import { type FlakyProxy, startFlakyProxy } from '../test/support/flaky-proxy.ts';
 import { type ModelServer, respondByTurn, startModelServer } from '../test/support/model-server.ts';
 import { type PostgresCluster, startPostgres } from '../test/support/postgres.ts';
 import { AGENTS, chaosReplies, writeAgents } from './agents.ts';
 import { type MovableClock, movableClock } from './clock.ts';
+import { mountSmallDisk, type SmallDisk } from '../test/support/small-disk.ts';
 import { acxService, freePort, type Service } from './processes.ts';
 
 export const HUMANS = ['ana', 'ben'] as const;
@@ -29,6 +31,8 @@ export interface FleetOptions {
   stallMs: number;
   /** libfaketime, to give each worker a clock the clock-jump fault moves; absent: the workers keep the machine's. */
   faketime?: string;
+  /** The platform's home on a disk this small (MB), which the disk-full fault fills; absent: on the run's own disk. */
+  smallDiskMb?: number;
 }
 
 export interface Timeline {
@@ -45,6 +49,10 @@ export interface ChaosFleet {
   platform: Service;
   platformUrl: string;
   platformHome: string;
+  /** The platform's small disk (the disk-full fault), when it has one. */
+  disk?: SmallDisk;
+  /** Runs `sql` on the platform's database, read-only (on its small disk, from inside the disk's namespace). */
+  queryPlatform(sql: string): unknown[];
   router: Service;
   routerHome: string;
   workers: Service[];
@@ -57,9 +65,10 @@ export interface ChaosFleet {
   close(): Promise<void>;
 }
 
-function addUser(platformHome: string, handle: string, kind: 'ai' | 'human', trust: readonly string[]): { token: string; uuid: string } {
+function addUser(platformHome: string, disk: SmallDisk | undefined, handle: string, kind: 'ai' | 'human', trust: readonly string[]): { token: string; uuid: string } {
   const args = [ACX_BIN, 'platform', 'user', 'add', '--handle', handle, '--kind', kind, '--home', platformHome, '--json', ...trust.flatMap((t) => ['--trust', t])];
-  return JSON.parse(execFileSync(process.execPath, args, { env: cleanEnv(), encoding: 'utf8' })) as { token: string; uuid: string };
+  const [command, commandArgs] = disk ? disk.inside(process.execPath, args) : [process.execPath, args];
+  return JSON.parse(execFileSync(command, commandArgs, { env: cleanEnv(), encoding: 'utf8' })) as { token: string; uuid: string };
 }
 
 async function api(url: string, token: string, method: string, path: string, json: unknown): Promise<any> {
@@ -104,10 +113,21 @@ async function startParts(
 
   const platformHome = join(dir, 'platform');
   mkdirSync(platformHome);
+  const disk = options.smallDiskMb !== undefined ? await mountSmallDisk(platformHome, options.smallDiskMb) : undefined;
+  // Its files are copied out before the disk goes, for a look afterwards.
+  const releaseDisk = () => {
+    if (!disk) return;
+    try {
+      cpSync(disk.outside, join(dir, 'platform-disk'), { recursive: true });
+    } finally {
+      disk.close();
+    }
+  };
+  started.push(releaseDisk);
   const tokens: Record<string, string> = {};
   const uuids: Record<string, string> = {};
   for (const [handle, kind, trust] of [...HUMANS.map((h, i) => [h, 'human', HUMANS.slice(0, i)] as const), ...AGENTS.map((a) => [a, 'ai', HUMANS] as const)]) {
-    ({ token: tokens[handle]!, uuid: uuids[handle]! } = addUser(platformHome, handle, kind, trust));
+    ({ token: tokens[handle]!, uuid: uuids[handle]! } = addUser(platformHome, disk, handle, kind, trust));
   }
   const [platformPort, routerPort] = [await freePort(), await freePort()];
   const platformUrl = `http://127.0.0.1:${platformPort}`;
@@ -119,6 +139,7 @@ async function startParts(
     env: { ...base, ACX_PLATFORM_WEBHOOK_SECRET: SECRET },
     logDir,
     waitForStdoutLine: true,
+    ...(disk ? { launch: disk.inside } : {}),
   });
   started.push(() => platform.stop());
   await platform.start();
@@ -180,6 +201,17 @@ async function startParts(
     platform,
     platformUrl,
     platformHome,
+    ...(disk ? { disk } : {}),
+    queryPlatform: (sql) => {
+      const database = join(platformHome, 'platform.db');
+      if (disk) return disk.query(database, sql);
+      const db = new DatabaseSync(database, { readOnly: true });
+      try {
+        return db.prepare(sql).all();
+      } finally {
+        db.close();
+      }
+    },
     router,
     routerHome,
     workers,
@@ -196,6 +228,7 @@ async function startParts(
         await Promise.race([Promise.all([proxy.close(), model.close()]), new Promise((resolve) => setTimeout(resolve, 5000))]);
       } finally {
         postgres.stop();
+        releaseDisk();
       }
     },
   };

@@ -37,6 +37,8 @@ export interface ServiceSpec {
   logDir: string;
   /** Ready once stdout has printed a line (a URL); otherwise ready once spawned. */
   waitForStdoutLine?: boolean;
+  /** How the process is started, given the plain command line (the platform: inside its small disk's namespace). */
+  launch?: (command: string, args: readonly string[]) => [string, string[]];
 }
 
 export function acxService(spec: ServiceSpec): Service {
@@ -57,7 +59,9 @@ export function acxService(spec: ServiceSpec): Service {
       starts++;
       expectingExit = false;
       const log = openSync(join(spec.logDir, `${spec.name}.log`), 'a');
-      const started = spawn(process.execPath, [ACX_BIN, ...spec.args], { cwd: ROOT, env: spec.env, stdio: ['ignore', spec.waitForStdoutLine ? 'pipe' : log, log] });
+      const plain: [string, string[]] = [process.execPath, [ACX_BIN, ...spec.args]];
+      const [command, args] = spec.launch ? spec.launch(...plain) : plain;
+      const started = spawn(command, args, { cwd: ROOT, env: spec.env, stdio: ['ignore', spec.waitForStdoutLine ? 'pipe' : log, log] });
       closeSync(log);
       child = started;
       exited = new Promise((resolve) => started.on('close', (status) => resolve(status)));

@@ -8,11 +8,15 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { effectCounts, integrityProblems, readPlatform, readQueue } from './checker.ts';
 import { findFaketime } from './clock.ts';
+import { smallDiskUnavailable } from '../test/support/small-disk.ts';
 import { FAULT_KINDS, type FaultKind, scheduleFaults } from './faults.ts';
 import { startChaosFleet } from './fleet.ts';
 import { seededRandom } from './random.ts';
 import { checksAsTestReport, summarize } from './report.ts';
 import { startTraffic } from './traffic.ts';
+
+/** The platform's small disk (the disk-full fault): room for a long run's database many times over. */
+const SMALL_DISK_MB = 64;
 
 const USAGE = `usage: npm run chaos -- [--minutes 15] [--seed N] [--rate 4] [--fault-every 10] [--faults all|none|kind,kind…]
                       [--workers 2] [--concurrency 2] [--timelines 2] [--poll 5] [--drain 180] [--out DIR] [--json FILE]
@@ -59,6 +63,14 @@ if (!faketime && kinds.includes('clock-jump')) {
   process.stderr.write(`chaos: ${leftOut[0]}\n`);
 }
 
+const noSmallDisk = kinds.includes('disk-full') ? smallDiskUnavailable() : undefined;
+if (noSmallDisk) {
+  if (faultsFlag !== 'all') usage(`disk-full needs a small disk for the platform: ${noSmallDisk}; or leave that fault out`);
+  kinds.splice(kinds.indexOf('disk-full'), 1);
+  leftOut.push(`disk-full: ${noSmallDisk}`);
+  process.stderr.write(`chaos: ${leftOut.at(-1)}\n`);
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'acx-chaos-'));
 const out = values.out ? resolve(values.out as string) : dir;
 mkdirSync(out, { recursive: true });
@@ -75,6 +87,7 @@ const fleet = await startChaosFleet({
   pollSeconds: numberOption(values, 'poll', 5, 1),
   stallMs: 5000,
   ...(faketime && kinds.includes('clock-jump') ? { faketime } : {}),
+  ...(kinds.includes('disk-full') ? { smallDiskMb: SMALL_DISK_MB } : {}),
 });
 let exitCode = 1;
 try {
