@@ -74,9 +74,11 @@ export interface ChannelState {
    * Lets go of claims wake `wake` worked on and could not finish (its turn failed or was
    * interrupted): they stay in flight, their resume count as it is, but no longer held, so the
    * next wake resumes them at once, even in this same long-lived process (a worker), where the
-   * holder is alive and (PostgreSQL) would otherwise keep renewing them.
+   * holder is alive and (PostgreSQL) would otherwise keep renewing them. `countResume: false`:
+   * the turn was stopped by something outside it (the platform away), so the items' resumes are
+   * put back as they were before this wake took them: an outage never sets an item aside.
    */
-  letGo(refs: readonly ItemRef[], wake: string): Promise<void>;
+  letGo(refs: readonly ItemRef[], wake: string, options?: { countResume?: boolean }): Promise<void>;
   /**
    * How long until the first claim held on the timeline lapses unless renewed (ms), for a wake
    * that found it busy: a dead holder's claims are taken over then. Undefined where claims do not

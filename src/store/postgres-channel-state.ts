@@ -261,7 +261,7 @@ export class PostgresChannelState implements ChannelState {
     return this.claimColumn(ref, 'phase');
   }
 
-  async letGo(refs: readonly ItemRef[], wake: string): Promise<void> {
+  async letGo(refs: readonly ItemRef[], wake: string, options: { countResume?: boolean } = {}): Promise<void> {
     // Renewals stop first; should the update never land, the claims lapse unrenewed.
     this.settled(refs, wake);
     // A wake that failed because the server went away lets go once it is back: found by the chaos
@@ -270,9 +270,9 @@ export class PostgresChannelState implements ChannelState {
     await whileServerAway(
       () =>
         this.rows(
-          `UPDATE acx_channel_claims SET expires_at = now()
-           WHERE agent_id = $1 AND wake = $2 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))`,
-          [wake, ...columnsOf(refs)],
+          `UPDATE acx_channel_claims SET expires_at = now(), resumes = GREATEST(resumes - $3, 0)
+           WHERE agent_id = $1 AND wake = $2 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($4::text[], $5::text[], $6::text[]))`,
+          [wake, options.countResume === false ? 1 : 0, ...columnsOf(refs)],
         ),
       this.ttlMs,
     );

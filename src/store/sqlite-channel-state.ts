@@ -108,11 +108,12 @@ export class SqliteChannelState implements ChannelState {
     return undefined;
   }
 
-  async letGo(refs: readonly ItemRef[], wake: string): Promise<void> {
+  async letGo(refs: readonly ItemRef[], wake: string, options: { countResume?: boolean } = {}): Promise<void> {
     // Its time set to the epoch, the claim reads as stale (CLAIM_STALE_MS), whoever holds it.
-    const statement = this.db.prepare("UPDATE claims SET at = ? WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
+    const uncount = options.countResume === false ? 1 : 0;
+    const statement = this.db.prepare("UPDATE claims SET at = ?, resumes = max(resumes - ?, 0) WHERE timeline = ? AND kind = ? AND item = ? AND wake = ? AND phase = 'in-flight'");
     transaction(this.db, () => {
-      for (const ref of refs) statement.run(new Date(0).toISOString(), ref.timeline, ref.kind, ref.item, wake);
+      for (const ref of refs) statement.run(new Date(0).toISOString(), uncount, ref.timeline, ref.kind, ref.item, wake);
     });
   }
 

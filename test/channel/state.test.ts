@@ -192,6 +192,21 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
     expect(await state.nextLapseMs(T), 'settled').toBeUndefined();
   });
 
+  it.skipIf(skip !== '')(`claims let go are resumed by the next wake at once; let go after an outage, their resume is not counted${skip}`, async () => {
+    const state = await backend.open(backend.place());
+    expect(await state.take(item(3), 'wake-a')).toBe('taken');
+    await state.letGo([item(3)], 'wake-a');
+    expect(await state.take(item(3), 'wake-b')).toBe('resumed');
+    expect(await state.resumes(item(3))).toBe(1);
+    // wake-b's turn stopped on a platform outage: its resume is taken back.
+    await state.letGo([item(3)], 'wake-b', { countResume: false });
+    expect(await state.resumes(item(3))).toBe(0);
+    expect(await state.take(item(3), 'wake-c')).toBe('resumed');
+    await state.letGo([item(3)], 'wake-c');
+    expect(await state.take(item(3), 'wake-d')).toBe('resumed');
+    expect(await state.resumes(item(3)), "wake-c's failure counted").toBe(2);
+  });
+
   it.skipIf(skip !== '')(`claims given back leave each item as the wake found it: a fresh one unclaimed, a resumed one in flight for the next wake, that resume uncounted${skip}`, async () => {
     const place = backend.place();
     const state = await backend.open(place);

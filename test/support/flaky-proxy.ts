@@ -26,6 +26,8 @@ export interface FlakyProxy {
   inFlight(): number;
   /** Every request to this path (no query) is answered with this status instead of forwarded. */
   refuse(path: string, status: number): void;
+  /** Requests to this path are forwarded again. */
+  allow(path: string): void;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startFlakyProxy(upstreamUrl: string, options: FlakyProxyOp
     fail: (count, how) => failures.push(...Array.from({ length: count }, () => how)),
     inFlight: () => inFlight,
     refuse: (path, status) => void refused.set(path, status),
+    allow: (path) => void refused.delete(path),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

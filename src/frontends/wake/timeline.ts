@@ -249,8 +249,16 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       logger.warn('wake end', { ...bookend, outcome: 'lease-lost', posted, reason: errorMessage(claimsLost.reason), note: 'the wake that took the claims over answers the items', duration: seconds(started) });
       return { outcome: 'lease-lost', posted };
     }
-    // The claims stay in flight, let go of: the next wake resumes the turn from the journal.
-    await state.letGo(work.flatMap((turn) => turn.refs), wakeId).catch((failure: unknown) => logger.warn('claims not let go', { ...bookend, error: errorMessage(failure), note: 'they are resumed once they lapse' }));
+    // The claims stay in flight, let go of: the next wake resumes the turn from the journal. A
+    // turn the platform's outage stopped is no sign of a stalled item, so its resume is not
+    // counted (found by the chaos run: a 10 s full disk set a message aside after three tries).
+    await state
+      .letGo(
+        work.flatMap((turn) => turn.refs),
+        wakeId,
+        { countResume: !interruptedByOutage(error) },
+      )
+      .catch((failure: unknown) => logger.warn('claims not let go', { ...bookend, error: errorMessage(failure), note: 'they are resumed once they lapse' }));
     logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });
     throw error;
   } finally {
@@ -301,6 +309,14 @@ function logPosts(result: HarnessTurnResult, logger: Logger, bookend: Record<str
     logger.info('posted', { ...bookend, message: /Posted message (\S+)/.exec(String(call.output))?.[1] ?? null, kind: 'tool', chars });
   }
   return posted;
+}
+
+/** Whether the turn was stopped by a platform outage (interruptOnOutage), the error or one it was caused by. */
+function interruptedByOutage(error: unknown): boolean {
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
+    if (AcxError.hasCode(at, 'turn-interrupted')) return true;
+  }
+  return false;
 }
 
 /** Ends the wake once its claims are lost, saying which items: another wake may be answering them. */

@@ -76,4 +76,26 @@ describe('a timeline wake whose platform goes away mid-turn', { timeout: scaled(
     expect(wake.logger.lines.join('\n')).toMatch(/^ERROR post refused .*note="the agent was not heard"$/m);
     expect(wake.model.calls).toHaveLength(2);
   });
+  // Found by the chaos run: the platform's disk full for 10 s made three wakes in a row stop on
+  // their post, and the third set the message aside (a stalled item), so it was never answered.
+  it('an outage that outlasts several wakes never sets the message aside; the first wake after it answers', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, '@nova still there?');
+    const posts = `/timelines/${room}/messages`;
+    proxy.refuse(posts, 503);
+    const script: ScriptFn = (options) => (answeredThisTurn(options) ? { text: 'done' } : { toolCalls: [{ name: 'messages_create', input: { body: 'Still here.' } }] });
+    let home: string | undefined;
+    for (let n = 1; n <= 5; n++) {
+      const wake = await wakeInProcess(platform, nova, room, { ...(home ? { home } : {}), holder: deadHolder(), via: proxy.url, script });
+      home = wake.home;
+      expect(wake.outcome.outcome, `wake ${n}`).toBe('error');
+      expect(wake.logger.lines.join('\n'), `wake ${n}`).not.toContain('items abandoned');
+    }
+    proxy.allow(posts);
+    const after = await wakeInProcess(platform, nova, room, { home, via: proxy.url, script });
+    expect(after.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    expect(await said(room, ana.token)).toEqual(['@nova still there?', 'Still here.']);
+  });
 });
