@@ -127,6 +127,19 @@ export class DeliveryLog {
     this.db.prepare("UPDATE deliveries SET state = 'coalesced', covered_by = ? WHERE delivery = ?").run(into, id);
   }
 
+  /**
+   * The waking deliveries taken (state queued) and never finished, oldest first, with the item
+   * each is about: what a router killed mid-way leaves behind for the next one to take up.
+   */
+  unfinished(): Array<{ delivery: string; agent: string; event: string; timeline: string; item: string }> {
+    return this.db
+      .prepare(
+        `SELECT d.delivery, d.agent, d.event, d.timeline, i.item FROM deliveries d JOIN items i ON i.agent = d.agent AND i.delivery = d.delivery
+         WHERE d.state = 'queued' AND d.finished_at IS NULL ORDER BY d.received_at, d.rowid`,
+      )
+      .all() as Array<{ delivery: string; agent: string; event: string; timeline: string; item: string }>;
+  }
+
   attempted(id: string, attempts: number, exitCode: number): void {
     this.db.prepare('UPDATE deliveries SET attempts = ?, exit_code = ? WHERE delivery = ?').run(attempts, exitCode, id);
   }

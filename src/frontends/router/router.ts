@@ -294,6 +294,16 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     if (local.length > 0) logger.info('router wakes here', { agents: local.join(','), reason: 'their own wake commands; acx worker runs acx agents only' });
   }
 
+  // Deliveries an earlier run took (the platform had its 202, the poll its claimed item) and never
+  // finished, killed first: neither sends them again, so they are taken up here. Found by the
+  // chaos run. Answering one twice is harmless: a wake answers only what is still unanswered.
+  for (const row of log.unfinished()) {
+    const agent = options.agents.find((candidate) => candidate.name === row.agent);
+    if (!agent) continue;
+    logger.info('router delivery resumed', { agent: agent.name, delivery: row.delivery, event: row.event, timeline: row.timeline, note: 'taken before a restart and never finished' });
+    enqueue({ id: row.delivery, event: row.event, timeline: row.timeline, resource: row.item, agent });
+  }
+
   const poller: Poller | undefined =
     options.pollIntervalMs === undefined
       ? undefined

@@ -1,0 +1,46 @@
+// A router killed after it took a delivery (the platform had its 202; the item is claimed, so the
+// poll will not take it either) and before the delivery's wake finished: the next router on the
+// same router.db takes it up. Found by the chaos run. A real router, router.db on disk, a
+// stand-in process per wake.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeliveryLog } from '../../../src/frontends/router/delivery-log.ts';
+import type { RoutedAgent } from '../../../src/frontends/router/router.ts';
+import { tempDir } from '../../support/cli.ts';
+import { type StandInRouter, startStandInRouter } from '../../support/stand-in-router.ts';
+
+const routers: StandInRouter[] = [];
+afterEach(async () => {
+  for (const router of routers.splice(0)) await router.close();
+});
+
+const TIMELINE = '0190a5f2-0000-7000-8000-0000000000d1';
+const agent: RoutedAgent = { name: 'nova', dir: '/agents/nova', token: 'bc_uat_x', uuid: '0190a5f2-0000-7000-8000-0000000000a1', secret: 'nova-signing-secret-0123' };
+
+describe('a router restarted over deliveries it had taken and not finished', () => {
+  it('runs their wakes, once each, and leaves finished and ignored ones alone', async () => {
+    const databasePath = join(tempDir('acx-router-restart-'), 'router.db');
+    // What the killed router left: one delivery taken and never finished, one finished, one ignored.
+    const earlier = new DeliveryLog(databasePath, Date.now, 3_600_000);
+    const item = (uuid: string) => ({ kind: 'message' as const, uuid, atMs: Date.now() });
+    earlier.admit({ id: 'e-taken', agent: 'nova', event: 'message.created', timeline: TIMELINE, state: 'queued', item: item('0190a5f2-0000-7000-8000-00000000e001'), via: 'webhook' });
+    earlier.admit({ id: 'e-done', agent: 'nova', event: 'message.created', timeline: TIMELINE, state: 'queued', item: item('0190a5f2-0000-7000-8000-00000000e002'), via: 'webhook' });
+    earlier.finished('e-done', 'done');
+    earlier.admit({ id: 'e-ignored', agent: 'nova', event: 'timeline.updated', timeline: TIMELINE, state: 'ignored', via: 'webhook' });
+    earlier.close();
+
+    const router = await startStandInRouter({ agents: [agent], databasePath });
+    routers.push(router);
+    await router.router.idle();
+    expect(router.wakes().map((wake) => [wake.env.BASECRADLE_DELIVERY_ID, wake.argv.slice(4).join(' ')])).toEqual([['e-taken', '--message 0190a5f2-0000-7000-8000-00000000e001']]);
+    expect(router.logger.lines.join('\n')).toMatch(/INFO router delivery resumed agent=nova delivery=e-taken event=message.created timeline=\S+ note="taken before a restart and never finished"/);
+    await router.close();
+    routers.pop();
+
+    // Finished now: a third router has nothing to take up.
+    const again = await startStandInRouter({ agents: [agent], databasePath });
+    routers.push(again);
+    await again.router.idle();
+    expect(again.wakes()).toEqual([]);
+  });
+});
