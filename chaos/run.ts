@@ -89,6 +89,14 @@ const fleet = await startChaosFleet({
   ...(faketime && kinds.includes('clock-jump') ? { faketime } : {}),
   ...(kinds.includes('disk-full') ? { smallDiskMb: SMALL_DISK_MB } : {}),
 });
+// Stopped early (Ctrl-C, a supervisor's TERM): the fleet goes down with the run, so nothing of it
+// (workers, router, platform, the PostgreSQL cluster, the small disk) is left running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the fleet`);
+    void fleet.close().finally(() => process.exit(130));
+  });
+}
 let exitCode = 1;
 try {
   const startedAt = Date.now();
