@@ -150,8 +150,21 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     queues.set(wake.agent.name, next);
   };
 
+  // Per agent and timeline, the message delivery whose enqueue is waiting for the queue to come
+  // back. A later message delivery there joins it instead (its wake reads everything unseen, as a
+  // waiting process wake does above): an outage otherwise released a job per delivery at once,
+  // about a hundred per timeline, and that burst tripped the wake breaker (found by the chaos run).
+  const awaitingQueue = new Map<string, string>();
   // Settled here once pg-boss holds the job: a worker anywhere answers it, as often as it takes.
   const toQueue = async (queue: WakeQueue, wake: Wake) => {
+    const key = `${wake.agent.name}\n${wake.timeline}`;
+    const joined = wake.event === 'message.created' ? awaitingQueue.get(key) : undefined;
+    if (joined !== undefined) {
+      log.coalesced(wake.id, joined);
+      logger.info('router delivery coalesced', { agent: wake.agent.name, delivery: wake.id, timeline: wake.timeline, into: joined, note: 'the queue is away; that delivery is enqueued once it is back' });
+      queues.delete(wake.id);
+      return;
+    }
     const [flag, resource] = triggerArgs(wake.event, wake.resource);
     const job: TimelineWakeJob = {
       kind: 'timeline',
@@ -166,15 +179,17 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       // The platform was told 202 and will not send it again, and its item is claimed, so the poll
       // will not either: a delivery whose enqueue fails because PostgreSQL is away is enqueued once
       // it is back (found by the chaos run: an outage as the traffic ended lost its last messages).
-      const id = await queue.sendWhenReachable(job, (error, attempt) =>
-        logger.warn('router enqueue retry', { agent: wake.agent.name, delivery: wake.id, attempt, error: errorMessage(error), note: 'enqueued once the queue is reachable' }),
-      );
+      const id = await queue.sendWhenReachable(job, (error, attempt) => {
+        if (wake.event === 'message.created' && !awaitingQueue.has(key)) awaitingQueue.set(key, wake.id);
+        logger.warn('router enqueue retry', { agent: wake.agent.name, delivery: wake.id, attempt, error: errorMessage(error), note: 'enqueued once the queue is reachable' });
+      });
       log.finished(wake.id, 'enqueued');
       logger.info('router delivery enqueued', { agent: wake.agent.name, delivery: wake.id, event: wake.event, timeline: wake.timeline, job: id });
     } catch (error) {
       log.finished(wake.id, 'failed');
       logger.error('router enqueue failed', { agent: wake.agent.name, delivery: wake.id, error: errorMessage(error) });
     } finally {
+      if (awaitingQueue.get(key) === wake.id) awaitingQueue.delete(key);
       queues.delete(wake.id);
     }
   };
