@@ -406,6 +406,14 @@ export function isLeaseLost(error: unknown): error is AcxError {
   return AcxError.isInstance(error) && error.code === 'lease-lost';
 }
 
+/** Whether `test` holds for `error` or for an error it was caused by (a wrapper's `cause`, a few levels deep). */
+export function someCause(error: unknown, test: (error: unknown) => boolean): boolean {
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
+    if (test(at)) return true;
+  }
+  return false;
+}
+
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;

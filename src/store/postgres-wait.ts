@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { errorMessage } from '../core/errors.ts';
+import { errorMessage, someCause } from '../core/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { redactUrl } from './store-url.ts';
 
@@ -11,11 +11,10 @@ const NOT_THERE_YET = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOU
 
 /** Whether `error`, or an error it was caused by (acx wraps the driver's), says the server is not there yet. */
 export function serverNotThereYet(error: unknown): boolean {
-  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
+  return someCause(error, (at) => {
     const code = (at as { code?: unknown }).code;
-    if ((typeof code === 'string' && NOT_THERE_YET.has(code)) || /Connection terminated/i.test(errorMessage(at))) return true;
-  }
-  return false;
+    return (typeof code === 'string' && NOT_THERE_YET.has(code)) || /Connection terminated/i.test(errorMessage(at));
+  });
 }
 
 /**

@@ -10,7 +10,7 @@ import { interruptOnOutage } from '../../channel/tools/outage.ts';
 import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
 import type { Tool, ToolContext } from '../../tools/tool.ts';
-import { AcxError, errorMessage } from '../../core/errors.ts';
+import { AcxError, errorMessage, someCause } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
 import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
@@ -313,10 +313,7 @@ function logPosts(result: HarnessTurnResult, logger: Logger, bookend: Record<str
 
 /** Whether the turn was stopped by a platform outage (interruptOnOutage), the error or one it was caused by. */
 function interruptedByOutage(error: unknown): boolean {
-  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
-    if (AcxError.hasCode(at, 'turn-interrupted')) return true;
-  }
-  return false;
+  return someCause(error, (at) => AcxError.hasCode(at, 'turn-interrupted'));
 }
 
 /** Ends the wake once its claims are lost, saying which items: another wake may be answering them. */
