@@ -287,11 +287,16 @@ export class PostgresChannelState implements ChannelState {
     return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
   }
 
+  /**
+   * The batch's claims also get one expiry (taken one by one, each had its own): should the wake
+   * die, they lapse together, so a wake taking over never finds part of the batch still held and
+   * finishes its turn for the rest alone (found by the chaos run: a duplicate reply).
+   */
   async fixBatch(refs: readonly ItemRef[], wake: string, anchor: string): Promise<void> {
     await this.rows(
-      `UPDATE acx_channel_claims SET batch = $2
+      `UPDATE acx_channel_claims SET batch = $2, expires_at = now() + $7 * interval '1 millisecond'
        WHERE agent_id = $1 AND wake = $3 AND phase = 'in-flight' AND (timeline, kind, item) IN (SELECT * FROM unnest($4::text[], $5::text[], $6::text[]))`,
-      [anchor, wake, ...columnsOf(refs)],
+      [anchor, wake, ...columnsOf(refs), this.ttlMs],
     );
   }
 

@@ -389,6 +389,32 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
     }
   }, scaled(60_000));
 
+  it.skipIf(POSTGRES_SKIP !== '')(`a batch's claims, taken one by one, lapse together once the batch is fixed: a takeover never finds half of it held${POSTGRES_SKIP}`, async () => {
+    // Found by the chaos fleet: a killed wake's claims each kept the expiry of their own take, a
+    // few ms apart; the wake that took over found the first lapsed and the last still held.
+    const url = postgres.database('channel_batch_expiry');
+    const state = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: 600_000 }));
+    expect(await state.take(item(1), 'wake-a')).toBe('taken');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await state.take(item(2), 'wake-a')).toBe('taken');
+    const expiries = async () => {
+      const check = new pg.Client({ connectionString: url });
+      await check.connect();
+      try {
+        const { rows } = await check.query<{ ms: string }>("SELECT (extract(epoch FROM expires_at) * 1e6)::bigint AS ms FROM acx_channel_claims WHERE agent_id = 'agent-a' ORDER BY item");
+        return rows.map((row) => row.ms);
+      } finally {
+        await check.end();
+      }
+    };
+    const [taken1, taken2] = await expiries();
+    expect(taken1, 'each take its own expiry').not.toBe(taken2);
+    await state.fixBatch([item(1), item(2)], 'wake-a', item(1).item);
+    const [fixed1, fixed2] = await expiries();
+    expect(fixed1, 'one expiry for the batch').toBe(fixed2);
+    expect(await state.batchOf(item(2))).toBe(item(1).item);
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`a live holder's claim is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');
     const ttlMs = scaled(1000);

@@ -118,10 +118,10 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
     if (outcome === 'taken' || outcome === 'resumed') claimed.push({ message, resumed: outcome === 'resumed' });
   }
   const batches = await intoBatches(state, timeline, claimed);
-  const turns = batches.map((batch, i): WorkTurn => ({
+  const turns = batches.map(({ messages: batch, anchor }, i): WorkTurn => ({
     kind: 'message',
     refs: batch.map((message) => ref(timeline, message)),
-    anchor: batch[0]!.content.uuid,
+    anchor: anchor ?? batch[0]!.content.uuid,
     prompt: batchPrompt(batch, { firstWake, earlier: firstWake && i === 0 ? unseen.slice(0, unseen.indexOf(batch[0]!)) : [] }),
     addressed: batch.some((message) => mentions(message.content.body, me.handle)) ? 'mention' : twoViewers(room) ? 'one-on-one' : false,
   }));
@@ -131,22 +131,24 @@ export async function messageWork(options: TimelineWorkOptions, me: Actor, room:
 /**
  * The claimed messages as the turns that answer them. The leading messages dead wakes had claimed
  * are finished as those wakes fixed them: a run that one turn was to answer (fixBatch recorded its
- * anchor) stays that turn, since the journal may already hold its prompt; a dead wake's claims can
- * span several of its turns, and merging them would settle the later ones under a turn whose
- * prompt never showed them. What arrived since is a batch of its own, in a turn after them, so
+ * anchor) stays that turn, under that anchor, since the journal may already hold its prompt; a
+ * dead wake's claims can span several of its turns, and merging them would settle the later ones
+ * under a turn whose prompt never showed them. A batch taken over in parts (the rest of it was
+ * still held when its turn was finished) is still that turn: the journal finds it done and
+ * nothing is answered twice. What arrived since is a batch of its own, in a turn after them, so
  * it is never swallowed unread.
  */
-async function intoBatches(state: ChannelState, timeline: string, claimed: ReadonlyArray<{ message: Message; resumed: boolean }>): Promise<Message[][]> {
+async function intoBatches(state: ChannelState, timeline: string, claimed: ReadonlyArray<{ message: Message; resumed: boolean }>): Promise<Array<{ messages: Message[]; anchor?: string }>> {
   const leading = claimed.findIndex((entry) => !entry.resumed);
   const resumed = claimed.slice(0, leading < 0 ? claimed.length : leading);
   const anchors = await Promise.all(resumed.map((entry) => state.batchOf(ref(timeline, entry.message))));
-  const batches: Message[][] = [];
+  const batches: Array<{ messages: Message[]; anchor?: string }> = [];
   resumed.forEach((entry, i) => {
-    if (i === 0 || anchors[i] !== anchors[i - 1]) batches.push([]);
-    batches.at(-1)!.push(entry.message);
+    if (i === 0 || anchors[i] !== anchors[i - 1]) batches.push({ messages: [], ...(anchors[i] !== undefined ? { anchor: anchors[i] } : {}) });
+    batches.at(-1)!.messages.push(entry.message);
   });
   const fresh = claimed.slice(resumed.length).map((entry) => entry.message);
-  if (fresh.length > 0) batches.push(fresh);
+  if (fresh.length > 0) batches.push({ messages: fresh });
   return batches;
 }
 

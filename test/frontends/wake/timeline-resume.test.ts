@@ -18,6 +18,8 @@ import { lapseClaims } from '../../support/lease-taker.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../../support/postgres.ts';
 import { scaled } from '../../support/time-scale.ts';
 import { answeredThisTurn, deadHolder, wakeInProcess } from '../../support/timeline-wake.ts';
+import { openDatabase } from '../../../src/store/database.ts';
+import { currentHolder } from '../../../src/store/lease-holder.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -99,6 +101,56 @@ describe.each(stores)('taking over a wake that died holding two batches, the sta
     expect(said.reverse()).toEqual(['first question', 'second question', 're: first question', 're: second question']);
   });
 });
+
+describe.each(stores)('taking over a batch one of whose claims is still held, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
+  // Found by the chaos fleet (a duplicate reply): a wake answered a batch of two and was killed
+  // before it settled them. Its claims lapsed a few ms apart, so the next wake resumed the first
+  // and found the second still held. It finished the turn (whose prompt showed both) for the
+  // first; a later wake took the second up as a batch of its own, a new turn, and answered it again.
+  it.skipIf(skip !== '')(`the rest of the batch is finished as the same turn: nothing answered twice${skip}`, async () => {
+    const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_split_batch') } : {};
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    const { uuid: first } = await postMessage(platform, ana.token, room, 'first question');
+    const { uuid: second } = await postMessage(platform, ana.token, room, 'second question');
+    // The first wake answers the batch, then its model fails: the turn is journaled with its post, the claims stay in flight.
+    const answerThenFail: ScriptFn = (options, index) => (answeredThisTurn(options) ? { error: new Error('provider down') } : replyToBatch(options, index));
+    const failed = await wakeInProcess(platform, nova, room, { script: answerThenFail, holder: deadHolder(), extra: { trigger: first }, ...storeUrl });
+    expect(failed.outcome.outcome).toBe('error');
+    // One claim lapsed, the other not yet: as a killed wake's claims do, each on its own expiry.
+    const claim = (item: string, held: boolean) => setClaimHeld(name, failed.home, storeUrl.storeUrl, room, item, held);
+    await claim(second, true);
+    const next = await wakeInProcess(platform, nova, room, { home: failed.home, script: replyToBatch, ...storeUrl });
+    expect(next.outcome).toMatchObject({ outcome: 'answered' });
+    await claim(second, false);
+    const last = await wakeInProcess(platform, nova, room, { home: failed.home, script: replyToBatch, ...storeUrl });
+    expect(last.outcome).toMatchObject({ outcome: 'answered' });
+    expect(last.model.calls, 'the rest of the batch was answered in its first turn: no model call').toHaveLength(0);
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse()).toEqual(['first question', 'second question', 're: first question + second question']);
+  });
+});
+
+/** Makes the in-flight claim on `item` held by a live wake (`held`) or lapsed, in either store. */
+async function setClaimHeld(store: string, home: string, storeUrl: string | undefined, timeline: string, item: string, held: boolean): Promise<void> {
+  if (store === 'postgres') {
+    const db = new pg.Client({ connectionString: storeUrl });
+    await db.connect();
+    const expiry = held ? "now() + interval '1 hour'" : 'now()';
+    await db.query(`UPDATE acx_channel_claims SET expires_at = ${expiry} WHERE agent_id = 'nova' AND timeline = $1 AND item = $2`, [timeline, item]).finally(() => db.end());
+    return;
+  }
+  const db = openDatabase(join(home, 'channel.db'));
+  try {
+    const holder = currentHolder();
+    const at = held ? new Date().toISOString() : new Date(0).toISOString();
+    db.prepare('UPDATE claims SET at = ?, pid = ?, host = ?, started = ? WHERE timeline = ? AND item = ?').run(at, holder.pid, holder.host, holder.started, timeline, item);
+  } finally {
+    db.close();
+  }
+}
 
 describe.each(stores)('a wake that failed in a process that lives on (a worker), the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   // Found by the chaos fleet: a worker's wake failed (PostgreSQL went away mid-turn); the worker
