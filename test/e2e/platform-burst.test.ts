@@ -218,7 +218,7 @@ describe('a burst of platform messages through the router (e2e)', { timeout: sca
     await settled(platform, router, home);
     const stopped = await said();
     // Whose breaker trips depends on how the wakes interleaved: the loop stops at the first trip,
-    // and a wake that found nothing new (counted all the same) can put one agent a wake ahead.
+    // and a wake answering in further rounds can put one agent a wake ahead.
     const trips = ['nova', 'ada'].filter(tripped);
     // Bounded: each agent spoke at most once per admitted wake, and at most `max` were admitted.
     const spoken = stopped.filter((line) => !line.startsWith('ana: '));

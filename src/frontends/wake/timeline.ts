@@ -107,11 +107,12 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // What this wake answers (timeline-work.ts gatherWork); each kind settles after its turns.
   let { work, settleKinds, busy } = await gatherWork(options, me, room, wakeId);
   if (work.length === 0) {
+    // Answering nothing, it is not counted (timeline-breaker.ts).
+    if (breaker?.passed) await breaker.retract();
     if (!busy) {
       logger.info('wake end', { ...bookend, outcome: 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
       return { outcome: 'nothing-new', posted: 0 };
     }
-    if (breaker?.passed) await breaker.retract();
     // Whoever tries again (a worker puts the delivery off) need not wait past a dead holder's lapse.
     const lapsesInMs = await state.nextLapseMs(timeline);
     logger.info('wake end', { ...bookend, outcome: 'busy', posted: 0, turns: 0, ...(lapsesInMs !== undefined ? { lapses_in: `${(lapsesInMs / 1000).toFixed(2)}s` } : {}), duration: seconds(started) });
