@@ -107,11 +107,12 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // What this wake answers (timeline-work.ts gatherWork); each kind settles after its turns.
   let { work, settleKinds, busy } = await gatherWork(options, me, room, wakeId);
   if (work.length === 0) {
+    // Answering nothing, it is not counted (timeline-breaker.ts).
+    if (breaker?.passed) await breaker.retract();
     if (!busy) {
       logger.info('wake end', { ...bookend, outcome: 'nothing-new', posted: 0, turns: 0, duration: seconds(started) });
       return { outcome: 'nothing-new', posted: 0 };
     }
-    if (breaker?.passed) await breaker.retract();
     // Whoever tries again (a worker puts the delivery off) need not wait past a dead holder's lapse.
     const lapsesInMs = await state.nextLapseMs(timeline);
     logger.info('wake end', { ...bookend, outcome: 'busy', posted: 0, turns: 0, ...(lapsesInMs !== undefined ? { lapses_in: `${(lapsesInMs / 1000).toFixed(2)}s` } : {}), duration: seconds(started) });
@@ -155,6 +156,8 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   let last: HarnessTurnResult | undefined;
   let lastAnchor = work[0]!.anchor;
   let resumed = false;
+  // Why the wake gathered no further round though there may be more to answer (the breaker declined it).
+  let roundsStopped: string | undefined;
   // Aborted if this wake's claims lapse mid-wake (PostgreSQL: not renewed within the lease TTL):
   // another wake may be running the same turn, so this one stops rather than do it all twice.
   const claimsLost = state.claimsLost(wakeId);
@@ -226,7 +229,10 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       // Each further gathering counts as a wake for the breaker: two agents answering each other
       // within one wake must trip it as soon as they would across wakes.
       const again = options.breaker ? await passTimelineBreaker(state, timeline, options.breaker, logger, bookend, true) : undefined;
-      if (again?.passed === false) break;
+      if (again?.passed === false) {
+        roundsStopped = 'circuit breaker tripped';
+        break;
+      }
       ({ work, settleKinds } = await gatherWork(options, me, room, wakeId));
       if (work.length === 0) {
         if (again?.passed) await again.retract();
@@ -240,6 +246,7 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       turns,
       steps: `${steps}/${(prepared.maxSteps ?? 0) * turns || '?'}`,
       resumed,
+      ...(roundsStopped ? { rounds_stopped: roundsStopped } : {}),
       duration: seconds(started),
     });
     return { outcome: 'answered', posted, steps, turnId: timelineTurnId(timeline, lastAnchor), result: last! };

@@ -76,4 +76,20 @@ describe('timeline wake breaker', { timeout: scaled(60_000) }, () => {
       await elsewhere.close();
     }
   });
+  it('a wake that finds nothing new is not counted either: only answering wakes trip the breaker', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, '@nova first');
+    const first = await wakeInProcess(platform, nova, room, { extra: { breaker } });
+    expect(first.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    const home = first.home;
+    // Deliveries whose messages an earlier wake already answered: nothing new, four times over.
+    for (let i = 0; i < 4; i++) expect((await wakeInProcess(platform, nova, room, { home, extra: { breaker } })).outcome.outcome).toBe('nothing-new');
+    // The second answering wake is within max (2); the third trips it.
+    await postMessage(platform, ana.token, room, '@nova second');
+    expect((await wakeInProcess(platform, nova, room, { home, extra: { breaker } })).outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    await postMessage(platform, ana.token, room, '@nova third');
+    expect((await wakeInProcess(platform, nova, room, { home, extra: { breaker } })).outcome).toMatchObject({ outcome: 'declined' });
+  });
 });

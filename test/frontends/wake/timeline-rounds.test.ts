@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseCradleClient } from '../../../src/channel/client.ts';
 import { tool } from '../../../src/tools/tool.ts';
 import { postMessage, sharedTimeline, startTestPlatform, type TestPlatform } from '../../support/platform.ts';
-import { lastUserText } from '../../support/scripted-model.ts';
+import { lastUserText, type ScriptFn } from '../../support/scripted-model.ts';
 import { scaled } from '../../support/time-scale.ts';
 import { answeredThisTurn, wakeInProcess } from '../../support/timeline-wake.ts';
 
@@ -18,34 +18,36 @@ afterEach(async () => {
   await platform.close();
 });
 
+/** A tool of the agent's that takes a while, during which ana writes again (once). */
+function lookUpWhileAnaWrites(room: string, ana: { token: string }) {
+  let arrived = 0;
+  return tool({
+    name: 'look_up',
+    description: 'Looks something up',
+    inputSchema: z.object({}),
+    capabilityScopes: [],
+    kind: 'read',
+    effect: 'read-only',
+    execute: async () => {
+      if (arrived++ === 0) await postMessage(platform, ana.token, room, 'second question');
+      return 'found';
+    },
+  });
+}
+
+const lookUpThenReply: ScriptFn = (options) => {
+  if (answeredThisTurn(options)) return { text: 'done' };
+  const asked = lastUserText(options).includes('second question') ? 'second' : 'first';
+  return { toolCalls: [{ name: 'look_up', input: {} }, { name: 'messages_create', input: { body: `re: ${asked}` } }] };
+};
+
 describe('a timeline wake with messages arriving mid-turn', { timeout: scaled(60_000) }, () => {
   it('answers them in a turn of its own before it ends, and settles its mark past them', async () => {
     const ana = platform.user('ana', 'human');
     const nova = platform.user('nova', 'ai', { trust: ['ana'] });
     const room = await sharedTimeline(platform, ana, nova);
     await postMessage(platform, ana.token, room, 'first question');
-    // A tool of the agent's that takes a while, during which ana writes again.
-    let arrived = 0;
-    const lookUp = tool({
-      name: 'look_up',
-      description: 'Looks something up',
-      inputSchema: z.object({}),
-      capabilityScopes: [],
-      kind: 'read',
-      effect: 'read-only',
-      execute: async () => {
-        if (arrived++ === 0) await postMessage(platform, ana.token, room, 'second question');
-        return 'found';
-      },
-    });
-    const wake = await wakeInProcess(platform, nova, room, {
-      tools: [lookUp],
-      script: (options) => {
-        if (answeredThisTurn(options)) return { text: 'done' };
-        const asked = lastUserText(options).includes('second question') ? 'second' : 'first';
-        return { toolCalls: [{ name: 'look_up', input: {} }, { name: 'messages_create', input: { body: `re: ${asked}` } }] };
-      },
-    });
+    const wake = await wakeInProcess(platform, nova, room, { tools: [lookUpWhileAnaWrites(room, ana)], script: lookUpThenReply });
     expect(wake.outcome).toMatchObject({ outcome: 'answered', posted: 2 });
     expect(wake.logger.lines.find((line) => line.startsWith('INFO wake end'))).toMatch(/ turns=2 /);
     const said: string[] = [];
@@ -54,5 +56,21 @@ describe('a timeline wake with messages arriving mid-turn', { timeout: scaled(60
     // Nothing is left for the delivery of the second question.
     const after = await wakeInProcess(platform, nova, room, { home: wake.home });
     expect(after.outcome).toMatchObject({ outcome: 'nothing-new' });
+  });
+
+  it('a further round the wake breaker declines ends the wake, which says so; what arrived waits for the breaker to reset', async () => {
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, 'first question');
+    // One wake a minute: the wake itself is admitted, its further round is one too many.
+    const breaker = { max: 1, windowMs: 60_000, cooldownMs: 60_000 };
+    const wake = await wakeInProcess(platform, nova, room, { tools: [lookUpWhileAnaWrites(room, ana)], script: lookUpThenReply, extra: { breaker } });
+    expect(wake.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    expect(wake.logger.lines.filter((line) => line.startsWith('WARNING wake breaker tripped'))).toHaveLength(1);
+    expect(wake.logger.lines.find((line) => line.startsWith('INFO wake end'))).toMatch(/ turns=1 .*rounds_stopped="circuit breaker tripped"/);
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse()).toEqual(['first question', 'second question', 're: first']);
   });
 });
