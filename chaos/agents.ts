@@ -38,11 +38,18 @@ export const humanMessage = (agent: string, tag: string): string => (agent === E
 /** The reply that answers a tag, as the scripted model writes it. */
 export const replyFor = (agent: string, tag: string): string => (agent === EFFECTOR ? `recorded ${tag}` : `ack ${tag}`);
 
+/** lex's reply when its effect tool's result was a failure (the MCP server died mid-call): it says so. */
+export const failedReplyFor = (tag: string): string => `could not record ${tag}`;
+
+/** What effect-server.ts answers a call that appended its line. */
+const appended = (tag: string): string => `appended ${tag}`;
+
 /**
  * The model for both agents (the request's model id is the agent's handle). For the newest
  * batch: nova posts one reply per tag that mentions it; lex first calls the effect tool once per
- * such tag, and once those results are back posts one reply per tag. After its replies the turn
- * ends. Counting this turn's assistant messages (not its tool results) keeps a turn that was
+ * such tag, and once those results are back posts one reply per tag: `recorded` when the tool
+ * said it appended the line, `could not record` when its result was anything else (a call the
+ * harness reported as failed). After its replies the turn ends. Counting this turn's assistant messages (not its tool results) keeps a turn that was
  * recovered from its journal on the step it had reached.
  */
 export function chaosReplies(context: TurnContext): ResponderResult {
@@ -56,10 +63,15 @@ export function chaosReplies(context: TurnContext): ResponderResult {
     .map((line) => tagOf(line.body))
     .filter((tag): tag is string => tag !== undefined);
   if (tags.length === 0) return 'nothing here is for me';
-  const reply = (): ResponderResult => ({ toolCalls: tags.map((tag) => ({ name: 'messages_create', input: { body: replyFor(me, tag) } })) });
+  const reply = (body: (tag: string) => string = (tag) => replyFor(me, tag)): ResponderResult => ({ toolCalls: tags.map((tag) => ({ name: 'messages_create', input: { body: body(tag) } })) });
   if (me === EFFECTOR) {
     if (steps === 0) return { toolCalls: tags.map((tag) => ({ name: EFFECT_TOOL, input: { line: tag } })) };
-    return steps === 1 ? reply() : 'done';
+    if (steps > 1) return 'done';
+    const outputs = messages
+      .slice(at + 1)
+      .flatMap((message) => message.toolResults ?? [])
+      .map((result) => result.output);
+    return reply((tag) => (outputs.some((output) => output.includes(appended(tag))) ? replyFor(me, tag) : failedReplyFor(tag)));
   }
   return steps === 0 ? reply() : 'done';
 }

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { WAKE_DEAD_LETTER_QUEUE } from '../src/frontends/worker/queue.ts';
 import { wakeJobStates } from '../test/support/worker-fleet.ts';
 import { tagOf } from '../test/support/timeline-agents.ts';
-import { replyFor } from './agents.ts';
+import { EFFECTOR, failedReplyFor, replyFor } from './agents.ts';
 import type { ChaosFleet } from './fleet.ts';
 
 interface WireMessage {
@@ -28,6 +28,8 @@ export interface Asked {
   at: number;
   /** When each reply quoting the tag was posted by the agent, oldest first. */
   replies: number[];
+  /** Of them, how many said the effect failed (lex, its tool's call reported failed). */
+  failureReplies: number;
   effects: number;
 }
 
@@ -74,15 +76,18 @@ export async function readPlatform(fleet: ChaosFleet): Promise<PlatformView> {
     for (const message of messages) {
       const tag = tagOf(message.content.body);
       if (message.user.handle !== timeline.agent && tag) {
-        byTag.set(tag, { uuid: message.uuid, tag, agent: timeline.agent, timeline: timeline.uuid, at: Date.parse(message.created_at), replies: [], effects: effects.get(tag) ?? 0 });
+        byTag.set(tag, { uuid: message.uuid, tag, agent: timeline.agent, timeline: timeline.uuid, at: Date.parse(message.created_at), replies: [], failureReplies: 0, effects: effects.get(tag) ?? 0 });
       }
     }
     for (const message of messages) {
       if (message.user.handle !== timeline.agent) continue;
       const tag = tagOf(message.content.body);
       const question = tag ? byTag.get(tag) : undefined;
-      if (question && message.content.body === replyFor(timeline.agent, question.tag)) question.replies.push(Date.parse(message.created_at));
-      else strayReplies.push(message.content.body);
+      const failed = question !== undefined && timeline.agent === EFFECTOR && message.content.body === failedReplyFor(question.tag);
+      if (question && (failed || message.content.body === replyFor(timeline.agent, question.tag))) {
+        question.replies.push(Date.parse(message.created_at));
+        if (failed) question.failureReplies += 1;
+      } else strayReplies.push(message.content.body);
     }
     for (const question of byTag.values()) question.replies.sort((a, b) => a - b);
     asked.push(...byTag.values());

@@ -67,7 +67,11 @@ export function summarize(facts: RunFacts): Summary {
   const lost = unanswered.filter((a) => !facts.queue.deadLetteredMessages.has(a.uuid));
   const effectful = asked.filter((a) => a.agent === 'lex');
   const duplicateEffects = effectful.filter((a) => a.effects > 1);
-  const repliedWithoutEffect = effectful.filter((a) => a.replies.length > 0 && a.effects === 0);
+  // A reply claiming an effect the effect file does not hold: the harness told the model a failed call succeeded.
+  const claimedWithoutEffect = effectful.filter((a) => a.replies.length > a.failureReplies && a.effects === 0);
+  const toldFailed = effectful.filter((a) => a.failureReplies > 0);
+  // The server died after appending, before answering: at most once, and the reply errs on the side of "not done".
+  const toldFailedButDone = toldFailed.filter((a) => a.effects > 0);
   const stuck = (facts.queue.states.created ?? 0) + (facts.queue.states.retry ?? 0) + (facts.queue.states.active ?? 0);
   const pendingDeliveries = facts.queue.deliveries.pending ?? 0;
   const latencies = (list: Asked[]) => list.map((a) => a.replies[0]! - a.at).sort((x, y) => x - y);
@@ -84,6 +88,7 @@ export function summarize(facts: RunFacts): Summary {
     { title: 'no message lost', passed: lost.length === 0 },
     { title: 'no reply posted twice', passed: duplicateReplies.length === 0 },
     { title: 'no side effect performed twice', passed: duplicateEffects.length === 0 },
+    { title: 'no reply claims an effect that was not performed', passed: claimedWithoutEffect.length === 0 },
     { title: 'no queue job left claimed or waiting', passed: stuck === 0 },
     { title: 'no platform delivery left pending', passed: pendingDeliveries === 0 },
     { title: 'every database passes its integrity check', passed: facts.integrity.problems.length === 0 },
@@ -113,7 +118,8 @@ export function summarize(facts: RunFacts): Summary {
     `| **lost** (no reply, no dead letter) | **${lost.length}**${examples(lost)} |`,
     `| **duplicate replies** | **${duplicateReplies.length}**${examples(duplicateReplies)} |`,
     `| **duplicate effects** | **${duplicateEffects.length}** of ${effectful.length} effectful messages${examples(duplicateEffects)} |`,
-    `| replied without its effect | ${repliedWithoutEffect.length}${examples(repliedWithoutEffect)} |`,
+    `| **replies claiming an effect not performed** | **${claimedWithoutEffect.length}**${examples(claimedWithoutEffect)} |`,
+    `| replies saying the effect failed (its call reported failed; unsafe, not retried) | ${toldFailed.length}${examples(toldFailed)}; of them performed before the server died ${toldFailedButDone.length} |`,
     `| effects naming no stored message | ${facts.unknownEffects} |`,
     `| dead-lettered (operator-visible) | ${deadLettered.length} messages; ${facts.queue.deadLettered} dead-letter jobs |`,
     `| **stuck** queue jobs (created/retry/active) | **${stuck}** |`,
