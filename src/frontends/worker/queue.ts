@@ -1,8 +1,8 @@
-import { PgBoss, type Queue } from 'pg-boss';
+import { type JobAttempt, PgBoss, type Queue } from 'pg-boss';
 import type { WakeEvent } from '../../store/wake-store.ts';
 import { AcxError, errorMessage } from '../../core/errors.ts';
 import { redactUrl } from '../../store/store-url.ts';
-import { serverNotThereYet, waitForPostgres, type WaitForPostgresOptions } from '../../store/postgres-wait.ts';
+import { serverNotThereYet, waitForPostgres, type WaitForPostgresOptions, whileServerAway } from '../../store/postgres-wait.ts';
 import { createLogThrottle } from '../../util/log-throttle.ts';
 import type { Logger } from '../../util/logger.ts';
 
@@ -93,6 +93,13 @@ export interface WakeQueue {
    * to SEND_ATTEMPTS tries); `onRetry` hears of each failure that is tried again.
    */
   sendWhenReachable(job: WakeJob, onRetry: (error: unknown, attempt: number) => void): Promise<string>;
+  /**
+   * Records a job answered, tried again while the server is away (up to one heartbeat): whether
+   * it was. pg-boss settles a handler's jobs itself, once, and a job it could not settle (the
+   * server restarting just then) stays active until its heartbeat lapses, holding back its
+   * session's next jobs (one active per session). Fenced to this attempt of the job.
+   */
+  completeWhenReachable(job: JobAttempt): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -157,6 +164,14 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
           onRetry(error, attempt);
           await queue.untilReachable();
         }
+      }
+    },
+    async completeWhenReachable(job) {
+      try {
+        await whileServerAway(() => boss.complete(WAKE_QUEUE, job), tuned.heartbeatSeconds * 1000);
+        return true;
+      } catch {
+        return false;
       }
     },
     close: async () => {

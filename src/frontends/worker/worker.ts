@@ -190,7 +190,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         const results = [];
         for (const job of jobs) {
           try {
-            results.push({ id: job.id, status: await answer(job) });
+            const status = await answer(job);
+            // Settled here, waiting out a server restart (found by the chaos run: a job answered as
+            // PostgreSQL restarted stayed active until its heartbeat lapsed, 10-15 s, and its
+            // timeline's next messages waited as long); pg-boss's own settle then finds it done.
+            if (status === 'completed') await queue.completeWhenReachable(job);
+            results.push({ id: job.id, status });
           } catch (error) {
             logger.warn('worker job retried', { job: job.id, session: job.data.sessionId, attempt: job.retryCount + 1, error: errorMessage(error) });
             // Failed because PostgreSQL went away: pg-boss could not record the failure either, and
