@@ -13,6 +13,7 @@ import type { Tool, ToolContext } from '../../tools/tool.ts';
 import { AcxError, errorMessage, someCause } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { BreakerSettings } from '../../store/breaker.ts';
+import { serverNotThereYet } from '../../store/postgres-wait.ts';
 import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
 import { gatherWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
@@ -257,13 +258,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       return { outcome: 'lease-lost', posted };
     }
     // The claims stay in flight, let go of: the next wake resumes the turn from the journal. A
-    // turn the platform's outage stopped is no sign of a stalled item, so its resume is not
-    // counted (found by the chaos run: a 10 s full disk set a message aside after three tries).
+    // turn stopped by the platform's outage, or by a server it needs going away (PostgreSQL
+    // restarting, a connection reset), is no sign of a stalled item, so its resume is not counted
+    // (found by the chaos run: a 10 s full disk, then two PostgreSQL restarts and a kill, set a
+    // message aside).
     await state
       .letGo(
         work.flatMap((turn) => turn.refs),
         wakeId,
-        { countResume: !interruptedByOutage(error) },
+        { countResume: !interruptedByOutage(error) && !serverNotThereYet(error) },
       )
       .catch((failure: unknown) => logger.warn('claims not let go', { ...bookend, error: errorMessage(failure), note: 'they are resumed once they lapse' }));
     logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'the items stay claimed in flight; the next wake resumes the turn', duration: seconds(started) });

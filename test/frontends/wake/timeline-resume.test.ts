@@ -181,6 +181,38 @@ describe.each(stores)('a wake that failed in a process that lives on (a worker),
   });
 });
 
+describe.each(stores)('wakes failed by a server going away, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
+  // Found by the chaos run: a message's wakes failed on a PostgreSQL restart ("Connection
+  // terminated unexpectedly"), a kill, and another restart ("read ECONNRESET"); the fourth wake
+  // set it aside as stalled, and it was never answered. Like a platform outage, a server that is
+  // away is no sign of a message that stalls its wakes.
+  it.skipIf(skip !== '')(`never set the message aside; the first wake after the outage answers${skip}`, async () => {
+    const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_server_away') } : {};
+    const ana = platform.user('ana', 'human');
+    const nova = platform.user('nova', 'ai', { trust: ['ana'] });
+    const room = await sharedTimeline(platform, ana, nova);
+    await postMessage(platform, ana.token, room, 'are you there?');
+    const away = [
+      () => new Error('Connection terminated unexpectedly'),
+      () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      () => new Error('the journal write failed', { cause: Object.assign(new Error('connect ENOENT /tmp/.s.PGSQL.5432'), { code: 'ENOENT' }) }),
+      () => Object.assign(new Error('the database system is shutting down'), { code: '57P01' }),
+    ];
+    let home: string | undefined;
+    for (const [n, failure] of away.entries()) {
+      const wake = await wakeInProcess(platform, nova, room, { ...(home ? { home } : {}), script: () => ({ error: failure() }), holder: deadHolder(), ...storeUrl });
+      home = wake.home;
+      expect(wake.outcome.outcome, `wake ${n + 1}`).toBe('error');
+      expect(wake.logger.lines.join('\n'), `wake ${n + 1}`).not.toContain('items abandoned');
+    }
+    const next = await wakeInProcess(platform, nova, room, { home: home!, script: replyToBatch, ...storeUrl });
+    expect(next.outcome).toMatchObject({ outcome: 'answered', posted: 1 });
+    const said: string[] = [];
+    for await (const message of new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana.token }).messages.list({ timeline: room })) said.push(message.content.body);
+    expect(said.reverse()).toEqual(['are you there?', 're: are you there?']);
+  });
+});
+
 describe.each(stores)('a timeline wake whose agent cannot start, the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   it.skipIf(skip !== '')(`gives its claims back: the next wake of the same process takes the message at once, and failed starts never set it aside${skip}`, async () => {
     const storeUrl = name === 'postgres' ? { storeUrl: postgres.database('timeline_start_fails') } : {};
