@@ -49,12 +49,16 @@ const appended = (tag: string): string => `appended ${tag}`;
  * batch: nova posts one reply per tag that mentions it; lex first calls the effect tool once per
  * such tag, and once those results are back posts one reply per tag: `recorded` when the tool
  * said it appended the line, `could not record` when its result was anything else (a call the
- * harness reported as failed). After its replies the turn ends. Counting this turn's assistant messages (not its tool results) keeps a turn that was
+ * harness reported as failed). After its replies the turn ends. A compaction's request gets a
+ * summary. Counting this turn's assistant messages (not its tool results) keeps a turn that was
  * recovered from its journal on the step it had reached.
  */
 export function chaosReplies(context: TurnContext): ResponderResult {
   const me = context.request.view.model;
   const messages = context.request.view.messages;
+  // A request offering no tools is the engine compacting a long session (a timeline turn always
+  // has messages_create): it gets a summary, as a real model writes one, so long sessions compact.
+  if (context.request.view.tools.length === 0) return `${me} answered every tagged message above, each once, as it came.`;
   const at = messages.findLastIndex((message) => message.role === 'user' && batchLines(message.text).length > 0);
   if (at < 0) return 'nothing to answer';
   const steps = messages.slice(at + 1).filter((message) => message.role === 'assistant').length;

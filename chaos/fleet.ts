@@ -33,6 +33,8 @@ export interface FleetOptions {
   faketime?: string;
   /** The platform's home on a disk this small (MB), which the disk-full fault fills; absent: on the run's own disk. */
   smallDiskMb?: number;
+  /** The agents' context ceiling in tokens (ACX_MAX_CONTEXT_TOKENS), so a short run's sessions compact too; absent: the engine's own. */
+  contextTokens?: number;
 }
 
 export interface Timeline {
@@ -164,6 +166,7 @@ async function startParts(
     BASECRADLE_BASE_URL: platformUrl,
     ACX_ROUTER_WEBHOOK_SECRET: SECRET,
     ACX_STORE: storeUrl,
+    ...(options.contextTokens !== undefined ? { ACX_MAX_CONTEXT_TOKENS: String(options.contextTokens) } : {}),
   };
   const routerHome = join(dir, 'router');
   const router = acxService({

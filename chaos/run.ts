@@ -19,7 +19,7 @@ import { startTraffic } from './traffic.ts';
 const SMALL_DISK_MB = 64;
 
 const USAGE = `usage: npm run chaos -- [--minutes 15] [--seed N] [--rate 4] [--fault-every 10] [--faults all|none|kind,kind…]
-                      [--workers 2] [--concurrency 2] [--timelines 2] [--poll 5] [--drain 180] [--out DIR] [--json FILE]
+                      [--workers 2] [--concurrency 2] [--timelines 2] [--poll 5] [--drain 180] [--context-tokens N] [--out DIR] [--json FILE]
 faults: ${FAULT_KINDS.join(', ')}`;
 
 function usage(problem: string): never {
@@ -38,7 +38,7 @@ function numberOption(values: Record<string, unknown>, name: string, fallback: n
 let parsed: ReturnType<typeof parseArgs<{ options: Record<string, { type: 'string' }>; strict: true }>>;
 try {
   parsed = parseArgs({
-    options: Object.fromEntries(['minutes', 'seed', 'rate', 'fault-every', 'faults', 'workers', 'concurrency', 'timelines', 'poll', 'drain', 'out', 'json'].map((name) => [name, { type: 'string' as const }])),
+    options: Object.fromEntries(['minutes', 'seed', 'rate', 'fault-every', 'faults', 'workers', 'concurrency', 'timelines', 'poll', 'drain', 'context-tokens', 'out', 'json'].map((name) => [name, { type: 'string' as const }])),
     strict: true,
   });
 } catch (error) {
@@ -74,7 +74,7 @@ if (noSmallDisk) {
 const dir = mkdtempSync(join(tmpdir(), 'acx-chaos-'));
 const out = values.out ? resolve(values.out as string) : dir;
 mkdirSync(out, { recursive: true });
-const command = `npm run chaos -- --minutes ${minutes} --seed ${seed} --rate ${rate} --fault-every ${faultEverySeconds} --faults ${faultsFlag} --workers ${numberOption(values, 'workers', 2, 1)} --concurrency ${numberOption(values, 'concurrency', 2, 1)}`;
+const command = `npm run chaos -- --minutes ${minutes} --seed ${seed} --rate ${rate} --fault-every ${faultEverySeconds} --faults ${faultsFlag} --workers ${numberOption(values, 'workers', 2, 1)} --concurrency ${numberOption(values, 'concurrency', 2, 1)}${values['context-tokens'] !== undefined ? ` --context-tokens ${numberOption(values, 'context-tokens', 0, 1000)}` : ''}`;
 const log = (line: string) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 log(`${command}\n  fleet and logs in ${dir}`);
 
@@ -85,6 +85,7 @@ const fleet = await startChaosFleet({
   concurrency: numberOption(values, 'concurrency', 2, 1),
   timelinesPerAgent: numberOption(values, 'timelines', 2, 1),
   pollSeconds: numberOption(values, 'poll', 5, 1),
+  ...(values['context-tokens'] !== undefined ? { contextTokens: numberOption(values, 'context-tokens', 0, 1000) } : {}),
   stallMs: 5000,
   ...(faketime && kinds.includes('clock-jump') ? { faketime } : {}),
   ...(kinds.includes('disk-full') ? { smallDiskMb: SMALL_DISK_MB } : {}),
