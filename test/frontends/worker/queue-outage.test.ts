@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { errorMessage } from '../../../src/core/errors.ts';
-import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.ts';
+import { openWakeQueue, WAKE_QUEUE, type WakeQueue } from '../../../src/frontends/worker/queue.ts';
 import { startWorker } from '../../../src/frontends/worker/worker.ts';
 import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
-import { createMemoryLogger } from '../../../src/util/logger.ts';
+import { createMemoryLogger, type Logger } from '../../../src/util/logger.ts';
 import { tempDir } from '../../support/cli.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -19,6 +19,19 @@ beforeAll(() => {
   if (!POSTGRES_SKIP) cluster = startPostgres();
 }, 120_000);
 afterAll(() => cluster?.stop());
+
+/** A worker for one agent, `solo`, whose timeline jobs run `wakeTimeline` (no session jobs, no breaker, no pacing). */
+function soloWorker(queue: WakeQueue, store: PostgresWakeStore, logger: Logger, wakeTimeline: () => Promise<{ outcome: 'answered' }>) {
+  return startWorker({
+    queue,
+    agents: [{ name: 'solo', store, prepare: () => Promise.reject(new Error('no session jobs in this test')), wakeTimeline }],
+    breaker: { max: 0, windowMs: 1000, cooldownMs: 1000 },
+    pacing: { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 },
+    maxAttempts: 3,
+    logger,
+    pollSeconds: 1,
+  });
+}
 
 describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () => {
   it('refuses to open with what was wrong and what to do when the server is still down after its wait', async () => {
@@ -88,28 +101,13 @@ describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () =
     const db = new pg.Pool({ connectionString: url, max: 1 });
     db.on('error', () => {});
     const woken: string[] = [];
-    const worker = await startWorker({
-      queue,
-      agents: [
-        {
-          name: 'solo',
-          store,
-          prepare: () => Promise.reject(new Error('no session jobs in this test')),
-          wakeTimeline: async () => {
-            woken.push(woken.length === 0 ? 'failed' : 'answered');
-            if (woken.length === 1) {
-              await cluster!.halt();
-              await db.query('SELECT 1');
-            }
-            return { outcome: 'answered' };
-          },
-        },
-      ],
-      breaker: { max: 0, windowMs: 1000, cooldownMs: 1000 },
-      pacing: { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 },
-      maxAttempts: 3,
-      logger,
-      pollSeconds: 1,
+    const worker = await soloWorker(queue, store, logger, async () => {
+      woken.push(woken.length === 0 ? 'failed' : 'answered');
+      if (woken.length === 1) {
+        await cluster!.halt();
+        await db.query('SELECT 1');
+      }
+      return { outcome: 'answered' };
     });
     try {
       const timeline = '0190a5f2-0000-7000-8000-0000000000bb';
@@ -144,29 +142,14 @@ describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () =
     db.on('error', () => {});
     let woken = 0;
     let halted = false;
-    const worker = await startWorker({
-      queue,
-      agents: [
-        {
-          name: 'solo',
-          store,
-          prepare: () => Promise.reject(new Error('no session jobs in this test')),
-          wakeTimeline: async () => {
-            woken += 1;
-            // Answered; the server goes away before the job is settled.
-            if (woken === 1) {
-              await cluster!.halt();
-              halted = true;
-            }
-            return { outcome: 'answered' };
-          },
-        },
-      ],
-      breaker: { max: 0, windowMs: 1000, cooldownMs: 1000 },
-      pacing: { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 },
-      maxAttempts: 3,
-      logger,
-      pollSeconds: 1,
+    const worker = await soloWorker(queue, store, logger, async () => {
+      woken += 1;
+      // Answered; the server goes away before the job is settled.
+      if (woken === 1) {
+        await cluster!.halt();
+        halted = true;
+      }
+      return { outcome: 'answered' };
     });
     try {
       const timeline = '0190a5f2-0000-7000-8000-0000000000bc';
