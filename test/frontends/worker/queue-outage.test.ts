@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { errorMessage } from '../../../src/core/errors.ts';
-import { openWakeQueue, WAKE_QUEUE, type WakeQueue } from '../../../src/frontends/worker/queue.ts';
+import { openWakeQueue, WAKE_QUEUE } from '../../../src/frontends/worker/queue.ts';
 import { startWorker } from '../../../src/frontends/worker/worker.ts';
 import { PostgresWakeStore } from '../../../src/store/postgres-wake-store.ts';
-import { createMemoryLogger, type Logger } from '../../../src/util/logger.ts';
+import { createMemoryLogger } from '../../../src/util/logger.ts';
 import { tempDir } from '../../support/cli.ts';
 import { POSTGRES_SKIP, type PostgresCluster, startPostgres } from '../../support/postgres.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -20,17 +20,43 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => cluster?.stop());
 
-/** A worker for one agent, `solo`, whose timeline jobs run `wakeTimeline` (no session jobs, no breaker, no pacing). */
-function soloWorker(queue: WakeQueue, store: PostgresWakeStore, logger: Logger, wakeTimeline: () => Promise<{ outcome: 'answered' }>) {
-  return startWorker({
+/**
+ * One worker for one agent, `solo`, on a fresh database, whose timeline jobs run `wakeTimeline`
+ * (given a connection of its own to halt the server with), and one such job sent; `check` then
+ * runs, with the queue's jobs' states at hand. The heartbeat is far longer than a test: a job left
+ * active is never retried here.
+ */
+async function withSoloWorker(
+  database: string,
+  wakeTimeline: (db: pg.Pool) => () => Promise<{ outcome: 'answered' }>,
+  check: (fleet: { logger: ReturnType<typeof createMemoryLogger>; states: () => Promise<Array<{ state: string; retry_count: number }>> }) => Promise<void>,
+): Promise<void> {
+  const url = cluster!.createDatabase(database);
+  const logger = createMemoryLogger('debug');
+  const queue = await openWakeQueue(url, logger, { heartbeatSeconds: 3600, superviseSeconds: 1 });
+  const store = await PostgresWakeStore.open(url, { agentId: 'solo' });
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  db.on('error', () => {});
+  const worker = await startWorker({
     queue,
-    agents: [{ name: 'solo', store, prepare: () => Promise.reject(new Error('no session jobs in this test')), wakeTimeline }],
+    agents: [{ name: 'solo', store, prepare: () => Promise.reject(new Error('no session jobs in this test')), wakeTimeline: wakeTimeline(db) }],
     breaker: { max: 0, windowMs: 1000, cooldownMs: 1000 },
     pacing: { enabled: false, charsPerSecond: 1, floorMs: 0, maxBuilds: 1 },
     maxAttempts: 3,
     logger,
     pollSeconds: 1,
   });
+  try {
+    const timeline = '0190a5f2-0000-7000-8000-0000000000bb';
+    await queue.send({ kind: 'timeline', agent: 'solo', sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+    await check({ logger, states: async () => (await db.query<{ state: string; retry_count: number }>('SELECT state, retry_count FROM pgboss.job WHERE name = $1', [WAKE_QUEUE])).rows });
+  } finally {
+    await cluster!.start().catch(() => {});
+    await worker.stop();
+    await queue.close();
+    await store.close();
+    await db.end();
+  }
 }
 
 describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () => {
@@ -93,83 +119,51 @@ describe('the wake queue during a PostgreSQL outage', { timeout: 180_000 }, () =
   // pg-boss while the server was still away, which could not record it; the job stayed active
   // until its heartbeat lapsed, and its timeline's other jobs (one active per session) waited too.
   it.skipIf(POSTGRES_SKIP !== '')(`a job failed by the server going away is retried once the server is back, not left active until its heartbeat lapses${POSTGRES_SKIP}`, async () => {
-    const url = cluster!.createDatabase('failed_mid_outage');
-    const logger = createMemoryLogger('debug');
-    // A heartbeat far longer than the test: a job left active is never retried here.
-    const queue = await openWakeQueue(url, logger, { heartbeatSeconds: 3600, superviseSeconds: 1 });
-    const store = await PostgresWakeStore.open(url, { agentId: 'solo' });
-    const db = new pg.Pool({ connectionString: url, max: 1 });
-    db.on('error', () => {});
     const woken: string[] = [];
-    const worker = await soloWorker(queue, store, logger, async () => {
+    const failOnce = (db: pg.Pool) => async () => {
       woken.push(woken.length === 0 ? 'failed' : 'answered');
       if (woken.length === 1) {
         await cluster!.halt();
         await db.query('SELECT 1');
       }
-      return { outcome: 'answered' };
-    });
-    try {
-      const timeline = '0190a5f2-0000-7000-8000-0000000000bb';
-      await queue.send({ kind: 'timeline', agent: 'solo', sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+      return { outcome: 'answered' as const };
+    };
+    await withSoloWorker('failed_mid_outage', failOnce, async ({ logger, states }) => {
       await waitFor('the wake did not fail', () => logger.lines.some((line) => line.startsWith('WARNING worker job retried ')), { withinMs: 30_000 });
       await cluster!.start();
-      const states = async () => (await db.query<{ state: string; retry_count: number }>('SELECT state, retry_count FROM pgboss.job WHERE name = $1', [WAKE_QUEUE])).rows;
       await waitFor('the job was not retried and answered', async () => (await states()).every((job) => job.state === 'completed'), {
         withinMs: 60_000,
         explain: async () => `${JSON.stringify(await states())}\n${logger.lines.join('\n')}`,
       });
       expect(await states()).toEqual([{ state: 'completed', retry_count: 1 }]);
       expect(woken).toEqual(['failed', 'answered']);
-    } finally {
-      await cluster!.start().catch(() => {});
-      await worker.stop();
-      await queue.close();
-      await store.close();
-      await db.end();
-    }
+    });
   });
   // Found by the chaos run: a job answered just as PostgreSQL restarted could not be settled by
   // pg-boss; it stayed active until its heartbeat lapsed (10-15 s), and so did its timeline's next
   // jobs (one active per session), so every message behind it waited that long.
   it.skipIf(POSTGRES_SKIP !== '')(`a job answered as the server goes away is recorded completed once it is back, not left active until its heartbeat lapses${POSTGRES_SKIP}`, async () => {
-    const url = cluster!.createDatabase('answered_mid_outage');
-    const logger = createMemoryLogger('debug');
-    // A heartbeat far longer than the test: a job left active is never retried here.
-    const queue = await openWakeQueue(url, logger, { heartbeatSeconds: 3600, superviseSeconds: 1 });
-    const store = await PostgresWakeStore.open(url, { agentId: 'solo' });
-    const db = new pg.Pool({ connectionString: url, max: 1 });
-    db.on('error', () => {});
     let woken = 0;
     let halted = false;
-    const worker = await soloWorker(queue, store, logger, async () => {
+    // Answered; the server goes away before the job is settled.
+    const answerThenHalt = () => async () => {
       woken += 1;
-      // Answered; the server goes away before the job is settled.
       if (woken === 1) {
         await cluster!.halt();
         halted = true;
       }
-      return { outcome: 'answered' };
-    });
-    try {
-      const timeline = '0190a5f2-0000-7000-8000-0000000000bc';
-      await queue.send({ kind: 'timeline', agent: 'solo', sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+      return { outcome: 'answered' as const };
+    };
+    await withSoloWorker('answered_mid_outage', answerThenHalt, async ({ logger, states }) => {
       await waitFor('the wake did not answer', () => halted, { withinMs: 30_000 });
       await cluster!.start();
-      const states = async () => (await db.query<{ state: string; retry_count: number }>('SELECT state, retry_count FROM pgboss.job WHERE name = $1', [WAKE_QUEUE])).rows;
       await waitFor('the job was not recorded completed', async () => (await states()).every((job) => job.state === 'completed'), {
         withinMs: 60_000,
         explain: async () => `${JSON.stringify(await states())}\n${logger.lines.join('\n')}`,
       });
       expect(await states(), 'completed on its first attempt').toEqual([{ state: 'completed', retry_count: 0 }]);
       expect(woken, 'answered once').toBe(1);
-    } finally {
-      await cluster!.start().catch(() => {});
-      await worker.stop();
-      await queue.close();
-      await store.close();
-      await db.end();
-    }
+    });
   });
   // Found by the chaos run: a router whose enqueue failed during an outage dropped the delivery
   // (the platform had its 202, the poll its claimed item), and the last messages were lost.
