@@ -29,6 +29,12 @@ export type ClaimOutcome = 'taken' | 'resumed' | 'held' | 'done' | 'abandoned';
 
 // The staleness rule both stores apply, kept beside the SQLite one (which the PostgreSQL one imports).
 /** An in-flight claim older than this is orphaned even if its holder still runs (FACTS.md: 6 h). */
+/** See ChannelState.nextLapse. */
+export interface NextLapse {
+  inMs: number;
+  renewalMissed: boolean;
+}
+
 export const CLAIM_STALE_MS = 6 * 3600_000;
 
 export interface ChannelState {
@@ -80,11 +86,13 @@ export interface ChannelState {
    */
   letGo(refs: readonly ItemRef[], wake: string, options?: { countResume?: boolean }): Promise<void>;
   /**
-   * How long until the first claim held on the timeline lapses unless renewed (ms), for a wake
-   * that found it busy: a dead holder's claims are taken over then. Undefined where claims do not
+   * When the first claim held on the timeline lapses unless renewed, for a wake that found it
+   * busy: `inMs` from now (a dead holder's claims are taken over then), and whether its holder
+   * has missed a renewal (dead, stalled, or failed and let go), judged by this store's own lease
+   * (the stores of one fleet share one). Undefined where claims do not
    * lapse by time (SQLite: a claim is held while its process lives) or none is held.
    */
-  nextLapseMs(timeline: string): Promise<number | undefined>;
+  nextLapse(timeline: string): Promise<NextLapse | undefined>;
   /**
    * Aborted once the store finds that wake `wake` has lost its in-flight claims (PostgreSQL: a
    * lease not renewed within its TTL, so another wake may be running the same turn); the reason

@@ -19,6 +19,18 @@ import { AcxError } from '../core/errors.ts';
  */
 const FENCE = 5 / 6;
 
+/** A held lease is renewed every this share of its TTL. */
+const RENEW_EVERY = 1 / 3;
+
+/**
+ * Whether a lease with `remainingMs` left of `ttlMs` has missed a renewal: renewed on time, it
+ * never has less than the TTL less one renewal interval left. Its holder is dead, stalled, or let
+ * go of it; a holder that is only late renews it again soon.
+ */
+export function renewalMissed(remainingMs: number, ttlMs: number): boolean {
+  return remainingMs < ttlMs * (1 - RENEW_EVERY);
+}
+
 export class LeaseRenewals {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** Per key, the one-shot timer that gives the lease up at its fence (see FENCE). */
@@ -84,7 +96,7 @@ export class LeaseRenewals {
           if (this.now() - renewedAt >= fenceMs) lost();
         },
       );
-    }, Math.max(10, Math.floor(this.ttlMs / 3)));
+    }, Math.max(10, Math.floor(this.ttlMs * RENEW_EVERY)));
     // The renewal alone never keeps a process alive: a wake that is done exits.
     timer.unref();
     this.timers.set(key, timer);

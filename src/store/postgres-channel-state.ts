@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
 import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type BreakerTables, postgresBreakerQuery, retractFromBreakerAsync } from './breaker.ts';
-import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind } from './channel-state.ts';
+import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind, type NextLapse } from './channel-state.ts';
 import { currentHolder, type LeaseHolder } from './lease-holder.ts';
-import { LeaseRenewals } from './lease-renewals.ts';
+import { LeaseRenewals, renewalMissed } from './lease-renewals.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { inTransaction, SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
 import { openPostgresPool } from './postgres-pool.ts';
@@ -278,13 +278,15 @@ export class PostgresChannelState implements ChannelState {
     );
   }
 
-  async nextLapseMs(timeline: string): Promise<number | undefined> {
+  async nextLapse(timeline: string): Promise<NextLapse | undefined> {
     const [row] = await this.rows<{ ms: string | null }>(
       `SELECT ceil(extract(epoch FROM min(expires_at) - now()) * 1000)::bigint AS ms FROM acx_channel_claims
        WHERE agent_id = $1 AND timeline = $2 AND phase = 'in-flight' AND expires_at > now()`,
       [timeline],
     );
-    return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
+    if (row?.ms === null || row?.ms === undefined) return undefined;
+    const inMs = Number(row.ms);
+    return { inMs, renewalMissed: renewalMissed(inMs, this.ttlMs) };
   }
 
   /**

@@ -104,7 +104,7 @@ export class SqliteChannelState implements ChannelState {
   }
 
   /** Never: a claim here is held while its process lives, and taken over as soon as it is gone. */
-  async nextLapseMs(): Promise<undefined> {
+  async nextLapse(): Promise<undefined> {
     return undefined;
   }
 

@@ -178,18 +178,18 @@ describe.each(backends)('channel state on %s', (_name, backend, skip) => {
 
   it.skipIf(skip !== '')(`a busy timeline's next lapse: the first held claim's time left on PostgreSQL, none once settled, never on SQLite${skip}`, async () => {
     const state = await backend.open(backend.place());
-    expect(await state.nextLapseMs(T), 'nothing held').toBeUndefined();
+    expect(await state.nextLapse(T), 'nothing held').toBeUndefined();
     expect(await state.take(item(5), 'wake-a')).toBe('taken');
-    const lapsesIn = await state.nextLapseMs(T);
+    const lapse = await state.nextLapse(T);
     if (backend === postgresBackend) {
-      expect(lapsesIn).toBeGreaterThan(0);
-      expect(lapsesIn).toBeLessThanOrEqual(CLAIM_TTL_MS);
+      expect(lapse!.inMs).toBeGreaterThan(0);
+      expect(lapse!.inMs).toBeLessThanOrEqual(CLAIM_TTL_MS);
     } else {
-      expect(lapsesIn, 'held while its process lives').toBeUndefined();
+      expect(lapse, 'held while its process lives').toBeUndefined();
     }
-    expect(await state.nextLapseMs('another-timeline'), 'per timeline').toBeUndefined();
+    expect(await state.nextLapse('another-timeline'), 'per timeline').toBeUndefined();
     await state.commit([item(5)], 'wake-a');
-    expect(await state.nextLapseMs(T), 'settled').toBeUndefined();
+    expect(await state.nextLapse(T), 'settled').toBeUndefined();
   });
 
   it.skipIf(skip !== '')(`claims let go are resumed by the next wake at once; let go after an outage, their resume is not counted${skip}`, async () => {
@@ -368,11 +368,11 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
       const expiry = rows[0]!.expires_at;
       // What a wake finding the timeline busy is told: the time left to that expiry, by the server's clock.
       const before = (await check.query<{ now: Date }>('SELECT now()')).rows[0]!.now.getTime();
-      const lapsesIn = await elsewhere.nextLapseMs(T);
+      const lapse = await elsewhere.nextLapse(T);
       const after = (await check.query<{ now: Date }>('SELECT now()')).rows[0]!.now.getTime();
       if (after < expiry.getTime()) {
-        expect(lapsesIn).toBeGreaterThanOrEqual(expiry.getTime() - after);
-        expect(lapsesIn).toBeLessThanOrEqual(expiry.getTime() - before + 1);
+        expect(lapse!.inMs).toBeGreaterThanOrEqual(expiry.getTime() - after);
+        expect(lapse!.inMs).toBeLessThanOrEqual(expiry.getTime() - before + 1);
       }
       const deadline = Date.now() + ttlMs + scaled(20_000);
       let outcome = await elsewhere.take(item(1), 'mine');
@@ -413,6 +413,24 @@ describe('channel state on postgres: a claim is a lease its holder renews', () =
     const [fixed1, fixed2] = await expiries();
     expect(fixed1, 'one expiry for the batch').toBe(fixed2);
     expect(await state.batchOf(item(2))).toBe(item(1).item);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline's next lapse says when its holder has missed a renewal (less than two thirds of the lease left)${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel_missed_renewal');
+    const state = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: 600_000 }));
+    expect(await state.take(item(3), 'wake-a')).toBe('taken');
+    expect((await state.nextLapse(T))?.renewalMissed, 'just taken: renewed on time').toBe(false);
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      // 390 s of the 600 s lease left: past the renewal due at 400 s, which never came.
+      await check.query("UPDATE acx_channel_claims SET expires_at = now() + interval '390 seconds' WHERE item = $1", [item(3).item]);
+      expect(await state.nextLapse(T)).toMatchObject({ renewalMissed: true, inMs: expect.any(Number) });
+      await check.query("UPDATE acx_channel_claims SET expires_at = now() + interval '410 seconds' WHERE item = $1", [item(3).item]);
+      expect((await state.nextLapse(T))?.renewalMissed, 'a renewal not yet due').toBe(false);
+    } finally {
+      await check.end();
+    }
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`a live holder's claim is never taken, however long it runs past its ttl${POSTGRES_SKIP}`, async () => {

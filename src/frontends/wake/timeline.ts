@@ -3,7 +3,7 @@ import type { AgentSession, HarnessAgent } from '../../harness/harness-agent.ts'
 import type { BaseCradleClient } from '../../channel/client.ts';
 import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
-import type { ItemRef } from '../../store/channel-state.ts';
+import type { ItemRef, NextLapse } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
 import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
 import { interruptOnOutage } from '../../channel/tools/outage.ts';
@@ -60,8 +60,8 @@ export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise
 export type TimelineWakeOutcome =
   | { outcome: 'answered'; posted: number; steps: number; turnId: string; result: HarnessTurnResult }
   | { outcome: 'nothing-new' | 'declined'; posted: 0 }
-  /** Another wake holds some of its work; `lapsesInMs`: when the first of those claims lapses unless renewed (ChannelState.nextLapseMs). */
-  | { outcome: 'busy'; posted: 0; lapsesInMs?: number | undefined }
+  /** Another wake holds some of its work; `lapse`: when the first of those claims lapses unless renewed, and whether its holder missed a renewal (ChannelState.nextLapse). */
+  | { outcome: 'busy'; posted: 0; lapse?: NextLapse | undefined }
   /** Its claims lapsed mid-wake (PostgreSQL: not renewed within their TTL): the wake that took them over answers the items. */
   | { outcome: 'lease-lost'; posted: number }
   | { outcome: 'skipped'; reason: 'timeline_deleted' | 'timeline_locked'; posted: 0 };
@@ -115,9 +115,10 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
       return { outcome: 'nothing-new', posted: 0 };
     }
     // Whoever tries again (a worker puts the delivery off) need not wait past a dead holder's lapse.
-    const lapsesInMs = await state.nextLapseMs(timeline);
-    logger.info('wake end', { ...bookend, outcome: 'busy', posted: 0, turns: 0, ...(lapsesInMs !== undefined ? { lapses_in: `${(lapsesInMs / 1000).toFixed(2)}s` } : {}), duration: seconds(started) });
-    return { outcome: 'busy', posted: 0, lapsesInMs };
+    const lapse = await state.nextLapse(timeline);
+    const lapseFields = lapse ? { lapses_in: `${(lapse.inMs / 1000).toFixed(2)}s`, ...(lapse.renewalMissed ? { holder: 'missed a renewal' } : {}) } : {};
+    logger.info('wake end', { ...bookend, outcome: 'busy', posted: 0, turns: 0, ...lapseFields, duration: seconds(started) });
+    return { outcome: 'busy', posted: 0, lapse };
   }
 
   // The platform tools are made once; each turn's creates are keyed by its own anchor.

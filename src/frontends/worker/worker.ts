@@ -2,6 +2,7 @@ import type { Job } from 'pg-boss';
 import type { HarnessAgent } from '../../harness/harness-agent.ts';
 import { DEFAULT_WAKE_LEASE_TTL_MS } from '../../store/postgres-wake-store.ts';
 import { serverNotThereYet } from '../../store/postgres-wait.ts';
+import type { NextLapse } from '../../store/channel-state.ts';
 import type { BreakerSettings, WakeStore } from '../../store/wake-store.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -49,7 +50,7 @@ export interface WorkerAgent {
   model?: { provider: string; modelId: string } | undefined;
   maxSteps?: number | undefined;
   /** Runs a platform delivery's timeline wake; absent: this worker takes no timeline jobs for the agent. */
-  wakeTimeline?: (job: TimelineWakeJob) => Promise<{ outcome: string; lapsesInMs?: number | undefined }>;
+  wakeTimeline?: (job: TimelineWakeJob) => Promise<{ outcome: string; lapse?: NextLapse | undefined }>;
 }
 
 export interface PreparedWorkerAgent {
@@ -121,8 +122,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     if (data.kind === 'timeline') {
       if (!agent.wakeTimeline) throw new Error(`this worker cannot wake @${agent.name} on a timeline`);
-      const { outcome, lapsesInMs } = await agent.wakeTimeline(data);
-      if (outcome === 'busy' || outcome === 'declined' || outcome === 'lease-lost') return defer(job, outcome, `timeline ${data.timeline}`, lapsesInMs);
+      const { outcome, lapse } = await agent.wakeTimeline(data);
+      if (outcome === 'busy' || outcome === 'declined' || outcome === 'lease-lost') return defer(job, outcome, `timeline ${data.timeline}`, lapse);
       return 'completed';
     }
     return answerSession(agent, job as Job<SessionWakeJob>);
@@ -130,17 +131,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const maxDeferrals = options.maxDeferrals ?? DEFAULT_MAX_DEFERRALS;
   /** Puts a busy, declined or lease-lost job's event off: the same job again, for later; this one completed (see above). */
-  const defer = async (job: Job<WakeJob>, outcome: 'busy' | 'declined' | 'lease-lost', what: string, lapsesInMs?: number): Promise<'completed'> => {
+  const defer = async (job: Job<WakeJob>, outcome: 'busy' | 'declined' | 'lease-lost', what: string, lapse?: NextLapse): Promise<'completed'> => {
     const deferrals = (job.data.deferrals ?? 0) + 1;
     const why = outcome === 'declined' ? 'declined by its circuit breaker' : outcome === 'busy' ? 'busy' : 'left when its lease was lost';
     if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
     const busyBase = options.busyDeferSeconds ?? DEFAULT_BUSY_DEFER_SECONDS;
     let busyFor = busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds);
-    // The first time, no later than a second past the holder's claims' lapse: a dead holder's are
-    // taken over then (found by the chaos run: deliveries behind a killed wake waited out a whole
-    // extra deferral). A live holder renews them and answers the event itself; the later
-    // deferrals double as before, so a long turn's waiting events come back less and less often.
-    if (deferrals === 1 && lapsesInMs !== undefined) busyFor = Math.min(busyFor, lapsesInMs / 1000 + 1);
+    // The first time, and whenever the holder has missed a renewal, no later than a second past
+    // its claims' lapse: a dead holder's are taken over then (found by the chaos run: deliveries
+    // behind a killed or failed wake waited out whole deferrals, doubled, 30 s and more). A live
+    // holder renews them and answers the event itself; for it the later deferrals double, so a
+    // long turn's waiting events come back less and less often.
+    if (lapse && (deferrals === 1 || lapse.renewalMissed)) busyFor = Math.min(busyFor, lapse.inMs / 1000 + 1);
     const seconds = Math.max(1, Math.ceil(outcome === 'declined' ? options.breaker.cooldownMs / 1000 : busyFor));
     const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
     logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });

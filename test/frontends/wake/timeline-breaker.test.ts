@@ -68,9 +68,10 @@ describe('timeline wake breaker', { timeout: scaled(60_000) }, () => {
       expect(await elsewhere.take(held, 'their-wake')).toBe('taken');
       const wake = await wakeInProcess(platform, nova, room, { storeUrl });
       expect(wake.outcome).toMatchObject({ outcome: 'busy', posted: 0 });
-      const lapsesInMs = (wake.outcome as { lapsesInMs?: number }).lapsesInMs;
-      expect(lapsesInMs).toBeGreaterThan(0);
-      expect(lapsesInMs).toBeLessThanOrEqual(60_000);
+      const lapse = (wake.outcome as { lapse?: { inMs: number; renewalMissed: boolean } }).lapse;
+      expect(lapse?.inMs).toBeGreaterThan(0);
+      expect(lapse?.inMs).toBeLessThanOrEqual(60_000);
+      expect(lapse?.renewalMissed, 'its holder renews').toBe(false);
       expect(wake.logger.lines.join('\n')).toMatch(/INFO wake end .*outcome=busy posted=0 turns=0 lapses_in=\d+\.\d\ds duration=/);
     } finally {
       await elsewhere.close();

@@ -227,11 +227,11 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(woken).toEqual([0, 1]);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=lease-lost again=\\S+ after_s=1 deferrals=1`));
   });
-  it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline job is first put off only until the holder's claims would lapse, then by the doubling deferral${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
-    // The claims' lapse (ChannelState.nextLapseMs) is tested in test/channel/state.test.ts; here, what the worker makes of it.
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline job is first put off only until the holder's claims would lapse, then by the doubling deferral while the holder renews${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
+    // The claims' lapse (ChannelState.nextLapse) is tested in test/channel/state.test.ts; here, what the worker makes of it.
     const outcomes = [
-      { outcome: 'busy', lapsesInMs: 2400 },
-      { outcome: 'busy', lapsesInMs: 2400 },
+      { outcome: 'busy', lapse: { inMs: 2400, renewalMissed: false } },
+      { outcome: 'busy', lapse: { inMs: 2400, renewalMissed: false } },
     ];
     const { queue, logger, until, db } = await setUp(OFF, undefined, { busyDeferSeconds: 60, wakeTimeline: async () => outcomes.shift() ?? { outcome: 'answered' } });
     const timeline = '0190a5f2-0000-7000-8000-0000000000cc';
@@ -239,9 +239,24 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     // The first deferral: 2.4 s to the lapse and a second more, not the 60 s busy deferral.
     await until('the busy job was not put off', (rows) => rows.length === 2);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=4 deferrals=1`));
-    // Brought forward, as if its time had come: the second deferral doubles the busy one, whatever the lapse.
+    // Brought forward, as if its time had come: the holder renews, so the second deferral doubles the busy one.
     await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = $1 AND state = 'created'`, [WAKE_QUEUE]);
     await until('the busy job was not put off again', (rows) => rows.length === 3);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=120 deferrals=2`));
+  });
+  it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline job whose holder has missed a renewal is put off only until its claims lapse, however often it was put off${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
+    // Found by the chaos run: a wake failed on a PostgreSQL restart and let its claims lapse; the
+    // deliveries waiting behind it had been put off once already, and the doubling put them off 30 s.
+    const outcomes = [
+      { outcome: 'busy', lapse: { inMs: 2400, renewalMissed: false } },
+      { outcome: 'busy', lapse: { inMs: 1400, renewalMissed: true } },
+    ];
+    const { queue, logger, until, db } = await setUp(OFF, undefined, { busyDeferSeconds: 60, wakeTimeline: async () => outcomes.shift() ?? { outcome: 'answered' } });
+    const timeline = '0190a5f2-0000-7000-8000-0000000000cd';
+    await queue.send({ kind: 'timeline', agent: AGENT, sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
+    await until('the busy job was not put off', (rows) => rows.length === 2);
+    await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = $1 AND state = 'created'`, [WAKE_QUEUE]);
+    await until('the busy job was not put off again', (rows) => rows.length === 3);
+    expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=3 deferrals=2`));
   });
 });
