@@ -134,7 +134,7 @@ async function startParts(
   const [platformPort, routerPort] = [await freePort(), await freePort()];
   const platformUrl = `http://127.0.0.1:${platformPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
-  const base = cleanEnv({ ACX_LOG_LEVEL: 'info' });
+  const base = cleanEnv({ ACX_LOG_LEVEL: 'info', ACX_LOG_TIME: '1' });
   const platform = acxService({
     name: 'platform',
     args: ['platform', 'serve', '--port', String(platformPort), '--home', platformHome, '--deliver-to', routerUrl],

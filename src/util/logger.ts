@@ -47,6 +47,20 @@ export function parseLogLevel(value: string | undefined, fallback: LogLevel = 'i
   });
 }
 
+/**
+ * ACX_LOG_TIME: `1` (or `true`, `iso`) starts every line with its ISO 8601 UTC time, for a
+ * service whose stderr goes to a plain file rather than to journald or a container runtime that
+ * stamps lines itself. Unset, `0` or `false`: no time. Anything else is refused, as for the level.
+ */
+export function parseLogTime(value: string | undefined): boolean {
+  const v = value?.trim().toLowerCase() ?? '';
+  if (v === '' || v === '0' || v === 'false') return false;
+  if (v === '1' || v === 'true' || v === 'iso') return true;
+  throw new AcxError('usage', `ACX_LOG_TIME must be 1 (each line starts with its ISO time) or 0, not "${value}".`, {
+    hint: 'Unset it for lines without a time.',
+  });
+}
+
 /** Formats one value: flattened, scrubbed, bounded, quoted when it holds spaces, quotes or '='. */
 export function formatLogValue(value: unknown, unbounded = false): string {
   let text: string;
@@ -76,16 +90,19 @@ class LogfmtLogger implements Logger {
   readonly level: LogLevel;
   private readonly sink: LogSink;
   private readonly base: LogFields;
+  private readonly time: boolean;
 
-  constructor(level: LogLevel, sink: LogSink, base: LogFields) {
+  constructor(level: LogLevel, sink: LogSink, base: LogFields, time: boolean) {
     this.level = level;
     this.sink = sink;
     this.base = base;
+    this.time = time;
   }
 
   private emit(level: Exclude<LogLevel, 'silent'>, event: string, fields: LogFields | undefined): void {
     if (LEVEL_RANK[level] < LEVEL_RANK[this.level]) return;
-    this.sink.write(`${formatLogLine(level, event, { ...this.base, ...fields })}\n`);
+    const line = formatLogLine(level, event, { ...this.base, ...fields });
+    this.sink.write(this.time ? `${new Date().toISOString()} ${line}\n` : `${line}\n`);
   }
 
   debug(event: string, fields?: LogFields): void {
@@ -101,7 +118,7 @@ class LogfmtLogger implements Logger {
     this.emit('error', event, fields);
   }
   child(fields: LogFields): Logger {
-    return new LogfmtLogger(this.level, this.sink, { ...this.base, ...fields });
+    return new LogfmtLogger(this.level, this.sink, { ...this.base, ...fields }, this.time);
   }
 }
 
@@ -109,6 +126,8 @@ export interface CreateLoggerOptions {
   level?: LogLevel;
   sink?: LogSink;
   fields?: LogFields;
+  /** Start each line with its ISO time (default: no time). */
+  time?: boolean;
 }
 
 /**
@@ -118,7 +137,7 @@ export interface CreateLoggerOptions {
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? libraryLogLevel();
   const sink = options.sink ?? { write: (line: string) => process.stderr.write(line) };
-  return new LogfmtLogger(level, sink, options.fields ?? {});
+  return new LogfmtLogger(level, sink, options.fields ?? {}, options.time ?? false);
 }
 
 /** A logger that collects lines in memory; for tests and for callers that ship logs elsewhere. */

@@ -1,4 +1,4 @@
-import { createLogger, parseLogLevel, type Logger, type LogLevel } from '../../util/logger.ts';
+import { createLogger, parseLogLevel, parseLogTime, type Logger, type LogLevel } from '../../util/logger.ts';
 
 /**
  * The one rule for how much a command logs on stderr, unless ACX_LOG_LEVEL says otherwise:
@@ -14,7 +14,7 @@ export type CommandRole = 'answer' | 'service';
 
 export const DEFAULT_LOG_LEVEL: Readonly<Record<CommandRole, LogLevel>> = { answer: 'warn', service: 'info' };
 
-/** The command's logger; a bad ACX_LOG_LEVEL is a usage error naming what to set. */
+/** The command's logger; a bad ACX_LOG_LEVEL or ACX_LOG_TIME is a usage error naming what to set. */
 export function commandLogger(role: CommandRole, env: NodeJS.ProcessEnv = process.env): Logger {
-  return createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, DEFAULT_LOG_LEVEL[role]) });
+  return createLogger({ level: parseLogLevel(env.ACX_LOG_LEVEL, DEFAULT_LOG_LEVEL[role]), time: parseLogTime(env.ACX_LOG_TIME) });
 }
