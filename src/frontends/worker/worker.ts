@@ -84,6 +84,14 @@ export interface WorkerOptions {
 /** A busy event's first deferral (seconds, `busyDeferSeconds`): a dead holder's lease (the PostgreSQL default TTL) has lapsed by then. */
 export const DEFAULT_BUSY_DEFER_SECONDS = DEFAULT_WAKE_LEASE_TTL_MS / 1000;
 
+/**
+ * How long past its holder's claims' lapse a busy event comes back (seconds). With the wake state
+ * on PostgreSQL both ends are read off the server's clock (ChannelState.nextLapse, pg-boss's
+ * start_after), so the margin covers only the time between the two reads; were they on clocks
+ * that disagree, an event brought back early is only put off again, until the lapse.
+ */
+export const LAPSE_MARGIN_SECONDS = 0.25;
+
 /** Deferrals one event may have (busy, breaker) before its job fails into pg-boss's retries: about 8 hours busy, backed off. */
 export const DEFAULT_MAX_DEFERRALS = 100;
 
@@ -136,14 +144,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const why = outcome === 'declined' ? 'declined by its circuit breaker' : outcome === 'busy' ? 'busy' : 'left when its lease was lost';
     if (deferrals > maxDeferrals) throw new WakeDeferred(`${what} was ${why} ${maxDeferrals} times running; the job is retried as a failure`);
     const busyBase = options.busyDeferSeconds ?? DEFAULT_BUSY_DEFER_SECONDS;
-    let busyFor = busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds);
-    // The first time, and whenever the holder has missed a renewal, no later than a second past
-    // its claims' lapse: a dead holder's are taken over then (found by the chaos run: deliveries
-    // behind a killed or failed wake waited out whole deferrals, doubled, 30 s and more). A live
-    // holder renews them and answers the event itself; for it the later deferrals double, so a
-    // long turn's waiting events come back less and less often.
-    if (lapse && (deferrals === 1 || lapse.renewalMissed)) busyFor = Math.min(busyFor, lapse.inMs / 1000 + 1);
-    const seconds = Math.max(1, Math.ceil(outcome === 'declined' ? options.breaker.cooldownMs / 1000 : busyFor));
+    const busyFor = busyDeferralSeconds(busyBase, deferrals - 1, options.maxBusyDeferSeconds);
+    // The first time, and whenever the holder has missed a renewal, only until its claims lapse:
+    // a dead holder's are taken over then (found by the chaos run: deliveries behind a killed or
+    // failed wake waited out whole deferrals, doubled, 30 s and more; then up to 2 s past the
+    // lapse, rounded up to whole seconds). A live holder renews them and answers the event
+    // itself; for it the later deferrals double, so a long turn's waiting events come back less
+    // and less often.
+    const untilLapse = lapse && (deferrals === 1 || lapse.renewalMissed) ? lapse.inMs / 1000 + LAPSE_MARGIN_SECONDS : undefined;
+    const seconds =
+      outcome === 'declined'
+        ? Math.max(1, Math.ceil(options.breaker.cooldownMs / 1000))
+        : untilLapse !== undefined && untilLapse < busyFor
+          ? Math.round(untilLapse * 100) / 100
+          : Math.max(1, Math.ceil(busyFor));
     const again = await queue.send({ ...job.data, deliveryId: job.data.deliveryId ?? job.id, deferrals }, { startAfterSeconds: seconds });
     logger.info('worker job deferred', { job: job.id, session: job.data.sessionId, outcome, again, after_s: seconds, deferrals });
     return 'completed';
