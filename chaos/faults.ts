@@ -4,6 +4,7 @@
 // targets overlap as they would in a real outage.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_CLAIM_LEASE_TTL_MS } from '../src/store/postgres-channel-state.ts';
 import type { ChaosFleet } from './fleet.ts';
 import type { Service } from './processes.ts';
 import type { Random } from './random.ts';
@@ -35,8 +36,8 @@ export interface FaultRecord {
   detail: string;
 }
 
-/** The longest a PostgreSQL outage lasts: longer than a worker's heartbeat lease (10 s). */
-const OUTAGE_MS = 14_000;
+/** How long a PostgreSQL outage lasts: longer than a lease (the claims', 15 s; a job's heartbeat, 10 s). */
+const OUTAGE_MS = DEFAULT_CLAIM_LEASE_TTL_MS + 2_000;
 /** How long a worker's clock stays jumped before it is stepped back. */
 const CLOCK_JUMP_MS = 20_000;
 /** How long the platform's disk stays full before its space is given back. */
@@ -103,7 +104,7 @@ function injection(kind: FaultKind, fleet: ChaosFleet, random: Random): Injectio
           await fleet.postgres.halt();
           await sleep(OUTAGE_MS);
           await fleet.postgres.start();
-          return `stopped (-m immediate) for ${OUTAGE_MS / 1000} s, longer than a worker's lease`;
+          return `stopped (-m immediate) for ${OUTAGE_MS / 1000} s, longer than a lease`;
         },
       };
     case 'model-cut':
