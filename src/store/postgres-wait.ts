@@ -7,7 +7,13 @@ import { redactUrl } from './store-url.ts';
  * Failures that say the server is not there yet (not started, restarting, in recovery), as opposed
  * to answers about the request (a wrong password, no such database), which waiting never fixes.
  */
-const NOT_THERE_YET = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', '57P03', '57P01', '57P02']);
+const NOT_THERE_YET = new Set([
+  'ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN',
+  // A query written to a connection the server closed as it stopped (found by the chaos run: a
+  // job failed so was not waited for, and sat active until its heartbeat lapsed).
+  'EPIPE', 'ECONNABORTED',
+  '57P03', '57P01', '57P02',
+]);
 
 /** Whether `error`, or an error it was caused by (acx wraps the driver's), says the server is not there yet. */
 export function serverNotThereYet(error: unknown): boolean {
