@@ -63,6 +63,40 @@ export interface GatheredWork {
  * its mark at once (its unseen items were the agent's own).
  */
 export async function gatherWork(options: TimelineWorkOptions, me: Actor, room: Timeline, wakeId: string): Promise<GatheredWork> {
+  // A gathering that fails part-way gives back what it had claimed: nothing was tried on it, and
+  // a claim kept would be renewed for as long as its process lives. Found by the chaos run: the
+  // platform was killed between a worker's wake claiming a timeline's messages and reading its
+  // webhook events; the wake failed without a word, the worker (whose store stays open between
+  // jobs) kept renewing the claims, and every later delivery of the timeline was put off as busy
+  // for two minutes, until a PostgreSQL restart broke the renewals.
+  const taken: ItemRef[] = [];
+  try {
+    return await gatherAll({ ...options, state: recordingTakes(options.state, taken) }, me, room, wakeId);
+  } catch (error) {
+    // Renewals stop before the write; should it fail too, the claims lapse unrenewed.
+    await options.state.giveBack(taken, wakeId).catch(() => {});
+    throw error;
+  }
+}
+
+/** `state`, with every claim `take` wins recorded in `taken`. */
+function recordingTakes(state: ChannelState, taken: ItemRef[]): ChannelState {
+  return new Proxy(state, {
+    get(target, property) {
+      if (property === 'take') {
+        return async (ref: ItemRef, wake: string) => {
+          const outcome = await target.take(ref, wake);
+          if (outcome === 'taken' || outcome === 'resumed') taken.push(ref);
+          return outcome;
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+async function gatherAll(options: TimelineWorkOptions, me: Actor, room: Timeline, wakeId: string): Promise<GatheredWork> {
   const work: WorkTurn[] = [];
   const settleKinds: Array<() => Promise<void>> = [];
   let busy = false;

@@ -16,7 +16,7 @@ import type { BreakerSettings } from '../../store/breaker.ts';
 import { serverNotThereYet } from '../../store/postgres-wait.ts';
 import { refuseUnattended, WAKE_APPROVAL_REMEDY } from '../unattended-approvals.ts';
 import { passTimelineBreaker } from './timeline-breaker.ts';
-import { gatherWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
+import { type GatheredWork, gatherWork, type TimelineWorkOptions, type WorkTurn } from './timeline-work.ts';
 
 /**
  * One wake of a timeline agent, as the platform's router runs it per event: read what is unseen
@@ -106,7 +106,15 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   });
 
   // What this wake answers (timeline-work.ts gatherWork); each kind settles after its turns.
-  let { work, settleKinds, busy } = await gatherWork(options, me, room, wakeId);
+  let gathered: GatheredWork;
+  try {
+    gathered = await gatherWork(options, me, room, wakeId);
+  } catch (error) {
+    logger.error('wake end', { ...bookend, outcome: 'error', error: errorMessage(error), note: 'its work could not be gathered; what it had claimed is given back for the next wake', duration: seconds(started) });
+    throw error;
+  }
+  let { work, settleKinds } = gathered;
+  const { busy } = gathered;
   if (work.length === 0) {
     // Answering nothing, it is not counted (timeline-breaker.ts).
     if (breaker?.passed) await breaker.retract();
