@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BaseCradleClient } from '../../../src/channel/client.ts';
+import type { ChannelState } from '../../../src/store/channel-state.ts';
 import { PostgresChannelState } from '../../../src/store/postgres-channel-state.ts';
 import { SqliteChannelState } from '../../../src/store/sqlite-channel-state.ts';
 import { startFlakyProxy } from '../../support/flaky-proxy.ts';
@@ -153,6 +154,13 @@ async function setClaimHeld(store: string, home: string, storeUrl: string | unde
   }
 }
 
+/** One state for several wakes, as a worker keeps one open; PostgreSQL claims last 10 minutes unrenewed here. */
+async function stateKeptOpen(store: string, database: string, home: string): Promise<ChannelState> {
+  return store === 'postgres'
+    ? PostgresChannelState.open(postgres.database(database), 'nova', { leaseTtlMs: 600_000 })
+    : new SqliteChannelState(join(home, 'channel.db'));
+}
+
 describe.each(stores)('a wake that failed in a process that lives on (a worker), the state on %s', { timeout: scaled(60_000) }, (name, skip) => {
   // Found by the chaos fleet: a worker's wake failed (PostgreSQL went away mid-turn); the worker
   // kept renewing its claims, so every later delivery for the timeline found it busy and was put
@@ -163,11 +171,7 @@ describe.each(stores)('a wake that failed in a process that lives on (a worker),
     const room = await sharedTimeline(platform, ana, nova);
     await postMessage(platform, ana.token, room, 'are you there?');
     const home = mkdtempSync(join(tmpdir(), 'acx-tl-worker-'));
-    // One state for both wakes, as a worker keeps one open; PostgreSQL claims last 10 minutes unrenewed here.
-    const state =
-      name === 'postgres'
-        ? await PostgresChannelState.open(postgres.database('timeline_worker'), 'nova', { leaseTtlMs: 600_000 })
-        : new SqliteChannelState(join(home, 'channel.db'));
+    const state = await stateKeptOpen(name, 'timeline_worker', home);
     try {
       const failed = await wakeInProcess(platform, nova, room, { home, state, script: () => ({ error: new Error('provider down') }) });
       expect(failed.outcome.outcome).toBe('error');
@@ -194,11 +198,7 @@ describe.each(stores)('a wake whose work cannot all be gathered (the platform go
     const room = await sharedTimeline(platform, ana, nova);
     await postMessage(platform, ana.token, room, 'are you there?');
     const home = mkdtempSync(join(tmpdir(), 'acx-tl-gather-'));
-    // One state for both wakes, as a worker keeps one open; PostgreSQL claims last 10 minutes unrenewed here.
-    const state =
-      name === 'postgres'
-        ? await PostgresChannelState.open(postgres.database('timeline_gather_fails'), 'nova', { leaseTtlMs: 600_000 })
-        : new SqliteChannelState(join(home, 'channel.db'));
+    const state = await stateKeptOpen(name, 'timeline_gather_fails', home);
     try {
       proxy.refuse('/webhook_events', 503);
       const failed = await wakeInProcess(platform, nova, room, { home, state, via: proxy.url, script: replyToBatch });
