@@ -153,6 +153,9 @@ try {
   writeFileSync(join(out, 'report.md'), `${summary.text}\n![timeline](timeline.svg)\n\nFleet, logs and databases: ${dir}\n`);
   writeFileSync(join(out, 'timeline.svg'), summary.svg);
   writeFileSync(join(out, 'faults.json'), `${JSON.stringify(faults.records, null, 2)}\n`);
+  // Each message with its agent, timeline, post time and reply times: where a latency came from,
+  // read beside the timed logs (the platform's own database may sit in a namespace gone by now).
+  writeFileSync(join(out, 'messages.json'), `${JSON.stringify(view.asked, null, 1)}\n`);
   if (values.json) writeFileSync(resolve(values.json as string), checksAsTestReport(summary.checks, join(out, 'report.md')));
   process.stdout.write(`${summary.text}\nreport: ${join(out, 'report.md')}\ntimeline: ${join(out, 'timeline.svg')}\n`);
   exitCode = summary.ok ? 0 : 1;
