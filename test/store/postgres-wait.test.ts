@@ -5,7 +5,7 @@
 // message aside. The whole path (a real restart) is in test/frontends/worker/queue-outage.test.ts.
 import { describe, expect, it } from 'vitest';
 import { AcxError } from '../../src/core/errors.ts';
-import { serverNotThereYet } from '../../src/store/postgres-wait.ts';
+import { nextWaitDelay, serverNotThereYet } from '../../src/store/postgres-wait.ts';
 
 const systemError = (code: string, message: string) => Object.assign(new Error(message), { code });
 /** As acx's stores wrap the driver's error. */
@@ -34,5 +34,14 @@ describe('serverNotThereYet', () => {
   ])('%s: no', (_what, error) => {
     expect(serverNotThereYet(error)).toBe(false);
     expect(serverNotThereYet(wrapped(error))).toBe(false);
+  });
+});
+
+describe('nextWaitDelay', () => {
+  it('doubles from the first delay and looks at least every second by default (a process waiting for its server has work waiting on it)', () => {
+    const delays = [250];
+    while (delays.length < 6) delays.push(nextWaitDelay(delays.at(-1)!));
+    expect(delays).toEqual([250, 500, 1000, 1000, 1000, 1000]);
+    expect(nextWaitDelay(100, 150), 'a cap the caller sets').toBe(150);
   });
 });

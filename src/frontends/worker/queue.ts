@@ -151,10 +151,10 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
       if (!id) throw new Error(`the queue refused the job for session ${job.sessionId}`);
       return id;
     },
-    // Work is waiting on the server: look every second rather than on start-up's backoff (up to
-    // 5 s), since a refused connection costs next to nothing (chaos run: each stage of the
-    // recovery after an outage came up to 5 s late, the router's enqueue and the worker's fail).
-    untilReachable: (maxWaitMs) => waitForPostgres(url, logger, { maxDelayMs: UNTIL_REACHABLE_MAX_DELAY_MS, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}) }),
+    // Work is waiting on the server: look for it every second (waitForPostgres's cap; found by the
+    // chaos run when the cap was 5 s: each stage of the recovery after an outage came up to 5 s
+    // late, the router's enqueue and the worker's fail).
+    untilReachable: (maxWaitMs) => waitForPostgres(url, logger, maxWaitMs !== undefined ? { maxWaitMs } : {}),
     async sendWhenReachable(job, onRetry) {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -181,9 +181,6 @@ export async function openWakeQueue(url: string, logger: Logger, settings: Parti
   };
   return queue;
 }
-
-/** Between tries of `untilReachable`, at most. */
-const UNTIL_REACHABLE_MAX_DELAY_MS = 1000;
 
 /** Tries of `sendWhenReachable`, each after waiting (up to 5 minutes) for the server. */
 const SEND_ATTEMPTS = 10;
