@@ -7,9 +7,10 @@
  * what is measured is acx's own work. Two goals, each a ratio of CPU time (user + system of this
  * process, GC threads included) measured in the same run:
  *
- * 1. A step at 4,000 messages: a 201-call turn in a session that already holds ≥ 4,000 messages
- *    (ten such turns before it, on the same open session, as a long chat keeps it) against the
- *    same turn in a fresh session, CPU per step, alternating which goes first. Goal ≤ 1.3×.
+ * 1. A step at 4,000 messages: 201-call turns in a session that already holds ≥ 4,000 messages
+ *    (ten such turns before them, on the same open session, as a long chat keeps it) against the
+ *    same turns in fresh sessions, CPU per step, four of each per round, alternating turn by turn
+ *    which goes first. Goal ≤ 1.3×.
  * 2. Within one 2,000-step turn: CPU of its last 100 steps against its first 100 (read at the
  *    engine's `model-call` checkpoint). Goal ≤ 1.3×.
  *
@@ -35,6 +36,7 @@ const TURN_CALLS = 201; // the engine-overhead turn: 200 tool steps and the answ
 const HISTORY = 4000; // messages the long session holds before its measured turn
 const LONG_TURN_CALLS = 2001;
 const WINDOW = 100;
+const PAIRS = 4; // measured turns per side and round
 const PROMPT = 'Tick until you are told to stop, then say done.';
 
 const home = mkdtempSync(join(tmpdir(), 'acx-bench-growth-'));
@@ -81,18 +83,21 @@ for (let round = 0; round < ROUNDS; round++) {
   const session = await agent.createSession();
   while ((await messagesIn(session.id)) < HISTORY) await turnOn(session);
   held = await messagesIn(session.id);
-  // Alternate which goes first, so drift and GC debt are shared out.
-  const order = round % 2 === 0 ? ['fresh', 'long'] : ['long', 'fresh'];
-  const sample: Record<string, number> = {};
-  for (const which of order) sample[which] = await turnOn(which === 'long' ? session : await agent.createSession());
-  fresh.push(sample.fresh!);
-  long.push(sample.long!);
-  paired.push(sample.long! / sample.fresh!);
+  // One turn is ~20 ms of CPU, and a major GC landing in it doubles it: each side's sample is the
+  // mean of PAIRS turns, the two sides alternating turn by turn so that GC debt is shared out.
+  const sum = { fresh: 0, long: 0 };
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const order = (round + pair) % 2 === 0 ? (['fresh', 'long'] as const) : (['long', 'fresh'] as const);
+    for (const which of order) sum[which] += await turnOn(which === 'long' ? session : await agent.createSession());
+  }
+  fresh.push(sum.fresh / PAIRS);
+  long.push(sum.long / PAIRS);
+  paired.push(sum.long / sum.fresh);
 }
 await harness.close?.();
 const growthRatio = median(long) / median(fresh);
 console.log(`Session growth: CPU per step (user + system, this process), in-process model, SQLite journal, ${ROUNDS} rounds`);
-console.log(`1. a ${TURN_CALLS}-call turn in a fresh session vs in one holding ${held} messages (its ${Math.round(held / (2 * TURN_CALLS))}th turn on the open session):`);
+console.log(`1. a ${TURN_CALLS}-call turn in a fresh session vs in one holding ${held} messages (its turns ${Math.round(held / (2 * TURN_CALLS)) + 1}-${Math.round(held / (2 * TURN_CALLS)) + PAIRS} on the open session):`);
 console.log(`   fresh session          ${(median(fresh) * 1000).toFixed(0).padStart(6)} µs per step`);
 console.log(`   at ${String(held).padEnd(5)} messages      ${(median(long) * 1000).toFixed(0).padStart(6)} µs per step`);
 console.log(`   ratio ${growthRatio.toFixed(2)}x (paired median ${median(paired).toFixed(2)}x)   goal <= ${GOAL}x: ${verdict(growthRatio)}`);

@@ -1,6 +1,7 @@
 import type { ToolResultOutput } from '@ai-sdk/provider-utils';
 import { safeContext } from '../memory/provider.ts';
 import type { TurnRecord } from '../store/journal.ts';
+import { openCallsOf } from '../store/journal-rows.ts';
 import type { Addressed } from './brief.ts';
 import type { EngineContext } from './engine-context.ts';
 import { emptyUsage, type HarnessStreamPart, partSink, type Usage } from './events.ts';
@@ -60,11 +61,14 @@ export async function newState(
 ): Promise<TurnState> {
   const { options, journal, logger } = ctx;
   const transcript = await loadTranscript(journal, turn.sessionId);
-  const userEntry = transcript.find((entry) => entry.turnId === turn.id && entry.kind === 'user');
+  // The turn's own messages, found in one pass: everything below reads only them, so taking up a
+  // turn in a long session costs one scan of its history, not one per question asked of it.
+  const own = transcript.filter((entry) => entry.turnId === turn.id);
+  const userEntry = own.find((entry) => entry.kind === 'user');
   const prompt = userEntry ? textOf(userEntry.message) : '';
-  const steps = transcript.filter((entry) => entry.turnId === turn.id && entry.kind === 'assistant').length;
+  const steps = own.filter((entry) => entry.kind === 'assistant').length;
   // A resumed turn reports the calls it made before this process took it up, too.
-  const earlier = turnActivity(transcript, turn.id);
+  const earlier = turnActivity(own, turn.id);
   const telemetry = await startTurnTelemetry(options.telemetry, {
     sessionId: turn.sessionId,
     turnId: turn.id,
@@ -82,7 +86,9 @@ export async function newState(
     step: steps,
     usage: emptyUsage(),
     lastInputTokens: undefined,
-    toolsRan: toolsRanIn(transcript, turn.id, await journal.openCalls(turn.id)),
+    // The open step's calls from the transcript just read, and its ledger rows: the same evidence
+    // journal.openCalls reads, without scanning the session's every message for the turn's.
+    toolsRan: toolsRanIn(own, turn.id, openCallsOf(turn.id, own, await journal.calls(turn.id))),
     visibleActions: 0,
     addressed: flags.addressed,
     nudged: turn.nudged,
@@ -99,7 +105,7 @@ export async function newState(
     providerPrompt: ctx.prompts.take(turn.sessionId),
     pendingSettle: undefined,
     // A resumed turn's earlier steps: their sources were journaled with their assistant messages.
-    sources: recordedSources(transcript.filter((entry) => entry.turnId === turn.id).map((entry) => entry.message)),
+    sources: recordedSources(own.map((entry) => entry.message)),
     files: [],
     telemetry,
   };

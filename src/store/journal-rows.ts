@@ -1,5 +1,6 @@
 import type { CallDecision } from '../core/hooks.ts';
-import type { CallRecord, CallStatus, TurnRecord, TurnStatus } from './journal.ts';
+import type { ModelMessage } from 'ai';
+import type { CallRecord, CallStatus, StoredMessage, TurnRecord, TurnStatus } from './journal.ts';
 
 // The journal's turn and call rows as both stores return them, and the records made of them.
 
@@ -58,4 +59,59 @@ export function toCall(row: CallRow): CallRecord {
     approval: row.approval === null ? null : (JSON.parse(row.approval) as CallRecord['approval']),
     decision: row.decision === null ? null : (JSON.parse(row.decision) as CallDecision),
   };
+}
+
+/** A turn's assistant and tool rows as the stores read them, their bodies parsed. */
+export function parsedRows(rows: ReadonlyArray<{ kind: 'assistant' | 'tool'; body: string }>): Array<{ kind: 'assistant' | 'tool'; message: ModelMessage }> {
+  return rows.map((row) => ({ kind: row.kind, message: JSON.parse(row.body) as ModelMessage }));
+}
+
+/**
+ * The open step's calls from a turn's messages (in order: those of other kinds are passed over)
+ * and its ledger rows: shared by every store and by the engine, which reads them from a transcript
+ * it has just loaded, so recovery reads the same evidence the same way wherever it is kept.
+ */
+export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: StoredMessage['kind']; message: ModelMessage }>, calls: CallRecord[]): CallRecord[] {
+  let step = 0;
+  let open: { step: number; parts: ToolCallPart[] } | undefined;
+  for (const row of rows) {
+    if (row.kind === 'tool') {
+      open = undefined;
+      continue;
+    }
+    if (row.kind !== 'assistant') continue;
+    step += 1;
+    const parts = toolCallParts(row.message);
+    open = parts.length > 0 ? { step, parts } : undefined;
+  }
+  const ledger = calls.filter((call) => call.status !== 'settled');
+  if (!open) return ledger;
+  const { step: openStep, parts } = open;
+  const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
+  return parts.map(
+    (part, ordinal): CallRecord =>
+      recorded.get(part.toolCallId) ?? {
+        turnId,
+        step: openStep,
+        callId: part.toolCallId,
+        ordinal,
+        toolName: part.toolName,
+        input: part.input,
+        status: 'pending',
+        result: null,
+        approval: null,
+        decision: null,
+      },
+  );
+}
+
+type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
+
+export function toolCallParts(message: ModelMessage): ToolCallPart[] {
+  if (message.role !== 'assistant' || typeof message.content === 'string') return [];
+  // A provider-executed call (web search, code interpreter) ran inside the model call: it is
+  // evidence of what happened, never a call to run again.
+  return message.content.filter(
+    (part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call' && !(part as { providerExecuted?: boolean }).providerExecuted,
+  );
 }

@@ -53,4 +53,7 @@ export const JOURNAL_MIGRATIONS = [
   // The hooks' and tool guardrails' decision about a call (harness/guards.ts): asked once, read on resume.
   `ALTER TABLE tool_calls ADD COLUMN decision TEXT;`,
   SQLITE_FILE_CHANGES_MIGRATION,
+  // A session's unfinished turn (asked before every turn) found among its few unfinished turns,
+  // not by walking back through every turn it has finished.
+  `CREATE INDEX turns_unfinished ON turns(session_id, started_at) WHERE status IN ('running', 'suspended');`,
 ];

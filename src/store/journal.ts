@@ -3,7 +3,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
-import { type CallRow, toCall, toTurn, type TurnRow } from './journal-rows.ts';
+import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import { JOURNAL_MIGRATIONS } from './journal-schema.ts';
 import { MessageCache } from './message-cache.ts';
 
@@ -62,6 +62,10 @@ export interface CallRecord {
 
 const now = () => new Date().toISOString();
 
+/** The newest unfinished turn of a session (served by the index turns_unfinished, journal-schema.ts). */
+export const UNFINISHED_TURN_SQL =
+  "SELECT * FROM turns WHERE session_id = ? AND status IN ('running', 'suspended') ORDER BY started_at DESC, rowid DESC LIMIT 1";
+
 export class Journal {
   readonly db: Database;
   readonly path: string;
@@ -86,7 +90,16 @@ export class Journal {
   }
 
   transaction<T>(fn: () => T): T {
-    return transaction(this.db, fn);
+    if (this.db.isTransaction) return fn();
+    let result: T;
+    try {
+      result = transaction(this.db, fn);
+    } catch (error) {
+      this.cache.rolledBack();
+      throw error;
+    }
+    this.cache.committed();
+    return result;
   }
 
   /**
@@ -101,9 +114,11 @@ export class Journal {
 
   commit(): void {
     this.prepare('COMMIT').run();
+    this.cache.committed();
   }
 
   rollback(): void {
+    this.cache.rolledBack();
     if (this.db.isTransaction) this.db.exec('ROLLBACK');
   }
 
@@ -185,7 +200,11 @@ export class Journal {
     return this.messagesAfter(sessionId, undefined);
   }
 
-  /** The session's messages for a turn to read: like messages(), but shared between reads (MessageCache), so never mutate one. */
+  /**
+   * The session's messages for a turn to read: like messages(), but shared between reads
+   * (MessageCache), so never mutate one; a message this connection appended is handed out as the
+   * object given to appendMessage.
+   */
   transcript(sessionId: string): readonly StoredMessage[] {
     return this.cache.read(this.db, sessionId, (seq) => this.messagesAfter(sessionId, seq));
   }
@@ -206,7 +225,9 @@ export class Journal {
 
   /**
    * Appends a message and returns its sequence number. A caller that keeps the transcript in
-   * memory may pass the next number itself; the primary key still refuses a duplicate.
+   * memory may pass the next number itself; the primary key still refuses a duplicate. The
+   * message is kept for transcript() as given, so it must not be mutated afterwards (replace it
+   * with replaceMessage).
    */
   appendMessage(
     sessionId: string,
@@ -225,7 +246,7 @@ export class Journal {
     this
       .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(sessionId, next, turnId, kind, JSON.stringify(message), now());
-    this.cache.appended(sessionId, next);
+    this.cache.appended(sessionId, { seq: next, turnId, kind, message }, this.db.isTransaction);
     return next;
   }
 
@@ -262,11 +283,7 @@ export class Journal {
 
   /** The newest turn of the session that has not ended (running or suspended), if any. */
   unfinishedTurn(sessionId: string): TurnRecord | undefined {
-    const row = this
-      .prepare(
-        "SELECT * FROM turns WHERE session_id = ? AND status IN ('running', 'suspended') ORDER BY started_at DESC, rowid DESC LIMIT 1",
-      )
-      .get(sessionId) as TurnRow | undefined;
+    const row = this.prepare(UNFINISHED_TURN_SQL).get(sessionId) as TurnRow | undefined;
     return row ? toTurn(row) : undefined;
   }
 
@@ -396,54 +413,7 @@ export class Journal {
     const rows = this
       .prepare("SELECT kind, body FROM messages WHERE session_id = ? AND turn_id = ? AND kind IN ('assistant', 'tool') ORDER BY seq")
       .all(turn.sessionId, turnId) as Array<{ kind: 'assistant' | 'tool'; body: string }>;
-    return openCallsOf(turnId, rows, this.calls(turnId));
+    return openCallsOf(turnId, parsedRows(rows), this.calls(turnId));
   }
 }
 
-/**
- * The open step's calls from a turn's assistant and tool messages (in order) and its ledger rows:
- * shared by every store, so recovery reads the same evidence the same way wherever it is kept.
- */
-export function openCallsOf(turnId: string, rows: ReadonlyArray<{ kind: 'assistant' | 'tool'; body: string }>, calls: CallRecord[]): CallRecord[] {
-  let step = 0;
-  let open: { step: number; parts: ToolCallPart[] } | undefined;
-  for (const row of rows) {
-    if (row.kind === 'tool') {
-      open = undefined;
-      continue;
-    }
-    step += 1;
-    const parts = toolCallParts(JSON.parse(row.body) as ModelMessage);
-    open = parts.length > 0 ? { step, parts } : undefined;
-  }
-  const ledger = calls.filter((call) => call.status !== 'settled');
-  if (!open) return ledger;
-  const { step: openStep, parts } = open;
-  const recorded = new Map(ledger.filter((call) => call.step === openStep).map((call) => [call.callId, call]));
-  return parts.map(
-    (part, ordinal): CallRecord =>
-      recorded.get(part.toolCallId) ?? {
-        turnId,
-        step: openStep,
-        callId: part.toolCallId,
-        ordinal,
-        toolName: part.toolName,
-        input: part.input,
-        status: 'pending',
-        result: null,
-        approval: null,
-        decision: null,
-      },
-  );
-}
-
-type ToolCallPart = { toolCallId: string; toolName: string; input: unknown };
-
-export function toolCallParts(message: ModelMessage): ToolCallPart[] {
-  if (message.role !== 'assistant' || typeof message.content === 'string') return [];
-  // A provider-executed call (web search, code interpreter) ran inside the model call: it is
-  // evidence of what happened, never a call to run again.
-  return message.content.filter(
-    (part): part is ToolCallPart & { type: 'tool-call' } => part.type === 'tool-call' && !(part as { providerExecuted?: boolean }).providerExecuted,
-  );
-}

@@ -86,4 +86,7 @@ export const JOURNAL_MIGRATIONS = [
   // The hooks' and tool guardrails' decision about a call (harness/guards.ts): asked once, read on resume.
   `ALTER TABLE acx_tool_calls ADD COLUMN decision TEXT;`,
   POSTGRES_FILE_CHANGES_MIGRATION,
+  // A session's unfinished turn (asked before every turn) found among its few unfinished turns,
+  // not by walking back through every turn it has finished.
+  `CREATE INDEX acx_turns_unfinished ON acx_turns(agent_id, session_id, started_at) WHERE status IN ('running', 'suspended');`,
 ];

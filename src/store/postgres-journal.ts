@@ -3,8 +3,7 @@ import type pg from 'pg';
 import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
-import { openCallsOf, toolCallParts } from './journal.ts';
-import { type CallRow, toCall, toTurn, type TurnRow } from './journal-rows.ts';
+import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import { JOURNAL_MIGRATIONS } from './postgres-journal-schema.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
@@ -311,6 +310,6 @@ export class PostgresJournalStore implements JournalStore {
       "SELECT kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 AND turn_id = $2 AND kind IN ('assistant', 'tool') ORDER BY seq",
       [turn.sessionId, turnId],
     );
-    return openCallsOf(turnId, rows, await this.calls(turnId));
+    return openCallsOf(turnId, parsedRows(rows), await this.calls(turnId));
   }
 }

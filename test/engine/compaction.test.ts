@@ -226,6 +226,33 @@ describe('the over-length rescue', () => {
     expect(server.requests.at(-1)!.view.messages[0]!.text).toContain(SUMMARY);
   });
 
+  it('is not re-run in a resumed turn whose open step ran a call in the process that ended', async () => {
+    server.setFallback(script('first answer', { fail: 'context-overflow' }, 'next turn ok'));
+    const r = await compactingRig();
+    await r.agent.generate({ session: r.session, prompt: 'first question' });
+    // The second turn as a killed process leaves it: its step's call named and run (the result on
+    // record), the step not yet settled.
+    r.readJournal((j) => {
+      j.transaction(() => {
+        j.startTurn('second', 'compact-me');
+        j.appendMessage('compact-me', 'second', 'user', { role: 'user', content: 'second question' });
+      });
+      j.appendMessage('compact-me', 'second', 'assistant', {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'echo', input: { text: 'side effect' } }],
+      });
+      const [call] = j.openCalls('second');
+      j.setCallStatus(call!, 'started');
+      j.recordCallResult(call!, { type: 'text', value: 'echo: side effect' });
+    });
+    await expect(r.agent.continueGenerate({ session: r.session })).rejects.toThrow();
+    expect(r.echo.seen, 'the call that ran before is not run again').toEqual([]);
+    const kinds = server.requests.map((req) => (isSummaryRequest(req) ? 'summary' : 'turn'));
+    expect(kinds, 'compacted, but no re-run of the model call').toEqual(['turn', 'turn', 'summary']);
+    expect(linesOf(r.logger.lines, 'WARNING', 'context overflow').join('\n')).toMatch(/tools_ran=1 .*no re-run after a tool ran/);
+    expect(r.readJournal((j) => j.turns('compact-me')).map((t) => t.status)).toEqual(['done', 'failed']);
+  });
+
   it('a context budget of 0 disables compaction and the rescue with it', async () => {
     server.setFallback(script('first', { fail: 'context-overflow' }));
     const r = await compactingRig({ contextTokens: 0 });

@@ -79,4 +79,46 @@ describe('Journal.transcript', () => {
     expect(texts()).toEqual(['one', 'two']);
     expect(journal.messages('s').map((stored) => stored.message.content)).toEqual(['one', 'two']);
   });
+
+  it("hands this connection's committed appends to the next read as the objects appended, without reading them back", () => {
+    expect(texts()).toEqual(['one', 'two']);
+    const three: ModelMessage = { role: 'assistant', content: 'three' };
+    const four: ModelMessage = { role: 'user', content: 'four' };
+    journal.appendMessage('s', 't', 'assistant', three);
+    journal.transaction(() => journal.appendMessage('s', 't', 'user', four));
+    const read = journal.transcript('s');
+    expect(read).toEqual(journal.messages('s'));
+    expect(read[2]!.message).toBe(three);
+    expect(read[3]!.message).toBe(four);
+  });
+
+  it('drops appends whose transaction rolled back, through begin/rollback as the async store runs them', () => {
+    expect(texts()).toEqual(['one', 'two']);
+    expect(journal.begin()).toBe(true);
+    journal.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'undone' });
+    journal.rollback();
+    expect(texts()).toEqual(['one', 'two']);
+    // The number the rolled-back message had goes to the next one, which is kept.
+    expect(journal.begin()).toBe(true);
+    journal.appendMessage('s', 't', 'assistant', { role: 'assistant', content: 'three' });
+    journal.commit();
+    expect(texts()).toEqual(['one', 'two', 'three']);
+    expect(journal.transcript('s')).toEqual(journal.messages('s'));
+  });
+
+  it('reads the file after an append that left a gap, or one whose transaction ended unheard', () => {
+    expect(texts()).toEqual(['one', 'two']);
+    journal.appendMessage('s', 't', 'user', user('five'), 5);
+    journal.appendMessage('s', 't', 'user', user('six'));
+    expect(journal.transcript('s')).toEqual(journal.messages('s'));
+    // A transaction committed behind the Journal's back (its own SQL on the connection).
+    journal.db.exec('BEGIN');
+    journal.appendMessage('s', 't', 'user', user('seven'));
+    journal.db.exec('COMMIT');
+    expect(texts()).toEqual(['one', 'two', 'five', 'six', 'seven']);
+    journal.db.exec('BEGIN');
+    journal.appendMessage('s', 't', 'user', user('never'));
+    journal.db.exec('ROLLBACK');
+    expect(texts()).toEqual(['one', 'two', 'five', 'six', 'seven']);
+  });
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../src/store/journal.ts';
+import { Journal, UNFINISHED_TURN_SQL } from '../../src/store/journal.ts';
 
 let dir: string;
 let journal: Journal;
@@ -115,5 +115,22 @@ describe('session attributes', () => {
     const listed = journal.sessionsWithAttribute('acp.cwd');
     expect(listed.map((s) => [s.id, s.value])).toEqual([['opened-by-editor', '/work/project']]);
     expect(Date.parse(listed[0]!.updatedAt)).not.toBeNaN();
+  });
+});
+
+describe('unfinished turns', () => {
+  it("finds a session's unfinished turn among its unfinished turns only (an index), not by walking every turn it finished", () => {
+    for (let i = 0; i < 3; i++) {
+      journal.startTurn(`done-${i}`, 's');
+      journal.updateTurn(`done-${i}`, { status: 'done' });
+    }
+    expect(journal.unfinishedTurn('s')?.id).toBe('t');
+    journal.updateTurn('t', { status: 'done' });
+    expect(journal.unfinishedTurn('s')).toBeUndefined();
+    // Asked before every turn: in a session of thousands of turns, a walk costs a read of each.
+    const plan = journal.db
+      .prepare(`EXPLAIN QUERY PLAN ${UNFINISHED_TURN_SQL}`)
+      .all('s') as Array<{ detail: string }>;
+    expect(plan.map((row) => row.detail).join('; ')).toMatch(/USING INDEX turns_unfinished/);
   });
 });
