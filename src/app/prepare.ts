@@ -20,7 +20,7 @@ import type { AgentGuardrails } from '../harness/guards.ts';
 import type { Harness, HarnessSession } from '../harness/harness.ts';
 import { composeInstructions } from './skills.ts';
 import type { OutputSink } from './builtins.ts';
-import { type AgentPlatform, assembleToolset, type Toolset } from './toolset.ts';
+import { type AgentPlatform, assembleToolset, type Toolset, type ToolsetOptions } from './toolset.ts';
 import { guardedDirectories } from './guarded.ts';
 import { requiredServersDown } from '../mcp/required.ts';
 
@@ -104,6 +104,8 @@ export interface PrepareOptions {
   keepOutput?: OutputSink;
   /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
   platform?: AgentPlatform;
+  /** MCP connections kept between a long-lived process's events (see ToolsetOptions.keptMcp). */
+  keptMcp?: ToolsetOptions['keptMcp'];
   /**
    * Keep streamed turns for readers that resume them (a chat server's resume GET: see
    * HarnessAgentSettings.streams). Default false: the CLI's own front ends have no such reader.
@@ -170,6 +172,7 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     ...(options.platform ? { platform: options.platform } : {}),
+    ...(options.keptMcp ? { keptMcp: options.keptMcp } : {}),
   });
   // Nothing is started after a failure here: what was opened is closed again before the error goes up.
   const giveUp = async (error: unknown): Promise<never> => {
@@ -282,6 +285,8 @@ export interface AgentToolsOptions {
   keepOutput?: OutputSink;
   /** See PrepareOptions.platform. */
   platform?: AgentPlatform;
+  /** See PrepareOptions.keptMcp. */
+  keptMcp?: ToolsetOptions['keptMcp'];
 }
 
 /**
@@ -300,6 +305,7 @@ export async function assembleAgentTools(settings: ResolvedSettings, options: Ag
     createWorkspace: options.createWorkspace ?? options.connectMcp,
     ...(options.keepOutput ? { keepOutput: options.keepOutput } : {}),
     ...(options.platform ? { platform: options.platform } : {}),
+    ...(options.keptMcp ? { keptMcp: options.keptMcp } : {}),
     dispatch: async () => {
       const [{ createDispatchTool }, { listingHarness }] = await Promise.all([import('./dispatch.ts'), import('./listing-harness.ts')]);
       return (tools: () => readonly Tool[]) =>

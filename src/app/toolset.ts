@@ -5,6 +5,7 @@ import type { ResolvedSettings } from './settings.ts';
 import { agentWorkspace } from './workspace.ts';
 import type { MemoryProvider } from '../memory/provider.ts';
 import type { McpServerStatus } from '../mcp/client.ts';
+import type { McpConnector } from '../mcp/kept-connections.ts';
 import { agentMcpConfigs, mcpLoginCommand } from './mcp-drop-ins.ts';
 import { mcpAuditNotice } from '../mcp/audit.ts';
 import type { CommandRunner } from '../tools/builtin/execute.ts';
@@ -52,6 +53,12 @@ export interface ToolsetOptions {
   adaptBuiltin?: (tool: Tool) => Tool;
   /** The platform a timeline agent is on: media tools read its assets by uuid, tool plugins get it in their context. */
   platform?: AgentPlatform | undefined;
+  /**
+   * Stands in for connecting the MCP drop-ins, given how to connect them: a long-lived process
+   * hands back a connection it kept from the conversation's last event (KeptMcpConnections), and
+   * the toolset's close() gives it back instead of closing it.
+   */
+  keptMcp?: ((connect: McpConnector) => McpConnector) | undefined;
 }
 
 /** The platform a timeline wake runs on: the agent's own client and the timeline the wake fired on. */
@@ -184,11 +191,13 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     // The MCP client is the largest import; load it only when a server is configured.
     const { connectMcpServers } = await import('../mcp/client.ts');
     const { McpCredentialStore } = await import('../mcp/oauth/store.ts');
-    const connection = await connectMcpServers(mcpConfigs, {
-      logger,
-      credentials: McpCredentialStore.inConfigHome(settings.configHome),
-      loginCommand: mcpLoginCommand(settings, mcpConfigs),
-    });
+    const connect: McpConnector = (configs) =>
+      connectMcpServers(configs, {
+        logger,
+        credentials: McpCredentialStore.inConfigHome(settings.configHome),
+        loginCommand: mcpLoginCommand(settings, configs),
+      });
+    const connection = await (options.keptMcp ? options.keptMcp(connect) : connect)(mcpConfigs);
     mcpServers = connection.servers;
     closeMcp = () => connection.close();
     offered.push(...connection.tools);

@@ -45,6 +45,8 @@ export interface McpServerStatus {
 export interface McpConnection {
   tools: Tool[];
   servers: McpServerStatus[];
+  /** Whether every server that connected is still connected (a stdio server that exited is not). */
+  alive(): boolean;
   close(): Promise<void>;
 }
 
@@ -217,6 +219,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   );
 
   const closers: Array<() => Promise<void>> = [];
+  let disconnected = 0;
   const tools: Tool[] = [];
   const servers: McpServerStatus[] = [];
   // Names are reserved in config order so collisions resolve the same way on every run.
@@ -235,6 +238,10 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
         }
       }
       closers.push(outcome.value.close);
+      // The SDK calls onclose once the transport is gone: a stdio server that exited, an HTTP session ended.
+      client.onclose = () => {
+        disconnected += 1;
+      };
       tools.push(...own);
       servers.push({
         name: config.name,
@@ -263,6 +270,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   return {
     tools,
     servers,
+    alive: () => !closed && disconnected === 0,
     async close() {
       if (closed) return;
       closed = true;

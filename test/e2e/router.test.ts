@@ -16,6 +16,7 @@ import { startModelServer, type ModelServer } from '../support/model-server.ts';
 import { sharedTimeline, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { scaled } from '../support/time-scale.ts';
 import { waitFor } from '../support/wait.ts';
+import { processAlive } from '../tools/helpers.ts';
 
 const AGENT = join(ROOT, 'test/fixtures/agents/timeline-peer');
 const SECRET = 'router-test-secret-0123456789';
@@ -179,14 +180,7 @@ describe('acx router (e2e)', { timeout: scaled(120_000) }, () => {
 const readyPids = (lines: readonly string[]) => lines.flatMap((line) => /router warm process ready agent=nova pid=(\d+)/.exec(line)?.[1] ?? []).map(Number);
 /** The pid each delivery was handed to. */
 const handedPids = (lines: readonly string[]) => lines.flatMap((line) => /router warm process handed agent=nova .*pid=(\d+) sent=true/.exec(line)?.[1] ?? []).map(Number);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, () => {
   it('a delivery is answered by the wake process started before it arrived; the next one is started after', async () => {

@@ -3,6 +3,7 @@ import { isUuid } from '../../channel/ids.ts';
 import { locateAgent, resolveSettings } from '../../app/settings.ts';
 import { agentWorkspace } from '../../app/workspace.ts';
 import type { ChannelState } from '../../store/channel-state.ts';
+import type { KeptMcpConnections, McpConnector } from '../../mcp/kept-connections.ts';
 import { openChannelState } from '../../store/open-channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
 import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
@@ -56,16 +57,20 @@ export interface TimelineDelivery {
 
 /**
  * A timeline wake for one delivery, in this process: what `acx wake --timeline` and `acx worker` run.
- * `channelState`: the agent's marks and claims already open (a worker keeps one for all its
- * deliveries, rather than a new PostgreSQL pool for each); absent, opened here and closed after.
+ * What a long-lived process keeps between deliveries (`acx worker`):
+ * - `channelState`: the agent's marks and claims already open (one for all its deliveries, rather
+ *   than a new PostgreSQL pool for each); absent, opened here and closed after;
+ * - `mcp`: the agent's MCP connections, one kept per timeline, so the timeline's next delivery
+ *   does not start its MCP servers again; absent, connected here and closed after.
  */
 export async function wakeTimelineDelivery(
   agent: string,
   delivery: TimelineDelivery,
   options: Record<string, unknown>,
   logger: Logger,
-  channelState?: ChannelState,
+  kept: { channelState?: ChannelState; mcp?: KeptMcpConnections } = {},
 ): Promise<TimelineWakeOutcome> {
+  const { channelState } = kept;
   const { timeline } = delivery;
   const sessionId = `timeline:${timeline}`;
   const flags = runFlags(agent, { ...options, session: sessionId });
@@ -104,6 +109,7 @@ export async function wakeTimelineDelivery(
           briefSections: brief,
           keepOutput: timelineOutputSink(client, timeline),
           platform: { client, timeline },
+          ...(kept.mcp ? { keptMcp: (connect: McpConnector) => kept.mcp!.connector(`timeline:${timeline}`, connect) } : {}),
         });
         return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
       },

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { locateAgent, resolveSettings } from '../../../app/settings.ts';
 import { reconcileBeforeRun } from '../../../app/upgrade-on-run.ts';
 import { agentWorkspace } from '../../../app/workspace.ts';
+import { KeptMcpConnections } from '../../../mcp/kept-connections.ts';
 import type { ChannelState } from '../../../store/channel-state.ts';
 import { storeKindOf } from '../../../store/store-url.ts';
 import { openWakeStore } from '../../../store/open-wake-store.ts';
@@ -71,6 +72,7 @@ export function register(program: Command): void {
     const agents: WorkerAgent[] = [];
     // Each agent's marks and claims (channel state), opened by its first timeline job and kept for the rest.
     const channelStates: Array<Promise<ChannelState>> = [];
+    const keptConnections: KeptMcpConnections[] = [];
     for (const { name, dir } of listed) {
       const flags = runFlags(dir, { ...options, store: storeUrl });
       const location = await locateAgent(flags, { logger });
@@ -80,6 +82,9 @@ export function register(program: Command): void {
       reconcileBeforeRun(settings, logger);
       let preparations = 0;
       let channelState: Promise<ChannelState> | undefined;
+      // The agent's MCP servers stay connected between a timeline's deliveries (one connection per timeline).
+      const keptMcp = new KeptMcpConnections({ logger });
+      keptConnections.push(keptMcp);
       const openChannel = () => {
         if (!channelState) {
           channelState = import('../../../store/open-channel-state.ts').then(({ openChannelState }) => openChannelState({ stateDir: location.stateDir, storeUrl, agentId: location.storeScope }));
@@ -107,7 +112,7 @@ export function register(program: Command): void {
           const { wakeTimelineDelivery } = await import('../timeline-wake.ts');
           const baseUrl = (options.platform as string | undefined) ?? env.BASECRADLE_BASE_URL ?? job.platformUrl;
           const delivery = { timeline: job.timeline, message: job.message, asset: job.asset, event: job.event, deliveryId: job.deliveryId, baseUrl, token };
-          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger, await openChannel());
+          return wakeTimelineDelivery(dir, delivery, { ...options, store: storeUrl }, logger, { channelState: await openChannel(), mcp: keptMcp });
         },
         // Prepared by the first job, kept for the rest, and prepared again (from its files as they
         // are then) by the first job after they change on disk.
@@ -117,7 +122,12 @@ export function register(program: Command): void {
           const prepared = await prepareAgent(current, { logger });
           return { agent: prepared.agent, close: () => prepared.close() };
         },
-        watch: (onChange) => watchAgentFiles([dir, location.configHome], [location.stateDir, agentWorkspace(settings)], onChange, logger),
+        watch: (onChange) =>
+          watchAgentFiles([dir, location.configHome], [location.stateDir, agentWorkspace(settings)], () => {
+            // Servers started from the files as they were: the next deliveries start them afresh.
+            void keptMcp.closeIdle();
+            onChange();
+          }, logger),
       });
     }
     const queue = await openWakeQueue(storeUrl!, logger, queueSettings);
@@ -130,6 +140,7 @@ export function register(program: Command): void {
     await worker.stop();
     await queue.close();
     for (const agent of agents) await agent.store.close();
+    await Promise.allSettled(keptConnections.map((kept) => kept.close()));
     for (const state of await Promise.allSettled(channelStates)) if (state.status === 'fulfilled') await state.value.close();
   });
 }
