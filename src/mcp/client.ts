@@ -47,6 +47,11 @@ export interface McpConnection {
   servers: McpServerStatus[];
   /** Whether every server that connected is still connected (a stdio server that exited is not). */
   alive(): boolean;
+  /**
+   * Whether every server that connected answers a ping within `timeoutMs`: a server that died a
+   * moment ago, before its transport said so, or one that hangs, does not.
+   */
+  responsive(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -219,6 +224,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   );
 
   const closers: Array<() => Promise<void>> = [];
+  const clients: Client[] = [];
   let disconnected = 0;
   const tools: Tool[] = [];
   const servers: McpServerStatus[] = [];
@@ -242,6 +248,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
       client.onclose = () => {
         disconnected += 1;
       };
+      clients.push(client);
       tools.push(...own);
       servers.push({
         name: config.name,
@@ -267,10 +274,16 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   });
 
   let closed = false;
+  const alive = () => !closed && disconnected === 0;
   return {
     tools,
     servers,
-    alive: () => !closed && disconnected === 0,
+    alive,
+    async responsive(timeoutMs) {
+      if (!alive()) return false;
+      const pings = await Promise.allSettled(clients.map((client) => client.ping({ timeout: timeoutMs })));
+      return alive() && pings.every((ping) => ping.status === 'fulfilled');
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -6,6 +6,9 @@ import type { McpServerConfig } from './config.ts';
 /** Connects an agent's MCP servers (connectMcpServers, or a kept connection standing in for it). */
 export type McpConnector = (configs: readonly McpServerConfig[]) => Promise<McpConnection>;
 
+/** How long a kept server has to answer its ping before it is started again. */
+const PING_TIMEOUT_MS = 2_000;
+
 interface Idle {
   connection: McpConnection;
   timer: NodeJS.Timeout;
@@ -41,7 +44,7 @@ export class KeptMcpConnections {
   connector(key: string, connect: McpConnector): McpConnector {
     return async (configs) => {
       const slot = `${key}\n${JSON.stringify(configs)}`;
-      const kept = this.takeIdle(slot);
+      const kept = await this.takeIdle(slot);
       const connection = kept ?? (await connect(configs));
       // Servers switched off in their config are skipped every time; every other one must have started.
       const started = () => configs.every((config) => config.disabled || connection.servers.some((server) => server.name === config.name && server.status === 'ok'));
@@ -50,6 +53,7 @@ export class KeptMcpConnections {
         tools: connection.tools,
         servers: connection.servers,
         alive: () => !given && connection.alive(),
+        responsive: async (timeoutMs) => !given && (await connection.responsive(timeoutMs)),
         close: async () => {
           if (given) return;
           given = true;
@@ -80,13 +84,18 @@ export class KeptMcpConnections {
     return n;
   }
 
-  private takeIdle(slot: string): McpConnection | undefined {
+  /**
+   * An idle connection for `slot` whose servers still answer (a ping each: a server killed a
+   * moment ago may not have been noticed yet, and the ping costs far less than a start).
+   */
+  private async takeIdle(slot: string): Promise<McpConnection | undefined> {
     const list = this.idle.get(slot);
     while (list && list.length > 0) {
       const entry = list.pop()!;
       clearTimeout(entry.timer);
       if (list.length === 0) this.idle.delete(slot);
-      if (entry.connection.alive()) return entry.connection;
+      if (await entry.connection.responsive(PING_TIMEOUT_MS)) return entry.connection;
+      this.logger.info('mcp connection closed', { reason: 'a kept server no longer answers; starting it again' });
       void entry.connection.close();
     }
     return undefined;

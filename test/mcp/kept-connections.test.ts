@@ -53,7 +53,7 @@ describe('KeptMcpConnections', () => {
     for (const connection of [a2, b, changed]) await connection.close();
   });
 
-  it('starts a server again once the kept one has exited, during its event or while kept', async () => {
+  it('starts a server again once the kept one has exited (during its event or while kept) or no longer answers', async () => {
     kept = new KeptMcpConnections();
     const first = await kept.connector('timeline:a', connect)([config('kept')]);
     const pid = await pidOf(first);
@@ -68,8 +68,18 @@ describe('KeptMcpConnections', () => {
     process.kill(again, 'SIGKILL');
     await until(() => !running(again));
     const third = await kept.connector('timeline:a', connect)([config('kept')]);
-    expect([pid, again]).not.toContain(await pidOf(third));
+    const thirdPid = await pidOf(third);
+    expect([pid, again]).not.toContain(thirdPid);
     await third.close();
+    // Hung while kept (stopped: its connection still open, nothing answers): not handed out.
+    process.kill(thirdPid, 'SIGSTOP');
+    try {
+      const fourth = await kept.connector('timeline:a', connect)([config('kept')]);
+      expect([pid, again, thirdPid]).not.toContain(await pidOf(fourth));
+      await fourth.close();
+    } finally {
+      process.kill(thirdPid, 'SIGKILL');
+    }
   });
 
   it('keeps no connection one of whose servers did not start, so the next event tries it again', async () => {
