@@ -91,6 +91,7 @@ export class Journal {
 
   transaction<T>(fn: () => T): T {
     if (this.db.isTransaction) return fn();
+    this.cache.forgetUnheard();
     let result: T;
     try {
       result = transaction(this.db, fn);
@@ -108,6 +109,7 @@ export class Journal {
    */
   begin(): boolean {
     if (this.db.isTransaction) return false;
+    this.cache.forgetUnheard();
     this.prepare('BEGIN IMMEDIATE').run();
     return true;
   }
@@ -243,10 +245,11 @@ export class Journal {
           next: number;
         }
       ).next;
+    const body = JSON.stringify(message);
     this
       .prepare('INSERT INTO messages (session_id, seq, turn_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(sessionId, next, turnId, kind, JSON.stringify(message), now());
-    this.cache.appended(sessionId, { seq: next, turnId, kind, message }, this.db.isTransaction);
+      .run(sessionId, next, turnId, kind, body, now());
+    this.cache.appended(sessionId, { seq: next, turnId, kind, message }, body, this.db.isTransaction);
     return next;
   }
 

@@ -28,9 +28,9 @@ interface Kept {
  *   and only right after what is kept (a gap makes the next read ask the file);
  * - nothing read inside an open transaction is kept (it could still be rolled back).
  *
- * An appended message is kept as the object the writer gave, which the file holds as its JSON:
- * the writer must never mutate it afterwards (the engine replaces a message through the journal,
- * which forgets the session). The messages handed out are shared between reads: a caller must
+ * An appended message is kept as the object the writer gave when its JSON reads back as the same
+ * value (isPlainJson), else as read back from its JSON: the writer must never mutate it afterwards
+ * (the engine replaces a message through the journal, which forgets the session). The messages handed out are shared between reads: a caller must
  * never mutate one.
  */
 export class MessageCache {
@@ -50,12 +50,7 @@ export class MessageCache {
    */
   read(db: Database, sessionId: string, readAfter: (seq: number | undefined) => StoredMessage[]): readonly StoredMessage[] {
     if (db.isTransaction) return readAfter(undefined);
-    // Appends whose transaction ended without this cache hearing how: their fate is unknown.
-    for (const kept of this.pendingIn) {
-      kept.pending = [];
-      kept.contiguous = false;
-    }
-    this.pendingIn.clear();
+    this.forgetUnheard();
     this.versionStatement ??= db.prepare('PRAGMA data_version');
     const version = (this.versionStatement.get() as { data_version: number }).data_version;
     if (version !== this.version) {
@@ -73,10 +68,16 @@ export class MessageCache {
     return messages;
   }
 
-  /** `stored` was appended; `inTransaction`: inside a transaction still open. */
-  appended(sessionId: string, stored: StoredMessage, inTransaction: boolean): void {
+  /**
+   * `stored` was appended, its message written as `body` (its JSON); `inTransaction`: inside a
+   * transaction still open.
+   */
+  appended(sessionId: string, stored: StoredMessage, body: string, inTransaction: boolean): void {
     const kept = this.sessions.get(sessionId);
     if (!kept) return;
+    // Kept as given only when its JSON reads back as the same value; otherwise as the file has it
+    // (bytes become an object of indices, a Date a string, an undefined key disappears).
+    if (!isPlainJson(stored.message)) stored = { ...stored, message: JSON.parse(body) as StoredMessage['message'] };
     const lastSeq = (kept.pending.at(-1) ?? kept.committed.at(-1) ?? kept.messages.at(-1))?.seq;
     if (lastSeq !== undefined && stored.seq <= lastSeq) {
       // Below what is kept (after a history was cleared elsewhere, say): read it all afresh.
@@ -93,6 +94,18 @@ export class MessageCache {
       kept.pending.push(stored);
       this.pendingIn.add(kept);
     } else kept.committed.push(stored);
+  }
+
+  /**
+   * A transaction begins: appends still pending belong to one that ended without this cache
+   * hearing how, so whether they are in the file is unknown; the next read asks it.
+   */
+  forgetUnheard(): void {
+    for (const kept of this.pendingIn) {
+      kept.pending = [];
+      kept.contiguous = false;
+    }
+    this.pendingIn.clear();
   }
 
   /** The transaction open on the connection committed: what was appended in it is in the file. */
@@ -115,5 +128,32 @@ export class MessageCache {
     const kept = this.sessions.get(sessionId);
     if (kept) this.pendingIn.delete(kept);
     this.sessions.delete(sessionId);
+  }
+}
+
+/**
+ * Whether JSON.parse(JSON.stringify(value)) gives back an equal value: only plain objects, dense
+ * arrays, strings, booleans, null and finite numbers (not -0), all the way down.
+ */
+export function isPlainJson(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i])) return false;
+        return true;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return false;
+      for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false;
+      return true;
+    }
+    default:
+      return false;
   }
 }

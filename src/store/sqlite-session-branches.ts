@@ -4,7 +4,7 @@ import { type BranchCut, type FileChangeEntry, type FileChangeRecord, type FileC
 /** Fork, rewind and the file change record on the SQLite journal (session-branches.ts). */
 export class SqliteSessionBranches implements SessionBranches {
   readonly #db: Database;
-  /** Told of each session whose messages a rewind cut: the journal's parsed-transcript cache must not serve them again. */
+  /** Told of each session whose messages a rewind cut or a fork wrote: the journal's transcript cache must not serve them again. */
   readonly #cut: (sessionId: string) => void;
 
   constructor(db: Database, cut: (sessionId: string) => void) {
@@ -16,6 +16,8 @@ export class SqliteSessionBranches implements SessionBranches {
     const db = this.#db;
     const from = cut.sessionId;
     const before = cut.cutSeq ?? Number.MAX_SAFE_INTEGER;
+    // The new session's messages are written here, not appended through the journal.
+    this.#cut(to);
     transaction(db, () => {
       const t = new Date().toISOString();
       db.prepare('INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)').run(to, t, t);

@@ -120,5 +120,20 @@ describe('Journal.transcript', () => {
     journal.appendMessage('s', 't', 'user', user('never'));
     journal.db.exec('ROLLBACK');
     expect(texts()).toEqual(['one', 'two', 'five', 'six', 'seven']);
+    // Rolled back unheard, and the next transaction the journal runs commits before any read.
+    journal.db.exec('BEGIN');
+    journal.appendMessage('s', 't', 'user', user('never either'));
+    journal.db.exec('ROLLBACK');
+    journal.transaction(() => journal.setSessionAttribute('s', 'note', 'x'));
+    expect(texts()).toEqual(['one', 'two', 'five', 'six', 'seven']);
+  });
+
+  it('hands back an appended message whose JSON reads back differently (bytes, an undefined key) as the file holds it', () => {
+    expect(texts()).toEqual(['one', 'two']);
+    const image: ModelMessage = { role: 'user', content: [{ type: 'image', image: new Uint8Array([1, 2, 3]), mediaType: 'image/png', providerOptions: undefined }] };
+    journal.appendMessage('s', 't', 'user', image);
+    const read = journal.transcript('s');
+    expect(read[2]!.message).not.toBe(image);
+    expect(read).toStrictEqual(journal.messages('s'));
   });
 });
