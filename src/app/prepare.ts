@@ -237,10 +237,17 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     ...(activation ? { activation } : {}),
     ...(engineOn ? { engineOn } : {}),
     async close() {
-      await harness.close?.();
-      if (dispatchHarness !== harness) await dispatchHarness.close?.();
-      await toolset.close();
-      await memory.close();
+      // Each part closed whatever the one before did: an MCP connection left open is a process.
+      const closed = await Promise.allSettled([
+        (async () => {
+          await harness.close?.();
+          if (dispatchHarness !== harness) await dispatchHarness.close?.();
+        })(),
+        toolset.close(),
+        memory.close(),
+      ]);
+      const failed = closed.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   };
 }

@@ -205,14 +205,22 @@ export async function assembleToolset(options: ToolsetOptions): Promise<Toolset>
     if (audit) notices.push(audit.modelText);
   }
 
-  const loaded = registry.load(offered);
-  skipped.push(...loaded.skipped);
-  // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
-  const plugins = registerPluginTools(registry, withPlatform(await loadAgentPlugins(settings, logger), options.platform), logger);
-  skipped.push(...plugins.skipped);
-  notices.push(...plugins.defects);
-  const dispatch = wanted.has('dispatch') && options.dispatch ? await options.dispatch() : undefined;
-  if (dispatch) registry.load([adapt(dispatch(() => registry.list()))]);
+  let plugins: ReturnType<typeof registerPluginTools>;
+  let dispatch: ((tools: () => readonly Tool[]) => Tool) | undefined;
+  try {
+    const loaded = registry.load(offered);
+    skipped.push(...loaded.skipped);
+    // Code plugins after acx's own tools, so a plugin can never take a built-in's name.
+    plugins = registerPluginTools(registry, withPlatform(await loadAgentPlugins(settings, logger), options.platform), logger);
+    skipped.push(...plugins.skipped);
+    notices.push(...plugins.defects);
+    dispatch = wanted.has('dispatch') && options.dispatch ? await options.dispatch() : undefined;
+    if (dispatch) registry.load([adapt(dispatch(() => registry.list()))]);
+  } catch (error) {
+    // No toolset to close: the MCP servers connected above would outlive the failure.
+    await closeMcp().catch(() => {});
+    throw error;
+  }
   return {
     registry,
     tools: registry.list(),

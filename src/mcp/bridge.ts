@@ -52,8 +52,10 @@ export function bridgeMcpTool(options: {
   timeoutMs: number;
   /** Where the server's elicitations during a call go (the call's user); absent: the client declares none. */
   elicitations?: ElicitationRouter;
+  /** Told when a call is given up (cancelled, or timed out) while the server may still be running it. */
+  onAbandoned?: () => void;
 }): { tool: Tool; schema: NormalizedSchema } {
-  const { client, server, tool: remote, name, timeoutMs, elicitations } = options;
+  const { client, server, tool: remote, name, timeoutMs, elicitations, onAbandoned } = options;
   const inputSchema = prepareInputSchema(remote.inputSchema);
   const schema = normalizeSchema(inputSchema); // throws on a schema that cannot be compiled
   const description = remote.description?.trim() || remote.title?.trim() || `Tool ${remote.name} of the MCP server ${server.name}.`;
@@ -86,9 +88,11 @@ export function bridgeMcpTool(options: {
         result = elicitations ? await elicitations.during(name, context, deadline, call) : await call();
       } catch (error) {
         if (context.abortSignal.aborted) {
+          onAbandoned?.();
           throw new AcxError('mcp-cancelled', `${name} was cancelled: ${errorMessage(context.abortSignal.reason)}`, { cause: error });
         }
         if (deadline.expired || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+          onAbandoned?.();
           throw new AcxError('mcp-timeout', `${name} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, {
             hint: 'The MCP server may be stuck; the operator can raise ACX_MCP_TIMEOUT (seconds).',
             cause: error,

@@ -48,10 +48,11 @@ export interface McpConnection {
   /** Whether every server that connected is still connected (a stdio server that exited is not). */
   alive(): boolean;
   /**
-   * Whether every server that connected answers a ping within `timeoutMs`: a server that died a
-   * moment ago, before its transport said so, or one that hangs, does not.
+   * Whether every server that connected still answers (within `timeoutMs`) with the tools it
+   * offered when it connected: a server that died a moment ago, before its transport said so, one
+   * that hangs, or one whose tools changed, does not.
    */
-  responsive(timeoutMs: number): Promise<boolean>;
+  unchanged(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -94,6 +95,8 @@ function millisecondsSetting(explicitMs: number | undefined, env: NodeJS.Process
 export interface Connected {
   client: Client;
   close(): Promise<void>;
+  /** Whether the transport has closed since (the server exited, its session ended). */
+  disconnected(): boolean;
   remote: McpToolDescriptor[];
   kind: TransportKind;
   elicitations: ElicitationRouter;
@@ -146,6 +149,19 @@ function authRefusal(error: unknown): AcxError | undefined {
 /** Why a server's start failed (its message for the user), with the error underneath as `cause`. */
 class StartFailure extends SkipServer {}
 
+/** Every tool a server offers, page by page (at most 100 pages). */
+async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolDescriptor[]> {
+  const remote: McpToolDescriptor[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    remote.push(...(listed.tools as McpToolDescriptor[]));
+    cursor = listed.nextCursor;
+    if (!cursor) break;
+  }
+  return remote;
+}
+
 async function initialize(config: McpServerConfig, opened: OpenedTransport, startTimeoutMs: number, logger: Logger): Promise<Connected> {
   const { transport } = opened;
   // The SDK tells HTTP transports the negotiated revision through this hook; catch it for every transport.
@@ -158,6 +174,11 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
 
   const elicitations = new ElicitationRouter(config.name, logger);
   const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
+  // The SDK calls onclose once the transport is gone: a stdio server that exited, an HTTP session ended.
+  let disconnected = false;
+  client.onclose = () => {
+    disconnected = true;
+  };
   client.setRequestHandler(ElicitRequestSchema, (request) => elicitations.answer(request.params));
   const withStderr = (message: string) => {
     const tail = scrubSecrets(opened.stderrTail().trim().split('\n').slice(-3).join(' | '));
@@ -168,14 +189,7 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
     stage = 'initialize';
     await client.connect(transport, { timeout: startTimeoutMs });
     stage = 'list tools';
-    const remote: McpToolDescriptor[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
-      const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: startTimeoutMs });
-      remote.push(...(listed.tools as McpToolDescriptor[]));
-      cursor = listed.nextCursor;
-      if (!cursor) break;
-    }
+    const remote = await listAllTools(client, startTimeoutMs);
     const serverInfo = client.getServerVersion();
     const close = async () => {
       // Tell an HTTP server the session is over (it frees its state); stdio servers see stdin end.
@@ -185,6 +199,7 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
     return {
       client,
       close,
+      disconnected: () => disconnected,
       remote,
       kind: opened.kind,
       elicitations,
@@ -224,8 +239,9 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   );
 
   const closers: Array<() => Promise<void>> = [];
-  const clients: Client[] = [];
-  let disconnected = 0;
+  const started: Array<{ client: Client; remote: McpToolDescriptor[]; disconnected: () => boolean }> = [];
+  // A call given up while its server may still run it: that server is not handed to another event.
+  let abandoned = false;
   const tools: Tool[] = [];
   const servers: McpServerStatus[] = [];
   // Names are reserved in config order so collisions resolve the same way on every run.
@@ -238,17 +254,13 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
       for (const descriptor of remote) {
         const name = bridgedToolName(config.name, descriptor.name, taken);
         try {
-          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations }).tool);
+          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations, onAbandoned: () => (abandoned = true) }).tool);
         } catch (error) {
           logger.warn('mcp tool skipped', { server: config.name, tool: descriptor.name, reason: `unusable input schema: ${errorMessage(error)}` });
         }
       }
       closers.push(outcome.value.close);
-      // The SDK calls onclose once the transport is gone: a stdio server that exited, an HTTP session ended.
-      client.onclose = () => {
-        disconnected += 1;
-      };
-      clients.push(client);
+      started.push({ client, remote, disconnected: outcome.value.disconnected });
       tools.push(...own);
       servers.push({
         name: config.name,
@@ -274,15 +286,17 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   });
 
   let closed = false;
-  const alive = () => !closed && disconnected === 0;
+  const alive = () => !closed && !abandoned && started.every((server) => !server.disconnected());
   return {
     tools,
     servers,
     alive,
-    async responsive(timeoutMs) {
+    async unchanged(timeoutMs) {
       if (!alive()) return false;
-      const pings = await Promise.allSettled(clients.map((client) => client.ping({ timeout: timeoutMs })));
-      return alive() && pings.every((ping) => ping.status === 'fulfilled');
+      // Listing the tools again is the liveness check (every server answers it) and catches a
+      // server whose tools changed since they were bridged: an event connecting afresh sees those.
+      const listed = await Promise.allSettled(started.map(({ client }) => listAllTools(client, timeoutMs)));
+      return alive() && listed.every((list, i) => list.status === 'fulfilled' && JSON.stringify(list.value) === JSON.stringify(started[i]!.remote));
     },
     async close() {
       if (closed) return;

@@ -6,11 +6,12 @@ import type { McpServerConfig } from './config.ts';
 /** Connects an agent's MCP servers (connectMcpServers, or a kept connection standing in for it). */
 export type McpConnector = (configs: readonly McpServerConfig[]) => Promise<McpConnection>;
 
-/** How long a kept server has to answer its ping before it is started again. */
-const PING_TIMEOUT_MS = 2_000;
+/** How long a kept server has to list its tools again before it is started again. */
+const CHECK_TIMEOUT_MS = 2_000;
 
 interface Idle {
   connection: McpConnection;
+  generation: number;
   timer: NodeJS.Timeout;
 }
 
@@ -23,8 +24,11 @@ interface Idle {
  * - A connection serves one wake at a time: two wakes at once get two connections, so a server
  *   never sees two conversations interleaved, as it never did with one connection per event.
  * - Kept per key (the conversation) and per server configuration: a changed drop-in connects anew.
- * - Only a connection whose every server started and is still connected is kept or handed out
- *   again; one whose server exited or was skipped is closed, and the next wake connects afresh.
+ * - Handed out again only if every server started, is still connected, no call to it was given up
+ *   while it may still be running, and it lists the same tools when asked again (a server that
+ *   died a moment ago, hangs, or changed its tools is closed, and the event connects afresh).
+ * - `closeIdle()` (the agent's files changed) retires every connection made before it, idle or
+ *   in use: those in use are closed when given back.
  * - Idle ones are closed after `idleMs`, the oldest first beyond `maxIdle`, and all on close().
  */
 export class KeptMcpConnections {
@@ -32,6 +36,7 @@ export class KeptMcpConnections {
   private readonly idleMs: number;
   private readonly maxIdle: number;
   private readonly logger: Logger;
+  private generation = 0;
   private closed = false;
 
   constructor(options: { idleMs?: number; maxIdle?: number; logger?: Logger } = {}) {
@@ -44,8 +49,8 @@ export class KeptMcpConnections {
   connector(key: string, connect: McpConnector): McpConnector {
     return async (configs) => {
       const slot = `${key}\n${JSON.stringify(configs)}`;
-      const kept = await this.takeIdle(slot);
-      const connection = kept ?? (await connect(configs));
+      const generation = this.generation;
+      const connection = (await this.takeIdle(slot)) ?? (await connect(configs));
       // Servers switched off in their config are skipped every time; every other one must have started.
       const started = () => configs.every((config) => config.disabled || connection.servers.some((server) => server.name === config.name && server.status === 'ok'));
       let given = false;
@@ -53,11 +58,11 @@ export class KeptMcpConnections {
         tools: connection.tools,
         servers: connection.servers,
         alive: () => !given && connection.alive(),
-        responsive: async (timeoutMs) => !given && (await connection.responsive(timeoutMs)),
+        unchanged: async (timeoutMs) => !given && (await connection.unchanged(timeoutMs)),
         close: async () => {
           if (given) return;
           given = true;
-          await this.giveBack(slot, connection, started());
+          await this.giveBack(slot, connection, generation, started());
         },
       };
     };
@@ -69,8 +74,9 @@ export class KeptMcpConnections {
     await this.closeIdle();
   }
 
-  /** Closes the connections kept idle now (those in use are kept when given back). */
+  /** Retires every connection made so far: idle ones close now, those in use when given back. */
   async closeIdle(): Promise<void> {
+    this.generation += 1;
     const all = [...this.idle.values()].flat();
     this.idle.clear();
     for (const entry of all) clearTimeout(entry.timer);
@@ -84,30 +90,27 @@ export class KeptMcpConnections {
     return n;
   }
 
-  /**
-   * An idle connection for `slot` whose servers still answer (a ping each: a server killed a
-   * moment ago may not have been noticed yet, and the ping costs far less than a start).
-   */
   private async takeIdle(slot: string): Promise<McpConnection | undefined> {
     const list = this.idle.get(slot);
     while (list && list.length > 0) {
+      // Taken off the list before the check is awaited: no other event can take it meanwhile.
       const entry = list.pop()!;
       clearTimeout(entry.timer);
-      if (list.length === 0) this.idle.delete(slot);
-      if (await entry.connection.responsive(PING_TIMEOUT_MS)) return entry.connection;
-      this.logger.info('mcp connection closed', { reason: 'a kept server no longer answers; starting it again' });
+      if (list.length === 0 && this.idle.get(slot) === list) this.idle.delete(slot);
+      if (entry.generation === this.generation && (await entry.connection.unchanged(CHECK_TIMEOUT_MS))) return entry.connection;
+      this.logger.info('mcp connection closed', { reason: 'a kept server no longer answers as it did; starting it again' });
       void entry.connection.close();
     }
     return undefined;
   }
 
-  private async giveBack(slot: string, connection: McpConnection, started: boolean): Promise<void> {
-    const keepable = !this.closed && started && connection.alive();
+  private async giveBack(slot: string, connection: McpConnection, generation: number, started: boolean): Promise<void> {
+    const keepable = !this.closed && generation === this.generation && started && connection.alive();
     if (!keepable) {
       await connection.close();
       return;
     }
-    const entry: Idle = { connection, timer: setTimeout(() => this.expire(slot, entry), this.idleMs) };
+    const entry: Idle = { connection, generation, timer: setTimeout(() => this.expire(slot, entry), this.idleMs) };
     entry.timer.unref();
     const list = this.idle.get(slot) ?? [];
     list.push(entry);
@@ -120,7 +123,8 @@ export class KeptMcpConnections {
       if (entries.length === 0) this.idle.delete(oldest);
       clearTimeout(evicted.timer);
       this.logger.debug('mcp connection closed', { reason: 'more idle connections than kept' });
-      await evicted.connection.close();
+      // Not awaited: closing a stdio server can take seconds, and this event's wake has ended.
+      void evicted.connection.close();
     }
   }
 

@@ -103,4 +103,42 @@ describe('KeptMcpConnections', () => {
     expect(kept.size).toBe(0);
     await until(() => pids.every((pid) => !running(pid)));
   });
+
+  it('does not keep a connection whose call was given up, or whose tools changed', async () => {
+    kept = new KeptMcpConnections();
+    // Cancelled (the wake lost its claims): the server may still be running the call.
+    const cancelled = await kept.connector('timeline:a', connect)([config('kept')]);
+    const first = await pidOf(cancelled);
+    const abort = new AbortController();
+    const call = byName(cancelled.tools, 'kept__sleep').execute!({ ms: 5_000 }, context({ abortSignal: abort.signal }));
+    abort.abort(new Error('claims lost'));
+    await expect(call).rejects.toThrow(/cancelled/);
+    await cancelled.close();
+    expect(kept.size).toBe(0);
+    await until(() => !running(first));
+    // Its tools changed after they were bridged: the next event connects afresh (as it did when every event did).
+    const growing = await kept.connector('timeline:a', connect)([config('kept')]);
+    const second = await pidOf(growing);
+    await byName(growing.tools, 'kept__grow').execute!({}, context());
+    await growing.close();
+    const next = await kept.connector('timeline:a', connect)([config('kept')]);
+    expect(await pidOf(next)).not.toBe(second);
+    await next.close();
+  });
+
+  it('retires the connections made before the agent changed, those in use when given back', async () => {
+    kept = new KeptMcpConnections();
+    const idle = await kept.connector('timeline:a', connect)([config('kept')]);
+    const busy = await kept.connector('timeline:b', connect)([config('kept')]);
+    const pids = [await pidOf(idle), await pidOf(busy)];
+    await idle.close();
+    await kept.closeIdle();
+    await busy.close();
+    expect(kept.size).toBe(0);
+    await until(() => pids.every((pid) => !running(pid)));
+    const after = await kept.connector('timeline:b', connect)([config('kept')]);
+    await pidOf(after);
+    await after.close();
+    expect(kept.size, 'made after the change: kept').toBe(1);
+  });
 });

@@ -137,11 +137,16 @@ export function register(program: Command): void {
       process.once('SIGTERM', resolve);
     });
     logger.info('worker stopping', { note: 'finishing the jobs it holds' });
-    await worker.stop();
-    await queue.close();
-    for (const agent of agents) await agent.store.close();
-    await Promise.allSettled(keptConnections.map((kept) => kept.close()));
-    for (const state of await Promise.allSettled(channelStates)) if (state.status === 'fulfilled') await state.value.close();
+    try {
+      await worker.stop();
+      await queue.close();
+      for (const agent of agents) await agent.store.close();
+      for (const state of await Promise.allSettled(channelStates)) if (state.status === 'fulfilled') await state.value.close();
+    } finally {
+      // Whatever failed above (the server away at shutdown), the MCP servers' processes must end,
+      // or they would keep this process alive after SIGTERM.
+      await Promise.allSettled(keptConnections.map((kept) => kept.close()));
+    }
   });
 }
 
