@@ -8,6 +8,7 @@ import type { ElicitationRouter } from './elicitation.ts';
 import { mapCallToolResult, type McpContentBlock } from './content.ts';
 import { IDEMPOTENCY_KEY_META } from './meta.ts';
 import { PausableDeadline } from '../util/deadline.ts';
+import { ServerLink } from './server-link.ts';
 
 /** The SDK's own per-request timer is kept out of the way (the longest a timer can wait); the call's PausableDeadline bounds it. */
 const NO_SDK_TIMEOUT = 2_147_483_647;
@@ -45,7 +46,8 @@ export function prepareInputSchema(schema: JsonSchema): JsonSchema {
 }
 
 export function bridgeMcpTool(options: {
-  client: Client;
+  /** The server's client, or (connectMcpServers) its ServerLink, which starts an exited server again. */
+  client: Client | ServerLink;
   server: McpServerConfig;
   tool: McpToolDescriptor;
   name: string;
@@ -84,7 +86,8 @@ export function bridgeMcpTool(options: {
           _meta: { [IDEMPOTENCY_KEY_META]: context.idempotencyKey },
         };
         const signal = AbortSignal.any([context.abortSignal, deadline.signal]);
-        const call = () => client.callTool(params, undefined, { timeout: NO_SDK_TIMEOUT, signal });
+        const send = (to: Client) => to.callTool(params, undefined, { timeout: NO_SDK_TIMEOUT, signal });
+        const call = () => (client instanceof ServerLink ? client.call(remote, server.effect, signal, send) : send(client));
         result = elicitations ? await elicitations.during(name, context, deadline, call) : await call();
       } catch (error) {
         if (context.abortSignal.aborted) {

@@ -1,11 +1,13 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../tools/tool.ts';
 import { ACX_VERSION } from '../util/version.ts';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
+import { processRunning } from '../util/process-exists.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { bridgeMcpTool, type McpToolDescriptor } from './bridge.ts';
 import type { McpOrigin, McpServerConfig } from './config.ts';
@@ -13,6 +15,7 @@ import { ELICITATION_CAPABILITY, ElicitationRouter } from './elicitation.ts';
 import { bridgedToolName } from './names.ts';
 import { type LoginCommand, StoredOAuthProvider } from './oauth/provider.ts';
 import type { McpCredentialStore } from './oauth/store.ts';
+import { ServerLink } from './server-link.ts';
 import { answersLikeLegacyServer, openTransport, SkipServer, type OpenedTransport, type TransportKind, type TransportOptions } from './transport.ts';
 
 /**
@@ -113,13 +116,13 @@ export const MAX_AUTHORIZATIONS = 3;
  * `acx mcp login` (options.interactive), an authorization the server asks for is completed and
  * the connection made again, up to MAX_AUTHORIZATIONS times.
  */
-export async function connectMcpServer(config: McpServerConfig, startTimeoutMs: number, options: TransportOptions): Promise<Connected> {
+export async function connectMcpServer(config: McpServerConfig, startTimeoutMs: number, options: TransportOptions, restart: Restart = {}): Promise<Connected> {
   let kind: TransportKind = config.transport;
   let streamableFailure: string | undefined;
   for (let authorizations = 0; ; ) {
     const opened = openTransport(config, kind, options);
     try {
-      return await initialize(config, opened, startTimeoutMs, options.logger);
+      return await initialize(config, opened, startTimeoutMs, options.logger, restart);
     } catch (error) {
       const cause = error instanceof StartFailure ? error.cause : undefined;
       if (kind === 'http' && config.transport === 'http' && answersLikeLegacyServer(cause)) {
@@ -140,6 +143,12 @@ export async function connectMcpServer(config: McpServerConfig, startTimeoutMs: 
   }
 }
 
+/** A server started again (ServerLink): its elicitations still go to the same router; `signal` gives up the start. */
+interface Restart {
+  elicitations?: ElicitationRouter;
+  signal?: AbortSignal;
+}
+
 /** An error that says the server could not be authorized, and what to do. */
 function authRefusal(error: unknown): AcxError | undefined {
   const codes = ['mcp-login-required', 'mcp-auth-failed', 'mcp-credentials'] as const;
@@ -150,11 +159,11 @@ function authRefusal(error: unknown): AcxError | undefined {
 class StartFailure extends SkipServer {}
 
 /** Every tool a server offers, page by page (at most 100 pages). */
-async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolDescriptor[]> {
+async function listAllTools(client: Client, timeoutMs: number, signal?: AbortSignal): Promise<McpToolDescriptor[]> {
   const remote: McpToolDescriptor[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs, signal });
     remote.push(...(listed.tools as McpToolDescriptor[]));
     cursor = listed.nextCursor;
     if (!cursor) break;
@@ -162,7 +171,13 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<McpToolD
   return remote;
 }
 
-async function initialize(config: McpServerConfig, opened: OpenedTransport, startTimeoutMs: number, logger: Logger): Promise<Connected> {
+async function initialize(
+  config: McpServerConfig,
+  opened: OpenedTransport,
+  startTimeoutMs: number,
+  logger: Logger,
+  { elicitations = new ElicitationRouter(config.name, logger), signal }: Restart,
+): Promise<Connected> {
   const { transport } = opened;
   // The SDK tells HTTP transports the negotiated revision through this hook; catch it for every transport.
   let protocolVersion: string | undefined;
@@ -172,7 +187,6 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
     forward?.(version);
   };
 
-  const elicitations = new ElicitationRouter(config.name, logger);
   const client = new Client({ name: 'acx', version: ACX_VERSION }, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
   // The SDK calls onclose once the transport is gone: a stdio server that exited, an HTTP session ended.
   let disconnected = false;
@@ -187,19 +201,22 @@ async function initialize(config: McpServerConfig, opened: OpenedTransport, star
   let stage = 'start';
   try {
     stage = 'initialize';
-    await client.connect(transport, { timeout: startTimeoutMs });
+    await client.connect(transport, { timeout: startTimeoutMs, signal });
     stage = 'list tools';
-    const remote = await listAllTools(client, startTimeoutMs);
+    const remote = await listAllTools(client, startTimeoutMs, signal);
     const serverInfo = client.getServerVersion();
     const close = async () => {
       // Tell an HTTP server the session is over (it frees its state); stdio servers see stdin end.
       if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
       await client.close();
     };
+    // A stdio server that has exited is gone before its transport says so (the pipes close a
+    // moment later): a call sent in between would be lost unread, so its process is asked too.
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     return {
       client,
       close,
-      disconnected: () => disconnected,
+      disconnected: () => disconnected || (pid !== null && !processRunning(pid)),
       remote,
       kind: opened.kind,
       elicitations,
@@ -238,8 +255,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
     }),
   );
 
-  const closers: Array<() => Promise<void>> = [];
-  const started: Array<{ client: Client; remote: McpToolDescriptor[]; disconnected: () => boolean }> = [];
+  const links: ServerLink[] = [];
   // A call given up while its server may still run it: that server is not handed to another event.
   let abandoned = false;
   const tools: Tool[] = [];
@@ -249,18 +265,18 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   settled.forEach((outcome, i) => {
     const config = configs[i]!;
     if (outcome.status === 'fulfilled') {
-      const { client, remote, protocolVersion, serverInfo, kind, elicitations } = outcome.value;
+      const { remote, protocolVersion, serverInfo, kind, elicitations } = outcome.value;
+      const link = new ServerLink(config, outcome.value, (restart) => connectMcpServer(config, startTimeoutMs, transportOptions, restart), elicitations, logger);
       const own: Tool[] = [];
       for (const descriptor of remote) {
         const name = bridgedToolName(config.name, descriptor.name, taken);
         try {
-          own.push(bridgeMcpTool({ client, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations, onAbandoned: () => (abandoned = true) }).tool);
+          own.push(bridgeMcpTool({ client: link, server: config, tool: descriptor, name, timeoutMs: callTimeoutMs, elicitations, onAbandoned: () => (abandoned = true) }).tool);
         } catch (error) {
           logger.warn('mcp tool skipped', { server: config.name, tool: descriptor.name, reason: `unusable input schema: ${errorMessage(error)}` });
         }
       }
-      closers.push(outcome.value.close);
-      started.push({ client, remote, disconnected: outcome.value.disconnected });
+      links.push(link);
       tools.push(...own);
       servers.push({
         name: config.name,
@@ -286,7 +302,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   });
 
   let closed = false;
-  const alive = () => !closed && !abandoned && started.every((server) => !server.disconnected());
+  const alive = () => !closed && !abandoned && links.every((link) => link.connected());
   return {
     tools,
     servers,
@@ -295,13 +311,13 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
       if (!alive()) return false;
       // Listing the tools again is the liveness check (every server answers it) and catches a
       // server whose tools changed since they were bridged: an event connecting afresh sees those.
-      const listed = await Promise.allSettled(started.map(({ client }) => listAllTools(client, timeoutMs)));
-      return alive() && listed.every((list, i) => list.status === 'fulfilled' && JSON.stringify(list.value) === JSON.stringify(started[i]!.remote));
+      const listed = await Promise.allSettled(links.map(({ client }) => listAllTools(client, timeoutMs)));
+      return alive() && listed.every((list, i) => list.status === 'fulfilled' && JSON.stringify(list.value) === JSON.stringify(links[i]!.offered));
     },
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.allSettled(closers.map((close) => close()));
+      await Promise.allSettled(links.map((link) => link.close()));
     },
   };
 }

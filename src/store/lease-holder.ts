@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { processExists } from '../util/process-exists.ts';
 
 /**
  * A process as the holder of a lease or claim on one host: its pid and start time, enough to
@@ -42,11 +43,7 @@ function processStart(pid: number): number | null {
  */
 export function holderIsAlive(holder: LeaseHolder): boolean {
   if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
+  if (!processExists(holder.pid)) return false;
   const started = processStart(holder.pid);
   return holder.started === null || started === null || started === holder.started;
 }

@@ -32,16 +32,4 @@ export function toolContext(overrides: Partial<ToolContext> = {}): ToolContext &
 }
 
 /** Whether a process with this pid still exists (and is not a zombie). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return true;
-  }
-}
+export { processRunning as processAlive } from '../../src/util/process-exists.ts';

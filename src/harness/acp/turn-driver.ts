@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { JournalStore } from '../../store/journal-store.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { processExists } from '../../util/process-exists.ts';
 
 /**
  * Which process drives a session's ACP turn — runs it, or keeps its agent waiting with a request
@@ -80,14 +81,4 @@ function isLive(record: DriverRecord): boolean {
   // On this host the process tells; a record left unrenewed far longer than any stall names a reused pid.
   if (record.host === HOST) return processExists(record.pid) && age < 10 * RECORD_TTL_MS;
   return age < RECORD_TTL_MS;
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's process.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

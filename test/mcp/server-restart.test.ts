@@ -1,0 +1,113 @@
+// A drop-in server that exits while its connection is in use (a wake, a worker's kept connection)
+// is started again on the next call, and a call is sent again only when that cannot repeat an
+// effect. Real stdio servers that report their pid; every process they start is logged and
+// checked to be gone at the end.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connectMcpServers, type McpConnection } from '../../src/mcp/client.ts';
+import { createMemoryLogger } from '../../src/util/logger.ts';
+import { parseMcpServerEntry, type McpServerConfig } from '../../src/mcp/config.ts';
+import { MAX_SERVER_RESTARTS } from '../../src/mcp/server-link.ts';
+import { waitFor } from '../support/wait.ts';
+import { processAlive } from '../tools/helpers.ts';
+import { byName, context, fixtureCommand } from './helpers.ts';
+
+let dir: string;
+let connection: McpConnection | undefined;
+const files = () => ({ PID_LOG: join(dir, 'pids'), ONCE_FILE: join(dir, 'once'), VANISH_MARK: join(dir, 'vanished'), SLOW_START_FILE: join(dir, 'slow') });
+const config = (extra: Record<string, unknown> = {}): McpServerConfig =>
+  parseMcpServerEntry('kept', { ...fixtureCommand('kept-server.ts'), env: files(), ...extra }, 'test:kept', process.cwd());
+const call = (name: string, input: unknown = {}, overrides = {}) => byName(connection!.tools, `kept__${name}`).execute!(input, context(overrides));
+const pidNow = async () => Number(await call('pid'));
+const startedPids = () => readFileSync(files().PID_LOG, 'utf8').trim().split('\n').map(Number);
+const runsOfOnce = () => readFileSync(files().ONCE_FILE, 'utf8').trim().split('\n').length;
+const untilGone = (pid: number) => waitFor(`server ${pid} to end`, () => !processAlive(pid), { withinMs: 20_000, everyMs: 20 });
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'acx-mcp-restart-'));
+});
+afterEach(async () => {
+  await connection?.close();
+  connection = undefined;
+  // No server is left running, whichever way it was started.
+  for (const pid of startedPids()) await untilGone(pid);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('an MCP server that exits while its connection is in use', () => {
+  it('is started again on the next call, which runs there; the connection is alive again', async () => {
+    const logger = createMemoryLogger('info');
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000, logger });
+    const first = await pidNow();
+    expect(await call('exit')).toBe('bye');
+    await untilGone(first);
+    expect(connection.alive()).toBe(false);
+    const second = await pidNow();
+    expect(second).not.toBe(first);
+    expect(startedPids()).toEqual([first, second]);
+    expect(connection.alive()).toBe(true);
+    expect(await connection.unchanged(5_000)).toBe(true);
+    expect(logger.lines.some((line) => line.includes('mcp server exited; starting it again') && line.includes('server=kept'))).toBe(true);
+  });
+
+  it('fails an unsafe call the server died under, without sending it again; the next call gets a new server', async () => {
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
+    const first = await pidNow();
+    await expect(call('once')).rejects.toThrow(/kept__once failed: .*Connection closed/);
+    expect(runsOfOnce(), 'run once: not sent again').toBe(1);
+    expect(await pidNow()).not.toBe(first);
+    expect(runsOfOnce()).toBe(1);
+  });
+
+  it.each(['idempotent', 'read-only'] as const)('sends a %s call the server died under again, to the server started again', async (effect) => {
+    connection = await connectMcpServers([config({ effect })], { timeoutMs: 20_000 });
+    const first = await pidNow();
+    expect(await call('once')).toBe('run 2');
+    expect(runsOfOnce()).toBe(2);
+    expect(await pidNow()).not.toBe(first);
+  });
+
+  it(`gives up after ${MAX_SERVER_RESTARTS} restarts, saying so; a new connection starts it again`, async () => {
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
+    for (let restart = 0; restart <= MAX_SERVER_RESTARTS; restart++) {
+      const pid = await pidNow();
+      await call('exit');
+      await untilGone(pid);
+    }
+    await expect(pidNow()).rejects.toThrow(`kept__pid failed: the MCP server kept exited ${MAX_SERVER_RESTARTS + 1} times`);
+    expect(startedPids()).toHaveLength(MAX_SERVER_RESTARTS + 1);
+    expect(connection.alive()).toBe(false);
+    await connection.close();
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
+    expect(await pidNow()).toBeGreaterThan(0);
+  });
+
+  it('fails a call of a tool the restarted server no longer offers, and is no longer unchanged', async () => {
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
+    expect(await call('vanish')).toBe('here');
+    const first = await pidNow();
+    writeFileSync(files().VANISH_MARK, '');
+    await call('exit');
+    await untilGone(first);
+    await expect(call('vanish')).rejects.toThrow('was started again and no longer offers vanish as it did');
+    expect(await pidNow()).not.toBe(first);
+    expect(await connection.unchanged(5_000)).toBe(false);
+  });
+
+  it('stops waiting for a restart when the call is cancelled, and a restart still under way at close is ended', async () => {
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000, startTimeoutMs: 20_000 });
+    const first = await pidNow();
+    writeFileSync(files().SLOW_START_FILE, '60000');
+    await call('exit');
+    await untilGone(first);
+    const abort = new AbortController();
+    const waiting = call('pid', {}, { abortSignal: abort.signal });
+    await waitFor('the restart to begin', () => startedPids().length === 2, { withinMs: 20_000, everyMs: 20 });
+    abort.abort(new Error('the turn was stopped'));
+    await expect(waiting).rejects.toThrow('kept__pid was cancelled: the turn was stopped');
+    await connection.close();
+    await untilGone(startedPids()[1]!);
+  });
+});
