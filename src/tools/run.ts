@@ -30,7 +30,9 @@ export async function runTool(
   } catch (error) {
     if (AcxError.hasCode(error, 'turn-interrupted')) throw error;
     // The model reads this and the journal keeps it: a credential the error quotes goes to neither.
-    return { ok: false, error: `${tool.name} failed: ${scrubSecrets(errorMessage(error))}` };
+    const message = scrubSecrets(errorMessage(error));
+    // An error that already names its tool (an MCP tool's `<name> failed: …`) is not named twice.
+    return { ok: false, error: message.startsWith(`${tool.name} `) ? message : `${tool.name} failed: ${message}` };
   }
 }
 

@@ -291,6 +291,17 @@ describe('run() never throws: failures go back to the model', () => {
     expect(run).toEqual({ ok: false, output: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]', error: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]' });
   });
 
+  it('names the tool once when its error already does', async () => {
+    const registry = new ToolRegistry().register(
+      echoTool({
+        execute: () => {
+          throw new Error('echo did not answer within 20 s');
+        },
+      }),
+    );
+    expect((await registry.run('echo', { text: 'x' }, toolContext())).output).toBe('echo did not answer within 20 s');
+  });
+
   it('returns a rejected promise as the result', async () => {
     const registry = new ToolRegistry().register(echoTool({ execute: async () => Promise.reject(new Error('later')) }));
     expect((await registry.run('echo', { text: 'x' }, toolContext())).output).toBe('echo failed: later');
