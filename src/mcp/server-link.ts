@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import type { ToolEffect } from '../core/tool.ts';
@@ -33,6 +34,10 @@ export type Reconnect = (restart: { elicitations: ElicitationRouter; signal: Abo
  * that finds it open is sent.) A call the server died under is sent again to the new server only
  * when its tool's effect says a re-run is safe, as crash recovery decides; an unsafe one fails,
  * since nobody can know whether it ran.
+ *
+ * An HTTP server that answers 404 to a call has forgotten the session (restarted, or ended it):
+ * MCP has the client initialize a new one. The call was refused unread, so it is sent again
+ * there whatever its effect; that counts as a restart.
  */
 export class ServerLink {
   readonly config: McpServerConfig;
@@ -42,6 +47,8 @@ export class ServerLink {
   private restarting: Promise<LinkedConnection> | undefined;
   private restarts = 0;
   private closed = false;
+  /** A connection whose HTTP session the server no longer knows: connected anew before the next call. */
+  private expired: LinkedConnection | undefined;
   /** Aborted by close(): a start under way is given up (its process ended) rather than waited for. */
   private readonly closing = new AbortController();
   private readonly reconnect: Reconnect;
@@ -59,7 +66,11 @@ export class ServerLink {
 
   /** Whether the server is connected now (it may still be started again on the next call). */
   connected(): boolean {
-    return !this.closed && !this.current.disconnected();
+    return !this.closed && !this.gone(this.current);
+  }
+
+  private gone(connection: LinkedConnection): boolean {
+    return connection === this.expired || connection.disconnected();
   }
 
   /** The client to list the server's tools with now. */
@@ -74,8 +85,13 @@ export class ServerLink {
       try {
         return await run(connection.client);
       } catch (error) {
-        const lostAnswer = isConnectionClosed(error) && connection.disconnected() && effect !== 'unsafe';
-        if (attempt > 1 || signal.aborted || this.closed || !lostAnswer) throw error;
+        if (attempt > 1 || signal.aborted || this.closed) throw error;
+        if (isSessionUnknown(error)) {
+          this.expired = connection;
+          this.logger.warn('mcp session expired; sending the call again in a new one', { server: this.config.name, tool: tool.name });
+          continue;
+        }
+        if (!(isConnectionClosed(error) && connection.disconnected() && effect !== 'unsafe')) throw error;
         this.logger.warn('mcp call lost with its server; sending it again', { server: this.config.name, tool: tool.name, effect });
       }
     }
@@ -93,7 +109,7 @@ export class ServerLink {
 
   private async usable(tool: OfferedTool, signal: AbortSignal): Promise<LinkedConnection> {
     if (this.closed) throw new AcxError('mcp-unavailable', `the connection to the MCP server ${this.config.name} is closed`);
-    if (this.current.disconnected()) {
+    if (this.gone(this.current)) {
       this.restarting ??= this.restart().finally(() => (this.restarting = undefined));
       await untilSettledOrAborted(this.restarting, signal);
     }
@@ -112,12 +128,13 @@ export class ServerLink {
   private async restart(): Promise<LinkedConnection> {
     const server = this.config.name;
     if (this.restarts >= MAX_SERVER_RESTARTS) {
-      throw new AcxError('mcp-unavailable', `the MCP server ${server} exited ${this.restarts + 1} times; it is not started again until the next turn connects anew`, {
+      throw new AcxError('mcp-unavailable', `the MCP server ${server} exited or lost its session ${this.restarts + 1} times; it is not started again until the next turn connects anew`, {
         hint: "Read the server's own log for why it keeps exiting.",
       });
     }
     this.restarts += 1;
-    this.logger.warn('mcp server exited; starting it again', { server, restart: this.restarts, of: MAX_SERVER_RESTARTS });
+    const why = this.current === this.expired ? 'mcp session expired; connecting again' : 'mcp server exited; starting it again';
+    this.logger.warn(why, { server, restart: this.restarts, of: MAX_SERVER_RESTARTS });
     await this.current.close().catch(() => {});
     let next: LinkedConnection;
     try {
@@ -133,6 +150,11 @@ export class ServerLink {
     this.logger.info('mcp server started again', { server, tools: next.remote.length });
     return next;
   }
+}
+
+/** A Streamable HTTP server's 404 to a request in a session: the session is unknown to it. */
+function isSessionUnknown(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 function isConnectionClosed(error: unknown): boolean {

@@ -2,7 +2,7 @@
 // is started again on the next call, and a call is sent again only when that cannot repeat an
 // effect. Real stdio servers that report their pid; every process they start is logged and
 // checked to be gone at the end.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { parseMcpServerEntry, type McpServerConfig } from '../../src/mcp/config.
 import { MAX_SERVER_RESTARTS } from '../../src/mcp/server-link.ts';
 import { waitFor } from '../support/wait.ts';
 import { processAlive } from '../tools/helpers.ts';
+import { startHttpFixture } from '../fixtures/mcp/http-server.ts';
 import { byName, context, fixtureCommand } from './helpers.ts';
 
 let dir: string;
@@ -21,7 +22,7 @@ const config = (extra: Record<string, unknown> = {}): McpServerConfig =>
   parseMcpServerEntry('kept', { ...fixtureCommand('kept-server.ts'), env: files(), ...extra }, 'test:kept', process.cwd());
 const call = (name: string, input: unknown = {}, overrides = {}) => byName(connection!.tools, `kept__${name}`).execute!(input, context(overrides));
 const pidNow = async () => Number(await call('pid'));
-const startedPids = () => readFileSync(files().PID_LOG, 'utf8').trim().split('\n').map(Number);
+const startedPids = () => (existsSync(files().PID_LOG) ? readFileSync(files().PID_LOG, 'utf8').trim().split('\n').map(Number) : []);
 const runsOfOnce = () => readFileSync(files().ONCE_FILE, 'utf8').trim().split('\n').length;
 const untilGone = (pid: number) => waitFor(`server ${pid} to end`, () => !processAlive(pid), { withinMs: 20_000, everyMs: 20 });
 
@@ -76,7 +77,7 @@ describe('an MCP server that exits while its connection is in use', () => {
       await call('exit');
       await untilGone(pid);
     }
-    await expect(pidNow()).rejects.toThrow(`kept__pid failed: the MCP server kept exited ${MAX_SERVER_RESTARTS + 1} times`);
+    await expect(pidNow()).rejects.toThrow(`kept__pid failed: the MCP server kept exited or lost its session ${MAX_SERVER_RESTARTS + 1} times`);
     expect(startedPids()).toHaveLength(MAX_SERVER_RESTARTS + 1);
     expect(connection.alive()).toBe(false);
     await connection.close();
@@ -109,5 +110,26 @@ describe('an MCP server that exits while its connection is in use', () => {
     await expect(waiting).rejects.toThrow('kept__pid was cancelled: the turn was stopped');
     await connection.close();
     await untilGone(startedPids()[1]!);
+  });
+});
+
+describe('a Streamable HTTP server that forgot the session', () => {
+  it('gets a new session and the call, refused unread (404), sent again whatever its effect', async () => {
+    const http = await startHttpFixture();
+    const logger = createMemoryLogger('info');
+    const remote = await connectMcpServers([parseMcpServerEntry('remote', { url: http.url }, 'test:remote', process.cwd())], { timeoutMs: 20_000, logger });
+    try {
+      const echo = byName(remote.tools, 'remote__echo');
+      expect(echo.effect).toBe('unsafe');
+      expect(await echo.execute!({ text: 'one' }, context())).toBe('echo: one');
+      await http.expireSessions();
+      expect(await echo.execute!({ text: 'two' }, context())).toBe('echo: two');
+      expect(http.sessionsStarted()).toBe(2);
+      expect(remote.alive()).toBe(true);
+      expect(logger.lines.some((line) => line.includes('mcp session expired; sending the call again in a new one') && line.includes('server=remote'))).toBe(true);
+    } finally {
+      await remote.close();
+      await http.close();
+    }
   });
 });
