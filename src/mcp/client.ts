@@ -97,15 +97,23 @@ function millisecondsSetting(explicitMs: number | undefined, env: NodeJS.Process
 
 export interface Connected {
   client: Client;
-  close(): Promise<void>;
+  /** `endSession: false` leaves an HTTP server's session alone (one it has already forgotten). */
+  close(options?: { endSession?: boolean }): Promise<void>;
   /** Whether the transport has closed since (the server exited, its session ended). */
   disconnected(): boolean;
+  /** Whether the server gave this connection a session (Streamable HTTP's Mcp-Session-Id). */
+  inSession(): boolean;
   remote: McpToolDescriptor[];
   kind: TransportKind;
   elicitations: ElicitationRouter;
   protocolVersion?: string;
   serverInfo?: { name: string; version: string };
 }
+
+/** How long closing waits for an HTTP server to acknowledge the session's end. */
+const SESSION_END_WAIT_MS = 2_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** How many times one login may send the user to authorize (a server that keeps refusing stops there). */
 export const MAX_AUTHORIZATIONS = 3;
@@ -193,7 +201,7 @@ async function initialize(
   client.onclose = () => {
     disconnected = true;
   };
-  client.setRequestHandler(ElicitRequestSchema, (request) => elicitations.answer(request.params));
+  client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicitations.answer(request.params, extra.signal));
   const withStderr = (message: string) => {
     const tail = scrubSecrets(opened.stderrTail().trim().split('\n').slice(-3).join(' | '));
     return tail ? `${message} (stderr: ${tail})` : message;
@@ -205,17 +213,22 @@ async function initialize(
     stage = 'list tools';
     const remote = await listAllTools(client, startTimeoutMs, signal);
     const serverInfo = client.getServerVersion();
-    const close = async () => {
+    const close = async ({ endSession = true }: { endSession?: boolean } = {}) => {
       // Tell an HTTP server the session is over (it frees its state); stdio servers see stdin end.
-      if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
+      // Not waited for past a moment: closing the client aborts the request.
+      if (endSession && transport instanceof StreamableHTTPClientTransport) await Promise.race([transport.terminateSession().catch(() => {}), sleep(SESSION_END_WAIT_MS)]);
       await client.close();
     };
     // A stdio server that has exited is gone before its transport says so (the pipes close a
     // moment later): a call sent in between would be lost unread, so its process is asked too.
-    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    // A command that has already exited here only started the server (a wrapper that left it
+    // running): its pid says nothing of the server, so only the pipes do.
+    const started = transport instanceof StdioClientTransport ? transport.pid : null;
+    const pid = started !== null && processRunning(started) ? started : null;
     return {
       client,
       close,
+      inSession: () => transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined,
       disconnected: () => disconnected || (pid !== null && !processRunning(pid)),
       remote,
       kind: opened.kind,

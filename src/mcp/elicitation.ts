@@ -2,6 +2,7 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/type
 import type { ElicitationRequest } from '../core/elicitation.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { PausableDeadline } from '../util/deadline.ts';
+import { untilSettledOrAborted } from '../util/abortable.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
@@ -43,7 +44,12 @@ export class ElicitationRouter {
     }
   }
 
-  async answer(params: ElicitRequest['params']): Promise<ElicitResult> {
+  /**
+   * `signal` is the server's request's: aborted when the server cancels it or its connection
+   * closes (the server died while its user was being asked). The call's time limit then runs
+   * again, and the user's answer, when it comes, goes nowhere.
+   */
+  async answer(params: ElicitRequest['params'], signal?: AbortSignal): Promise<ElicitResult> {
     if (params.mode === 'url' || !('requestedSchema' in params)) return this.decline('it asked the user to open a URL, which acx does not do');
     const call = this.active.at(-1);
     if (!call) return this.decline('it asked outside any of its tool calls, so no user is waiting on it');
@@ -53,7 +59,11 @@ export class ElicitationRouter {
     call.deadline.pause();
     let result;
     try {
-      result = await elicit(request);
+      result = await (signal ? untilSettledOrAborted(elicit(request), signal) : elicit(request));
+    } catch (error) {
+      if (!signal?.aborted) throw error;
+      this.logger.warn('mcp elicitation withdrawn', { server: this.server, tool: call.toolName, reason: 'the server cancelled its question or went away' });
+      return { action: 'cancel' };
     } finally {
       call.deadline.resume();
     }

@@ -3,6 +3,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AcxError, errorMessage } from '../core/errors.ts';
 import type { ToolEffect } from '../core/tool.ts';
+import { untilSettledOrAborted } from '../util/abortable.ts';
 import type { Logger } from '../util/logger.ts';
 import type { McpServerConfig } from './config.ts';
 import type { ElicitationRouter } from './elicitation.ts';
@@ -20,7 +21,9 @@ export interface LinkedConnection {
   client: Client;
   remote: OfferedTool[];
   disconnected(): boolean;
-  close(): Promise<void>;
+  /** Whether the server gave the connection a session (an HTTP server's 404 then means it forgot it). */
+  inSession(): boolean;
+  close(options?: { endSession?: boolean }): Promise<void>;
 }
 
 /** Starts the server again, its elicitations still answered by the same router; `signal` gives the start up. */
@@ -86,7 +89,7 @@ export class ServerLink {
         return await run(connection.client);
       } catch (error) {
         if (attempt > 1 || signal.aborted || this.closed) throw error;
-        if (isSessionUnknown(error)) {
+        if (isSessionUnknown(error) && connection.inSession()) {
           this.expired = connection;
           this.logger.warn('mcp session expired; sending the call again in a new one', { server: this.config.name, tool: tool.name });
           continue;
@@ -135,7 +138,8 @@ export class ServerLink {
     this.restarts += 1;
     const why = this.current === this.expired ? 'mcp session expired; connecting again' : 'mcp server exited; starting it again';
     this.logger.warn(why, { server, restart: this.restarts, of: MAX_SERVER_RESTARTS });
-    await this.current.close().catch(() => {});
+    // A session the server has forgotten is not ended there (it would only answer 404 again).
+    await this.current.close({ endSession: this.current !== this.expired }).catch(() => {});
     let next: LinkedConnection;
     try {
       next = await this.reconnect({ elicitations: this.elicitations, signal: this.closing.signal });
@@ -159,19 +163,4 @@ function isSessionUnknown(error: unknown): boolean {
 
 function isConnectionClosed(error: unknown): boolean {
   return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
-}
-
-/** Waits for `work`, or throws the signal's reason as soon as it is aborted (the work goes on for whoever else waits). */
-async function untilSettledOrAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  signal.throwIfAborted();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-  }
 }

@@ -31,8 +31,9 @@ export async function runTool(
     if (AcxError.hasCode(error, 'turn-interrupted')) throw error;
     // The model reads this and the journal keeps it: a credential the error quotes goes to neither.
     const message = scrubSecrets(errorMessage(error));
-    // An error that already names its tool (an MCP tool's `<name> failed: …`) is not named twice.
-    return { ok: false, error: message.startsWith(`${tool.name} `) ? message : `${tool.name} failed: ${message}` };
+    // An MCP tool's error already names it (`<name> failed: …`, `<name> was cancelled: …`): not twice.
+    const named = AcxError.isInstance(error) && error.code.startsWith('mcp-') && message.startsWith(`${tool.name} `);
+    return { ok: false, error: named ? message : `${tool.name} failed: ${message}` };
   }
 }
 

@@ -3,8 +3,11 @@
 // effect. Real stdio servers that report their pid; every process they start is logged and
 // checked to be gone at the end.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectMcpServers, type McpConnection } from '../../src/mcp/client.ts';
 import { createMemoryLogger } from '../../src/util/logger.ts';
@@ -12,12 +15,13 @@ import { parseMcpServerEntry, type McpServerConfig } from '../../src/mcp/config.
 import { MAX_SERVER_RESTARTS } from '../../src/mcp/server-link.ts';
 import { waitFor } from '../support/wait.ts';
 import { processAlive } from '../tools/helpers.ts';
+import { createFixtureServer } from '../fixtures/mcp/fixture-tools.ts';
 import { startHttpFixture } from '../fixtures/mcp/http-server.ts';
 import { byName, context, fixtureCommand } from './helpers.ts';
 
 let dir: string;
 let connection: McpConnection | undefined;
-const files = () => ({ PID_LOG: join(dir, 'pids'), ONCE_FILE: join(dir, 'once'), VANISH_MARK: join(dir, 'vanished'), SLOW_START_FILE: join(dir, 'slow') });
+const files = () => ({ PID_LOG: join(dir, 'pids'), ONCE_FILE: join(dir, 'once'), VANISH_MARK: join(dir, 'vanished'), SLOW_START_FILE: join(dir, 'slow'), ASK_FILE: join(dir, 'asked') });
 const config = (extra: Record<string, unknown> = {}): McpServerConfig =>
   parseMcpServerEntry('kept', { ...fixtureCommand('kept-server.ts'), env: files(), ...extra }, 'test:kept', process.cwd());
 const call = (name: string, input: unknown = {}, overrides = {}) => byName(connection!.tools, `kept__${name}`).execute!(input, context(overrides));
@@ -53,6 +57,16 @@ describe('an MCP server that exits while its connection is in use', () => {
     expect(logger.lines.some((line) => line.includes('mcp server exited; starting it again') && line.includes('server=kept'))).toBe(true);
   });
 
+  it('starts it once for calls that find it gone together', async () => {
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
+    const first = await pidNow();
+    await call('exit');
+    await untilGone(first);
+    const pids = await Promise.all([pidNow(), pidNow(), pidNow()]);
+    expect(new Set(pids).size).toBe(1);
+    expect(startedPids()).toEqual([first, pids[0]]);
+  });
+
   it('fails an unsafe call the server died under, without sending it again; the next call gets a new server', async () => {
     connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
     const first = await pidNow();
@@ -85,7 +99,7 @@ describe('an MCP server that exits while its connection is in use', () => {
     expect(await pidNow()).toBeGreaterThan(0);
   });
 
-  it('fails a call of a tool the restarted server no longer offers, and is no longer unchanged', async () => {
+  it('fails a call of a tool the restarted server no longer offers, or offers changed, and is no longer unchanged', async () => {
     connection = await connectMcpServers([config()], { timeoutMs: 20_000 });
     expect(await call('vanish')).toBe('here');
     const first = await pidNow();
@@ -93,14 +107,16 @@ describe('an MCP server that exits while its connection is in use', () => {
     await call('exit');
     await untilGone(first);
     await expect(call('vanish')).rejects.toThrow('was started again and no longer offers vanish as it did');
+    await expect(call('shifty')).rejects.toThrow('was started again and no longer offers shifty as it did');
     expect(await pidNow()).not.toBe(first);
     expect(await connection.unchanged(5_000)).toBe(false);
   });
 
   it('stops waiting for a restart when the call is cancelled, and a restart still under way at close is ended', async () => {
-    connection = await connectMcpServers([config()], { timeoutMs: 20_000, startTimeoutMs: 20_000 });
+    // The start would take longer than the test may: only giving it up lets the test end.
+    connection = await connectMcpServers([config()], { timeoutMs: 20_000, startTimeoutMs: 600_000 });
     const first = await pidNow();
-    writeFileSync(files().SLOW_START_FILE, '60000');
+    writeFileSync(files().SLOW_START_FILE, '600000');
     await call('exit');
     await untilGone(first);
     const abort = new AbortController();
@@ -110,6 +126,17 @@ describe('an MCP server that exits while its connection is in use', () => {
     await expect(waiting).rejects.toThrow('kept__pid was cancelled: the turn was stopped');
     await connection.close();
     await untilGone(startedPids()[1]!);
+  });
+});
+
+describe('a server that dies while its user is being asked a question', () => {
+  it("lets the call's time limit run again, so the call sent again to the restarted server cannot hang", async () => {
+    const logger = createMemoryLogger('info');
+    connection = await connectMcpServers([config({ effect: 'idempotent' })], { timeoutMs: 20_000, callTimeoutMs: 2_000, logger });
+    const neverAnswered = () => new Promise<never>(() => {});
+    await expect(call('ask', {}, { elicit: neverAnswered })).rejects.toThrow('kept__ask did not answer within 2 s');
+    expect(logger.lines.some((line) => line.startsWith('WARNING mcp elicitation withdrawn server=kept tool=kept__ask'))).toBe(true);
+    expect(startedPids()).toHaveLength(2);
   });
 });
 
@@ -130,6 +157,36 @@ describe('a Streamable HTTP server that forgot the session', () => {
     } finally {
       await remote.close();
       await http.close();
+    }
+  });
+
+  it('sends nothing again for a 404 from a server that gave no session: there was none to forget', async () => {
+    let refusing = false;
+    let initialized = 0;
+    // A stateless server (no Mcp-Session-Id), each request on a transport of its own.
+    const server = createServer(async (req, res) => {
+      if (refusing) return void res.writeHead(404).end();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const mcp = createFixtureServer('stateless');
+      mcp.server.oninitialized = () => void (initialized += 1);
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const logger = createMemoryLogger('info');
+    const remote = await connectMcpServers([parseMcpServerEntry('stateless', { url }, 'test:stateless', process.cwd())], { timeoutMs: 20_000, logger });
+    try {
+      const echo = byName(remote.tools, 'stateless__echo');
+      expect(await echo.execute!({ text: 'one' }, context())).toBe('echo: one');
+      refusing = true;
+      await expect(echo.execute!({ text: 'two' }, context())).rejects.toThrow('stateless__echo failed: Streamable HTTP error: Error POSTing to endpoint');
+      expect(initialized).toBe(1);
+      expect(logger.lines.some((line) => line.includes('mcp session expired'))).toBe(false);
+    } finally {
+      await remote.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });

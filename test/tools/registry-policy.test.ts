@@ -9,7 +9,7 @@ import { createWebFetchTool } from '../../src/tools/builtin/web-fetch.ts';
 import { Policy, parseProfile, type PolicyTool } from '../../src/tools/policy.ts';
 import { ToolDefinitionError, ToolRegistry } from '../../src/tools/registry.ts';
 import type { Tool } from '../../src/tools/tool.ts';
-import { PolicyError } from '../../src/core/errors.ts';
+import { AcxError, PolicyError } from '../../src/core/errors.ts';
 import { addLiveSecret } from '../../src/util/scrub.ts';
 import { tempDir, toolContext, removeTempDirs } from './helpers.ts';
 
@@ -291,15 +291,19 @@ describe('run() never throws: failures go back to the model', () => {
     expect(run).toEqual({ ok: false, output: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]', error: 'echo failed: upstream refused key [REDACTED] and token=[REDACTED]' });
   });
 
-  it('names the tool once when its error already does', async () => {
-    const registry = new ToolRegistry().register(
-      echoTool({
-        execute: () => {
-          throw new Error('echo did not answer within 20 s');
-        },
-      }),
-    );
-    expect((await registry.run('echo', { text: 'x' }, toolContext())).output).toBe('echo did not answer within 20 s');
+  it("names an MCP tool once: its error already does; another tool's error that starts with its name is still named", async () => {
+    const throwing = (error: Error) =>
+      new ToolRegistry().register(
+        echoTool({
+          execute: () => {
+            throw error;
+          },
+        }),
+      );
+    const mcp = throwing(new AcxError('mcp-timeout', 'echo did not answer within 20 s'));
+    expect((await mcp.run('echo', { text: 'x' }, toolContext())).output).toBe('echo did not answer within 20 s');
+    const plain = throwing(new Error('echo access denied'));
+    expect((await plain.run('echo', { text: 'x' }, toolContext())).output).toBe('echo failed: echo access denied');
   });
 
   it('returns a rejected promise as the result', async () => {
