@@ -51,6 +51,10 @@ export class ElicitationRouter {
    */
   async answer(params: ElicitRequest['params'], signal?: AbortSignal): Promise<ElicitResult> {
     if (params.mode === 'url' || !('requestedSchema' in params)) return this.decline('it asked the user to open a URL, which acx does not do');
+    // A call's result and a question the server sent just after it can be read together: the
+    // call lets go of its place here only as its result's promises settle, after this handler has
+    // been started. Looking once this turn of the event loop is over sees the call already gone.
+    await new Promise((resolve) => setImmediate(resolve));
     const call = this.active.at(-1);
     if (!call) return this.decline('it asked outside any of its tool calls, so no user is waiting on it');
     const elicit = call.context.elicit;
