@@ -48,7 +48,11 @@ export interface McpServerStatus {
 export interface McpConnection {
   tools: Tool[];
   servers: McpServerStatus[];
-  /** Whether every server that connected is still connected (a stdio server that exited is not). */
+  /**
+   * Whether every server that connected is still the one that connected, and connected (a stdio
+   * server that exited is not; nor one started again since, which has used some of its restarts,
+   * so a worker keeps no such connection for later events: they connect afresh).
+   */
   alive(): boolean;
   /**
    * Whether every server that connected still answers (within `timeoutMs`) with the tools it
@@ -315,7 +319,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   });
 
   let closed = false;
-  const alive = () => !closed && !abandoned && links.every((link) => link.connected());
+  const alive = () => !closed && !abandoned && links.every((link) => link.connected() && !link.restarted);
   return {
     tools,
     servers,

@@ -24,9 +24,11 @@ interface Idle {
  * - A connection serves one wake at a time: two wakes at once get two connections, so a server
  *   never sees two conversations interleaved, as it never did with one connection per event.
  * - Kept per key (the conversation) and per server configuration: a changed drop-in connects anew.
- * - Handed out again only if every server started, is still connected, no call to it was given up
- *   while it may still be running, and it lists the same tools when asked again (a server that
- *   died a moment ago, hangs, or changed its tools is closed, and the event connects afresh).
+ * - Handed out again only if every server started, is still connected and was never started
+ *   again (so each connection begins with all its restarts, server-link.ts), no call to it was
+ *   given up while it may still be running, and it lists the same tools when asked again (a
+ *   server that died a moment ago, hangs, or changed its tools is closed, and the event connects
+ *   afresh).
  * - `closeIdle()` (the agent's files changed) retires every connection made before it, idle or
  *   in use: those in use are closed when given back.
  * - Idle ones are closed after `idleMs`, the oldest first beyond `maxIdle`, and all on close().

@@ -76,6 +76,11 @@ export class ServerLink {
     return connection === this.expired || connection.disconnected();
   }
 
+  /** Whether the server has been started again since the connection was made. */
+  get restarted(): boolean {
+    return this.restarts > 0;
+  }
+
   /** The client to list the server's tools with now. */
   get client(): Client {
     return this.current.client;
