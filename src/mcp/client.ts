@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -117,7 +118,6 @@ export interface Connected {
 /** How long closing waits for an HTTP server to acknowledge the session's end. */
 const SESSION_END_WAIT_MS = 2_000;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** How many times one login may send the user to authorize (a server that keeps refusing stops there). */
 export const MAX_AUTHORIZATIONS = 3;
@@ -220,7 +220,7 @@ async function initialize(
     const close = async ({ endSession = true }: { endSession?: boolean } = {}) => {
       // Tell an HTTP server the session is over (it frees its state); stdio servers see stdin end.
       // Not waited for past a moment: closing the client aborts the request.
-      if (endSession && transport instanceof StreamableHTTPClientTransport) await Promise.race([transport.terminateSession().catch(() => {}), sleep(SESSION_END_WAIT_MS)]);
+      if (endSession && transport instanceof StreamableHTTPClientTransport) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_END_WAIT_MS, undefined, { ref: false })]);
       await client.close();
     };
     // A stdio server that has exited is gone before its transport says so (the pipes close a
@@ -283,7 +283,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
     const config = configs[i]!;
     if (outcome.status === 'fulfilled') {
       const { remote, protocolVersion, serverInfo, kind, elicitations } = outcome.value;
-      const link = new ServerLink(config, outcome.value, (restart) => connectMcpServer(config, startTimeoutMs, transportOptions, restart), elicitations, logger);
+      const link = new ServerLink(config, outcome.value, (restart) => connectMcpServer(config, startTimeoutMs, transportOptions, restart), logger);
       const own: Tool[] = [];
       for (const descriptor of remote) {
         const name = bridgedToolName(config.name, descriptor.name, taken);
@@ -319,7 +319,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
   });
 
   let closed = false;
-  const alive = () => !closed && !abandoned && links.every((link) => link.connected() && !link.restarted);
+  const alive = () => !closed && !abandoned && links.every((link) => link.untouched());
   return {
     tools,
     servers,

@@ -23,6 +23,8 @@ export interface LinkedConnection {
   disconnected(): boolean;
   /** Whether the server gave the connection a session (an HTTP server's 404 then means it forgot it). */
   inSession(): boolean;
+  /** Who answers the server's questions; a server started again keeps it. */
+  elicitations: ElicitationRouter;
   close(options?: { endSession?: boolean }): Promise<void>;
 }
 
@@ -58,27 +60,22 @@ export class ServerLink {
   private readonly elicitations: ElicitationRouter;
   private readonly logger: Logger;
 
-  constructor(config: McpServerConfig, first: LinkedConnection, reconnect: Reconnect, elicitations: ElicitationRouter, logger: Logger) {
+  constructor(config: McpServerConfig, first: LinkedConnection, reconnect: Reconnect, logger: Logger) {
     this.config = config;
     this.reconnect = reconnect;
-    this.elicitations = elicitations;
+    this.elicitations = first.elicitations;
     this.logger = logger;
     this.offered = first.remote;
     this.current = first;
   }
 
-  /** Whether the server is connected now (it may still be started again on the next call). */
-  connected(): boolean {
-    return !this.closed && !this.gone(this.current);
+  /** Whether the server first started is still the one connected, and still connected (one started again has used a restart). */
+  untouched(): boolean {
+    return !this.closed && this.restarts === 0 && !this.gone(this.current);
   }
 
   private gone(connection: LinkedConnection): boolean {
     return connection === this.expired || connection.disconnected();
-  }
-
-  /** Whether the server has been started again since the connection was made. */
-  get restarted(): boolean {
-    return this.restarts > 0;
   }
 
   /** The client to list the server's tools with now. */
