@@ -238,7 +238,8 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     await queue.send({ kind: 'timeline', agent: AGENT, sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
     // The first deferral: 2.4 s to the lapse and a quarter second more, not the 60 s busy deferral
     // (nor whole seconds: the chaos run's deliveries behind a failed wake came back up to 2 s late).
-    const once = await until('the busy job was not put off', (rows) => rows.length === 2);
+    // The job row is written before the line that says so: wait for both.
+    const once = await until('the busy job was not put off', (rows) => rows.length === 2 && logger.lines.filter((line) => line.startsWith('INFO worker job deferred')).length === 1);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=2.65 deferrals=1`));
     // start_after is the sending transaction's now() plus the delay; created_on the clock a moment later.
     const delayMs = once[1]!.deferred_by_ms;
@@ -246,7 +247,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     expect(delayMs).toBeGreaterThan(2400);
     // Brought forward, as if its time had come: the holder renews, so the second deferral doubles the busy one.
     await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = $1 AND state = 'created'`, [WAKE_QUEUE]);
-    await until('the busy job was not put off again', (rows) => rows.length === 3);
+    await until('the busy job was not put off again', (rows) => rows.length === 3 && logger.lines.filter((line) => line.startsWith('INFO worker job deferred')).length === 2);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=120 deferrals=2`));
   });
   it.skipIf(POSTGRES_SKIP !== '')(`a busy timeline job whose holder has missed a renewal is put off only until its claims lapse, however often it was put off${POSTGRES_SKIP}`, { timeout: scaled(60_000) }, async () => {
@@ -261,7 +262,7 @@ describe('acx worker: a job whose session is busy or declined is put off, not fa
     await queue.send({ kind: 'timeline', agent: AGENT, sessionId: `timeline:${timeline}`, timeline, deliveryId: 'd1', platformUrl: 'http://127.0.0.1:9' });
     await until('the busy job was not put off', (rows) => rows.length === 2);
     await db.query(`UPDATE pgboss.job SET start_after = now() WHERE name = $1 AND state = 'created'`, [WAKE_QUEUE]);
-    await until('the busy job was not put off again', (rows) => rows.length === 3);
+    await until('the busy job was not put off again', (rows) => rows.length === 3 && logger.lines.filter((line) => line.startsWith('INFO worker job deferred')).length === 2);
     expect(logger.lines.join('\n')).toMatch(new RegExp(`INFO worker job deferred job=\\S+ session=timeline:${timeline} outcome=busy again=\\S+ after_s=1.65 deferrals=2`));
   });
 });
