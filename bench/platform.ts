@@ -60,9 +60,11 @@ let platform = await startPlatform({ home: join(home, 'platform'), port: 0, logg
 const ana = addUser(join(home, 'platform'), { handle: 'ana', kind: 'human' });
 const nova = addUser(join(home, 'platform'), { handle: 'nova', kind: 'ai', trust: ['ana'] });
 const agentDir = timelineAgentDir(home, 'nova');
-// Only what a wake needs: no keys or homes of the machine's own.
+// Only what a wake needs: no keys or homes of the machine's own. The breaker is set out of reach:
+// a bench's back-to-back wakes of one timeline are what it exists to stop (the default trips on
+// the eleventh within its window, and a declined wake posts no reply for a round to wait for).
 // ACX_RUN_FROM=dist measures the bundle an installed package runs (npm run build first).
-const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ...(process.env.ACX_RUN_FROM ? { ACX_RUN_FROM: process.env.ACX_RUN_FROM } : {}) };
+const wakeEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ACX_WAKE_BREAKER_MAX: '100000', ...(process.env.ACX_RUN_FROM ? { ACX_RUN_FROM: process.env.ACX_RUN_FROM } : {}) };
 const routerLines: string[] = [];
 const routerLog = createLogger({
   level: 'debug',
