@@ -99,7 +99,7 @@ export interface PrepareOptions {
    * wake's tool manifest and dashboard). A function is given the agent's tools once the tool set is
    * assembled (every active tool: built-ins, memory, media, plugins, MCP), so a manifest names them all.
    */
-  briefSections?: readonly string[] | ((tools: readonly Tool[]) => readonly string[]);
+  briefSections?: readonly string[] | ((tools: readonly Tool[]) => readonly string[] | Promise<readonly string[]>);
   /** Where code_execution's outputs go (a timeline wake: assets on the timeline); default the workspace. */
   keepOutput?: OutputSink;
   /** The platform a timeline wake runs on: its media tools read assets by uuid, its plugins get it in their context. */
@@ -181,7 +181,8 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     await dispatchHarness.close?.();
     throw error;
   };
-  const briefSections = typeof options.briefSections === 'function' ? options.briefSections(toolset.tools) : options.briefSections;
+  const brief = options.briefSections;
+  const briefSections = typeof brief === 'function' ? await (async () => brief(toolset.tools))().catch(giveUp) : brief;
   instructions = standingInstructions(settings, logger, briefSections);
   const serversDown = requiredServersDown(toolset.mcpServers);
   if (serversDown) await giveUp(serversDown);

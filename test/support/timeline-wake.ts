@@ -89,8 +89,10 @@ export async function wakeInProcess(
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
       permissionMode: options.permissionMode ?? 'allow-all',
-      agent: async (platformTools) => {
+      agent: async (platformTools, brief) => {
         if (options.agentFails) throw options.agentFails;
+        // As prepareAgent does: the brief (the platform's dashboard) is read before the agent starts.
+        await brief(platformTools);
         const harness = createEngineHarness({ model: fromLanguageModel(model, { vision: options.vision ?? true }), home, logger, ...options.harness });
         const engineAgent = new HarnessAgent({ harness, tools: [...platformTools, ...(options.tools ?? [])], permissionMode: options.permissionMode ?? 'allow-all', speech: { mode: 'tool', tool: 'messages_create' } });
         return { agent: engineAgent, maxSteps: 6, close: async () => harness.close?.() };

@@ -97,24 +97,28 @@ function recordingTakes(state: ChannelState, taken: ItemRef[]): ChannelState {
 }
 
 async function gatherAll(options: TimelineWorkOptions, me: Actor, room: Timeline, wakeId: string): Promise<GatheredWork> {
+  // The kinds are read at once, each with its own mark and claims, so none waits on another's
+  // round trips to the platform. Every one has finished before a failure is passed on, so the
+  // claims gatherWork gives back are all there are; nothing is settled then.
+  const kinds = await Promise.allSettled([
+    messageWork(options, me, room, wakeId),
+    singleItemWork(options, me, 'asset', wakeId),
+    singleItemWork(options, me, 'webhook_event', wakeId),
+    taskWork(options, wakeId),
+  ]);
+  const failed = kinds.find((kind) => kind.status === 'rejected');
+  if (failed) throw failed.reason;
   const work: WorkTurn[] = [];
   const settleKinds: Array<() => Promise<void>> = [];
   let busy = false;
-  const messages = await messageWork(options, me, room, wakeId);
-  work.push(...messages.turns);
-  if (messages.turns.length === 0) await messages.settle();
-  else settleKinds.push(messages.settle);
-  busy ||= messages.busy;
-  for (const kind of ['asset', 'webhook_event'] as const) {
-    const items = await singleItemWork(options, me, kind, wakeId);
-    work.push(...items.turns);
-    busy ||= items.busy;
-    if (items.turns.length === 0) await items.settle();
-    else settleKinds.push(items.settle);
+  for (const kind of kinds as Array<PromiseFulfilledResult<{ turns: WorkTurn[]; settle?: () => Promise<void>; busy: boolean }>>) {
+    const { turns, settle } = kind.value;
+    work.push(...turns);
+    busy ||= kind.value.busy;
+    if (!settle) continue;
+    if (turns.length === 0) await settle();
+    else settleKinds.push(settle);
   }
-  const tasks = await taskWork(options, wakeId);
-  work.push(...tasks.turns);
-  busy ||= tasks.busy;
   return { work, settleKinds, busy };
 }
 

@@ -41,7 +41,7 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
    * of every active tool with a gotcha each, and the platform's dashboard.md (absent when it could
    * not be fetched, or with onboarding off).
    */
-  agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => readonly string[]) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => Promise<readonly string[]>) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
   /** Orient the agent with the platform's dashboard.md in its brief (ACX_ONBOARD); default on. */
   onboard?: boolean;
   /** The model this wake would call, named on `wake start` (absent: not named). */
@@ -82,21 +82,22 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   const breaker = options.breaker ? await passTimelineBreaker(state, timeline, options.breaker, logger, bookend) : undefined;
   if (breaker?.passed === false) return { outcome: 'declined', posted: 0 };
 
-  let room: Timeline;
-  try {
-    room = (await client.timelines.get(timeline)).timeline;
-  } catch (error) {
-    if (NotFoundError.isInstance(error)) {
+  // Both read at once (a round trip less before the model is asked); the timeline's answer decides first.
+  const [roomRead, meRead] = await Promise.allSettled([client.timelines.get(timeline), client.dashboard.get()]);
+  if (roomRead.status === 'rejected') {
+    if (NotFoundError.isInstance(roomRead.reason)) {
       logger.info('wake skipped', { ...bookend, reason: 'timeline_deleted' });
       return { outcome: 'skipped', reason: 'timeline_deleted', posted: 0 };
     }
-    throw error;
+    throw roomRead.reason;
   }
+  const room: Timeline = roomRead.value.timeline;
   if (room.locked) {
     logger.info('wake skipped', { ...bookend, reason: 'timeline_locked' });
     return { outcome: 'skipped', reason: 'timeline_locked', posted: 0 };
   }
-  const me = (await client.dashboard.get()).identity;
+  if (meRead.status === 'rejected') throw meRead.reason;
+  const me = meRead.value.identity;
   logger.info('wake start', {
     ...bookend,
     agent: me.handle,
@@ -151,7 +152,9 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   }).map(interruptOnOutage);
   let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
   try {
-    prepared = await options.agent(tools, await platformBrief(client, options.onboard !== false, logger));
+    // The dashboard for the brief is fetched while the agent is prepared; the brief waits for it.
+    const brief = platformBrief(client, options.onboard !== false, logger);
+    prepared = await options.agent(tools, async (agentTools) => (await brief)(agentTools));
   } catch (error) {
     // An agent that cannot start (a required MCP server down, a broken config) is the operator's
     // problem, not the items': they go back as this wake found them, unanswered and unsettled,
