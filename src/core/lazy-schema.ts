@@ -8,7 +8,21 @@
  */
 export function lazySchema<T extends object>(build: () => T): () => T {
   let schema: T | undefined;
-  return () => (schema ??= ownSchema(build()));
+  const get = () => (schema ??= ownSchema(build()));
+  lazySchemas.push(get);
+  return get;
+}
+
+// Every lazy schema of the modules loaded so far, for a process that builds them ahead of use.
+const lazySchemas: Array<() => object> = [];
+
+/**
+ * Builds every lazy schema of the modules loaded so far (each is then the object its tools
+ * return) and returns them: what a warm wake process does before its event
+ * (src/frontends/cli/warm-rehearsal.ts), so that the event pays for none of them.
+ */
+export function buildLazySchemas(): object[] {
+  return lazySchemas.map((get) => get());
 }
 
 // acx's own schemas: their tests convert each one, so the registry need not convert them at

@@ -19,8 +19,13 @@ const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<P
     import('../../app/prepare.ts'),
     import('../../app/builtins.ts'),
     loadModelProvider(args[0]),
-    // Node sets fetch up on its first use (undici, tens of ms); a data: URL does that without a connection.
-    fetch('data:,').then((response) => response.text()),
+    // The router keeps warm processes for timeline wakes: the platform read, its tools, the model request.
+    import('./warm-rehearsal.ts').then(async ({ rehearseHttp, rehearseRecall, rehearseToolSchemas }) => {
+      await Promise.all([import('../../app/prepare.ts'), import('../../app/builtins.ts')]); // their schemas too
+      await rehearseToolSchemas().catch(() => undefined);
+      await rehearseRecall().catch(() => undefined);
+      await rehearseHttp();
+    }),
   ],
 };
 

@@ -1,0 +1,69 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+
+/**
+ * What a warm wake process (warm.ts) does once, before its event, besides loading modules: the
+ * first run of some code costs far more than the next (Node builds its HTTP client on the first
+ * request; V8 compiles and optimises a function when it first runs), and an event should find
+ * that paid. Each step is a rehearsal on throwaway objects: nothing here reaches the platform,
+ * the model or the agent's files, and a step that fails only loses its head start.
+ */
+
+/**
+ * Two requests through `fetch` (a GET, then a POST with a JSON body, each answered with JSON) to a
+ * server of its own on loopback, then closed. Node sets its HTTP client up (undici: its
+ * WebAssembly parser, the connection pool, header and body handling) on the first request to a
+ * real server: 30-40 ms on a 2-core machine, which a cold wake pays on its platform read and the
+ * model request after it. Skipped when Node sends requests through a proxy (NODE_USE_ENV_PROXY):
+ * a rehearsal is not worth a request to someone else's server.
+ */
+export async function rehearseHttp(): Promise<void> {
+  if (process.env.NODE_USE_ENV_PROXY) return;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const signal = AbortSignal.timeout(5_000);
+    await (await fetch(url, { signal })).json();
+    await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"warm":true}', signal })).json();
+  } catch {
+    // No loopback here (or it was slow): the event's first request pays the set-up instead.
+  } finally {
+    // Its keep-alive connection too: an idle process must hold nothing open but the router's channel.
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/**
+ * The tools' input schemas as JSON Schema, which the registry and the first model request need.
+ * acx's own tools build theirs once per process (lazySchema): built and converted here, they are
+ * the very objects the wake's tools carry, conversion kept. The platform tools build theirs per
+ * wake (they close over its timeline), so a throwaway set is built with a client that is never
+ * called: zod's conversion runs several times faster the second time in a process.
+ */
+export async function rehearseToolSchemas(): Promise<void> {
+  const [{ createPlatformTools }, { BaseCradleClient }, { normalizeSchema }, { buildLazySchemas }] = await Promise.all([
+    import('../../channel/tools/index.ts'),
+    import('../../channel/client.ts'),
+    import('../../tools/schema.ts'),
+    import('../../core/lazy-schema.ts'),
+  ]);
+  for (const schema of buildLazySchemas()) void normalizeSchema(schema as Parameters<typeof normalizeSchema>[0]).jsonSchema;
+  const client = new BaseCradleClient({ env: {}, baseUrl: 'http://127.0.0.1:9', token: 'rehearsal' });
+  const tools = createPlatformTools({ client, timeline: '00000000-0000-4000-8000-000000000000', recentToolImages: () => [], workspace: tmpdir() });
+  for (const tool of tools) void normalizeSchema(tool.inputSchema).jsonSchema;
+}
+
+/** Memory recall on the turn's prompt: its word pattern (Unicode classes) is compiled on first use. */
+export async function rehearseRecall(): Promise<void> {
+  const { queryTerms } = await import('../../memory/query.ts');
+  queryTerms('Rehearsal: recall the notes about étude 42');
+}
