@@ -34,10 +34,13 @@ async function bootOnce(flags: RunFlags): Promise<number> {
   const prepared = await prepareAgent(settings, { logger: silentLogger });
   let elapsed = 0;
   const model = prepared.model.model;
-  model.doStream = async () => {
+  // generate() calls doGenerate, stream() doStream: either is the first model call.
+  const stopHere = async (): Promise<never> => {
     elapsed = Number(process.hrtime.bigint() - start) / 1e6;
     throw new FirstModelCall('stop here');
   };
+  model.doStream = stopHere;
+  model.doGenerate = stopHere;
   try {
     const session = await prepared.agent.createSession();
     await prepared.agent.generate({ session, prompt: 'When can we still deploy before the freeze?' }).catch(() => undefined);
