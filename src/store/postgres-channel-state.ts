@@ -2,7 +2,7 @@ import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
 import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type BreakerTables, postgresBreakerQuery, retractFromBreakerAsync } from './breaker.ts';
 import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind, type NextLapse } from './channel-state.ts';
-import { currentHolder, type LeaseHolder } from './lease-holder.ts';
+import { currentHolder, holderGoneAsSeenBy, type LeaseHolder } from './lease-holder.ts';
 import { LeaseRenewals, renewalMissed } from './lease-renewals.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { inTransaction, SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
@@ -15,7 +15,8 @@ import { whileServerAway } from './postgres-wait.ts';
  * agents share one database). An in-flight claim is held by a lease: an expiry (the server's
  * clock) the store renews while the wake that took it runs, so a dead wake's items are taken
  * over on any host within one `leaseTtlMs`, and a live wake's are never taken (a pid means
- * nothing on another host, so liveness is never judged by one). Staleness (CLAIM_STALE_MS since
+ * nothing on another host, so liveness is judged by one only where it was recorded: a wake on the
+ * machine of a holder that exited takes its claims over at once). Staleness (CLAIM_STALE_MS since
  * the last heartbeat) still frees a claim whose live holder is stuck, as on SQLite.
  */
 const MIGRATIONS = [
@@ -61,6 +62,8 @@ export interface PostgresChannelStateOptions {
 interface ClaimRow {
   phase: ClaimPhase;
   wake: string;
+  /** The holder's LeaseHolder, as JSON. */
+  holder: string;
   resumes: number;
   batch: string | null;
   live: boolean;
@@ -78,6 +81,8 @@ export class PostgresChannelState implements ChannelState {
   readonly agentId: string;
   private readonly url: string;
   private readonly ttlMs: number;
+  /** The process this store holds claims for, and as written into them. */
+  private readonly holderIs: LeaseHolder;
   private readonly holder: string;
   private readonly pinnedNow: (() => Date) | undefined;
   private ready: Promise<void> | undefined;
@@ -93,7 +98,8 @@ export class PostgresChannelState implements ChannelState {
     this.url = url;
     this.agentId = agentId;
     this.ttlMs = options.leaseTtlMs ?? DEFAULT_CLAIM_LEASE_TTL_MS;
-    this.holder = JSON.stringify(options.holder ?? currentHolder());
+    this.holderIs = options.holder ?? currentHolder();
+    this.holder = JSON.stringify(this.holderIs);
     this.pinnedNow = options.now;
     this.renewals = new LeaseRenewals(this.ttlMs);
     this.pool = openPostgresPool(url, options.maxConnections ?? 4);
@@ -166,13 +172,14 @@ export class PostgresChannelState implements ChannelState {
   /**
    * Under the item's advisory transaction lock (an item's first claim has no row to lock yet), so
    * two wakes racing for it on any hosts take turns and one wins. The holder is alive while its
-   * lease has not expired.
+   * lease has not expired, unless it ran on this machine and has exited: then its claim is taken
+   * over at once rather than a lease later (a SIGKILLed worker's timeline waited out the lease).
    */
   async take(ref: ItemRef, wake: string): Promise<ClaimOutcome> {
     const outcome = await this.transaction(async (client): Promise<ClaimOutcome> => {
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_SPACE, JSON.stringify([this.agentId, ref.timeline, ref.kind, ref.item])]);
       const [row] = await this.rows<ClaimRow>(
-        `SELECT phase, wake, resumes, expires_at > now() AS live, COALESCE($5::timestamptz, now()) - at::timestamptz > $6 * interval '1 millisecond' AS stale
+        `SELECT phase, wake, holder, resumes, expires_at > now() AS live, COALESCE($5::timestamptz, now()) - at::timestamptz > $6 * interval '1 millisecond' AS stale
          FROM acx_channel_claims WHERE agent_id = $1 AND timeline = $2 AND kind = $3 AND item = $4`,
         [ref.timeline, ref.kind, ref.item, this.pinnedIso(), CLAIM_STALE_MS],
         client,
@@ -183,12 +190,20 @@ export class PostgresChannelState implements ChannelState {
       }
       if (row.phase === 'done' || row.phase === 'abandoned') return row.phase;
       if (row.wake === wake) return 'taken';
-      if (!row.stale && row.live) return 'held';
+      if (!row.stale && row.live && !this.holderGone(row.holder)) return 'held';
       await this.writeClaim(client, ref, wake, row.resumes + 1);
       return 'resumed';
     });
     if (outcome === 'taken' || outcome === 'resumed') this.keepRenewing(ref, wake);
     return outcome;
+  }
+
+  private holderGone(recorded: string): boolean {
+    try {
+      return holderGoneAsSeenBy(JSON.parse(recorded) as LeaseHolder, this.holderIs);
+    } catch {
+      return false; // not a holder acx wrote: left to lapse
+    }
   }
 
   private async writeClaim(client: pg.PoolClient, ref: ItemRef, wake: string, resumes: number): Promise<void> {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { scrubSecrets } from '../util/scrub.ts';
 import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgresBreakerQuery } from './breaker.ts';
 import { LeaseRenewals } from './lease-renewals.ts';
-import { currentHolder, type LeaseHolder, sameHolder } from './lease-holder.ts';
+import { currentHolder, holderGoneAsSeenBy, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { agentScoped, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
@@ -159,7 +159,8 @@ export class PostgresWakeStore implements WakeStore {
       // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
       const { eventIsNew, holder: current } = await this.recordAndReadLease(client, sessionId, event, nowMs);
       const currentHolder = current === null ? undefined : (JSON.parse(current) as LeaseHolder);
-      if (currentHolder && !sameHolder(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
+      // A holder that exited on this machine is not waited for: its lease would only lapse later.
+      if (currentHolder && !sameHolder(currentHolder, holder) && !holderGoneAsSeenBy(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
       const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
       await this.rows(

@@ -2,7 +2,8 @@
 // per-timeline breaker — on both stores: a real SQLite channel.db, and a real throwaway PostgreSQL
 // cluster (skipped saying why when the binaries are missing). Claim holders are real processes.
 // Liveness differs by store: a pid on one host (SQLite), a lease expiry the holding store keeps
-// renewing (PostgreSQL: a SIGKILLed holder's claims are taken over once it lapses, never before).
+// renewing (PostgreSQL: a SIGKILLed holder's claims are taken over once it lapses, never before,
+// by a wake on another machine; at once by a wake on the machine where its pid meant it).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,7 +108,7 @@ async function serverMs(url: string): Promise<number> {
   }
 }
 
-/** Takes `ref` once its killed holder is gone: SQLite sees the pid gone at once; PostgreSQL once the lease the dead process renewed lapses. */
+/** Takes `ref` once its killed holder is gone (each store sees a pid of its own machine gone at once; this waits for a slow reaping too). */
 async function takeOnceHolderGone(backend: Backend, state: ChannelState, ref: ReturnType<typeof item>, wake: string): Promise<string> {
   let outcome = await state.take(ref, wake);
   while (outcome === 'held' && backend === postgresBackend) {
@@ -352,7 +353,33 @@ console.log(await s.take(${JSON.stringify(item(3))}, wake));`;
 });
 
 describe('channel state on postgres: a claim is a lease its holder renews', () => {
-  it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's claim is taken over once its lease expires, not before${POSTGRES_SKIP}`, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder on this machine: a wake here takes its claim over at once, its lease still running${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('channel_dead_here');
+    const ttlMs = 600_000; // no lapse within the test: only the holder's exit can free the claim
+    const holder = await holderProcess(postgresBackend, url, item(1), 'dead-wake', ttlMs);
+    expect(holder.outcome).toBe('taken');
+    const here = track(await PostgresChannelState.open(url, 'agent-a', { leaseTtlMs: ttlMs }));
+    expect(await here.take(item(1), 'mine'), 'the holder is alive: its claim stands').toBe('held');
+    await holder.kill();
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      const live = async () => (await check.query<{ live: boolean }>('SELECT expires_at > now() AS live FROM acx_channel_claims WHERE item = $1', [item(1).item])).rows[0]!.live;
+      expect(await live(), "the dead holder's lease has not lapsed").toBe(true);
+      expect(await here.take(item(1), 'mine')).toBe('resumed');
+      expect(await here.resumes(item(1))).toBe(1);
+      // A wake that says it runs on another machine cannot check the pid: it leaves a claim to lapse.
+      const elsewhere = track(await PostgresChannelState.open(url, 'agent-a', { holder: { pid: 1, host: 'another-host', started: null } }));
+      const holder2 = await holderProcess(postgresBackend, url, item(2), 'dead-wake-2', ttlMs);
+      await holder2.kill();
+      expect(await elsewhere.take(item(2), 'theirs')).toBe('held');
+      expect(await here.take(item(2), 'mine')).toBe('resumed');
+    } finally {
+      await check.end();
+    }
+  }, scaled(60_000));
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a SIGKILLed holder's claim is taken over by a wake on another machine once its lease expires, not before${POSTGRES_SKIP}`, async () => {
     const url = postgres.database('channel');
     const ttlMs = scaled(1500);
     const holder = await holderProcess(postgresBackend, url, item(1), 'dead-wake', ttlMs);
