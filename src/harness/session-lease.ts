@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { AcxError } from '../core/errors.ts';
 import type { SessionLeases } from '../store/journal-store.ts';
+import { sessionLeaseHolder } from '../store/lease-holder.ts';
 import { LeaseRenewals } from '../store/lease-renewals.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -13,7 +13,7 @@ import type { Logger } from '../util/logger.ts';
 export interface SessionLeaseSettings {
   /** How long a second call on a busy session waits before `session-busy` (default 30 s). */
   waitMs?: number;
-  /** How long a lease lasts unrenewed: a dead holder's session is free after this (default 15 s, inside the wait). */
+  /** How long a lease lasts unrenewed: a dead holder's session is free after this (default 15 s, inside the wait); at once for a holder that exited on this machine. */
   ttlMs?: number;
 }
 
@@ -30,7 +30,8 @@ export async function holdSession<T>(
 ): Promise<T> {
   const ttlMs = settings.ttlMs ?? DEFAULT_TTL_MS;
   const waitMs = settings.waitMs ?? DEFAULT_WAIT_MS;
-  const holder = randomUUID();
+  // This call, with its process: a holder that exited on this machine is taken over at once, not a TTL later.
+  const holder = sessionLeaseHolder();
   const deadline = Date.now() + waitMs;
   while (!(await leases.take(sessionId, holder, ttlMs))) {
     if (Date.now() >= deadline) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { processExists, processRunning } from '../util/process-exists.ts';
@@ -89,4 +90,23 @@ export function holderIsGone(holder: LeaseHolder): boolean {
  */
 export function holderGoneAsSeenBy(recorded: LeaseHolder, judge: LeaseHolder): boolean {
   return judge.machine !== undefined && judge.machine === machineId() && holderIsGone(recorded);
+}
+
+/**
+ * A session lease's holder (the harness's one turn per session, PostgreSQL): this call, a fresh
+ * id, with the process making it, so that a store on its machine can tell that it exited.
+ */
+export function sessionLeaseHolder(): string {
+  return JSON.stringify({ call: randomUUID(), ...currentHolder() });
+}
+
+/** Whether a session lease's recorded holder (sessionLeaseHolder's) exited on this machine; a holder written otherwise is not judged. */
+export function sessionHolderGone(recorded: string): boolean {
+  let holder: unknown;
+  try {
+    holder = JSON.parse(recorded);
+  } catch {
+    return false;
+  }
+  return typeof holder === 'object' && holder !== null && holderGoneAsSeenBy(holder as LeaseHolder, currentHolder());
 }

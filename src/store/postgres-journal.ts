@@ -5,6 +5,7 @@ import { scrubSecrets } from '../util/scrub.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
 import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
+import { sessionHolderGone } from './lease-holder.ts';
 import { JOURNAL_MIGRATIONS } from './postgres-journal-schema.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { openPostgresPool } from './postgres-pool.ts';
@@ -98,13 +99,27 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   readonly leases: SessionLeases = {
-    take: async (sessionId, holder, ttlMs) =>
-      (await this.run(
-        "INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ($agent, $1, $2, now() + $3 * interval '1 millisecond') " +
-          'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at ' +
-          'WHERE acx_session_leases.expires_at < now() OR acx_session_leases.holder = excluded.holder',
-        [sessionId, holder, ttlMs],
-      )) === 1,
+    take: async (sessionId, holder, ttlMs) => {
+      const taken =
+        (await this.run(
+          "INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ($agent, $1, $2, now() + $3 * interval '1 millisecond') " +
+            'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at ' +
+            'WHERE acx_session_leases.expires_at < now() OR acx_session_leases.holder = excluded.holder',
+          [sessionId, holder, ttlMs],
+        )) === 1;
+      if (taken) return true;
+      // Held: by a process that exited on this machine, it is taken from that holder at once (sessionLeaseHolder).
+      const [held] = await this.rows<{ holder: string }>('SELECT holder FROM acx_session_leases WHERE agent_id = $agent AND session_id = $1', [sessionId]);
+      if (!held || !sessionHolderGone(held.holder)) return false;
+      return (
+        (await this.run("UPDATE acx_session_leases SET holder = $2, expires_at = now() + $4 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $3", [
+          sessionId,
+          holder,
+          held.holder,
+          ttlMs,
+        ])) === 1
+      );
+    },
     renew: async (sessionId, holder, ttlMs) =>
       (await this.run("UPDATE acx_session_leases SET expires_at = now() + $3 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $2", [sessionId, holder, ttlMs])) === 1,
     release: async (sessionId, holder) => {

@@ -2,6 +2,8 @@
 // "replicas") share one real throwaway cluster; the second generate() on a busy session waits
 // and then fails with session-busy; a dead holder's expired lease is taken over, a live one never;
 // a holder whose lease is taken over mid-turn stops its turn and leaves it to the next holder.
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -14,6 +16,7 @@ import { scriptedModel, toolResultCount } from '../support/scripted-model.ts';
 import { scaled } from '../support/time-scale.ts';
 import { AcxError } from '../../src/core/errors.ts';
 import { leaseTakingTool, takeSessionLease } from '../support/lease-taker.ts';
+import { machineId } from '../../src/store/lease-holder.ts';
 
 let cluster: PostgresCluster | undefined;
 let url = '';
@@ -80,6 +83,26 @@ describe('session leases on PostgreSQL', () => {
       await pool.query("UPDATE acx_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = 'orphan'");
       expect((await b.agent.generate({ prompt: 'x', options: { sessionId: 'orphan' } })).text).toBe('done');
       expect((await pool.query("SELECT count(*)::int AS n FROM acx_session_leases WHERE session_id = 'orphan'")).rows[0].n, 'released at the end').toBe(0);
+    } finally {
+      await pool.end();
+      await b.harness.close?.();
+    }
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a holder that exited on this machine is taken over at once, its lease still running; one elsewhere is waited for${POSTGRES_SKIP}`, async () => {
+    const b = replica({ open: Promise.resolve() }, 0);
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const exited = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const holderOn = (machine: string) => JSON.stringify({ call: 'killed-call', pid: exited, host: hostname(), started: null, machine });
+    try {
+      for (const session of ['dead-here', 'dead-elsewhere']) await b.harness.journal.ensureSession(session);
+      await pool.query("INSERT INTO acx_session_leases (agent_id, session_id, holder, expires_at) VALUES ('default', 'dead-here', $1, now() + interval '1 hour'), ('default', 'dead-elsewhere', $2, now() + interval '1 hour')", [
+        holderOn(machineId()!),
+        holderOn('00000000-0000-4000-8000-000000000000/pid:[1]'),
+      ]);
+      expect((await b.agent.generate({ prompt: 'x', options: { sessionId: 'dead-here' } })).text).toBe('done');
+      const refused = await b.agent.generate({ prompt: 'x', options: { sessionId: 'dead-elsewhere' } }).catch((error: unknown) => error);
+      expect((refused as { code?: string }).code, 'a pid recorded on another machine means nothing here').toBe('session-busy');
     } finally {
       await pool.end();
       await b.harness.close?.();

@@ -21,9 +21,6 @@ export const takeSessionLease = (query: Query, sessionId: string, holder: string
 export const lapseClaims = (query: Query, agentId: string, timeline: string) =>
   query("UPDATE acx_channel_claims SET expires_at = now() WHERE agent_id = $1 AND timeline = $2 AND phase = 'in-flight'", [agentId, timeline]);
 
-/** Session `sessionId`'s wake lease, held by a killed wake, lapses now (see lapseClaims). */
-export const lapseWakeLease = (query: Query, sessionId: string) => query('UPDATE acx_wake_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
-
 /** Session `sessionId`'s harness lease, held by a killed process, lapses now (see lapseClaims). */
 export const lapseSessionLease = (query: Query, sessionId: string) => query('UPDATE acx_session_leases SET expires_at = now() WHERE session_id = $1', [sessionId]);
 
