@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { AcxError } from '../core/errors.ts';
 import type { SessionLeases } from '../store/journal-store.ts';
-import { sessionLeaseHolder } from '../store/lease-holder.ts';
+import { currentHolder } from '../store/lease-holder.ts';
 import { LeaseRenewals } from '../store/lease-renewals.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -30,8 +31,9 @@ export async function holdSession<T>(
 ): Promise<T> {
   const ttlMs = settings.ttlMs ?? DEFAULT_TTL_MS;
   const waitMs = settings.waitMs ?? DEFAULT_WAIT_MS;
-  // This call, with its process: a holder that exited on this machine is taken over at once, not a TTL later.
-  const holder = sessionLeaseHolder();
+  // This call, with its process: a holder that exited on this machine is taken over at once, not a
+  // TTL later (the store's sessionHolderGone).
+  const holder = JSON.stringify({ call: randomUUID(), ...currentHolder() });
   const deadline = Date.now() + waitMs;
   while (!(await leases.take(sessionId, holder, ttlMs))) {
     if (Date.now() >= deadline) {

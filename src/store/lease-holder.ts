@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { processExists, processRunning } from '../util/process-exists.ts';
@@ -92,15 +91,7 @@ export function holderGoneAsSeenBy(recorded: LeaseHolder, judge: LeaseHolder): b
   return judge.machine !== undefined && judge.machine === machineId() && holderIsGone(recorded);
 }
 
-/**
- * A session lease's holder (the harness's one turn per session, PostgreSQL): this call, a fresh
- * id, with the process making it, so that a store on its machine can tell that it exited.
- */
-export function sessionLeaseHolder(): string {
-  return JSON.stringify({ call: randomUUID(), ...currentHolder() });
-}
-
-/** Whether a session lease's recorded holder (sessionLeaseHolder's) exited on this machine; a holder written otherwise is not judged. */
+/** Whether a session lease's recorded holder (a call id with its process's LeaseHolder, src/harness/session-lease.ts) exited on this machine; a holder written otherwise is not judged. */
 export function sessionHolderGone(recorded: string): boolean {
   let holder: unknown;
   try {

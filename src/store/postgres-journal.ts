@@ -108,7 +108,7 @@ export class PostgresJournalStore implements JournalStore {
           [sessionId, holder, ttlMs],
         )) === 1;
       if (taken) return true;
-      // Held: by a process that exited on this machine, it is taken from that holder at once (sessionLeaseHolder).
+      // Held: by a process that exited on this machine, it is taken from that holder at once (sessionHolderGone).
       const [held] = await this.rows<{ holder: string }>('SELECT holder FROM acx_session_leases WHERE agent_id = $agent AND session_id = $1', [sessionId]);
       if (!held || !sessionHolderGone(held.holder)) return false;
       return (
