@@ -32,7 +32,7 @@ export async function holdSession<T>(
   const ttlMs = settings.ttlMs ?? DEFAULT_TTL_MS;
   const waitMs = settings.waitMs ?? DEFAULT_WAIT_MS;
   // This call, with its process: a holder that exited on this machine is taken over at once, not a
-  // TTL later (the store's sessionHolderGone).
+  // TTL later (the store's recordedHolderGone).
   const holder = JSON.stringify({ call: randomUUID(), ...currentHolder() });
   const deadline = Date.now() + waitMs;
   while (!(await leases.take(sessionId, holder, ttlMs))) {

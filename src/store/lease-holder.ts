@@ -91,13 +91,17 @@ export function holderGoneAsSeenBy(recorded: LeaseHolder, judge: LeaseHolder): b
   return judge.machine !== undefined && judge.machine === machineId() && holderIsGone(recorded);
 }
 
-/** Whether a session lease's recorded holder (a call id with its process's LeaseHolder, src/harness/session-lease.ts) exited on this machine; a holder written otherwise is not judged. */
-export function sessionHolderGone(recorded: string): boolean {
+/**
+ * `holderGoneAsSeenBy` for a holder as a store recorded it (JSON): a claim's or a wake lease's
+ * LeaseHolder, or a session lease's call id with its process's (src/harness/session-lease.ts).
+ * Anything acx did not write so is not judged.
+ */
+export function recordedHolderGone(recorded: string, judge: LeaseHolder = currentHolder()): boolean {
   let holder: unknown;
   try {
     holder = JSON.parse(recorded);
   } catch {
     return false;
   }
-  return typeof holder === 'object' && holder !== null && holderGoneAsSeenBy(holder as LeaseHolder, currentHolder());
+  return typeof holder === 'object' && holder !== null && holderGoneAsSeenBy(holder as LeaseHolder, judge);
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { AcxError } from '../core/errors.ts';
 import { admitToBreakerAsync, type BreakerAdmission, type BreakerSettings, type BreakerTables, postgresBreakerQuery, retractFromBreakerAsync } from './breaker.ts';
 import { CLAIM_STALE_MS, type ChannelState, type ClaimOutcome, type ClaimPhase, type ItemRef, type MarkedKind, type NextLapse } from './channel-state.ts';
-import { currentHolder, holderGoneAsSeenBy, type LeaseHolder } from './lease-holder.ts';
+import { currentHolder, type LeaseHolder, recordedHolderGone } from './lease-holder.ts';
 import { LeaseRenewals, renewalMissed } from './lease-renewals.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { inTransaction, SERVER_NOW_ISO, serverNowMs } from './postgres-sql.ts';
@@ -190,20 +190,12 @@ export class PostgresChannelState implements ChannelState {
       }
       if (row.phase === 'done' || row.phase === 'abandoned') return row.phase;
       if (row.wake === wake) return 'taken';
-      if (!row.stale && row.live && !this.holderGone(row.holder)) return 'held';
+      if (!row.stale && row.live && !recordedHolderGone(row.holder, this.holderIs)) return 'held';
       await this.writeClaim(client, ref, wake, row.resumes + 1);
       return 'resumed';
     });
     if (outcome === 'taken' || outcome === 'resumed') this.keepRenewing(ref, wake);
     return outcome;
-  }
-
-  private holderGone(recorded: string): boolean {
-    try {
-      return holderGoneAsSeenBy(JSON.parse(recorded) as LeaseHolder, this.holderIs);
-    } catch {
-      return false; // not a holder acx wrote: left to lapse
-    }
   }
 
   private async writeClaim(client: pg.PoolClient, ref: ItemRef, wake: string, resumes: number): Promise<void> {

@@ -5,7 +5,7 @@ import { scrubSecrets } from '../util/scrub.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
 import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
-import { sessionHolderGone } from './lease-holder.ts';
+import { recordedHolderGone } from './lease-holder.ts';
 import { JOURNAL_MIGRATIONS } from './postgres-journal-schema.ts';
 import { checkPostgres, migratePostgres } from './postgres-migrations.ts';
 import { openPostgresPool } from './postgres-pool.ts';
@@ -108,9 +108,9 @@ export class PostgresJournalStore implements JournalStore {
           [sessionId, holder, ttlMs],
         )) === 1;
       if (taken) return true;
-      // Held: by a process that exited on this machine, it is taken from that holder at once (sessionHolderGone).
+      // Held: by a process that exited on this machine, it is taken from that holder at once (recordedHolderGone).
       const [held] = await this.rows<{ holder: string }>('SELECT holder FROM acx_session_leases WHERE agent_id = $agent AND session_id = $1', [sessionId]);
-      if (!held || !sessionHolderGone(held.holder)) return false;
+      if (!held || !recordedHolderGone(held.holder)) return false;
       return (
         (await this.run("UPDATE acx_session_leases SET holder = $2, expires_at = now() + $4 * interval '1 millisecond' WHERE agent_id = $agent AND session_id = $1 AND holder = $3", [
           sessionId,

@@ -21,7 +21,8 @@ const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<P
     loadModelProvider(args[0]),
     // The router keeps warm processes for timeline wakes: the platform read, its tools, the model request.
     import('./warm-rehearsal.ts').then(async ({ rehearseHttp, rehearseRecall, rehearseToolSchemas }) => {
-      await Promise.all([import('../../app/prepare.ts'), import('../../app/builtins.ts')]); // their schemas too
+      // Loaded first (the same imports as above), so that their lazy schemas are among those built.
+      await Promise.all([import('../../app/prepare.ts'), import('../../app/builtins.ts')]);
       await rehearseToolSchemas().catch(() => undefined);
       await rehearseRecall().catch(() => undefined);
       await rehearseHttp();
