@@ -65,6 +65,32 @@ const englishZodLocaleOnly: Plugin = {
   },
 };
 
+/**
+ * src/model/ai-calls.ts gets a copy of 'ai' of its own, and that copy one of the gateway provider.
+ * A bundler keeps each module's code in one chunk, and 'ai' (like '@ai-sdk/gateway') is one
+ * module: with one copy, the SDK's generateText, media and embedding calls, and the gateway
+ * provider and OIDC client they resolve models through, would load with every command, since the
+ * engine's own imports from 'ai' (and the SDK's retries, from the gateway) live in those same
+ * modules. The copies load only with what imports ai-calls.ts (media tools, embeddings, uploads,
+ * `acx eval`'s judge). Two copies of the SDK in one process share its global settings (kept on
+ * globalThis) and recognise each other's errors (their `isInstance` markers are registered symbols).
+ */
+const aiCallsOwnCopy: Plugin = {
+  name: 'acx-ai-calls-copy',
+  setup(builder) {
+    const aiCalls = join(SRC, 'model/ai-calls.ts');
+    const namespace = 'acx-ai-calls';
+    builder.onResolve({ filter: /^(ai|@ai-sdk\/gateway)$/ }, async (args) => {
+      const copied = args.path === 'ai' ? args.importer === aiCalls : args.namespace === namespace;
+      if (!copied || args.pluginData === namespace) return undefined;
+      const resolved = await builder.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: namespace });
+      if (resolved.errors.length > 0) return { errors: resolved.errors };
+      return { path: resolved.path, namespace };
+    });
+    builder.onLoad({ filter: /.*/, namespace }, (args) => ({ contents: readFileSync(args.path, 'utf8'), resolveDir: dirname(args.path), loader: 'js' }));
+  },
+};
+
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: { main: join(SRC, 'frontends/cli/main.ts') },
@@ -82,7 +108,7 @@ const result = await build({
   },
   // pg's optional native binding: pg loads it only when asked to, and it is not a dependency.
   external: ['pg-native'],
-  plugins: [moduleUrlsOfTscOutput, englishZodLocaleOnly],
+  plugins: [moduleUrlsOfTscOutput, englishZodLocaleOnly, aiCallsOwnCopy],
   sourcemap: 'linked',
   sourcesContent: false,
   legalComments: 'eof',

@@ -10,7 +10,7 @@ import type {
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import { isProviderStreamError } from '@ai-sdk/provider-utils';
-import { InvalidResponseDataError, jsonSchema, StreamProviderError, type ModelMessage, ToolChoiceViolationError, type ToolSet } from 'ai';
+import { InvalidResponseDataError, jsonSchema, StreamProviderError, type ModelMessage, ToolChoiceViolationError, type ToolSet, wrapLanguageModel } from 'ai';
 import {
   asLanguageModelUsage,
   convertLanguageModelContent,
@@ -19,7 +19,6 @@ import {
   prepareLanguageModelCallOptions,
   prepareToolChoice,
   prepareTools,
-  resolveLanguageModel,
   toResponseMessages,
 } from '../model/ai-internals.ts';
 import aiPackage from 'ai/package.json' with { type: 'json' };
@@ -197,9 +196,23 @@ function withAiUserAgent(headers: Record<string, string | undefined>): Record<st
   return named;
 }
 
+/**
+ * The model as a LanguageModelV4. One of an older specification (v2, v3: a provider package made
+ * for an earlier AI SDK) is wrapped in the SDK's own adapter, which is what wrapLanguageModel does
+ * with no middleware. Not the SDK's resolveLanguageModel: it also resolves a model named by a
+ * string, through the SDK's gateway provider, and referring to it would load that provider (and
+ * its OIDC client) on every start; acx's models are objects.
+ */
+function languageModelV4(model: LanguageModelV4): LanguageModelV4 {
+  const version = (model as { specificationVersion?: unknown }).specificationVersion;
+  if (version === 'v4') return model;
+  if (version === 'v3' || version === 'v2') return wrapLanguageModel({ model, middleware: [] });
+  throw new TypeError(`The model ${String(model.provider)}/${String(model.modelId)} implements specification ${String(version)}; acx calls models of specification v2, v3 or v4 (a provider package made for AI SDK 5 or later).`);
+}
+
 async function callOnce(request: ModelCallRequest): Promise<ModelCallResult> {
   const started = performance.now();
-  const model = resolveLanguageModel(request.model.model);
+  const model = languageModelV4(request.model.model);
   const response = await model.doGenerate(await callOptions(request, model));
   logWarnings({ warnings: response.warnings ?? [], provider: model.provider, model: model.modelId });
   return finishCall(request, model, response, started);
@@ -327,7 +340,7 @@ async function prepareWithDeferredSchemas(tools: ToolSet): ReturnType<typeof pre
 /** A streaming call: the deltas are passed on as they arrive; the rest is the same as callOnce. */
 async function callStreaming(request: ModelCallRequest, emit: (part: HarnessStreamPart) => void): Promise<ModelCallResult> {
   const started = performance.now();
-  const model = resolveLanguageModel(request.model.model);
+  const model = languageModelV4(request.model.model);
   const { stream } = await model.doStream(await callOptions(request, model));
   const collected = await collectStream(stream, emit);
   logWarnings({ warnings: collected.warnings, provider: model.provider, model: model.modelId });

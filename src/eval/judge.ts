@@ -1,4 +1,4 @@
-import { generateText, Output } from 'ai';
+import { generateText, Output } from '../model/ai-calls.ts';
 import { z } from 'zod';
 import { errorMessage } from '../core/errors.ts';
 import { type Usage, usageOf } from '../engine/events.ts';

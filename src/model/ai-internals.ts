@@ -19,7 +19,6 @@ export const AI_INTERNALS_USED = [
   'prepareLanguageModelCallOptions',
   'prepareToolChoice',
   'prepareTools',
-  'resolveLanguageModel',
   'toResponseMessages',
 ] as const satisfies ReadonlyArray<keyof typeof internal>;
 
@@ -28,7 +27,23 @@ export function missingAiInternals(module: Readonly<Record<string, unknown>>): s
   return AI_INTERNALS_USED.filter((name) => typeof module[name] !== 'function');
 }
 
-const missing = missingAiInternals(internal);
+// Read by name, never as the namespace object: a bundle then keeps only these and what they use.
+// The whole namespace would bring the SDK's gateway provider and its OIDC client along (through
+// resolveLanguageModel, which resolves a model named by a string), ~160 KB that every start
+// would load and no acx model call runs.
+const used = {
+  asLanguageModelUsage: internal.asLanguageModelUsage,
+  convertLanguageModelContent: internal.convertLanguageModelContent,
+  convertToLanguageModelPrompt: internal.convertToLanguageModelPrompt,
+  logWarnings: internal.logWarnings,
+  parseToolCall: internal.parseToolCall,
+  prepareLanguageModelCallOptions: internal.prepareLanguageModelCallOptions,
+  prepareToolChoice: internal.prepareToolChoice,
+  prepareTools: internal.prepareTools,
+  toResponseMessages: internal.toResponseMessages,
+} satisfies Record<(typeof AI_INTERNALS_USED)[number], unknown>;
+
+const missing = missingAiInternals(used);
 if (missing.length > 0) {
   throw new Error(
     `The installed "ai" package (${aiPackage.version}) no longer exports ${missing.join(', ')} from "ai/internal", which acx's model call needs. ` +
@@ -45,6 +60,5 @@ export const {
   prepareLanguageModelCallOptions,
   prepareToolChoice,
   prepareTools,
-  resolveLanguageModel,
   toResponseMessages,
-} = internal;
+} = used;

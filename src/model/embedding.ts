@@ -1,4 +1,4 @@
-import { embedMany, type EmbeddingModel } from 'ai';
+import type { EmbeddingModel } from 'ai';
 import { ConfigError } from '../core/errors.ts';
 import { addLiveSecret } from '../util/scrub.ts';
 import { PROVIDERS } from './providers.ts';
@@ -79,6 +79,7 @@ export function createSdkEmbedder(id: string, model: EmbeddingModel, options: { 
     id,
     async embed(values) {
       if (values.length === 0) return [];
+      const { embedMany } = await import('./ai-calls.ts');
       const { embeddings } = await embedMany({ model, values: [...values], maxRetries: options.maxRetries ?? 2 });
       return embeddings;
     },

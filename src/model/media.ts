@@ -1,5 +1,4 @@
 import type { Experimental_VideoModelV4, ImageModelV4, TranscriptionModelV4 } from '@ai-sdk/provider';
-import { createDownload, experimental_generateVideo, generateImage, transcribe } from 'ai';
 import { AcxError, ConfigError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { logSeconds } from '../util/duration.ts';
@@ -153,7 +152,7 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
   return {
     provider,
     async image(request, context) {
-      const { image } = await get();
+      const [{ image }, { generateImage }] = await Promise.all([get(), import('./ai-calls.ts')]);
       const kind: MediaKind = request.images && request.images.length > 0 ? 'image.edit' : 'image.generate';
       const result = await timed(
         kind,
@@ -183,7 +182,7 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
       };
     },
     async transcribe(request, context) {
-      const { transcription } = await get();
+      const [{ transcription }, { transcribe }] = await Promise.all([get(), import('./ai-calls.ts')]);
       const result = await timed(
         'audio.transcribe',
         request.modelId,
@@ -204,7 +203,7 @@ export function mediaModels(endpoint: MediaEndpoint): MediaModels {
       };
     },
     async video(request, context) {
-      const { video, baseURL } = await get();
+      const [{ video, baseURL }, { createDownload, experimental_generateVideo }] = await Promise.all([get(), import('./ai-calls.ts')]);
       const untrusted = createDownload({ maxBytes: request.maxBytes });
       const result = await timed(
         'video.generate',

@@ -1,4 +1,3 @@
-import { uploadFile } from 'ai';
 import { AcxError } from '../core/errors.ts';
 
 /**
@@ -43,6 +42,7 @@ export async function openaiCodeFiles(settings: { apiKey: string | undefined; ba
   };
   return {
     async upload(file, signal) {
+      const { uploadFile } = await import('./ai-calls.ts');
       const result = await uploadFile({ api: provider.files(), data: file.data, filename: file.filename, ...(signal ? { abortSignal: signal } : {}) });
       const id = (result.providerReference as Record<string, string>).openai;
       if (!id) throw new AcxError('provider-malformed', 'OpenAI accepted the upload but named no file id.');

@@ -160,4 +160,40 @@ describe('acx eval (e2e)', { timeout: scaled(180_000) }, () => {
       expect(readFileSync(b).equals(built[1]!)).toBe(true);
     });
   });
+  // The judge calls the model through the AI SDK's generateText, which the CLI bundle keeps in a
+  // chunk of its own (src/model/ai-calls.ts): CI runs this file again on the bundle.
+  describe('a rubric', () => {
+    let model: ModelServer;
+    const userText = (request: RecordedRequest) => request.view.messages.filter((m) => m.role === 'user').map((m) => m.text).join('\n');
+    beforeAll(async () => {
+      model = await startModelServer({
+        fallback: (request) => {
+          const asked = userText(request);
+          if (!asked.includes('<rubric>')) return 'We deploy on Tuesdays and Thursdays.';
+          const pass = asked.includes('<reply>\nWe deploy on Tuesdays');
+          return { text: JSON.stringify({ pass, reason: pass ? 'It names the deploy days.' : 'It names no day.' }), usage: { inputTokens: 40, outputTokens: 6 } };
+        },
+      });
+    });
+    afterAll(() => model?.close());
+
+    it("is judged by the suite's judge model, whose verdict and reason the report gives", async () => {
+      const home = tempDir('acx-eval-rubric-');
+      const env = { ...localModelEnv(home, model.openaiBaseURL), HOME: home };
+      const suite = join(home, 'suite.yaml');
+      writeFileSync(
+        suite,
+        ['suite: judged', 'judge: openai:judge-model', 'cases:', '  - name: names the days', '    prompt: When do we deploy?', '    expect: { rubric: The reply names the deploy days. }'].join('\n'),
+      );
+      const run = await runAcx(['eval', AGENT, suite, '--json'], env, { fresh: true });
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.cases[0].checks).toEqual([
+        expect.objectContaining({ check: 'rubric', expected: 'The reply names the deploy days.', passed: true, detail: 'openai:judge-model: It names the deploy days.' }),
+      ]);
+      expect(report.cases[0].judge).toMatchObject({ model: 'openai:judge-model', usage: { inputTokens: 40, outputTokens: 6 } });
+      const judged = model.requests.filter((request) => userText(request).includes('<rubric>'));
+      expect(judged.map((request) => request.view.model)).toEqual(['judge-model']);
+    });
+  });
 });

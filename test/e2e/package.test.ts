@@ -6,7 +6,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUICKSTART_PROMPT } from '../../scripts/quickstart.ts';
 import { moduleTrace } from '../support/module-trace.ts';
@@ -146,6 +146,11 @@ describe('the published package (e2e)', { timeout: scaled(120_000) }, () => {
     expect(chunks.length, 'a replayed turn from the sources loads ~280 modules').toBeLessThan(100);
     expect(loaded.filter((url) => url.startsWith(`${dist}/`) && !url.startsWith(`${dist}/cli/`)), 'modules of the unbundled build').toEqual([]);
     expect(loaded.filter((url) => /\/node_modules\/(zod|ai|commander)\//.test(url)), 'dependencies the bundle carries').toEqual([]);
+    // What each chunk holds, from its source map: the AI SDK's gateway provider and OIDC client are
+    // for its generateText and media calls (src/model/ai-calls.ts), which a turn does not make.
+    const sources = chunks.flatMap((url) => (JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as { sources: string[] }).sources);
+    expect(sources.filter((source) => source.includes('/node_modules/ai/')).length, 'the source maps name the chunks\' sources').toBeGreaterThan(0);
+    expect(sources.filter((source) => /\/node_modules\/(@ai-sdk\/gateway|@vercel\/oidc)\//.test(source))).toEqual([]);
     // zod's messages come in English only: its other locales are left out of the bundle.
     const bundled = readdirSync(join(app, 'node_modules/acx/dist/cli')).filter((file) => file.endsWith('.js')).map((file) => readFileSync(join(app, 'node_modules/acx/dist/cli', file), 'utf8'));
     expect(bundled.some((code) => code.includes('Invalid input: expected')), "zod's English locale").toBe(true);
