@@ -1,6 +1,7 @@
 import type { AssistantModelMessage, ModelMessage, ToolResultPart } from 'ai';
 import type { ToolResultOutput } from '@ai-sdk/provider-utils';
 import type { CallRecord } from '../store/journal.ts';
+import { withoutUndefinedKeys } from '../util/undefined-keys.ts';
 import { capArguments, STEP_ARGS_BUDGET, STEP_RESULT_BUDGET } from './caps.ts';
 import type { EngineContext } from './engine-context.ts';
 import { withAcxRecord, withSourcesRecorded } from './hosted.ts';
@@ -41,9 +42,14 @@ export async function commit(ctx: EngineContext, state: TurnState, write?: () =>
  * leaves every call on record as evidence, never an effect the journal does not know of.
  */
 export async function persistAssistant(ctx: EngineContext, state: TurnState, result: ModelCallResult): Promise<CallRecord[]> {
+  const response = result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined;
   const assistant = withAcxRecord(
     withSourcesRecorded<AssistantModelMessage>(
-      (result.responseMessages.find((m) => m.role === 'assistant') as AssistantModelMessage | undefined) ?? { role: 'assistant', content: result.text },
+      // The SDK's response messages carry keys set to undefined (a tool call's providerExecuted and
+      // providerOptions). Without them the message is what the journal reads back, so the journal
+      // keeps this very object for the session's next turn, whose provider prompt then reuses its
+      // conversion instead of converting the last turn's messages again (provider-prompt.ts).
+      response ? withoutUndefinedKeys(response) : { role: 'assistant', content: result.text },
       result.sources,
     ),
     // The step ledger: each step's note (which step of the budget, and when) stays in the
@@ -117,9 +123,10 @@ export function settleStep(ctx: EngineContext, state: TurnState, step: number, c
     (entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && hasToolCalls(entry.message),
   );
   const seq = nextSeq(state) ?? 1;
-  const write = settlementWrite(ctx, { sessionId: state.sessionId, turnId: state.turn.id, step, assistant: state.transcript[assistantIndex]!, calls, outputs: fullOutputs, seq });
   // The model reads the full results for the rest of this turn; the journal keeps the capped ones.
-  state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message: toolMessageOf(calls, fullOutputs) });
+  const message = toolMessageOf(calls, fullOutputs);
+  const write = settlementWrite(ctx, { sessionId: state.sessionId, turnId: state.turn.id, step, assistant: state.transcript[assistantIndex]!, calls, outputs: fullOutputs, seq, message });
+  state.transcript.push({ seq, turnId: state.turn.id, kind: 'tool', message });
   const previous = state.pendingSettle;
   state.pendingSettle = async () => {
     await previous?.();
@@ -131,11 +138,13 @@ export function settleStep(ctx: EngineContext, state: TurnState, step: number, c
 /**
  * The journal writes that settle a step: the capped arguments in the assistant message that named
  * its calls, the capped results as one tool message (at `seq`, or the next free one), the ledger
- * rows settled. The caller runs them inside a transaction.
+ * rows settled. The caller runs them inside a transaction. `message`, the tool message of the full
+ * results the turn goes on with, is journaled itself when capping changed nothing: the journal then
+ * hands the session's next turn that same object, whose provider message is already converted.
  */
 export function settlementWrite(
   ctx: EngineContext,
-  step: { sessionId: string; turnId: string; step: number; assistant: Entry; calls: readonly CallRecord[]; outputs: readonly ToolResultOutput[]; seq?: number },
+  step: { sessionId: string; turnId: string; step: number; assistant: Entry; calls: readonly CallRecord[]; outputs: readonly ToolResultOutput[]; seq?: number; message?: ModelMessage },
 ): () => Promise<void> {
   const { journal, options } = ctx;
   const { sessionId, turnId, assistant, calls } = step;
@@ -149,9 +158,11 @@ export function settlementWrite(
     new Map(calls.map((call, index) => [call.callId, cappedInputs[index]])),
   );
   const argsCapped = calls.some((call, index) => cappedInputs[index] !== call.input && JSON.stringify(cappedInputs[index]) !== JSON.stringify(call.input));
+  const uncapped = step.message && capped.every((output, index) => output === step.outputs[index]);
+  const journaled = uncapped ? step.message! : toolMessageOf(calls, capped);
   return async () => {
     if (argsCapped) await journal.replaceMessage(sessionId, assistant.seq, cappedAssistant);
-    await journal.appendMessage(sessionId, turnId, 'tool', toolMessageOf(calls, capped), step.seq);
+    await journal.appendMessage(sessionId, turnId, 'tool', journaled, step.seq);
     await journal.settleStep(turnId, step.step);
   };
 }

@@ -48,7 +48,10 @@ describe('the provider prompt between turns', () => {
     // system, the first turn (question, call, result, answer), the new question, the brief.
     expect(roles(nextTurn)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
     expect(nextTurn![3]).toEqual(lastOfFirst![3]);
-    // The first turn's question was converted once, in the first turn, and kept for the session.
+    // The first turn's messages were converted once, in the first turn, and kept for the session:
+    // the question, the call (whose SDK response message had keys set to undefined) and the result.
     expect(nextTurn![1]).toBe(lastOfFirst![1]);
+    expect(nextTurn![2]).toBe(lastOfFirst![2]);
+    expect(nextTurn![3]).toBe(lastOfFirst![3]);
   });
 });
