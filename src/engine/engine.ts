@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { AcxError, GuardrailTrippedError } from '../core/errors.ts';
 import type { JournalStore } from '../store/journal-store.ts';
+import type { TurnRecord } from '../store/journal.ts';
 import { abandonTurn } from './closing.ts';
 import { compactNow } from './compaction-triggers.ts';
 import type { ContextBudget } from './context-budget.ts';
@@ -75,7 +76,6 @@ export class Engine {
   async runTurn(input: TurnInput): Promise<TurnResult> {
     const { sessionId } = input;
     const { journal } = this;
-    await journal.ensureSession(sessionId);
     const existing = input.turnId ? await journal.turn(input.turnId) : undefined;
     if (existing) return rerunTurn(this.context, existing, input);
     const unfinished = await journal.unfinishedTurn(sessionId);
@@ -87,13 +87,16 @@ export class Engine {
     await this.checkInput(input);
     const turnId = input.turnId ?? randomUUID();
     const message: ModelMessage = { role: 'user', content: input.prompt };
-    // The turn and its message are one commit: a turn on record always has the message it answers.
+    // The session (if new), the turn and its message are one commit: a turn on record always has
+    // the message it answers. On PostgreSQL that is one round trip, and the turn is not read back.
+    let turn: TurnRecord | undefined;
     await journal.transaction(async () => {
-      await journal.startTurn(turnId, sessionId);
+      await journal.ensureSession(sessionId);
+      turn = await journal.startTurn(turnId, sessionId);
       await journal.appendMessage(sessionId, turnId, 'user', message);
     });
     this.options.checkpoint?.({ at: 'turn-started', turnId });
-    const state = await newState(this.context, (await journal.turn(turnId))!, input, {
+    const state = await newState(this.context, turn!, input, {
       addressed: input.addressed ?? false,
       resumed: false,
     });

@@ -88,7 +88,7 @@ export class DeferredJournalStore implements JournalStore {
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void> {
     return this.opened().then((store) => store.compact(sessionId, cutSeq, summary));
   }
-  startTurn(turnId: string, sessionId: string): Promise<void> {
+  startTurn(turnId: string, sessionId: string): Promise<TurnRecord> {
     return this.opened().then((store) => store.startTurn(turnId, sessionId));
   }
   turn(turnId: string): Promise<TurnRecord | undefined> {

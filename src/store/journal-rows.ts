@@ -31,6 +31,11 @@ export interface CallRow {
   decision: string | null;
 }
 
+/** A turn as both stores read it back right after startTurn wrote it: running, nothing done yet. */
+export function startedTurn(id: string, sessionId: string, startedAt: string): TurnRecord {
+  return { id, sessionId, status: 'running', steps: 0, toolsRan: 0, nudged: false, finalText: null, error: null, startedAt, endedAt: null };
+}
+
 export function toTurn(row: TurnRow): TurnRecord {
   return {
     id: row.id,

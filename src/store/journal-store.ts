@@ -63,7 +63,8 @@ export interface JournalStore {
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void>;
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void>;
 
-  startTurn(turnId: string, sessionId: string): Promise<void>;
+  /** Writes a new running turn; gives it as turn() would read it back, so the caller need not ask. */
+  startTurn(turnId: string, sessionId: string): Promise<TurnRecord>;
   turn(turnId: string): Promise<TurnRecord | undefined>;
   unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined>;
   claimSuspended(turnId: string): Promise<boolean>;
@@ -152,7 +153,7 @@ export class SqliteJournalStore implements JournalStore {
     this.journal.compact(sessionId, cutSeq, summary);
   }
   async startTurn(turnId: string, sessionId: string) {
-    this.journal.startTurn(turnId, sessionId);
+    return this.journal.startTurn(turnId, sessionId);
   }
   async turn(turnId: string) {
     return this.journal.turn(turnId);

@@ -3,7 +3,7 @@ import type { StatementSync } from 'node:sqlite';
 import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import { type Database, openDatabase, transaction } from './database.ts';
-import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
+import { type CallRow, openCallsOf, parsedRows, toCall, startedTurn, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import { JOURNAL_MIGRATIONS } from './journal-schema.ts';
 import { MessageCache } from './message-cache.ts';
 
@@ -273,10 +273,11 @@ export class Journal {
 
   // ---- turns ----------------------------------------------------------------------------
 
-  startTurn(turnId: string, sessionId: string): void {
+  startTurn(turnId: string, sessionId: string): TurnRecord {
     const t = now();
     this.prepare('INSERT INTO turns (id, session_id, status, started_at) VALUES (?, ?, ?, ?)').run(turnId, sessionId, 'running', t);
     this.prepare('UPDATE sessions SET updated_at = ? WHERE id = ?').run(t, sessionId);
+    return startedTurn(turnId, sessionId, t);
   }
 
   turn(turnId: string): TurnRecord | undefined {

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { CallDecision } from '../core/hooks.ts';
 import { scrubSecrets } from '../util/scrub.ts';
 import type { CallIdentity, CallRecord, CallStatus, StoredMessage, TurnRecord } from './journal.ts';
-import { type CallRow, openCallsOf, parsedRows, toCall, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
+import { type CallRow, openCallsOf, parsedRows, toCall, startedTurn, toolCallParts, toTurn, type TurnRow } from './journal-rows.ts';
 import type { JournalStore, SessionLeases, SessionListing, TurnPatch } from './journal-store.ts';
 import { recordedHolderGone } from './lease-holder.ts';
 import { JOURNAL_MIGRATIONS } from './postgres-journal-schema.ts';
@@ -222,10 +222,11 @@ export class PostgresJournalStore implements JournalStore {
     });
   }
 
-  async startTurn(turnId: string, sessionId: string): Promise<void> {
+  async startTurn(turnId: string, sessionId: string): Promise<TurnRecord> {
     const t = now();
     await this.write("INSERT INTO acx_turns (agent_id, id, session_id, status, started_at) VALUES ($agent, $1, $2, 'running', $3)", [turnId, sessionId, t]);
     await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE agent_id = $agent AND id = $2', [t, sessionId]);
+    return startedTurn(turnId, sessionId, t);
   }
 
   async turn(turnId: string): Promise<TurnRecord | undefined> {

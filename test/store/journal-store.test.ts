@@ -61,6 +61,21 @@ describe('a journal store opened on first use', () => {
 });
 
 describe.each(stores)('JournalStore on %s', (_name, open, skip) => {
+  it.skipIf(skip !== '')(`gives a started turn exactly as it reads back${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      let started: Awaited<ReturnType<JournalStore['startTurn']>> | undefined;
+      await journal.transaction(async () => {
+        started = await journal.startTurn('t', 's');
+      });
+      expect(started).toStrictEqual(await journal.turn('t'));
+      expect(started).toMatchObject({ id: 't', sessionId: 's', status: 'running', steps: 0, endedAt: null });
+    } finally {
+      await journal.close();
+    }
+  });
+
   it.skipIf(skip !== '')(`keeps a turn, its messages and its call ledger as the engine writes them${skip}`, async () => {
     const journal = await open();
     try {

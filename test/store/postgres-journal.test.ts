@@ -3,8 +3,11 @@
 // connection. Queries are counted on the pool's real connections to a real throwaway cluster.
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.ts';
+import { fromLanguageModel } from '../../src/model/providers.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { scriptedModel } from '../support/scripted-model.ts';
 
 const postgres = postgresForSuite();
 const stores: PostgresJournalStore[] = [];
@@ -113,5 +116,28 @@ describe('the PostgreSQL journal on the wire', () => {
       await store.appendMessage('s', 't', 'tool', tool, 3);
     });
     expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+  });
+  it.skipIf(POSTGRES_SKIP !== '')(`starts a turn with the session in the turn's own transaction, and does not read the turn back${POSTGRES_SKIP}`, async () => {
+    const { store, sent } = await openStore();
+    let atStart: string[] = [];
+    const engine = new Engine({
+      model: fromLanguageModel(scriptedModel([{ text: 'Hello.' }])),
+      journal: store,
+      checkpoint: (event) => {
+        if (event.at === 'turn-started') atStart = sent.filter((sql) => !sql.startsWith('PREPARE '));
+      },
+    });
+    const result = await engine.runTurn({ sessionId: 'new-session', prompt: 'Hi.' });
+    expect(result.text).toBe('Hello.');
+    // What is unfinished; then one transaction: the session (if new), the turn and the session
+    // touched go with its BEGIN, the message (whose number the server gives) on its own, COMMIT.
+    expect(atStart).toEqual([
+      expect.stringMatching(/^SELECT \* FROM acx_turns WHERE agent_id = \$\d+ AND session_id = \$\d+ AND status IN/),
+      expect.stringMatching(/^BEGIN;\nINSERT INTO acx_sessions [^\n]*;\nINSERT INTO acx_turns [^\n]*;\nUPDATE acx_sessions [^\n]*$/),
+      expect.stringMatching(/^INSERT INTO acx_messages .* RETURNING seq$/),
+      'COMMIT',
+    ]);
+    expect(sent.filter((sql) => /FROM acx_turns WHERE agent_id = \$\d+ AND id = /.test(sql)), 'the turn just written, read back').toEqual([]);
+    expect(await store.turn(result.turnId)).toMatchObject({ sessionId: 'new-session', status: 'done', finalText: 'Hello.' });
   });
 });
