@@ -3,8 +3,9 @@
  * Run: `npx node bench/session-growth.ts [rounds=5] [--profile]`.
  *
  * The engine runs against an in-process model (bench/support/loop-model.ts: it calls the tool
- * `tick` until told to stop, then answers), with its SQLite journal in a temporary directory, so
- * what is measured is acx's own work. Two goals, each a ratio of CPU time (user + system of this
+ * `tick` until told to stop, then answers), with its SQLite journal in a temporary directory (or,
+ * through `bench/with-postgres.ts`, a throwaway PostgreSQL database), so what is measured is
+ * acx's own work. Three goals, each a ratio of CPU time (user + system of this
  * process, GC threads included) measured in the same run:
  *
  * 1. A step at 4,000 messages: 201-call turns in a session that already holds ≥ 4,000 messages
@@ -13,6 +14,10 @@
  *    which goes first. Goal ≤ 1.3×.
  * 2. Within one 2,000-step turn: CPU of its last 100 steps against its first 100 (read at the
  *    engine's `model-call` checkpoint). Goal ≤ 1.3×.
+ * 3. An event's turn as a worker runs it (the session opened by its id in another harness, a tool
+ *    call, then the answer) on the long session against a fresh one, CPU and wall per turn,
+ *    twenty of each per round, alternating. Goal ≤ 1.3× (CPU): what a turn reads of its history
+ *    before the model is asked must not grow with it.
  *
  * Medians over `rounds`. No threshold fails anything: PASS/FAIL is printed for the reader.
  * `--profile` writes a CPU profile of one 2,000-step turn (Chrome DevTools) and prints its
@@ -51,8 +56,12 @@ const median = (xs: number[]) => {
 };
 const verdict = (ratio: number) => (ratio <= GOAL ? 'PASS' : 'FAIL');
 
+// ACX_BENCH_STORE=postgres://...: every session runs on the PostgreSQL journal instead (with-postgres.ts).
+const STORE = process.env.ACX_BENCH_STORE || undefined;
+const JOURNAL = STORE ? 'PostgreSQL journal' : 'SQLite journal';
+
 function newAgent(model: LoopModel, dir: string, maxSteps: number, checkpoint?: (event: Checkpoint) => void) {
-  const harness = createEngineHarness({ model: fromLanguageModel(model), home: dir, maxSteps, ...(checkpoint ? { checkpoint } : {}) });
+  const harness = createEngineHarness({ model: fromLanguageModel(model), home: dir, ...(STORE ? { store: STORE } : {}), maxSteps, ...(checkpoint ? { checkpoint } : {}) });
   return { harness, agent: new HarnessAgent({ harness, tools: [loopTool()], permissionMode: 'allow-all' }) };
 }
 
@@ -79,8 +88,10 @@ const fresh: number[] = [];
 const long: number[] = [];
 const paired: number[] = [];
 let held = 0;
+let longSessionId = '';
 for (let round = 0; round < ROUNDS; round++) {
   const session = await agent.createSession();
+  longSessionId = session.id;
   while ((await messagesIn(session.id)) < HISTORY) await turnOn(session);
   held = await messagesIn(session.id);
   // One turn is ~20 ms of CPU, and a major GC landing in it doubles it: each side's sample is the
@@ -94,9 +105,8 @@ for (let round = 0; round < ROUNDS; round++) {
   long.push(sum.long / PAIRS);
   paired.push(sum.long / sum.fresh);
 }
-await harness.close?.();
 const growthRatio = median(long) / median(fresh);
-console.log(`Session growth: CPU per step (user + system, this process), in-process model, SQLite journal, ${ROUNDS} rounds`);
+console.log(`Session growth: CPU per step (user + system, this process), in-process model, ${JOURNAL}, ${ROUNDS} rounds`);
 console.log(`1. a ${TURN_CALLS}-call turn in a fresh session vs in one holding ${held} messages (its turns ${Math.round(held / (2 * TURN_CALLS)) + 1}-${Math.round(held / (2 * TURN_CALLS)) + PAIRS} on the open session):`);
 console.log(`   fresh session          ${(median(fresh) * 1000).toFixed(0).padStart(6)} µs per step`);
 console.log(`   at ${String(held).padEnd(5)} messages      ${(median(long) * 1000).toFixed(0).padStart(6)} µs per step`);
@@ -132,6 +142,49 @@ console.log(`2. one ${LONG_TURN_CALLS}-call turn, steps 1-${WINDOW} vs ${LONG_TU
 console.log(`   first ${WINDOW} steps         ${(median(firsts) * 1000).toFixed(0).padStart(6)} µs per step`);
 console.log(`   last ${WINDOW} steps          ${(median(lasts) * 1000).toFixed(0).padStart(6)} µs per step`);
 console.log(`   ratio ${withinRatio.toFixed(2)}x (median of per-turn ratios)   goal <= ${GOAL}x: ${verdict(withinRatio)}`);
+
+// ---- 3. an event's turn (a tool call, then the answer) on the long session vs a fresh one --------
+// What a worker does per event: open the session by its id, run a two-call turn. Same journal
+// (file or database) as above, another harness, as another process would have.
+const eventModel = loopModel(1);
+const events = newAgent(eventModel, join(home, 'sessions'), 2);
+async function eventOn(sessionId: string | undefined): Promise<{ cpu: number; wall: number }> {
+  eventModel.reset();
+  const cpu0 = cpuMs();
+  const wall0 = performance.now();
+  const session = await events.agent.createSession(sessionId ? { sessionId } : {});
+  const result = await events.agent.generate({ prompt: PROMPT, session });
+  const out = { cpu: cpuMs() - cpu0, wall: performance.now() - wall0 };
+  if (result.text !== 'done' || eventModel.callCount !== 2) throw new Error(`unexpected event turn: ${eventModel.callCount} model calls`);
+  return out;
+}
+const EVENT_PAIRS = 20;
+for (let i = 0; i < 5; i++) await eventOn(longSessionId); // warm up (a first read of the long session among them)
+const eventSide = { fresh: { cpu: [] as number[], wall: [] as number[] }, long: { cpu: [] as number[], wall: [] as number[] } };
+for (let round = 0; round < ROUNDS; round++) {
+  const sum = { fresh: { cpu: 0, wall: 0 }, long: { cpu: 0, wall: 0 } };
+  for (let pair = 0; pair < EVENT_PAIRS; pair++) {
+    const order = (round + pair) % 2 === 0 ? (['fresh', 'long'] as const) : (['long', 'fresh'] as const);
+    for (const which of order) {
+      const { cpu, wall } = await eventOn(which === 'long' ? longSessionId : undefined);
+      sum[which].cpu += cpu;
+      sum[which].wall += wall;
+    }
+  }
+  for (const which of ['fresh', 'long'] as const) {
+    eventSide[which].cpu.push(sum[which].cpu / EVENT_PAIRS);
+    eventSide[which].wall.push(sum[which].wall / EVENT_PAIRS);
+  }
+}
+const eventHeld = await messagesIn(longSessionId);
+const eventCpuRatio = median(eventSide.long.cpu) / median(eventSide.fresh.cpu);
+const eventWallRatio = median(eventSide.long.wall) / median(eventSide.fresh.wall);
+console.log(`3. an event's two-call turn, the session opened by its id as a worker does, in a fresh session vs in the one holding ${eventHeld} messages:`);
+console.log(`   fresh session          ${(median(eventSide.fresh.cpu) * 1000).toFixed(0).padStart(6)} µs CPU ${(median(eventSide.fresh.wall) * 1000).toFixed(0).padStart(6)} µs wall per turn`);
+console.log(`   at ${String(eventHeld).padEnd(5)} messages      ${(median(eventSide.long.cpu) * 1000).toFixed(0).padStart(6)} µs CPU ${(median(eventSide.long.wall) * 1000).toFixed(0).padStart(6)} µs wall per turn`);
+console.log(`   ratio CPU ${eventCpuRatio.toFixed(2)}x, wall ${eventWallRatio.toFixed(2)}x   goal <= ${GOAL}x (CPU): ${verdict(eventCpuRatio)}`);
+await events.harness.close?.();
+await harness.close?.();
 
 if (PROFILE) {
   const { profile: cpu } = await profile(() => longTurnRatio());

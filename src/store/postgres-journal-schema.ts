@@ -89,4 +89,28 @@ export const JOURNAL_MIGRATIONS = [
   // A session's unfinished turn (asked before every turn) found among its few unfinished turns,
   // not by walking back through every turn it has finished.
   `CREATE INDEX acx_turns_unfinished ON acx_turns(agent_id, session_id, started_at) WHERE status IN ('running', 'suspended');`,
+  // A session's transcript epoch (postgres-transcripts.ts): what a reader kept of its messages is
+  // still what the server holds while the epoch is unchanged. Appends keep it; every other change
+  // to the messages (an UPDATE or DELETE, by any statement, cascades included) takes a new one
+  // from the sequence in the same transaction, and a new session starts with a new one.
+  `CREATE SEQUENCE acx_transcript_epochs;
+   ALTER TABLE acx_sessions ADD COLUMN transcript_epoch BIGINT NOT NULL DEFAULT nextval('acx_transcript_epochs');
+   CREATE FUNCTION acx_transcript_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     UPDATE acx_sessions s SET transcript_epoch = nextval('acx_transcript_epochs')
+       FROM (SELECT DISTINCT agent_id, session_id FROM rewritten) r
+       WHERE s.agent_id = r.agent_id AND s.id = r.session_id;
+     RETURN NULL;
+   END $$;
+   CREATE FUNCTION acx_transcript_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     UPDATE acx_sessions s SET transcript_epoch = nextval('acx_transcript_epochs')
+       FROM (SELECT agent_id, session_id FROM rewritten UNION SELECT agent_id, session_id FROM moved) r
+       WHERE s.agent_id = r.agent_id AND s.id = r.session_id;
+     RETURN NULL;
+   END $$;
+   CREATE TRIGGER acx_messages_deleted AFTER DELETE ON acx_messages
+     REFERENCING OLD TABLE AS rewritten FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_rewritten();
+   CREATE TRIGGER acx_messages_updated AFTER UPDATE ON acx_messages
+     REFERENCING OLD TABLE AS rewritten NEW TABLE AS moved FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_moved();`,
 ];

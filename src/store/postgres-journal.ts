@@ -12,6 +12,7 @@ import { openPostgresPool } from './postgres-pool.ts';
 import { type PreparedWrite, PostgresWriteBatches } from './postgres-write-batch.ts';
 import type { SessionBranches } from './session-branches.ts';
 import { PostgresSessionBranches } from './postgres-session-branches.ts';
+import { type MessageRow, PostgresTranscripts, storedMessage } from './postgres-transcripts.ts';
 
 /**
  * The journal on PostgreSQL: the same tables and the same invariants as the SQLite journal
@@ -60,6 +61,7 @@ export class PostgresJournalStore implements JournalStore {
   /** Whose sessions these are (see DEFAULT_AGENT_ID): every statement reads and writes only this agent's rows. */
   readonly agentId: string;
   readonly branches: SessionBranches = new PostgresSessionBranches(this);
+  private readonly transcripts = new PostgresTranscripts();
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, options: PostgresJournalOptions) {
@@ -185,15 +187,16 @@ export class PostgresJournalStore implements JournalStore {
     return rows[0]?.value;
   }
 
+  /** The session's messages for a turn to read, shared between reads (never mutate one): see PostgresTranscripts. */
   transcript(sessionId: string): Promise<readonly StoredMessage[]> {
-    return this.messages(sessionId); // read afresh: the server is shared, with no cheap sign of a change
+    // Inside a transaction a read sees its own writes, which may still roll back: not kept.
+    if (this.batches.inTransaction()) return this.messages(sessionId);
+    return this.transcripts.read(sessionId, (sql, values) => this.rows(sql, values));
   }
+
   async messages(sessionId: string): Promise<StoredMessage[]> {
-    const rows = await this.rows<{ seq: number; turn_id: string | null; kind: StoredMessage['kind']; body: string }>(
-      'SELECT seq, turn_id, kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 ORDER BY seq',
-      [sessionId],
-    );
-    return rows.map((row) => ({ seq: row.seq, turnId: row.turn_id, kind: row.kind, message: JSON.parse(row.body) as ModelMessage }));
+    const rows = await this.rows<MessageRow>('SELECT seq, turn_id, kind, body FROM acx_messages WHERE agent_id = $agent AND session_id = $1 ORDER BY seq', [sessionId]);
+    return rows.map(storedMessage);
   }
 
   async appendMessage(sessionId: string, turnId: string | null, kind: StoredMessage['kind'], message: ModelMessage, seq?: number): Promise<number> {

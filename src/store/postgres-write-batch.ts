@@ -113,6 +113,11 @@ export class PostgresWriteBatches {
     return this.pool;
   }
 
+  /** Whether the caller runs inside a transaction of this store (what it reads may still roll back). */
+  inTransaction(): boolean {
+    return this.tx.getStore() !== undefined;
+  }
+
   async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
     return (await (await this.db()).query<R>(...agentScoped(sql, values, this.agentId))).rows;
   }

@@ -1,12 +1,12 @@
 // What an engine step costs on the PostgreSQL journal: its writes reach the server as one query,
 // the server's own transaction (no BEGIN/COMMIT of its own), with the hot writes prepared on each
 // connection. Queries are counted on the pool's real connections to a real throwaway cluster.
-import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { watchQueries } from '../support/postgres-queries.ts';
 import { scriptedModel } from '../support/scripted-model.ts';
 
 const postgres = postgresForSuite();
@@ -19,16 +19,7 @@ async function openStore(maxConnections?: number): Promise<{ store: PostgresJour
   const store = await PostgresJournalStore.open(postgres.database('pgjournal'), { agentId: 'default', ...(maxConnections ? { maxConnections } : {}) });
   stores.push(store);
   const sent: string[] = [];
-  const counted = new WeakSet<pg.PoolClient>();
-  store.pool.on('acquire', (client) => {
-    if (counted.has(client)) return;
-    counted.add(client);
-    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...a: unknown[]) => {
-      sent.push(typeof a[0] === 'string' ? a[0] : String((a[0] as { text?: string }).text));
-      return query(...a);
-    };
-  });
+  watchQueries(store.pool, (text) => sent.push(text));
   return { store, sent };
 }
 
