@@ -112,7 +112,7 @@ export function createEngineContext(options: EngineOptions): EngineContext {
     sdkTools,
     callTools: callToolSet(options.builtins),
     output,
-    prompts: new SessionPrompts(),
+    prompts: options.prompts ?? new SessionPrompts(),
     now: () => clock?.() ?? new Date(),
   };
 }

@@ -6,6 +6,7 @@ import type { ModelParams } from '../model/params.ts';
 import type { ResolvedModel } from '../model/providers.ts';
 import type { ProviderBuiltins } from '../model/builtins.ts';
 import type { JournalStore } from '../store/journal-store.ts';
+import type { SessionPrompts } from './provider-prompt.ts';
 import type { PermissionMode } from '../tools/permission.ts';
 import type { InputSchema } from '../tools/schema.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -65,6 +66,13 @@ export interface EngineOptions {
   telemetry?: TelemetrySettings;
   /** Hooks and guardrails, asked at the turn's decision points (guard-points.ts); HarnessAgent builds them. */
   guards?: TurnGuards | undefined;
+  /**
+   * Where each session's provider prompt is kept between its turns (provider-prompt.ts). A
+   * harness that makes an engine per session it opens passes one for all of them, so a session
+   * opened again (a worker's next event) converts only what was added since its last turn; by
+   * default each engine keeps its own.
+   */
+  prompts?: SessionPrompts | undefined;
 }
 
 export interface ApprovalDecision {

@@ -1,5 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { Engine, type EngineOptions, pendingOf, suspendReasonOf } from '../engine/engine.ts';
+import { SessionPrompts } from '../engine/provider-prompt.ts';
 import { fromLanguageModel, type ResolvedModel, resolveModel } from '../model/providers.ts';
 import type { TurnRecord } from '../store/journal.ts';
 import type { JournalStore } from '../store/journal-store.ts';
@@ -81,6 +82,8 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
   const openJournal = () => (journal ??= openJournalStore(options));
   let streams: Promise<TurnStreamStore> | undefined;
   let headroomChecked = options.warnHeadroom === false;
+  // One memo of provider prompts for every engine this harness makes (one per session opened).
+  const prompts = new SessionPrompts(16);
 
   return {
     id: 'engine',
@@ -94,6 +97,7 @@ export function createEngineHarness(options: EngineHarnessOptions): Harness & { 
         warnHeadroom: !headroomChecked,
         model: await resolve(),
         journal: openJournal(),
+        prompts,
         agentId: config.agentId,
         instructions: config.instructions,
         tools: config.tools,
