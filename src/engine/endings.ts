@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import { AcxError, errorMessage, GuardrailTrippedError, isLeaseLost, TurnAbortedError } from '../core/errors.ts';
 import { safeObserve } from '../memory/provider.ts';
 import { logSeconds } from '../util/duration.ts';
@@ -139,12 +140,15 @@ async function checkOutput(ctx: EngineContext, state: TurnState, text: string): 
     throw error;
   }
   if (!trip) return;
-  const reply = state.transcript.findLast((entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && !hasToolCalls(entry.message));
+  const at = state.transcript.findLastIndex((entry) => entry.turnId === state.turn.id && entry.kind === 'assistant' && !hasToolCalls(entry.message));
   // One commit: a crash never leaves the note in place of the reply on a turn still running.
   throw await tripTurn(ctx, state, trip, async () => {
-    if (!reply) return;
-    reply.message = { role: 'assistant', content: `[withheld: the output guardrail "${trip.guardrail}" tripped: ${trip.reason}]` };
-    await ctx.journal.replaceMessage(state.sessionId, reply.seq, reply.message);
+    if (at < 0) return;
+    const reply = state.transcript[at]!;
+    const message: ModelMessage = { role: 'assistant', content: `[withheld: the output guardrail "${trip.guardrail}" tripped: ${trip.reason}]` };
+    // A new entry in a new array: entries are shared with the journal's readers (transcript.ts).
+    state.transcript = state.transcript.with(at, { ...reply, message });
+    await ctx.journal.replaceMessage(state.sessionId, reply.seq, message);
   });
 }
 

@@ -2,12 +2,15 @@ import type { ModelMessage } from 'ai';
 import type { CallRecord, StoredMessage } from '../store/journal.ts';
 import type { JournalStore } from '../store/journal-store.ts';
 
-/** One journaled message of a session's transcript, as a turn holds it. */
+/**
+ * One journaled message of a session's transcript, as a turn holds it. Read-only: the entries of
+ * a transcript read from the journal are the journal's own, shared with its other readers.
+ */
 export interface Entry {
-  seq: number;
-  turnId: string | null;
-  kind: StoredMessage['kind'];
-  message: ModelMessage;
+  readonly seq: number;
+  readonly turnId: string | null;
+  readonly kind: StoredMessage['kind'];
+  readonly message: ModelMessage;
 }
 
 /**
@@ -30,8 +33,9 @@ export function messagesOf(transcript: readonly Entry[]): readonly ModelMessage[
   return messages;
 }
 
+/** The session's transcript as a turn's own array to grow; its entries are the journal's (shared, never mutated). */
 export async function loadTranscript(journal: JournalStore, sessionId: string): Promise<Entry[]> {
-  return (await journal.transcript(sessionId)).map((m) => ({ ...m }));
+  return (await journal.transcript(sessionId)).slice();
 }
 
 export function textOf(message: ModelMessage): string {
