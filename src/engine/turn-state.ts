@@ -61,9 +61,11 @@ export async function newState(
 ): Promise<TurnState> {
   const { options, journal, logger } = ctx;
   const transcript = await loadTranscript(journal, turn.sessionId);
-  // The turn's own messages, found in one pass: everything below reads only them, so taking up a
-  // turn in a long session costs one scan of its history, not one per question asked of it.
-  const own = transcript.filter((entry) => entry.turnId === turn.id);
+  // The turn's own messages: everything below reads only them. A turn's question is its first
+  // message (appended with the turn, engine.ts) and its only 'user' one, so when the transcript
+  // ends with it the turn has just started and holds nothing else; otherwise one pass finds them.
+  const last = transcript.at(-1);
+  const own = last?.turnId === turn.id && last.kind === 'user' ? [last] : transcript.filter((entry) => entry.turnId === turn.id);
   const userEntry = own.find((entry) => entry.kind === 'user');
   const prompt = userEntry ? textOf(userEntry.message) : '';
   const steps = own.filter((entry) => entry.kind === 'assistant').length;
