@@ -40,7 +40,10 @@ export interface ModelCallInfo {
   sessionId: string;
   turnId: string;
   step: number;
-  /** The transcript the model reads, oldest first (the volatile brief is added after it). */
+  /**
+   * The transcript the model reads, oldest first (the volatile brief is added after it). Read
+   * only: these are the engine's own objects, kept for the session's later turns.
+   */
   messages: readonly ModelMessage[];
   /** The tools the call offers, by name. */
   tools: readonly string[];

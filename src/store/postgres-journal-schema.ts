@@ -90,9 +90,9 @@ export const JOURNAL_MIGRATIONS = [
   // not by walking back through every turn it has finished.
   `CREATE INDEX acx_turns_unfinished ON acx_turns(agent_id, session_id, started_at) WHERE status IN ('running', 'suspended');`,
   // A session's transcript epoch (postgres-transcripts.ts): what a reader kept of its messages is
-  // still what the server holds while the epoch is unchanged. Appends keep it; every other change
-  // to the messages (an UPDATE or DELETE, by any statement, cascades included) takes a new one
-  // from the sequence in the same transaction, and a new session starts with a new one.
+  // still what the server holds while the epoch is unchanged. Appends keep it; an UPDATE or
+  // DELETE of its messages (by any statement, cascades included) takes a new one from the
+  // sequence in the same transaction, and a new session starts with a new one.
   `CREATE SEQUENCE acx_transcript_epochs;
    ALTER TABLE acx_sessions ADD COLUMN transcript_epoch BIGINT NOT NULL DEFAULT nextval('acx_transcript_epochs');
    CREATE FUNCTION acx_transcript_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$

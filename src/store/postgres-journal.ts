@@ -12,7 +12,7 @@ import { openPostgresPool } from './postgres-pool.ts';
 import { type PreparedWrite, PostgresWriteBatches } from './postgres-write-batch.ts';
 import type { SessionBranches } from './session-branches.ts';
 import { PostgresSessionBranches } from './postgres-session-branches.ts';
-import { type MessageRow, PostgresTranscripts, storedMessage } from './postgres-transcripts.ts';
+import { type MessageRow, PostgresTranscripts, RENEW_TRANSCRIPT_EPOCH, storedMessage } from './postgres-transcripts.ts';
 
 /**
  * The journal on PostgreSQL: the same tables and the same invariants as the SQLite journal
@@ -222,6 +222,7 @@ export class PostgresJournalStore implements JournalStore {
     await this.transaction(async () => {
       await this.write('DELETE FROM acx_messages WHERE agent_id = $agent AND session_id = $1 AND seq < $2', [sessionId, cutSeq]);
       await this.write("INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, NULL, 'summary', $3, $4)", [sessionId, cutSeq - 1, JSON.stringify(summary), now()]);
+      await this.write(RENEW_TRANSCRIPT_EPOCH, [sessionId]);
     });
   }
 

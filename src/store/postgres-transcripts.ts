@@ -23,6 +23,9 @@ const TRANSCRIPT_SINCE =
   'LEFT JOIN acx_messages m ON m.agent_id = s.agent_id AND m.session_id = s.id AND m.seq > $2 ' +
   'WHERE s.agent_id = $agent AND s.id = $1 ORDER BY m.seq';
 
+/** Gives session `$1` a new transcript epoch: for a write below its last message that no trigger sees (see PostgresTranscripts). */
+export const RENEW_TRANSCRIPT_EPOCH = "UPDATE acx_sessions SET transcript_epoch = nextval('acx_transcript_epochs') WHERE agent_id = $agent AND id = $1";
+
 type SinceRow = { epoch: string } & ({ seq: null } | MessageRow);
 
 type Query = <R extends object>(sql: string, values: unknown[]) => Promise<R[]>;
@@ -40,13 +43,17 @@ interface Kept {
  * messages otherwise fetches and parses all of them before the model is asked.
  *
  * What is kept is what the server holds, because every change to a session's messages other than
- * an append (a replaced message, a compaction, a rewind, a cleared or deleted session, whoever
- * makes it) gives the session a new transcript epoch from a sequence, server-side, in the same
- * transaction (a trigger: postgres-journal-schema.ts), and a re-created session gets a new one
- * too. A read fetches the epoch and the messages after the last one kept in one statement; when
- * the epoch differs, or what came after does not continue the kept messages seq by seq, it reads
- * the whole transcript instead. Appends become visible in seq order: a message's seq is only
- * taken once the one before it committed (the primary key refuses two writers the same number).
+ * an append after its last one gives the session a new transcript epoch from a sequence, in the
+ * same transaction: an UPDATE or DELETE by whoever makes it (a replaced message, a rewind, a
+ * cleared or deleted session, a hand edit: a trigger, postgres-journal-schema.ts), and the one
+ * insert acx makes below the last message, a compaction's summary, by RENEW_TRANSCRIPT_EPOCH (its
+ * DELETE may remove nothing when another compaction got there first). A re-created session gets
+ * a new epoch too. A read fetches the epoch and the messages after the last one kept in one
+ * statement; when the epoch differs, or what came after does not continue the kept messages seq
+ * by seq, it reads the whole transcript instead. Appends become visible in seq order: a message's
+ * seq is only taken once the one before it committed (the primary key refuses two writers the
+ * same number). A row inserted by hand below the last message is not seen by a reader that kept
+ * the session until its epoch changes.
  *
  * The messages handed out are shared between reads: a caller must never mutate one. Bounded by
  * sessions and by JSON size: a worker serving many long sessions keeps the most recently read.
@@ -98,6 +105,7 @@ export class PostgresTranscripts {
   }
 
   private keep(sessionId: string, kept: Kept): void {
+    this.take(sessionId); // what an overlapping read of the session kept meanwhile
     if (kept.chars > this.maxChars) return;
     this.sessions.set(sessionId, kept);
     this.chars += kept.chars;

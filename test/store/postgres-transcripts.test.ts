@@ -7,6 +7,7 @@ import type { ModelMessage } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresJournalStore } from '../../src/store/postgres-journal.ts';
 import { JOURNAL_MIGRATIONS } from '../../src/store/postgres-journal-schema.ts';
+import { PostgresTranscripts } from '../../src/store/postgres-transcripts.ts';
 import { migratePostgres } from '../../src/store/postgres-migrations.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 import { watchQueries } from '../support/postgres-queries.ts';
@@ -101,6 +102,20 @@ describe('the PostgreSQL journal keeps what it read of a transcript', () => {
     expect(await reader.transcript('s')).toEqual([]);
   });
 
+  it.skipIf(POSTGRES_SKIP !== '')(`sees a compaction whose summary lands below what it kept, though its DELETE removed nothing${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('transcripts');
+    const { store: reader } = await openStore(url);
+    const { store: writer } = await openStore(url);
+    await writer.ensureSession('s');
+    await appendAll(writer, 's', 1, 10);
+    await writer.compact('s', 8, say('the first summary'));
+    expect(texts(await reader.transcript('s'))).toEqual(['7:the first summary', '8:m8', '9:m9', '10:m10']);
+    // A compaction that began before the first one finished: nothing below its cut is left.
+    await writer.compact('s', 4, say('a late summary'));
+    expect(texts(await reader.transcript('s'))).toEqual(texts(await writer.messages('s')));
+    expect(texts(await reader.transcript('s'))).toEqual(['3:a late summary', '7:the first summary', '8:m8', '9:m9', '10:m10']);
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`keeps nothing it read inside a transaction that rolled back${POSTGRES_SKIP}`, async () => {
     const { store } = await openStore(postgres.database('transcripts'));
     await store.ensureSession('s');
@@ -133,5 +148,24 @@ describe('the PostgreSQL journal keeps what it read of a transcript', () => {
     expect(texts(await store.transcript('a'))).toEqual(['1:in a']);
     await before.query("UPDATE acx_messages SET body = $1 WHERE session_id = 'a'", [JSON.stringify(say('changed'))]);
     expect(texts(await store.transcript('a'))).toEqual(['1:changed']);
+  });
+});
+
+describe('what PostgresTranscripts keeps', () => {
+  it('counts a session once when two reads of it overlap, so the size bound does not fill with nothing', async () => {
+    const body = JSON.stringify(say('x'.repeat(20)));
+    const asked: number[] = [];
+    const query = async <R extends object>(_sql: string, values: unknown[]): Promise<R[]> => {
+      asked.push(values[1] as number);
+      await new Promise((resolve) => setImmediate(resolve));
+      // As TRANSCRIPT_SINCE answers: the session's row joined with its messages after $2, or alone.
+      const rows = [1, 2].filter((seq) => seq > (values[1] as number)).map((seq) => ({ epoch: '1', seq, turn_id: null, kind: 'user', body }));
+      return (rows.length > 0 ? rows : [{ epoch: '1', seq: null }]) as unknown as R[];
+    };
+    const transcripts = new PostgresTranscripts({ chars: body.length * 2 + 10 });
+    await Promise.all([transcripts.read('s', query), transcripts.read('s', query)]);
+    asked.length = 0;
+    expect(await transcripts.read('s', query)).toHaveLength(2);
+    expect(asked, 'the next read asks only for what came after the kept messages').toEqual([2]);
   });
 });
