@@ -102,15 +102,11 @@ export const JOURNAL_MIGRATIONS = [
        WHERE s.agent_id = r.agent_id AND s.id = r.session_id;
      RETURN NULL;
    END $$;
-   CREATE FUNCTION acx_transcript_moved() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     UPDATE acx_sessions s SET transcript_epoch = nextval('acx_transcript_epochs')
-       FROM (SELECT agent_id, session_id FROM rewritten UNION SELECT agent_id, session_id FROM moved) r
-       WHERE s.agent_id = r.agent_id AND s.id = r.session_id;
-     RETURN NULL;
-   END $$;
    CREATE TRIGGER acx_messages_deleted AFTER DELETE ON acx_messages
      REFERENCING OLD TABLE AS rewritten FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_rewritten();
    CREATE TRIGGER acx_messages_updated AFTER UPDATE ON acx_messages
-     REFERENCING OLD TABLE AS rewritten NEW TABLE AS moved FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_moved();`,
+     REFERENCING OLD TABLE AS rewritten FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_rewritten();
+   -- A row an UPDATE moves to another session changes that one too.
+   CREATE TRIGGER acx_messages_moved AFTER UPDATE ON acx_messages
+     REFERENCING NEW TABLE AS rewritten FOR EACH STATEMENT EXECUTE FUNCTION acx_transcript_rewritten();`,
 ];

@@ -116,6 +116,20 @@ describe('the PostgreSQL journal keeps what it read of a transcript', () => {
     expect(texts(await reader.transcript('s'))).toEqual(['3:a late summary', '7:the first summary', '8:m8', '9:m9', '10:m10']);
   });
 
+  it.skipIf(POSTGRES_SKIP !== '')(`sees a message moved by hand into a session it kept${POSTGRES_SKIP}`, async () => {
+    const url = postgres.database('transcripts');
+    const { store: reader } = await openStore(url);
+    const { store: writer } = await openStore(url);
+    const byHand = new pg.Pool({ connectionString: url, max: 1 });
+    closing.push(byHand);
+    for (const session of ['from', 'to']) await writer.ensureSession(session);
+    await writer.appendMessage('from', null, 'user', say('moved'), 1);
+    await writer.appendMessage('to', null, 'user', say('already there'), 2);
+    expect(texts(await reader.transcript('to'))).toEqual(['2:already there']);
+    await byHand.query("UPDATE acx_messages SET session_id = 'to' WHERE session_id = 'from' AND seq = 1");
+    expect(texts(await reader.transcript('to'))).toEqual(['1:moved', '2:already there']);
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`keeps nothing it read inside a transaction that rolled back${POSTGRES_SKIP}`, async () => {
     const { store } = await openStore(postgres.database('transcripts'));
     await store.ensureSession('s');
