@@ -89,14 +89,12 @@ export class Engine {
     const message: ModelMessage = { role: 'user', content: input.prompt };
     // The session (if new), the turn and its message are one commit: a turn on record always has
     // the message it answers. On PostgreSQL that is one round trip, and the turn is not read back.
-    let turn: TurnRecord | undefined;
-    await journal.transaction(async () => {
+    const turn = await journal.transaction(async () => {
       await journal.ensureSession(sessionId);
-      turn = await journal.startTurn(turnId, sessionId);
-      await journal.appendMessage(sessionId, turnId, 'user', message);
+      return journal.startTurn(turnId, sessionId, message);
     });
     this.options.checkpoint?.({ at: 'turn-started', turnId });
-    const state = await newState(this.context, turn!, input, {
+    const state = await newState(this.context, turn, input, {
       addressed: input.addressed ?? false,
       resumed: false,
     });

@@ -89,8 +89,9 @@ export async function newState(
     usage: emptyUsage(),
     lastInputTokens: undefined,
     // The open step's calls from the transcript just read, and its ledger rows: the same evidence
-    // journal.openCalls reads, without scanning the session's every message for the turn's.
-    toolsRan: toolsRanIn(own, turn.id, openCallsOf(turn.id, own, await journal.calls(turn.id))),
+    // journal.openCalls reads, without scanning the session's every message for the turn's. A
+    // turn begun by this call has no rows yet (a call is recorded after its step's message).
+    toolsRan: flags.resumed ? toolsRanIn(own, turn.id, openCallsOf(turn.id, own, await journal.calls(turn.id))) : 0,
     visibleActions: 0,
     addressed: flags.addressed,
     nudged: turn.nudged,

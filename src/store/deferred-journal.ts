@@ -88,8 +88,8 @@ export class DeferredJournalStore implements JournalStore {
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void> {
     return this.opened().then((store) => store.compact(sessionId, cutSeq, summary));
   }
-  startTurn(turnId: string, sessionId: string): Promise<TurnRecord> {
-    return this.opened().then((store) => store.startTurn(turnId, sessionId));
+  startTurn(turnId: string, sessionId: string, question?: ModelMessage): Promise<TurnRecord> {
+    return this.opened().then((store) => store.startTurn(turnId, sessionId, question));
   }
   turn(turnId: string): Promise<TurnRecord | undefined> {
     return this.opened().then((store) => store.turn(turnId));

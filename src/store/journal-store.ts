@@ -63,8 +63,11 @@ export interface JournalStore {
   replaceMessage(sessionId: string, seq: number, message: ModelMessage): Promise<void>;
   compact(sessionId: string, cutSeq: number, summary: ModelMessage): Promise<void>;
 
-  /** Writes a new running turn; gives it as turn() would read it back, so the caller need not ask. */
-  startTurn(turnId: string, sessionId: string): Promise<TurnRecord>;
+  /**
+   * Writes a new running turn, and with it (one commit) its question as the session's next
+   * message when given; gives the turn as turn() would read it back, so the caller need not ask.
+   */
+  startTurn(turnId: string, sessionId: string, question?: ModelMessage): Promise<TurnRecord>;
   turn(turnId: string): Promise<TurnRecord | undefined>;
   unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined>;
   claimSuspended(turnId: string): Promise<boolean>;
@@ -152,8 +155,13 @@ export class SqliteJournalStore implements JournalStore {
   async compact(sessionId: string, cutSeq: number, summary: ModelMessage) {
     this.journal.compact(sessionId, cutSeq, summary);
   }
-  async startTurn(turnId: string, sessionId: string) {
-    return this.journal.startTurn(turnId, sessionId);
+  async startTurn(turnId: string, sessionId: string, question?: ModelMessage) {
+    if (!question) return this.journal.startTurn(turnId, sessionId);
+    return this.transaction(async () => {
+      const turn = this.journal.startTurn(turnId, sessionId);
+      this.journal.appendMessage(sessionId, turnId, 'user', question);
+      return turn;
+    });
   }
   async turn(turnId: string) {
     return this.journal.turn(turnId);

@@ -24,6 +24,10 @@ import { type MessageRow, PostgresTranscripts, RENEW_TRANSCRIPT_EPOCH, storedMes
 const now = () => new Date().toISOString();
 
 const APPEND_AT_SEQ = 'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) VALUES ($agent, $1, $2, $3, $4, $5, $6)';
+/** A message appended after the session's last, numbered in one statement: the primary key refuses a number two writers picked at once. */
+const APPEND_NEXT =
+  'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) ' +
+  'SELECT $agent, $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE agent_id = $agent AND session_id = $1';
 const SETTLE_STEP = "UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2";
 
 /**
@@ -205,12 +209,7 @@ export class PostgresJournalStore implements JournalStore {
       await this.write(APPEND_AT_SEQ, [sessionId, seq, turnId, kind, body, now()]);
       return seq;
     }
-    // One statement: the primary key refuses a number two writers picked at once.
-    const rows = await this.rows<{ seq: number }>(
-      'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) ' +
-        'SELECT $agent, $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE agent_id = $agent AND session_id = $1 RETURNING seq',
-      [sessionId, turnId, kind, body, now()],
-    );
+    const rows = await this.rows<{ seq: number }>(`${APPEND_NEXT} RETURNING seq`, [sessionId, turnId, kind, body, now()]);
     return rows[0]!.seq;
   }
 
@@ -226,10 +225,15 @@ export class PostgresJournalStore implements JournalStore {
     });
   }
 
-  async startTurn(turnId: string, sessionId: string): Promise<TurnRecord> {
+  async startTurn(turnId: string, sessionId: string, question?: ModelMessage): Promise<TurnRecord> {
     const t = now();
-    await this.write("INSERT INTO acx_turns (agent_id, id, session_id, status, started_at) VALUES ($agent, $1, $2, 'running', $3)", [turnId, sessionId, t]);
-    await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE agent_id = $agent AND id = $2', [t, sessionId]);
+    // All writes, no read: in a transaction that makes nothing else wait on an answer (the
+    // engine's start of a turn), they reach the server as one query with no BEGIN or COMMIT.
+    await this.transaction(async () => {
+      await this.write("INSERT INTO acx_turns (agent_id, id, session_id, status, started_at) VALUES ($agent, $1, $2, 'running', $3)", [turnId, sessionId, t]);
+      await this.write('UPDATE acx_sessions SET updated_at = $1 WHERE agent_id = $agent AND id = $2', [t, sessionId]);
+      if (question) await this.write(APPEND_NEXT, [sessionId, turnId, 'user', JSON.stringify(question), t]);
+    });
     return startedTurn(turnId, sessionId, t);
   }
 
