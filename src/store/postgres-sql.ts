@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /** Statement helpers every PostgreSQL store shares (the journal, the wake store, fork and rewind). */
 
@@ -13,17 +13,51 @@ export function agentScoped(sql: string, values: readonly unknown[], agentId: st
 }
 
 /**
+ * A statement with its $n parameters written in as literals, for a multi-statement simple query
+ * (which takes no parameters). Only the stores' own statements come here, with values of the
+ * few types they bind; strings go through pg's own escapeLiteral, so a value is never SQL.
+ */
+export function withLiterals(sql: string, values: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1], Number(n)));
+}
+
+/** One bound value as an SQL literal (see withLiterals); `n` names the parameter in the error. */
+export function literal(value: unknown, n: number): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  throw new TypeError(`A store write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written as literals.`);
+}
+
+/**
+ * A transaction's last write, when nothing reads its result: `fn` hands it over (statement and
+ * values, as for `client.query`) instead of sending it, and it goes out with the COMMIT, in one
+ * round trip. Should it fail, the COMMIT in the same query does not run and the transaction rolls
+ * back whole.
+ */
+export type CommitWith = (sql: string, values: readonly unknown[]) => void;
+
+/**
  * Runs `fn` on one pooled connection between BEGIN and COMMIT; rolled back if it throws.
  * `begin` may carry more statements after BEGIN, sent in the same round trip (a simple query:
  * no parameters, so any value in it must be a literal quoted with escapeLiteral).
  */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient, begun: pg.QueryResult[]) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient, begun: pg.QueryResult[], commitWith: CommitWith) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
   const client = await pool.connect();
   try {
     // One result per statement of `begin` (node-postgres gives a lone statement's unwrapped).
     const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[];
-    const result = await fn(client, Array.isArray(begun) ? begun : [begun]);
-    await client.query('COMMIT');
+    let last: string | undefined;
+    const result = await fn(client, Array.isArray(begun) ? begun : [begun], (sql, values) => {
+      if (last !== undefined) throw new Error('A transaction sends one last write with its COMMIT, not two.');
+      last = withLiterals(sql, values);
+    });
+    await client.query(last === undefined ? 'COMMIT' : `${last};\nCOMMIT`);
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

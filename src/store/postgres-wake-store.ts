@@ -4,7 +4,7 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, holderGoneAsSeenBy, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf } from './postgres-sql.ts';
+import { agentScoped, type CommitWith, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
@@ -132,13 +132,17 @@ export class PostgresWakeStore implements WakeStore {
    * only of that session (an equal hash of another key only makes the two wait on each other) — and is let go by COMMIT or ROLLBACK, so a wake that dies cannot leave it held.
    * In READ COMMITTED each statement after the lock sees everything committed before it was taken.
    */
-  private async locked<T>(sessionId: string, fn: (client: pg.PoolClient, serverNowMs: number) => Promise<T>): Promise<T> {
+  private async locked<T>(sessionId: string, fn: (client: pg.PoolClient, serverNowMs: number, commitWith: CommitWith) => Promise<T>): Promise<T> {
     await this.migrated();
     // The agent id's length first: no two (agent, session) pairs make the same text. Taken in the
     // same round trip as BEGIN, hence the key as a quoted literal; and with them the server's
     // time (the transaction's, as now() is throughout it), which admit counts its breaker on.
     const key = pg.escapeLiteral(`${this.agentId.length}:${this.agentId}/${sessionId}`);
-    return inTransaction(this.pool, (client, begun) => fn(client, serverNowMsOf(begun.at(-1)!)), `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key})); ${SERVER_NOW_MS_QUERY}`);
+    return inTransaction(
+      this.pool,
+      (client, begun, commitWith) => fn(client, serverNowMsOf(begun.at(-1)!), (sql, values) => commitWith(...agentScoped(sql, values, this.agentId))),
+      `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key})); ${SERVER_NOW_MS_QUERY}`,
+    );
   }
 
   async close(): Promise<void> {
@@ -153,7 +157,7 @@ export class PostgresWakeStore implements WakeStore {
     holder: LeaseHolder = currentHolder(),
     pinnedNowMs?: number,
   ): Promise<Admission> {
-    const admission = await this.locked(sessionId, async (client, serverNowMs): Promise<Admission> => {
+    const admission = await this.locked(sessionId, async (client, serverNowMs, commitWith): Promise<Admission> => {
       // The server's clock unless a test pins one: every worker's breaker counts on the same clock (postgres-sql.ts).
       const nowMs = pinnedNowMs ?? serverNowMs;
       // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
@@ -163,11 +167,10 @@ export class PostgresWakeStore implements WakeStore {
       if (currentHolder && !sameHolder(currentHolder, holder) && !holderGoneAsSeenBy(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
       const { wakesInWindow, change } = await admitToBreakerAsync(postgresBreakerQuery((sql, values) => client.query(sql, values)), SESSION_BREAKER, [this.agentId, sessionId], breaker, nowMs);
       if (change === 'tripped' || change === 'still-tripped') return { kind: 'declined', eventIsNew, wakesInWindow, breaker: change };
-      await this.rows(
+      commitWith(
         "INSERT INTO acx_wake_leases (agent_id, session_id, holder, acquired_at, expires_at) VALUES ($agent, $1, $2, $3, now() + $4 * interval '1 millisecond') " +
           'ON CONFLICT (agent_id, session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at',
         [sessionId, JSON.stringify(holder), new Date(nowMs).toISOString(), this.ttlMs],
-        client,
       );
       return { kind: 'leader', eventIsNew, breaker: change };
     });
@@ -297,7 +300,7 @@ export class PostgresWakeStore implements WakeStore {
 
   /** Under the session lock: an event `admit` records either committed before (and is seen here) or waits and finds the lease free. */
   async release(sessionId: string, holder: LeaseHolder = currentHolder()): Promise<boolean> {
-    const released = await this.locked(sessionId, async (client) => {
+    const released = await this.locked(sessionId, async (client, _nowMs, commitWith) => {
       const [lease] = await this.rows<{ waiting: boolean; holder: string | null }>(
         "SELECT EXISTS (SELECT 1 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending') AS waiting, " +
           '(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1) AS holder',
@@ -305,7 +308,7 @@ export class PostgresWakeStore implements WakeStore {
         client,
       );
       if (lease!.waiting) return false;
-      await this.dropLeaseOf(client, sessionId, lease!.holder, holder);
+      this.dropLeaseOf(commitWith, sessionId, lease!.holder, holder);
       return true;
     });
     if (released) this.stopRenewing(sessionId);
@@ -314,18 +317,16 @@ export class PostgresWakeStore implements WakeStore {
 
   async abandon(sessionId: string, holder: LeaseHolder = currentHolder()): Promise<void> {
     this.stopRenewing(sessionId);
-    await this.locked(sessionId, (client) => this.dropLease(client, sessionId, holder));
+    await this.locked(sessionId, async (client, _nowMs, commitWith) => {
+      const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
+      this.dropLeaseOf(commitWith, sessionId, lease?.holder ?? null, holder);
+    });
   }
 
-  private async dropLease(client: pg.PoolClient, sessionId: string, holder: LeaseHolder): Promise<void> {
-    const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
-    await this.dropLeaseOf(client, sessionId, lease?.holder ?? null, holder);
-  }
-
-  /** Deletes the session's lease, read as `current` under the session lock, if `holder` holds it. */
-  private async dropLeaseOf(client: pg.PoolClient, sessionId: string, current: string | null, holder: LeaseHolder): Promise<void> {
+  /** Deletes the session's lease, read as `current` under the session lock, if `holder` holds it: the transaction's last write. */
+  private dropLeaseOf(commitWith: CommitWith, sessionId: string, current: string | null, holder: LeaseHolder): void {
     if (current !== null && sameHolder(JSON.parse(current) as LeaseHolder, holder)) {
-      await this.rows('DELETE FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
+      commitWith('DELETE FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId]);
     }
   }
 

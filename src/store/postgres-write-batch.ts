@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import { agentScoped } from './postgres-sql.ts';
+import { agentScoped, literal, withLiterals } from './postgres-sql.ts';
 
 /**
  * How a PostgreSQL store's transactions reach the server in as few round trips as they can.
@@ -46,24 +46,6 @@ interface Batch {
 interface Held {
   sql: string;
   values: readonly unknown[];
-}
-
-/**
- * A statement with its $n parameters written in as literals, for a multi-statement simple query
- * (which takes no parameters). Only the stores' own statements come here, with values of the
- * few types they bind; strings go through pg's own escapeLiteral, so a value is never SQL.
- */
-function withLiterals(sql: string, values: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1], Number(n)));
-}
-
-/** One bound value as an SQL literal (see withLiterals); `n` names the parameter in the error. */
-function literal(value: unknown, n: number): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
-  if (typeof value === 'string') return pg.escapeLiteral(value);
-  throw new TypeError(`A journal write bound a ${typeof value} (parameter $${n}); only strings, finite numbers, booleans and null are written.`);
 }
 
 /** SQLSTATE invalid_sql_statement_name: an EXECUTE of a name this connection has not prepared. */

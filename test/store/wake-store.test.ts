@@ -16,6 +16,7 @@ import { openWakeStore } from '../../src/store/open-wake-store.ts';
 import { SqliteWakeStore } from '../../src/store/sqlite-wake-store.ts';
 import { currentHolder, holderIsAlive, type LeaseHolder, type WakeStore } from '../../src/store/wake-store.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
+import { watchQueries } from '../support/postgres-queries.ts';
 import { scaled } from '../support/time-scale.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -233,6 +234,28 @@ function abortsWithin(signal: AbortSignal, boundMs: number): Promise<boolean> {
 }
 
 describe('WakeStore on postgres: a lease is a row with an expiry its holder renews', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`admission and release each take two round trips: the lease is written, or dropped, with the COMMIT${POSTGRES_SKIP}`, async () => {
+    const store = track(await PostgresWakeStore.open(freshDatabase(), { agentId: 'default' }));
+    const sent: string[] = [];
+    watchQueries(store.pool, (text) => sent.push(text));
+    expect(await store.admit('s', { id: 'e', text: 'e' }, OFF, other(1))).toEqual({ kind: 'leader', eventIsNew: true, breaker: 'none' });
+    expect(sent.filter((text) => text.startsWith('BEGIN')).length).toBe(1);
+    expect(sent.at(-1)).toMatch(/^INSERT INTO acx_wake_leases [^;]*'\{"pid":1,"host":"this-host","started":1\}'[^;]*;\nCOMMIT$/);
+    const roundTrips = (from: number) => sent.slice(from).filter((text) => !text.startsWith('BEGIN') && text !== 'COMMIT' && !text.endsWith('COMMIT')).length;
+    // The breaker's count (the lease before it, the event with it): one statement each, between the BEGIN and the COMMIT.
+    expect(roundTrips(0)).toBe(2);
+    expect((await store.admit('s', undefined, OFF, other(2))).kind, 'the lease stands').toBe('busy');
+    await store.markDone('s', ['e'], 'done');
+    const before = sent.length;
+    expect(await store.release('s', other(1))).toBe(true);
+    expect(sent.slice(before)).toEqual([
+      expect.stringMatching(/^BEGIN; SELECT pg_advisory_xact_lock/),
+      expect.stringMatching(/^SELECT EXISTS/),
+      expect.stringMatching(/^DELETE FROM acx_wake_leases [^;]*;\nCOMMIT$/),
+    ]);
+    expect((await store.admit('s', undefined, OFF, other(2))).kind, 'released: the next wake leads').toBe('leader');
+  });
+
   it.skipIf(POSTGRES_SKIP !== '')(`a holder whose lease lapsed and was taken over is told by its loss signal; a live holder's never aborts${POSTGRES_SKIP}`, async () => {
     const url = freshDatabase();
     // Leases a loaded machine still renews in time (ACX_TEST_TIME_SCALE): the loss here is the test's doing.
