@@ -12,11 +12,16 @@
  * worker (agent start-up is not what is measured), then enqueues `events` across `sessions` and
  * times until pg-boss reports them all completed. It also prints the CPU the worker processes
  * used per event (user + system, from /proc), which tells a machine that ran out of cores from a
- * pipeline that ran out of parallel work. `--cpu-prof DIR` writes each worker's V8 CPU profile
+ * pipeline that ran out of parallel work, and against it the CPU the AI SDK's own `generateText`
+ * spends on the same two-step event from the same model server in a process of its own (the
+ * anchor of the CPU figure: two model calls and a tool with nothing durable). `--cpu-prof DIR` writes each worker's V8 CPU profile
  * there (start-up included; open it in Chrome's DevTools).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { startPostgres } from '../test/support/postgres.ts';
 import { FLEET_AGENT, type FleetWorker, startFleet } from '../test/support/worker-fleet.ts';
 
@@ -88,14 +93,37 @@ function table(modelDelayMs: number, results: readonly Result[]): void {
   }
 }
 
+/**
+ * The anchor: the AI SDK's own `generateText` answering the same kind of event against the same
+ * local model server, in a process of its own (bench/support/ai-sdk-event-turns.ts): what two
+ * model calls and a tool cost with nothing durable, a floor no worker goes under.
+ */
+async function aiSdkCpuMsPerTurn(): Promise<number> {
+  const fleet = await startFleet(cluster.createDatabase('throughput_anchor'));
+  try {
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'support/ai-sdk-event-turns.ts'), fleet.server.openaiBaseURL, 'sk-anchor-not-checked', fleet.ledger, String(events)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const [status] = (await once(child, 'close')) as [number | null];
+    if (status !== 0) throw new Error(`the AI SDK anchor exited ${status}: ${out}`);
+    return (JSON.parse(out) as { cpuMsPerTurn: number }).cpuMsPerTurn;
+  } finally {
+    await fleet.close();
+  }
+}
+
 const verdict = (met: boolean) => (met ? 'PASS' : 'FAIL');
 const byDelay = new Map<number, Result[]>();
+let anchorCpuMs: number | undefined;
 try {
   for (const delay of onlyDelay === undefined ? [0, SLOW_MS] : [onlyDelay]) {
     const counts = onlyDelay === undefined && delay === SLOW_MS ? [1, 4] : [1, 2, 4];
     const results: Result[] = [];
     for (const count of counts) results.push(await measure(count, delay));
     byDelay.set(delay, results);
+    if (delay === 0) anchorCpuMs = await aiSdkCpuMsPerTurn();
   }
 } finally {
   cluster.stop();
@@ -110,6 +138,9 @@ if (instant) {
   const one = instant.find((r) => r.workers === 1)!;
   const two = instant.find((r) => r.workers === 2)!;
   console.log(`  worker CPU per two-step event, model served locally: ${one.cpuMsPerEvent.toFixed(1)} ms (goal <= ${GOALS.cpuMsPerEvent}) ${verdict(one.cpuMsPerEvent <= GOALS.cpuMsPerEvent)}`);
+  if (anchorCpuMs !== undefined) {
+    console.log(`    the AI SDK's generateText alone on the same two-step event (nothing durable): ${anchorCpuMs.toFixed(1)} ms CPU; worker / AI SDK ${(one.cpuMsPerEvent / anchorCpuMs).toFixed(2)}x`);
+  }
   console.log(`  2 workers, instant model: ${two.perSecond.toFixed(1)} events/s (goal >= ${GOALS.twoWorkersPerSecond}) ${verdict(two.perSecond >= GOALS.twoWorkersPerSecond)}`);
 }
 const slow = byDelay.get(SLOW_MS);
