@@ -102,11 +102,21 @@ function liveValues(): readonly string[] {
   return liveSorted;
 }
 
+/**
+ * Every match of CREDENTIAL_PATTERNS holds one of these, and every text KEY_PAIRS scrubs holds an
+ * anchor (an id's prefix, a secret's name, a [REDACTED]): a text with none skips those passes,
+ * as most log values (ids, counts, names) do. Keep each in step with its list.
+ */
+const CREDENTIAL_HINT = /PRIVATE KEY|[spr]k-|xai-|gh[pousr]_|github_pat_|AIza|xox[abprs]-|eyJ|:\/\/|authorization|api[_-]?key|access[_-]?key|token|secret|passw/i;
+const KEY_PAIR_HINT = /AKIA|ASIA|ABIA|ACCA|GOOG|LTAI|AKID|secret|\[REDACTED\]/i;
+
 export function scrubSecrets(text: string): string {
+  // Shorter than anything scrubbed (a live secret, a password in `a://b:c@`).
+  if (text.length < MIN_LIVE_SECRET_CHARS) return text;
   let out = text;
   for (const value of liveValues()) if (out.includes(value)) out = out.split(value).join(REDACTED);
-  out = scrubKeyPairs(out);
-  for (const pattern of CREDENTIAL_PATTERNS) out = out.replace(pattern, REDACTED);
+  if (KEY_PAIR_HINT.test(out)) out = scrubKeyPairs(out);
+  if (CREDENTIAL_HINT.test(out)) for (const pattern of CREDENTIAL_PATTERNS) out = out.replace(pattern, REDACTED);
   return out;
 }
 
@@ -123,8 +133,15 @@ export function scrubDeep(value: unknown): unknown {
 /** The ids of KEY_PAIRS and the secrets near an anchor (see there). */
 function scrubKeyPairs(text: string): string {
   let out = text;
+  // The anchors every pair shares, read again only once a pair has changed the text.
+  let named: number[] | undefined;
+  let namedIn = '';
   for (const { id, secret } of KEY_PAIRS) {
-    const anchors = [...out.matchAll(id), ...out.matchAll(SECRET_NAME), ...out.matchAll(REDACTED_MARKER)].map((match) => match.index);
+    if (named === undefined || namedIn !== out) {
+      named = [...out.matchAll(SECRET_NAME), ...out.matchAll(REDACTED_MARKER)].map((match) => match.index);
+      namedIn = out;
+    }
+    const anchors = [...[...out.matchAll(id)].map((match) => match.index), ...named];
     if (anchors.length === 0) continue;
     out = out.replace(secret, (token, offset: number) =>
       looksRandom(token) && anchors.some((anchor) => Math.abs(anchor - offset) <= PAIR_DISTANCE) ? REDACTED : token,

@@ -127,6 +127,25 @@ describe('credential shapes', () => {
     for (const text of ordinary) expect(scrubSecrets(text)).toBe(text);
   });
 
+  it('each vendor shape is scrubbed standing alone, with no other sign of a credential around it', () => {
+    const alone: Array<[text: string, scrubbed: string]> = [
+      ['-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----', REDACTED],
+      ['sk-proj-Abcdefghijklmnop1234', REDACTED],
+      ['rk-live-Abcdefghijklmnop1234', REDACTED],
+      ['xai-Abcdefghijklmnopqrstu1', REDACTED],
+      [`ghp_${'A1b2C3d4E5'.repeat(4)}`, REDACTED],
+      [`github_pat_${'A1b2C3d4E5'.repeat(4)}`, REDACTED],
+      [`AIza${'Sy0123456789abcdefABCDEF_-xyz012'}`, REDACTED],
+      ['xoxb-1234567890-Abcdefghij', REDACTED],
+      ['eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.Abcdefghijkl', REDACTED],
+      ['postgres://app:hunter2pass@db.example.test/app', `postgres://app:${REDACTED}@db.example.test/app`],
+      ['passwd: hunter2long', `passwd: ${REDACTED}`],
+    ];
+    for (const [text, scrubbed] of alone) expect(scrubSecrets(text), text).toBe(scrubbed);
+    // Too short to hold any of them: left as it is, whatever it looks like.
+    for (const short of ['sk-1', 'a://b:c', '7', '']) expect(scrubSecrets(short)).toBe(short);
+  });
+
   it('a credential-named value is scrubbed; a number under such a name is not', () => {
     expect(scrubSecrets('OPENAI_API_KEY=abcdef123456 max_tokens: 100000')).toBe(`OPENAI_API_KEY=${REDACTED} max_tokens: 100000`);
     expect(scrubSecrets('Authorization: Bearer qwertyuiop123')).toBe(`Authorization: Bearer ${REDACTED}`);
