@@ -76,9 +76,10 @@ export class Engine {
   async runTurn(input: TurnInput): Promise<TurnResult> {
     const { sessionId } = input;
     const { journal } = this;
-    const existing = input.turnId ? await journal.turn(input.turnId) : undefined;
+    const { turn: existing, unfinished } = input.turnId
+      ? await journal.turnAndUnfinished(input.turnId, sessionId)
+      : { turn: undefined, unfinished: await journal.unfinishedTurn(sessionId) };
     if (existing) return rerunTurn(this.context, existing, input);
-    const unfinished = await journal.unfinishedTurn(sessionId);
     if (unfinished) {
       throw new AcxError('turn-unfinished', `Session ${sessionId} has an unfinished turn (${unfinished.id}).`, {
         hint: 'Continue it first (continueTurn / acx run resumes it automatically).',

@@ -97,6 +97,9 @@ export class DeferredJournalStore implements JournalStore {
   unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined> {
     return this.opened().then((store) => store.unfinishedTurn(sessionId));
   }
+  turnAndUnfinished(turnId: string, sessionId: string): Promise<{ turn: TurnRecord | undefined; unfinished: TurnRecord | undefined }> {
+    return this.opened().then((store) => store.turnAndUnfinished(turnId, sessionId));
+  }
   claimSuspended(turnId: string): Promise<boolean> {
     return this.opened().then((store) => store.claimSuspended(turnId));
   }

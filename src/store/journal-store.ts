@@ -70,6 +70,8 @@ export interface JournalStore {
   startTurn(turnId: string, sessionId: string, question?: ModelMessage): Promise<TurnRecord>;
   turn(turnId: string): Promise<TurnRecord | undefined>;
   unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined>;
+  /** turn(turnId) and unfinishedTurn(sessionId) read together (one round trip on PostgreSQL): what a turn with a caller's id starts from. */
+  turnAndUnfinished(turnId: string, sessionId: string): Promise<{ turn: TurnRecord | undefined; unfinished: TurnRecord | undefined }>;
   claimSuspended(turnId: string): Promise<boolean>;
   suspendedTurns(): Promise<TurnRecord[]>;
   turns(sessionId: string): Promise<TurnRecord[]>;
@@ -168,6 +170,9 @@ export class SqliteJournalStore implements JournalStore {
   }
   async unfinishedTurn(sessionId: string) {
     return this.journal.unfinishedTurn(sessionId);
+  }
+  async turnAndUnfinished(turnId: string, sessionId: string) {
+    return { turn: this.journal.turn(turnId), unfinished: this.journal.unfinishedTurn(sessionId) };
   }
   async claimSuspended(turnId: string) {
     return this.journal.claimSuspended(turnId);

@@ -28,6 +28,9 @@ const APPEND_AT_SEQ = 'INSERT INTO acx_messages (agent_id, session_id, seq, turn
 const APPEND_NEXT =
   'INSERT INTO acx_messages (agent_id, session_id, seq, turn_id, kind, body, created_at) ' +
   'SELECT $agent, $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM acx_messages WHERE agent_id = $agent AND session_id = $1';
+/** The newest turn of session $1 that has not ended (running or suspended), if any. */
+const UNFINISHED_TURN =
+  "SELECT * FROM acx_turns WHERE agent_id = $agent AND session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1";
 const SETTLE_STEP = "UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2";
 
 /**
@@ -243,11 +246,18 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async unfinishedTurn(sessionId: string): Promise<TurnRecord | undefined> {
-    const rows = await this.rows<TurnRow>(
-      "SELECT * FROM acx_turns WHERE agent_id = $agent AND session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1",
-      [sessionId],
-    );
+    const rows = await this.rows<TurnRow>(UNFINISHED_TURN, [sessionId]);
     return rows[0] ? toTurn(rows[0]) : undefined;
+  }
+
+  async turnAndUnfinished(turnId: string, sessionId: string): Promise<{ turn: TurnRecord | undefined; unfinished: TurnRecord | undefined }> {
+    const rows = await this.rows<TurnRow & { unfinished: boolean }>(
+      `(SELECT *, false AS unfinished FROM acx_turns WHERE agent_id = $agent AND id = $2) UNION ALL (${UNFINISHED_TURN.replace('SELECT *', 'SELECT *, true AS unfinished')})`,
+      [sessionId, turnId],
+    );
+    const turn = rows.find((row) => !row.unfinished);
+    const unfinished = rows.find((row) => row.unfinished);
+    return { turn: turn ? toTurn(turn) : undefined, unfinished: unfinished ? toTurn(unfinished) : undefined };
   }
 
   async claimSuspended(turnId: string): Promise<boolean> {

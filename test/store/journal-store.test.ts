@@ -61,6 +61,31 @@ describe('a journal store opened on first use', () => {
 });
 
 describe.each(stores)('JournalStore on %s', (_name, open, skip) => {
+  it.skipIf(skip !== '')(`starts a turn with its question in one commit, and reads a turn by id with the session's unfinished one${skip}`, async () => {
+    const journal = await open();
+    try {
+      await journal.ensureSession('s');
+      await journal.startTurn('done-turn', 's', { role: 'user', content: 'first?' });
+      await journal.updateTurn('done-turn', { status: 'done', finalText: 'yes' });
+      await journal.startTurn('open-turn', 's', { role: 'user', content: 'second?' });
+      expect((await journal.messages('s')).map((m) => [m.seq, m.turnId, m.kind, m.message.content])).toEqual([
+        [1, 'done-turn', 'user', 'first?'],
+        [2, 'open-turn', 'user', 'second?'],
+      ]);
+      const ids = async (turnId: string, sessionId: string) => {
+        const { turn, unfinished } = await journal.turnAndUnfinished(turnId, sessionId);
+        return [turn ? `${turn.id}:${turn.status}` : undefined, unfinished ? `${unfinished.id}:${unfinished.status}` : undefined];
+      };
+      expect(await ids('done-turn', 's')).toEqual(['done-turn:done', 'open-turn:running']);
+      expect(await ids('open-turn', 's')).toEqual(['open-turn:running', 'open-turn:running']);
+      expect(await ids('no-such-turn', 's')).toEqual([undefined, 'open-turn:running']);
+      expect(await ids('done-turn', 'another-session')).toEqual(['done-turn:done', undefined]);
+      expect(await journal.turnAndUnfinished('open-turn', 's')).toEqual({ turn: await journal.turn('open-turn'), unfinished: await journal.unfinishedTurn('s') });
+    } finally {
+      await journal.close();
+    }
+  });
+
   it.skipIf(skip !== '')(`gives a started turn exactly as it reads back${skip}`, async () => {
     const journal = await open();
     try {

@@ -108,7 +108,7 @@ describe('the PostgreSQL journal on the wire', () => {
     });
     expect((await store.messages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
   });
-  it.skipIf(POSTGRES_SKIP !== '')(`starts a turn in one round trip — the session, the turn and its question — and reads neither the turn back nor its ledger${POSTGRES_SKIP}`, async () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`starts a turn in one round trip — the session, the turn and its question — and reads neither the turn back nor its ledger; a caller's turn id is read with the unfinished turn${POSTGRES_SKIP}`, async () => {
     const { store, sent } = await openStore();
     let atStart: string[] = [];
     let sentBeforeStep = 0;
@@ -135,5 +135,17 @@ describe('the PostgreSQL journal on the wire', () => {
       [1, 'user', result.turnId],
       [2, 'assistant', result.turnId],
     ]);
+    const withId = sent.length;
+    let atStartWithId: string[] = [];
+    const redelivered = new Engine({
+      model: fromLanguageModel(scriptedModel([{ text: 'Again.' }])),
+      journal: store,
+      checkpoint: (event) => {
+        if (event.at === 'turn-started') atStartWithId = sent.slice(withId).filter((sql) => !sql.startsWith('PREPARE '));
+      },
+    });
+    expect((await redelivered.runTurn({ sessionId: 'new-session', prompt: 'Hi again.', turnId: 'caller-id' })).text).toBe('Again.');
+    // A caller's turn id: the turn of that id (a redelivery) and the unfinished one, read at once.
+    expect(atStartWithId).toEqual([expect.stringMatching(/^\(SELECT \*, false AS unfinished FROM acx_turns .* UNION ALL /), expect.stringMatching(/^INSERT INTO acx_sessions /)]);
   });
 });
