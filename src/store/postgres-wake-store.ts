@@ -4,7 +4,7 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, holderGoneAsSeenBy, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, type CommitWith, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf } from './postgres-sql.ts';
+import { agentScoped, type CommitWith, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf, withLiterals } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
@@ -132,16 +132,24 @@ export class PostgresWakeStore implements WakeStore {
    * only of that session (an equal hash of another key only makes the two wait on each other) — and is let go by COMMIT or ROLLBACK, so a wake that dies cannot leave it held.
    * In READ COMMITTED each statement after the lock sees everything committed before it was taken.
    */
-  private async locked<T>(sessionId: string, fn: (client: pg.PoolClient, serverNowMs: number, commitWith: CommitWith) => Promise<T>): Promise<T> {
+  private async locked<T, R extends pg.QueryResultRow = never>(
+    sessionId: string,
+    fn: (client: pg.PoolClient, serverNowMs: number, commitWith: CommitWith, read: R[]) => Promise<T>,
+    read?: { sql: string; values: unknown[] },
+  ): Promise<T> {
     await this.migrated();
     // The agent id's length first: no two (agent, session) pairs make the same text. Taken in the
     // same round trip as BEGIN, hence the key as a quoted literal; and with them the server's
-    // time (the transaction's, as now() is throughout it), which admit counts its breaker on.
+    // time (the transaction's, as now() is throughout it), which admit counts its breaker on,
+    // and a first read under the lock, if the caller has one (its values as literals too).
     const key = pg.escapeLiteral(`${this.agentId.length}:${this.agentId}/${sessionId}`);
+    const statements = ['BEGIN', `SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key}))`, SERVER_NOW_MS_QUERY];
+    if (read) statements.push(withLiterals(...agentScoped(read.sql, read.values, this.agentId)));
     return inTransaction(
       this.pool,
-      (client, begun, commitWith) => fn(client, serverNowMsOf(begun.at(-1)!), (sql, values) => commitWith(...agentScoped(sql, values, this.agentId))),
-      `BEGIN; SELECT pg_advisory_xact_lock(${SESSION_LOCK_SPACE}, hashtext(${key})); ${SERVER_NOW_MS_QUERY}`,
+      (client, begun, commitWith) =>
+        fn(client, serverNowMsOf(begun[2]!), (sql, values) => commitWith(...agentScoped(sql, values, this.agentId)), read ? (begun[3]!.rows as R[]) : []),
+      statements.join('; '),
     );
   }
 
@@ -300,26 +308,30 @@ export class PostgresWakeStore implements WakeStore {
 
   /** Under the session lock: an event `admit` records either committed before (and is seen here) or waits and finds the lease free. */
   async release(sessionId: string, holder: LeaseHolder = currentHolder()): Promise<boolean> {
-    const released = await this.locked(sessionId, async (client, _nowMs, commitWith) => {
-      const [lease] = await this.rows<{ waiting: boolean; holder: string | null }>(
-        "SELECT EXISTS (SELECT 1 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending') AS waiting, " +
+    // Two round trips: what is pending and who holds the lease read with the lock, the lease dropped with the COMMIT.
+    const released = await this.locked<boolean, { waiting: boolean; holder: string | null }>(
+      sessionId,
+      async (_client, _nowMs, commitWith, [lease]) => {
+        if (lease!.waiting) return false;
+        this.dropLeaseOf(commitWith, sessionId, lease!.holder, holder);
+        return true;
+      },
+      {
+        sql:
+          "SELECT EXISTS (SELECT 1 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 AND state = 'pending') AS waiting, " +
           '(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1) AS holder',
-        [sessionId],
-        client,
-      );
-      if (lease!.waiting) return false;
-      this.dropLeaseOf(commitWith, sessionId, lease!.holder, holder);
-      return true;
-    });
+        values: [sessionId],
+      },
+    );
     if (released) this.stopRenewing(sessionId);
     return released;
   }
 
   async abandon(sessionId: string, holder: LeaseHolder = currentHolder()): Promise<void> {
     this.stopRenewing(sessionId);
-    await this.locked(sessionId, async (client, _nowMs, commitWith) => {
-      const [lease] = await this.rows<{ holder: string }>('SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1', [sessionId], client);
-      this.dropLeaseOf(commitWith, sessionId, lease?.holder ?? null, holder);
+    await this.locked<void, { holder: string }>(sessionId, async (_client, _nowMs, commitWith, [lease]) => this.dropLeaseOf(commitWith, sessionId, lease?.holder ?? null, holder), {
+      sql: 'SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1',
+      values: [sessionId],
     });
   }
 
