@@ -12,10 +12,12 @@
  * worker (agent start-up is not what is measured), then enqueues `events` across `sessions` and
  * times until pg-boss reports them all completed. It also prints the CPU the worker processes
  * used per event (user + system, from /proc), which tells a machine that ran out of cores from a
- * pipeline that ran out of parallel work, and against it the CPU the AI SDK's own `generateText`
- * spends on the same two-step event from the same model server in a process of its own (the
- * anchor of the CPU figure: two model calls and a tool with nothing durable). `--cpu-prof DIR` writes each worker's V8 CPU profile
- * there (start-up included; open it in Chrome's DevTools).
+ * pipeline that ran out of parallel work; the PostgreSQL server's CPU per event (every process of
+ * the throwaway cluster, from /proc: on one machine the workers and the server share the cores);
+ * and, as the anchor of the workers' CPU, what the AI SDK's own `generateText` spends on the
+ * same two-step event from the same model server in a process of its own (two model calls and a
+ * tool with nothing durable). `--cpu-prof DIR` writes each worker's V8 CPU profile there
+ * (start-up included; open it in Chrome's DevTools).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +25,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres } from '../test/support/postgres.ts';
+import { postgresServerCpu } from './support/postgres-server-cpu.ts';
 import { FLEET_AGENT, type FleetWorker, startFleet } from '../test/support/worker-fleet.ts';
 
 const args = process.argv.slice(2);
@@ -49,6 +52,8 @@ interface Result {
   workers: number;
   perSecond: number;
   cpuMsPerEvent: number;
+  /** The PostgreSQL server's CPU per event (every backend: the workers', pg-boss's, the bench's polling), when it can be read. */
+  serverCpuMsPerEvent: number | undefined;
 }
 
 const cluster = startPostgres();
@@ -67,6 +72,8 @@ async function measure(count: number, modelDelayMs: number): Promise<Result> {
       await fleet.queue.send({ kind: 'session', agent: FLEET_AGENT, sessionId: `warm-${i}`, event: { id: `evt-s99-e${i}`, text: `Please log evt-s99-e${i}.` } });
     }
     await until(count * WARM_UP);
+    const serverCpu = await postgresServerCpu(fleet.storeUrl);
+    const serverBefore = serverCpu?.();
     const cpuBefore = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0);
     const started = performance.now();
     await fleet.enqueue(sessions, Math.ceil(events / sessions));
@@ -74,8 +81,10 @@ async function measure(count: number, modelDelayMs: number): Promise<Result> {
     await until(count * WARM_UP + answered);
     const seconds = (performance.now() - started) / 1000;
     const cpu = workers.reduce((sum, worker) => sum + cpuSeconds(worker.child.pid!), 0) - cpuBefore;
-    const result = { workers: count, perSecond: answered / seconds, cpuMsPerEvent: (cpu * 1000) / answered };
-    console.log(`${count} worker(s), model ${modelDelayMs} ms: ${answered} events in ${seconds.toFixed(2)} s = ${result.perSecond.toFixed(1)} events/s; workers' CPU ${result.cpuMsPerEvent.toFixed(1)} ms/event`);
+    const serverMs = serverCpu && serverBefore !== undefined ? serverCpu() - serverBefore : undefined;
+    const result = { workers: count, perSecond: answered / seconds, cpuMsPerEvent: (cpu * 1000) / answered, serverCpuMsPerEvent: serverMs === undefined ? undefined : serverMs / answered };
+    const server = result.serverCpuMsPerEvent === undefined ? '' : `; PostgreSQL's ${result.serverCpuMsPerEvent.toFixed(1)} ms/event`;
+    console.log(`${count} worker(s), model ${modelDelayMs} ms: ${answered} events in ${seconds.toFixed(2)} s = ${result.perSecond.toFixed(1)} events/s; workers' CPU ${result.cpuMsPerEvent.toFixed(1)} ms/event${server}`);
     return result;
   } finally {
     for (const worker of workers) worker.child.kill('SIGTERM');
@@ -87,9 +96,10 @@ async function measure(count: number, modelDelayMs: number): Promise<Result> {
 function table(modelDelayMs: number, results: readonly Result[]): void {
   const anchor = results[0]!.perSecond;
   console.log(`\nmodel delay ${modelDelayMs} ms per call; ${events} events over ${sessions} sessions`);
-  console.log('workers  events/s  ratio vs 1 worker  worker CPU ms/event');
+  console.log('workers  events/s  ratio vs 1 worker  worker CPU ms/event  PostgreSQL CPU ms/event');
   for (const result of results) {
-    console.log(`${String(result.workers).padStart(7)}  ${result.perSecond.toFixed(1).padStart(8)}  ${`${(result.perSecond / anchor).toFixed(2)}x`.padStart(17)}  ${result.cpuMsPerEvent.toFixed(1).padStart(19)}`);
+    const server = result.serverCpuMsPerEvent === undefined ? '' : result.serverCpuMsPerEvent.toFixed(1).padStart(25);
+    console.log(`${String(result.workers).padStart(7)}  ${result.perSecond.toFixed(1).padStart(8)}  ${`${(result.perSecond / anchor).toFixed(2)}x`.padStart(17)}  ${result.cpuMsPerEvent.toFixed(1).padStart(19)}${server}`);
   }
 }
 
