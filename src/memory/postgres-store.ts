@@ -28,6 +28,7 @@ import {
 } from './store.ts';
 import { encodeVector, rankNearest, VECTOR_WINDOW, type NearestOptions, type UnindexedRecord, type VectorHit } from './vectors.ts';
 import { openPostgresPool } from '../store/postgres-pool.ts';
+import { NamedStatements } from '../store/postgres-sql.ts';
 
 /**
  * An agent's memory on PostgreSQL: the records of every agent that shares the database in one
@@ -126,6 +127,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
   readonly agentId: string;
   readonly vectors: MemoryVectorIndex;
   private readonly pool: pg.Pool;
+  private readonly named = new NamedStatements();
   private readonly url: string;
   private readonly now: () => Date;
   private ready: Promise<void> | undefined;
@@ -153,7 +155,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<R[]> {
     await this.migrated();
-    return (await this.pool.query<R>(sql, values)).rows;
+    return (await this.named.query<R>(this.pool, sql, values)).rows;
   }
 
   async write(key: string, value: string, options: WriteOptions = {}): Promise<WriteResult> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /** Statement helpers every PostgreSQL store shares (the journal, the wake store, fork and rewind). */
@@ -85,4 +86,54 @@ export async function serverNowMs(client: pg.PoolClient | pg.Pool): Promise<numb
 /** The time SERVER_NOW_MS_QUERY read, from its result (sent in the same round trip as other statements). */
 export function serverNowMsOf(result: pg.QueryResult): number {
   return Number((result.rows[0] as { ms: string }).ms);
+}
+
+/** SQLSTATE invalid_sql_statement_name: the connection holds no statement of that name. */
+const NO_SUCH_STATEMENT = '26000';
+/** SQLSTATE feature_not_supported, as a prepared statement whose table changed shape raises it. */
+const PLAN_CHANGED = '0A000';
+
+/**
+ * A store's parameterised statements outside transactions, sent as named prepared statements:
+ * the server parses and plans each once per connection instead of on every call (for a worker's
+ * event, planning its unnamed statements cost the server more than running them). Names are a
+ * hash of the text, so one text is prepared once per connection whoever sends it.
+ *
+ * Sent again, unnamed, when the server refuses one: outside a transaction a statement that
+ * failed changed nothing. A connection that lost its statements (DISCARD ALL; a pooler in
+ * transaction mode, whose next statement may reach another server session) makes this store
+ * send unnamed statements from then on; a table that changed shape under a prepared statement
+ * (a newer acx migrated it) drops that connection, whose cache is stale.
+ */
+export class NamedStatements {
+  private named = true;
+  private readonly names = new Map<string, string>();
+
+  async query<R extends pg.QueryResultRow>(pool: pg.Pool, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.named) return pool.query<R>(text, values);
+    const client = await pool.connect();
+    let released = false;
+    try {
+      return await client.query<R>({ name: this.nameOf(text), text, values });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== NO_SUCH_STATEMENT && code !== PLAN_CHANGED) throw error;
+      if (code === NO_SUCH_STATEMENT) this.named = false;
+      // Dropped, not returned to the pool: its cache of what it prepared no longer holds.
+      client.release(error as Error);
+      released = true;
+      return pool.query<R>(text, values);
+    } finally {
+      if (!released) client.release();
+    }
+  }
+
+  private nameOf(text: string): string {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `acx_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
 }

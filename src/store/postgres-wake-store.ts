@@ -4,7 +4,7 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, holderGoneAsSeenBy, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, type CommitWith, inTransaction, SERVER_NOW_MS_QUERY, serverNowMsOf, withLiterals } from './postgres-sql.ts';
+import { agentScoped, type CommitWith, inTransaction, NamedStatements, SERVER_NOW_MS_QUERY, serverNowMsOf, withLiterals } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
@@ -92,6 +92,7 @@ export class PostgresWakeStore implements WakeStore {
   private ready: Promise<void> | undefined;
   /** The leases this store holds and renews, by session. */
   private readonly renewals: LeaseRenewals;
+  private readonly named = new NamedStatements();
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, options: PostgresWakeStoreOptions) {
@@ -119,9 +120,12 @@ export class PostgresWakeStore implements WakeStore {
     return this.ready;
   }
 
+  /** On `on` (a locked transaction's connection), else a named statement from the pool (NamedStatements). */
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = [], on?: pg.PoolClient): Promise<R[]> {
-    if (!on) await this.migrated();
-    return (await (on ?? this.pool).query<R>(...agentScoped(sql, values, this.agentId))).rows;
+    const [text, bound] = agentScoped(sql, values, this.agentId);
+    if (on) return (await on.query<R>(text, bound)).rows;
+    await this.migrated();
+    return (await this.named.query<R>(this.pool, text, bound)).rows;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import { agentScoped, literal, withLiterals } from './postgres-sql.ts';
+import { agentScoped, literal, NamedStatements, withLiterals } from './postgres-sql.ts';
 
 /**
  * How a PostgreSQL store's transactions reach the server in as few round trips as they can.
@@ -57,6 +57,7 @@ export class PostgresWriteBatches {
   private readonly preparedWrites: ReadonlyMap<string, PreparedWrite>;
   private readonly ready: () => Promise<void>;
   private readonly tx = new AsyncLocalStorage<Batch>();
+  private readonly named = new NamedStatements();
   /** Connections that hold the PREPAREs (a connection the pool replaces is a new object). */
   private readonly prepared = new WeakSet<pg.PoolClient>();
   /** The PREPAREs for the prepared writes, sent once on each new connection before its first transaction. */
@@ -101,11 +102,18 @@ export class PostgresWriteBatches {
   }
 
   async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
-    return (await (await this.db()).query<R>(...agentScoped(sql, values, this.agentId))).rows;
+    return (await this.query<R>(sql, values)).rows;
   }
 
   async run(sql: string, values: unknown[] = []): Promise<number> {
-    return (await (await this.db()).query(...agentScoped(sql, values, this.agentId))).rowCount ?? 0;
+    return (await this.query(sql, values)).rowCount ?? 0;
+  }
+
+  /** A statement answered now: on the open transaction's connection, else a named statement from the pool (NamedStatements). */
+  private async query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    const db = await this.db();
+    const [text, bound] = agentScoped(sql, values, this.agentId);
+    return db === this.pool ? this.named.query<R>(this.pool, text, bound) : db.query<R>(text, bound);
   }
 
   /** A write nobody reads the result of: inside a transaction, held for the next round trip. */

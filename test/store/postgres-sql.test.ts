@@ -1,10 +1,12 @@
-// A transaction's last write sent with its COMMIT (postgres-sql.ts, CommitWith): written and
-// committed together, or, when it fails, nothing of the transaction stays and the connection
-// goes back to the pool usable. On a real throwaway PostgreSQL cluster (skipped, saying why,
-// when the binaries are missing).
+// The statement helpers the PostgreSQL stores share (postgres-sql.ts). A transaction's last write
+// sent with its COMMIT (CommitWith): written and committed together, or, when it fails, nothing
+// of the transaction stays and the connection goes back to the pool usable. Statements sent as
+// named prepared statements (NamedStatements): prepared once per connection, and answered still
+// when the server lost them or a table changed shape under one. On a real throwaway PostgreSQL
+// cluster (skipped, saying why, when the binaries are missing).
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inTransaction } from '../../src/store/postgres-sql.ts';
+import { inTransaction, NamedStatements } from '../../src/store/postgres-sql.ts';
 import { POSTGRES_SKIP, postgresForSuite } from '../support/postgres.ts';
 
 const postgres = postgresForSuite();
@@ -54,5 +56,46 @@ describe('inTransaction: a last write sent with the COMMIT', () => {
     });
     await expect(twice).rejects.toThrow('one last write');
     expect(await bodies(db)).toEqual([]);
+  });
+});
+
+/** The statements the pool's one connection holds prepared at the protocol level (not by SQL PREPARE). */
+const preparedOn = async (db: pg.Pool) =>
+  (await db.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements WHERE NOT from_sql ORDER BY name')).rows;
+
+describe('NamedStatements: parsed and planned once per connection', () => {
+  it.skipIf(POSTGRES_SKIP !== '')(`prepares a statement once on a connection and runs it by name after${POSTGRES_SKIP}`, async () => {
+    const db = await openTable();
+    const named = new NamedStatements();
+    const insert = 'INSERT INTO notes VALUES ($1, $2)';
+    for (const [id, body] of [[1, 'one'], [2, 'two'], [3, 'three']] as const) await named.query(db, insert, [id, body]);
+    expect(await bodies(db)).toEqual(['1:one', '2:two', '3:three']);
+    expect(await preparedOn(db)).toEqual([{ name: expect.stringMatching(/^acx_[0-9a-f]{24}$/), statement: insert }]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a connection that lost its statements still answers, and the store sends them unnamed from then on${POSTGRES_SKIP}`, async () => {
+    const db = await openTable();
+    const named = new NamedStatements();
+    const select = 'SELECT count(*)::int AS n FROM notes WHERE id > $1';
+    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 0 }]);
+    // What a pooler in transaction mode, or DISCARD ALL, does to a connection's statements.
+    await db.query('DEALLOCATE ALL');
+    await db.query("INSERT INTO notes VALUES (1, 'one')");
+    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 1 }]);
+    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 1 }]);
+    expect(await preparedOn(db), 'unnamed now: nothing prepared again').toEqual([]);
+  });
+
+  it.skipIf(POSTGRES_SKIP !== '')(`a table that changed shape under a prepared SELECT * is read again, with its new columns${POSTGRES_SKIP}`, async () => {
+    const db = await openTable();
+    const named = new NamedStatements();
+    await db.query("INSERT INTO notes VALUES (1, 'one')");
+    const all = 'SELECT * FROM notes WHERE id = $1';
+    expect((await named.query(db, all, [1])).rows).toEqual([{ id: 1, body: 'one' }]);
+    // A newer acx's migration, run while this process holds the statement prepared.
+    await db.query("ALTER TABLE notes ADD COLUMN tag text NOT NULL DEFAULT 'new'");
+    expect((await named.query(db, all, [1])).rows).toEqual([{ id: 1, body: 'one', tag: 'new' }]);
+    await named.query(db, all, [1]);
+    expect((await preparedOn(db)).map((row) => row.statement), 'still named: prepared again on a fresh connection').toEqual([all]);
   });
 });
