@@ -4,7 +4,7 @@ import { admitToBreakerAsync, type BreakerSettings, type BreakerTables, postgres
 import { LeaseRenewals } from './lease-renewals.ts';
 import { currentHolder, holderGoneAsSeenBy, type LeaseHolder, sameHolder } from './lease-holder.ts';
 import { agentScopeMigration, checkPostgres, migratePostgres } from './postgres-migrations.ts';
-import { agentScoped, type CommitWith, inTransaction, NamedStatements, SERVER_NOW_MS_QUERY, serverNowMsOf, withLiterals } from './postgres-sql.ts';
+import { agentScoped, type CommitWith, inTransaction, NamedStatements, SERVER_NOW_ISO, SERVER_NOW_MS_QUERY, serverNowMsOf, withLiterals } from './postgres-sql.ts';
 import { DEFAULT_AGENT_ID } from './store-url.ts';
 import { type InboxRow, toItem } from './sqlite-wake-store.ts';
 import { type Admission, type InboxItem, openBatchIn, type WakeEvent, type WakeStore } from './wake-store.ts';
@@ -169,11 +169,13 @@ export class PostgresWakeStore implements WakeStore {
     holder: LeaseHolder = currentHolder(),
     pinnedNowMs?: number,
   ): Promise<Admission> {
-    const admission = await this.locked(sessionId, async (client, serverNowMs, commitWith): Promise<Admission> => {
+    // The event recorded and the lease read with the lock, in one round trip; the lease before
+    // the breaker: a busy wake is not counted (see WakeStore.admit).
+    const recorded = this.recordAndReadLease(sessionId, event, pinnedNowMs);
+    const admission = await this.locked<Admission, { inserted: boolean; holder: string | null }>(sessionId, async (client, serverNowMs, commitWith, [row]): Promise<Admission> => {
       // The server's clock unless a test pins one: every worker's breaker counts on the same clock (postgres-sql.ts).
       const nowMs = pinnedNowMs ?? serverNowMs;
-      // The lease before the breaker: a busy wake is not counted (see WakeStore.admit).
-      const { eventIsNew, holder: current } = await this.recordAndReadLease(client, sessionId, event, nowMs);
+      const { inserted: eventIsNew, holder: current } = row!;
       const currentHolder = current === null ? undefined : (JSON.parse(current) as LeaseHolder);
       // A holder that exited on this machine is not waited for: its lease would only lapse later.
       if (currentHolder && !sameHolder(currentHolder, holder) && !holderGoneAsSeenBy(currentHolder, holder)) return { kind: 'busy', eventIsNew, holder: currentHolder, breaker: 'none' };
@@ -185,7 +187,7 @@ export class PostgresWakeStore implements WakeStore {
         [sessionId, JSON.stringify(holder), new Date(nowMs).toISOString(), this.ttlMs],
       );
       return { kind: 'leader', eventIsNew, breaker: change };
-    });
+    }, recorded);
     if (admission.kind === 'leader') this.keepRenewing(sessionId, JSON.stringify(holder));
     return admission;
   }
@@ -216,24 +218,33 @@ export class PostgresWakeStore implements WakeStore {
     this.renewals.stop(sessionId);
   }
 
-  /** Records the event (once per id), and reads the session's live lease holder, in one statement. */
-  private async recordAndReadLease(client: pg.PoolClient, sessionId: string, event: WakeEvent | undefined, nowMs: number): Promise<{ eventIsNew: boolean; holder: string | null }> {
-    const lease = "(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()) AS holder";
-    if (!event) {
-      const [row] = await this.rows<{ holder: string | null }>(`SELECT ${lease}`, [sessionId], client);
-      return { eventIsNew: false, holder: row!.holder };
-    }
-    const at = new Date(nowMs).toISOString();
+  /**
+   * The statement that records the event (once per id) and reads the session's live lease holder;
+   * `locked` sends it with the lock, in the BEGIN's round trip. Its time is the transaction's
+   * (`now()`, the one admit's breaker counts on) unless a test pins one.
+   */
+  private recordAndReadLease(sessionId: string, event: WakeEvent | undefined, pinnedNowMs: number | undefined): { sql: string; values: unknown[] } {
+    const lease = '(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()) AS holder';
+    if (!event) return { sql: `SELECT false AS inserted, ${lease}`, values: [sessionId] };
+    const at = pinnedNowMs === undefined ? SERVER_NOW_ISO : '$8';
     // Numbered under the session lock, so two events never share a seq. The SELECT sees the
     // leases as they were before the statement: the INSERT touches only the inbox.
-    const [row] = await this.rows<{ inserted: boolean; holder: string | null }>(
-      'WITH recorded AS (INSERT INTO acx_wake_inbox (agent_id, session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
-        'SELECT $agent, $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7, $8, $9 FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 ' +
+    return {
+      sql:
+        'WITH recorded AS (INSERT INTO acx_wake_inbox (agent_id, session_id, event_id, seq, text, sender, sender_kind, addressed, state, received_at, done_at) ' +
+        `SELECT $agent, $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7, ${at}, ${event.own ? at : 'NULL'} FROM acx_wake_inbox WHERE agent_id = $agent AND session_id = $1 ` +
         `ON CONFLICT (agent_id, session_id, event_id) DO NOTHING RETURNING 1) SELECT EXISTS (SELECT 1 FROM recorded) AS inserted, ${lease}`,
-      [sessionId, event.id, event.text, event.sender ?? null, event.senderKind ?? null, event.addressed !== false, event.own ? 'done' : 'pending', at, event.own ? at : null],
-      client,
-    );
-    return { eventIsNew: row!.inserted, holder: row!.holder };
+      values: [
+        sessionId,
+        event.id,
+        event.text,
+        event.sender ?? null,
+        event.senderKind ?? null,
+        event.addressed !== false,
+        event.own ? 'done' : 'pending',
+        ...(pinnedNowMs === undefined ? [] : [new Date(pinnedNowMs).toISOString()]),
+      ],
+    };
   }
 
   async isTripped(sessionId: string): Promise<boolean> {
