@@ -127,7 +127,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
   readonly agentId: string;
   readonly vectors: MemoryVectorIndex;
   private readonly pool: pg.Pool;
-  private readonly named = new NamedStatements();
+  private readonly named: NamedStatements;
   private readonly url: string;
   private readonly now: () => Date;
   private ready: Promise<void> | undefined;
@@ -139,6 +139,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
     this.agentId = agentId;
     this.now = options.now ?? (() => new Date());
     this.pool = openPostgresPool(url, options.maxConnections ?? 4);
+    this.named = new NamedStatements(this.pool);
     this.vectors = new PostgresMemoryVectors((sql, values) => this.rows(sql, values), agentId);
   }
 
@@ -155,7 +156,7 @@ export class PostgresMemoryRecords implements MemoryRecords {
 
   private async rows<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<R[]> {
     await this.migrated();
-    return (await this.named.query<R>(this.pool, sql, values)).rows;
+    return (await this.named.query<R>(sql, values)).rows;
   }
 
   async write(key: string, value: string, options: WriteOptions = {}): Promise<WriteResult> {

@@ -31,6 +31,8 @@ const APPEND_NEXT =
 /** The newest turn of session $1 that has not ended (running or suspended), if any. */
 const UNFINISHED_TURN =
   "SELECT * FROM acx_turns WHERE agent_id = $agent AND session_id = $1 AND status IN ('running', 'suspended') ORDER BY started_at DESC, ord DESC LIMIT 1";
+/** The turn of id $2 (flagged false) and session $1's unfinished turn (flagged true), in one statement. */
+const TURN_AND_UNFINISHED = `(SELECT *, false AS unfinished FROM acx_turns WHERE agent_id = $agent AND id = $2) UNION ALL (${UNFINISHED_TURN.replace('SELECT *', 'SELECT *, true AS unfinished')})`;
 const SETTLE_STEP = "UPDATE acx_tool_calls SET status = 'settled', result = NULL WHERE agent_id = $agent AND turn_id = $1 AND step = $2";
 
 /**
@@ -252,7 +254,7 @@ export class PostgresJournalStore implements JournalStore {
 
   async turnAndUnfinished(turnId: string, sessionId: string): Promise<{ turn: TurnRecord | undefined; unfinished: TurnRecord | undefined }> {
     const rows = await this.rows<TurnRow & { unfinished: boolean }>(
-      `(SELECT *, false AS unfinished FROM acx_turns WHERE agent_id = $agent AND id = $2) UNION ALL (${UNFINISHED_TURN.replace('SELECT *', 'SELECT *, true AS unfinished')})`,
+      TURN_AND_UNFINISHED,
       [sessionId, turnId],
     );
     const turn = rows.find((row) => !row.unfinished);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 
-/** Statement helpers every PostgreSQL store shares (the journal, the wake store, fork and rewind). */
+/** Statement helpers every PostgreSQL store shares (the journal, the wake store, memory, fork and rewind). */
 
 /**
  * A statement of an agent's store: each `$agent` in it becomes one more parameter bound to the
@@ -106,26 +106,33 @@ const PLAN_CHANGED = '0A000';
  * (a newer acx migrated it) drops that connection, whose cache is stale.
  */
 export class NamedStatements {
+  private readonly pool: pg.Pool;
   private named = true;
   private readonly names = new Map<string, string>();
 
-  async query<R extends pg.QueryResultRow>(pool: pg.Pool, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    if (!this.named) return pool.query<R>(text, values);
-    const client = await pool.connect();
-    let released = false;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.named) return this.pool.query<R>(text, values);
+    const client = await this.pool.connect();
+    let answer: pg.QueryResult<R>;
     try {
-      return await client.query<R>({ name: this.nameOf(text), text, values });
+      answer = await client.query<R>({ name: this.nameOf(text), text, values });
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (code !== NO_SUCH_STATEMENT && code !== PLAN_CHANGED) throw error;
+      if (code !== NO_SUCH_STATEMENT && code !== PLAN_CHANGED) {
+        client.release();
+        throw error;
+      }
       if (code === NO_SUCH_STATEMENT) this.named = false;
       // Dropped, not returned to the pool: its cache of what it prepared no longer holds.
       client.release(error as Error);
-      released = true;
-      return pool.query<R>(text, values);
-    } finally {
-      if (!released) client.release();
+      return this.pool.query<R>(text, values);
     }
+    client.release();
+    return answer;
   }
 
   private nameOf(text: string): string {

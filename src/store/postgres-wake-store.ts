@@ -92,7 +92,7 @@ export class PostgresWakeStore implements WakeStore {
   private ready: Promise<void> | undefined;
   /** The leases this store holds and renews, by session. */
   private readonly renewals: LeaseRenewals;
-  private readonly named = new NamedStatements();
+  private readonly named: NamedStatements;
 
   /** Connects lazily: the first call checks the server and applies the migrations. */
   constructor(url: string, options: PostgresWakeStoreOptions) {
@@ -102,6 +102,7 @@ export class PostgresWakeStore implements WakeStore {
     this.onLeaseLost = options.onLeaseLost;
     this.renewals = new LeaseRenewals(this.ttlMs);
     this.pool = openPostgresPool(url, options.maxConnections ?? 4);
+    this.named = new NamedStatements(this.pool);
   }
 
   static async open(url: string, options: PostgresWakeStoreOptions): Promise<PostgresWakeStore> {
@@ -125,7 +126,7 @@ export class PostgresWakeStore implements WakeStore {
     const [text, bound] = agentScoped(sql, values, this.agentId);
     if (on) return (await on.query<R>(text, bound)).rows;
     await this.migrated();
-    return (await this.named.query<R>(this.pool, text, bound)).rows;
+    return (await this.named.query<R>(text, bound)).rows;
   }
 
   /**
@@ -226,7 +227,7 @@ export class PostgresWakeStore implements WakeStore {
   private recordAndReadLease(sessionId: string, event: WakeEvent | undefined, pinnedNowMs: number | undefined): { sql: string; values: unknown[] } {
     const lease = '(SELECT holder FROM acx_wake_leases WHERE agent_id = $agent AND session_id = $1 AND expires_at > now()) AS holder';
     if (!event) return { sql: `SELECT false AS inserted, ${lease}`, values: [sessionId] };
-    const at = pinnedNowMs === undefined ? SERVER_NOW_ISO : '$8';
+    const at = pinnedNowMs === undefined ? SERVER_NOW_ISO : pg.escapeLiteral(new Date(pinnedNowMs).toISOString());
     // Numbered under the session lock, so two events never share a seq. The SELECT sees the
     // leases as they were before the statement: the INSERT touches only the inbox.
     return {
@@ -242,7 +243,6 @@ export class PostgresWakeStore implements WakeStore {
         event.senderKind ?? null,
         event.addressed !== false,
         event.own ? 'done' : 'pending',
-        ...(pinnedNowMs === undefined ? [] : [new Date(pinnedNowMs).toISOString()]),
       ],
     };
   }

@@ -57,7 +57,7 @@ export class PostgresWriteBatches {
   private readonly preparedWrites: ReadonlyMap<string, PreparedWrite>;
   private readonly ready: () => Promise<void>;
   private readonly tx = new AsyncLocalStorage<Batch>();
-  private readonly named = new NamedStatements();
+  private readonly named: NamedStatements;
   /** Connections that hold the PREPAREs (a connection the pool replaces is a new object). */
   private readonly prepared = new WeakSet<pg.PoolClient>();
   /** The PREPAREs for the prepared writes, sent once on each new connection before its first transaction. */
@@ -76,6 +76,7 @@ export class PostgresWriteBatches {
     ready: () => Promise<void>,
   ) {
     this.pool = pool;
+    this.named = new NamedStatements(pool);
     this.agentId = agentId;
     this.preparedWrites = preparedWrites;
     this.ready = ready;
@@ -113,7 +114,7 @@ export class PostgresWriteBatches {
   private async query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     const db = await this.db();
     const [text, bound] = agentScoped(sql, values, this.agentId);
-    return db === this.pool ? this.named.query<R>(this.pool, text, bound) : db.query<R>(text, bound);
+    return db === this.pool ? this.named.query<R>(text, bound) : db.query<R>(text, bound);
   }
 
   /** A write nobody reads the result of: inside a transaction, held for the next round trip. */

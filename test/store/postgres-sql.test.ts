@@ -66,36 +66,36 @@ const preparedOn = async (db: pg.Pool) =>
 describe('NamedStatements: parsed and planned once per connection', () => {
   it.skipIf(POSTGRES_SKIP !== '')(`prepares a statement once on a connection and runs it by name after${POSTGRES_SKIP}`, async () => {
     const db = await openTable();
-    const named = new NamedStatements();
+    const named = new NamedStatements(db);
     const insert = 'INSERT INTO notes VALUES ($1, $2)';
-    for (const [id, body] of [[1, 'one'], [2, 'two'], [3, 'three']] as const) await named.query(db, insert, [id, body]);
+    for (const [id, body] of [[1, 'one'], [2, 'two'], [3, 'three']] as const) await named.query(insert, [id, body]);
     expect(await bodies(db)).toEqual(['1:one', '2:two', '3:three']);
     expect(await preparedOn(db)).toEqual([{ name: expect.stringMatching(/^acx_[0-9a-f]{24}$/), statement: insert }]);
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`a connection that lost its statements still answers, and the store sends them unnamed from then on${POSTGRES_SKIP}`, async () => {
     const db = await openTable();
-    const named = new NamedStatements();
+    const named = new NamedStatements(db);
     const select = 'SELECT count(*)::int AS n FROM notes WHERE id > $1';
-    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 0 }]);
+    expect((await named.query<{ n: number }>(select, [0])).rows).toEqual([{ n: 0 }]);
     // What a pooler in transaction mode, or DISCARD ALL, does to a connection's statements.
     await db.query('DEALLOCATE ALL');
     await db.query("INSERT INTO notes VALUES (1, 'one')");
-    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 1 }]);
-    expect((await named.query<{ n: number }>(db, select, [0])).rows).toEqual([{ n: 1 }]);
+    expect((await named.query<{ n: number }>(select, [0])).rows).toEqual([{ n: 1 }]);
+    expect((await named.query<{ n: number }>(select, [0])).rows).toEqual([{ n: 1 }]);
     expect(await preparedOn(db), 'unnamed now: nothing prepared again').toEqual([]);
   });
 
   it.skipIf(POSTGRES_SKIP !== '')(`a table that changed shape under a prepared SELECT * is read again, with its new columns${POSTGRES_SKIP}`, async () => {
     const db = await openTable();
-    const named = new NamedStatements();
+    const named = new NamedStatements(db);
     await db.query("INSERT INTO notes VALUES (1, 'one')");
     const all = 'SELECT * FROM notes WHERE id = $1';
-    expect((await named.query(db, all, [1])).rows).toEqual([{ id: 1, body: 'one' }]);
+    expect((await named.query(all, [1])).rows).toEqual([{ id: 1, body: 'one' }]);
     // A newer acx's migration, run while this process holds the statement prepared.
     await db.query("ALTER TABLE notes ADD COLUMN tag text NOT NULL DEFAULT 'new'");
-    expect((await named.query(db, all, [1])).rows).toEqual([{ id: 1, body: 'one', tag: 'new' }]);
-    await named.query(db, all, [1]);
+    expect((await named.query(all, [1])).rows).toEqual([{ id: 1, body: 'one', tag: 'new' }]);
+    await named.query(all, [1]);
     expect((await preparedOn(db)).map((row) => row.statement), 'still named: prepared again on a fresh connection').toEqual([all]);
   });
 });
