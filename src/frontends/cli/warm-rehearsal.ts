@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import type { ModelSurface } from '../../model/providers.ts';
+import type { ModelParams } from '../../model/params.ts';
 
 /**
  * What a warm wake process (warm.ts) does once, before its event, besides loading modules: the
@@ -10,15 +12,24 @@ import { tmpdir } from 'node:os';
  * the model or the agent's files, and a step that fails only loses its head start.
  */
 
+/** The agent's model, as its settings name it: what a rehearsed model request is made with. */
+export interface RehearsedModel {
+  spec: string;
+  surface?: string;
+  vision: boolean;
+  params: ModelParams;
+}
+
 /**
- * Two requests through `fetch` (a GET, then a POST with a JSON body, each answered with JSON) to a
- * server of its own on loopback, then closed. Node sets its HTTP client up (undici: its
- * WebAssembly parser, the connection pool, header and body handling) on the first request to a
- * real server: 30-40 ms on a 2-core machine, which a cold wake pays on its platform read and the
- * model request after it. Skipped when Node sends requests through a proxy (NODE_USE_ENV_PROXY):
- * a rehearsal is not worth a request to someone else's server.
+ * Requests to a server of its own on loopback, then closed: two through `fetch` (a GET, then a
+ * POST with a JSON body, each answered with JSON) and, given the agent's model, one model request
+ * as the engine makes it (rehearseModelCall). Node sets its HTTP client up (undici: its WebAssembly
+ * parser, the connection pool, header and body handling) on the first request to a real server:
+ * 30-40 ms on a 2-core machine, which a cold wake pays on its platform read and the model request
+ * after it. Skipped when Node sends requests through a proxy (NODE_USE_ENV_PROXY): a rehearsal is
+ * not worth a request to someone else's server.
  */
-export async function rehearseHttp(): Promise<void> {
+export async function rehearseHttp(model?: RehearsedModel): Promise<void> {
   if (process.env.NODE_USE_ENV_PROXY) return;
   const server = createServer((request, response) => {
     request.resume();
@@ -33,6 +44,7 @@ export async function rehearseHttp(): Promise<void> {
     const signal = AbortSignal.timeout(5_000);
     await (await fetch(url, { signal })).json();
     await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"warm":true}', signal })).json();
+    if (model) await rehearseModelCall(model, url, signal);
   } catch {
     // No loopback here (or it was slow): the event's first request pays the set-up instead.
   } finally {
@@ -40,6 +52,36 @@ export async function rehearseHttp(): Promise<void> {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/**
+ * One model request on the agent's own provider, surface and parameters, made the way the engine
+ * makes its calls (callModel), to `baseURL` on loopback, whose answer is no model's and fails the
+ * call. What a provider does the first time before it sends anything — building its option and
+ * response schemas, converting a prompt and a tool, each function's first compilation — took
+ * ≈ 8 ms of the time between an event and its model request (bench/platform.ts). The key is a
+ * made-up one: nothing reaches the provider, and no secret of the agent is handed to the server.
+ */
+export async function rehearseModelCall(chosen: RehearsedModel, baseURL: string, abortSignal: AbortSignal): Promise<void> {
+  const [{ describeModel, fromLanguageModel }, { callModel, toolSet }, { normalizeSchema }, { z }] = await Promise.all([
+    import('../../model/providers.ts'),
+    import('../../engine/model-call.ts'),
+    import('../../tools/schema.ts'),
+    import('zod'),
+  ]);
+  const { provider, modelId, definition, surface } = describeModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface as ModelSurface } : {}), env: {} });
+  const model = await definition.create({ modelId, apiKey: 'rehearsal', baseURL, surface });
+  const schema = normalizeSchema(z.object({ text: z.string().describe('What to say.') }));
+  await callModel({
+    model: fromLanguageModel(model, { provider, cacheMode: definition.cacheMode, vision: chosen.vision }),
+    system: 'A rehearsal.',
+    messages: [{ role: 'user', content: 'Rehearsal.' }],
+    brief: 'Rehearsal brief.',
+    tools: toolSet([{ name: 'rehearsal', description: 'A rehearsal tool.', schema }]),
+    params: chosen.params,
+    sessionId: 'rehearsal',
+    abortSignal,
+  }).catch(() => undefined);
 }
 
 /**

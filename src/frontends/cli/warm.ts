@@ -1,5 +1,6 @@
 import { isWarmEvent, WARM_FLAG, type WarmEvent, type WarmReady } from '../router/warm-protocol.ts';
 import { EXIT } from './exit-codes.ts';
+import type { RehearsedModel } from './warm-rehearsal.ts';
 
 /**
  * `acx --warm-wake <command> [args…]`: a wake process `acx router` starts before its event
@@ -12,36 +13,45 @@ import { EXIT } from './exit-codes.ts';
 
 /** What each command a router keeps warm loads lazily on its way to the model, given its arguments: loaded before the event. */
 const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<Promise<unknown>>> = {
-  wake: (args, cli) => [
-    // Built once unused: what the command's first build runs the first time is compiled by then.
-    cli.buildProgram('wake'),
-    import('./timeline-wake.ts'),
-    import('../../app/prepare.ts'),
-    import('../../app/builtins.ts'),
-    loadModelProvider(args[0]),
-    // The router keeps warm processes for timeline wakes: the platform read, its tools, the model request.
-    import('./warm-rehearsal.ts').then(async ({ rehearseHttp, rehearseRecall, rehearseToolSchemas }) => {
-      // Loaded first (the same imports as above), so that their lazy schemas are among those built.
-      await Promise.all([import('../../app/prepare.ts'), import('../../app/builtins.ts')]);
-      await rehearseToolSchemas().catch(() => undefined);
-      await rehearseRecall().catch(() => undefined);
-      await rehearseHttp();
-    }),
-  ],
+  wake: (args, cli) => {
+    const model = loadModelProvider(args[0]);
+    return [
+      // Built once unused: what the command's first build runs the first time is compiled by then.
+      cli.buildProgram('wake'),
+      import('./timeline-wake.ts'),
+      import('../../app/prepare.ts'),
+      import('../../app/builtins.ts'),
+      import('../../app/upgrade-on-run.ts'),
+      model,
+      // The router keeps warm processes for timeline wakes: the platform read, its tools, the model request.
+      import('./warm-rehearsal.ts').then(async ({ rehearseHttp, rehearseRecall, rehearseToolSchemas }) => {
+        // Loaded first (the same imports as above), so that their lazy schemas are among those built.
+        await Promise.all([import('../../app/prepare.ts'), import('../../app/builtins.ts')]);
+        await rehearseToolSchemas().catch(() => undefined);
+        await rehearseRecall().catch(() => undefined);
+        await rehearseHttp(await model);
+      }),
+    ];
+  },
 };
 
 /**
  * Loads the SDK of the agent's model provider, which the wake would import on its first model
- * call. The settings are read only to choose it: the wake reads them again once it has its event
- * (an edit in between is seen), and says what is wrong with them, if anything, then.
+ * call, and says which model that is (undefined: none chosen, or settings the wake will refuse).
+ * The settings are read only to choose it: the wake reads them again once it has its event (an
+ * edit in between is seen), and says what is wrong with them, if anything, then.
  */
-async function loadModelProvider(agent: string | undefined): Promise<void> {
+async function loadModelProvider(agent: string | undefined): Promise<RehearsedModel | undefined> {
   try {
     const [{ resolveSettings }, { resolveModel }, { silentLogger }] = await Promise.all([import('../../app/settings.ts'), import('../../model/providers.ts'), import('../../util/logger.ts')]);
-    const chosen = (await resolveSettings({ ...(agent ? { agent } : {}) }, { logger: silentLogger })).model;
-    if (chosen?.spec) await resolveModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface } : {}), ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}), vision: chosen.vision });
+    const settings = await resolveSettings({ ...(agent ? { agent } : {}) }, { logger: silentLogger });
+    const chosen = settings.model;
+    if (!chosen?.spec) return undefined;
+    await resolveModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface } : {}), ...(chosen.baseURL ? { baseURL: chosen.baseURL } : {}), vision: chosen.vision });
+    return { spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface } : {}), vision: chosen.vision, params: settings.modelParams };
   } catch {
     // Nothing to load ahead: the wake reports it.
+    return undefined;
   }
 }
 
