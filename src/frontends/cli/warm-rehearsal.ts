@@ -15,7 +15,7 @@ import type { ModelParams } from '../../model/params.ts';
 /** The agent's model, as its settings name it: what a rehearsed model request is made with. */
 export interface RehearsedModel {
   spec: string;
-  surface?: string;
+  surface?: ModelSurface;
   vision: boolean;
   params: ModelParams;
 }
@@ -60,7 +60,8 @@ export async function rehearseHttp(model?: RehearsedModel): Promise<void> {
  * call. What a provider does the first time before it sends anything — building its option and
  * response schemas, converting a prompt and a tool, each function's first compilation — took
  * ≈ 8 ms of the time between an event and its model request (bench/platform.ts). The key is a
- * made-up one: nothing reaches the provider, and no secret of the agent is handed to the server.
+ * made-up one and the agent's own headers are left out: nothing reaches the provider, and no
+ * secret of the agent is sent, even to loopback.
  */
 export async function rehearseModelCall(chosen: RehearsedModel, baseURL: string, abortSignal: AbortSignal): Promise<void> {
   const [{ describeModel, fromLanguageModel }, { callModel, toolSet }, { normalizeSchema }, { z }] = await Promise.all([
@@ -69,16 +70,17 @@ export async function rehearseModelCall(chosen: RehearsedModel, baseURL: string,
     import('../../tools/schema.ts'),
     import('zod'),
   ]);
-  const { provider, modelId, definition, surface } = describeModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface as ModelSurface } : {}), env: {} });
+  const { provider, modelId, definition, surface } = describeModel({ spec: chosen.spec, ...(chosen.surface ? { surface: chosen.surface } : {}), env: {} });
   const model = await definition.create({ modelId, apiKey: 'rehearsal', baseURL, surface });
   const schema = normalizeSchema(z.object({ text: z.string().describe('What to say.') }));
+  const { headers: _ownHeaders, ...params } = chosen.params;
   await callModel({
     model: fromLanguageModel(model, { provider, cacheMode: definition.cacheMode, vision: chosen.vision }),
     system: 'A rehearsal.',
     messages: [{ role: 'user', content: 'Rehearsal.' }],
     brief: 'Rehearsal brief.',
     tools: toolSet([{ name: 'rehearsal', description: 'A rehearsal tool.', schema }]),
-    params: chosen.params,
+    params,
     sessionId: 'rehearsal',
     abortSignal,
   }).catch(() => undefined);

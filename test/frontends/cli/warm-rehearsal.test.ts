@@ -62,16 +62,17 @@ describe('a warm wake process rehearsing before its event', () => {
     expect(await networkSettledAt(before)).toEqual(before);
   });
 
-  it('rehearses the agent\'s model request as the engine makes it: the provider\'s own path and wire, the agent\'s parameters, a made-up key', async () => {
+  it('rehearses the agent\'s model request as the engine makes it: the provider\'s own path and wire, the agent\'s parameters, a made-up key and none of its headers', async () => {
     const server = await recordingServer();
     closers.push(server.close);
     const signal = AbortSignal.timeout(10_000);
-    await rehearseModelCall({ spec: 'openai:gpt-4.1-mini', vision: true, params: { temperature: 0.25 } }, server.url, signal);
+    await rehearseModelCall({ spec: 'openai:gpt-4.1-mini', vision: true, params: { temperature: 0.25, headers: { 'x-agent-secret': 'kept-from-rehearsals' } } }, server.url, signal);
     await rehearseModelCall({ spec: 'anthropic:claude-sonnet-4-5', vision: true, params: {} }, server.url, signal);
     await rehearseModelCall({ spec: 'openai-compatible:local-model', surface: 'chat', vision: false, params: { maxOutputTokens: 64 } }, server.url, signal);
     expect(server.received.map(({ method, path }) => `${method} ${path}`)).toEqual(['POST /v1/responses', 'POST /v1/messages', 'POST /v1/chat/completions']);
     const [openai, anthropic, compatible] = server.received as [Received, Received, Received];
     expect(openai.headers.authorization).toBe('Bearer rehearsal');
+    expect(openai.headers['x-agent-secret']).toBeUndefined();
     expect(openai.body).toMatchObject({ model: 'gpt-4.1-mini', temperature: 0.25, tools: [{ type: 'function', name: 'rehearsal' }] });
     expect(anthropic.headers['x-api-key']).toBe('rehearsal');
     expect(anthropic.body).toMatchObject({ model: 'claude-sonnet-4-5', tools: [{ name: 'rehearsal' }] });
