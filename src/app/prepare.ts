@@ -125,6 +125,26 @@ export function chosenHarness(settings: ResolvedSettings, options: Pick<PrepareO
 }
 
 export async function prepareAgent(settings: ResolvedSettings, options: PrepareOptions): Promise<PreparedAgent> {
+  return (await prepareUnbriefedAgent(settings, options)).brief(options.briefSections);
+}
+
+/**
+ * An agent prepared but for its standing instructions: its model, memory, tools and harness are
+ * ready, and `brief` composes the instructions with the front end's sections and makes the agent.
+ * A front end that learns its sections later than it could prepare (a warm timeline wake: the
+ * platform's dashboard, read once its event arrives) prepares first and briefs then.
+ */
+export interface UnbriefedAgent {
+  /** Every active tool (built-ins, memory, media, plugins, MCP, the front end's): what a brief may list. */
+  readonly tools: readonly Tool[];
+  /** The agent, its instructions composed with `sections` (PrepareOptions.briefSections). Once. */
+  brief(sections?: PrepareOptions['briefSections']): Promise<PreparedAgent>;
+  /** Closes what was opened, for an agent that is never briefed. */
+  close(): Promise<void>;
+}
+
+/** prepareAgent without its brief (`options.briefSections` is not read): see UnbriefedAgent. */
+export async function prepareUnbriefedAgent(settings: ResolvedSettings, options: Omit<PrepareOptions, 'briefSections'>): Promise<UnbriefedAgent> {
   const { logger } = options;
   const env = options.env ?? process.env;
   const harnessName = chosenHarness(settings, options);
@@ -181,16 +201,10 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     await dispatchHarness.close?.();
     throw error;
   };
-  const brief = options.briefSections;
-  const briefSections = typeof brief === 'function' ? await (async () => brief(toolset.tools))().catch(giveUp) : brief;
-  instructions = standingInstructions(settings, logger, briefSections);
   const serversDown = requiredServersDown(toolset.mcpServers);
   if (serversDown) await giveUp(serversDown);
   let activation: Activation | undefined;
-  if (cartridge) {
-    activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
-    if (activation.notice) instructions = `${instructions}\n\n${activation.notice}`;
-  }
+  if (cartridge) activation = await activateCartridgeTools(settings, toolset, memory.cartridge!, model.contextWindowTokens, logger, options.guardrails).catch(giveUp);
   for (const note of settings.loopPolicy?.notApplied ?? []) logger.info('loop policy not applied', { note });
   // The provider's server-side built-ins run inside the agent's own model calls (not its sub-agents').
   const builtins = toolset.builtins.builtins;
@@ -199,19 +213,6 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
     logger.info('harness', { harness: harnessName, model: acpModel ?? 'agent default', tools: toolset.tools.length });
     logger.info('harness settings not applied', { harness: harnessName, note: 'max_steps and context_tokens govern the native engine; the ACP agent runs its own loop' });
   }
-  const agent = new HarnessAgent({
-    harness,
-    id: settings.agent.id,
-    instructions: [instructions, ...toolset.notices].join('\n\n'),
-    tools: toolset.tools,
-    permissionMode: settings.permissionMode,
-    speech: settings.speech,
-    ...(acpModel ? { model: acpModel } : {}),
-    skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
-    ...(options.keepStreams ? {} : { streams: false }),
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
-  });
   const chosen = settings.model;
   const engineOn =
     onACP || !chosen || settings.replay || settings.record
@@ -228,27 +229,60 @@ export async function prepareAgent(settings: ResolvedSettings, options: PrepareO
           const harness = createEngineHarness({ ...engineHarnessOptions(tuned, other, memory, logger), maxSteps: settings.maxSteps, warnHeadroom: false });
           return { harness, model: other };
         };
+  const close = async (): Promise<void> => {
+    // Each part closed whatever the one before did: an MCP connection left open is a process.
+    const closed = await Promise.allSettled([
+      (async () => {
+        await harness.close?.();
+        if (dispatchHarness !== harness) await dispatchHarness.close?.();
+      })(),
+      toolset.close(),
+      memory.close(),
+    ]);
+    const failed = closed.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  let briefed = false;
   return {
-    agent,
-    settings,
-    harness: harnessName,
-    model,
-    toolset,
-    instructions,
-    ...(activation ? { activation } : {}),
-    ...(engineOn ? { engineOn } : {}),
-    async close() {
-      // Each part closed whatever the one before did: an MCP connection left open is a process.
-      const closed = await Promise.allSettled([
-        (async () => {
-          await harness.close?.();
-          if (dispatchHarness !== harness) await dispatchHarness.close?.();
-        })(),
-        toolset.close(),
-        memory.close(),
-      ]);
-      const failed = closed.find((outcome) => outcome.status === 'rejected');
-      if (failed) throw failed.reason;
+    tools: toolset.tools,
+    close,
+    async brief(sections) {
+      if (briefed) throw new TypeError('An unbriefed agent is briefed once.');
+      briefed = true;
+      // A brief that fails leaves nothing open: the harness too, made before it.
+      const briefSections =
+        typeof sections === 'function'
+          ? await (async () => sections(toolset.tools))().catch(async (error: unknown) => {
+              await close().catch(() => {});
+              throw error;
+            })
+          : sections;
+      instructions = standingInstructions(settings, logger, briefSections);
+      if (activation?.notice) instructions = `${instructions}\n\n${activation.notice}`;
+      const agent = new HarnessAgent({
+        harness,
+        id: settings.agent.id,
+        instructions: [instructions, ...toolset.notices].join('\n\n'),
+        tools: toolset.tools,
+        permissionMode: settings.permissionMode,
+        speech: settings.speech,
+        ...(acpModel ? { model: acpModel } : {}),
+        skills: (settings.definition?.skills ?? []).map(({ name, description, body }) => ({ name, description, body })),
+        ...(options.keepStreams ? {} : { streams: false }),
+        ...(options.hooks ? { hooks: options.hooks } : {}),
+        ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      });
+      return {
+        agent,
+        settings,
+        harness: harnessName,
+        model,
+        toolset,
+        instructions,
+        ...(activation ? { activation } : {}),
+        ...(engineOn ? { engineOn } : {}),
+        close,
+      };
     },
   };
 }
