@@ -91,10 +91,21 @@ const client = new BaseCradleClient({ env: {}, baseUrl: platform.url, token: ana
 const room = await client.timelines.create('bench');
 await client.timelines.addParticipant(room.uuid, nova.uuid);
 
+// Timeline rounds run so far: a warm process is started after each, and one before the first.
+let timelineRounds = 0;
+/**
+ * Between events, as a steady router is: the next warm process has had time to get ready. Waited
+ * for before every measurement (the anchors too), so none of them shares the cores with a warm
+ * process getting ready.
+ */
+async function untilWarmReady(): Promise<void> {
+  if (!COLD) while (warmReady() < timelineRounds + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 /** Posted → reply posted, and the router's acceptance → the wake's first model request. */
 async function timelineRound(n: number): Promise<{ replyMs: number; firstRequestMs: number }> {
-  // Between events, as a steady router is: the next warm process has had time to get ready.
-  if (!COLD) while (warmReady() < n + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  await untilWarmReady();
+  timelineRounds += 1;
   const [accepted, requested] = [acceptedAt.length, requestsAt.length];
   const sent = await client.messages.create(room.uuid, `@nova item #B${n}: please ack`, { idempotencyKey: randomUUID() });
   for (;;) {
@@ -109,7 +120,8 @@ async function timelineRound(n: number): Promise<{ replyMs: number; firstRequest
   }
 }
 
-function sessionRound(n: number): Promise<number> {
+async function sessionRound(n: number): Promise<number> {
+  await untilWarmReady();
   const started = performance.now();
   const child = spawn(process.execPath, [ACX_BIN, 'wake', agentDir, '--session', 'bench-session', '--event', `e${n}`, `@nova item #S${n}: please ack`], { cwd: ROOT, env: wakeEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -120,7 +132,8 @@ function sessionRound(n: number): Promise<number> {
 }
 
 /** A bare Node start: spawn → exit of `node -e 0`, the goal's anchor. */
-function nodeStart(): Promise<number> {
+async function nodeStart(): Promise<number> {
+  await untilWarmReady();
   const started = performance.now();
   const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
   return new Promise((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`node -e 0 exited ${code}`)))));
