@@ -1,7 +1,7 @@
 // The router between the embedded platform and timeline wakes: the platform's real signed
 // deliveries in, `acx wake --timeline` processes out, each message answered once.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function setUp(options: { warm?: boolean } = {}) {
+async function setUp({ agentDir = AGENT, ...options }: { warm?: boolean; agentDir?: string } = {}) {
   platform = await startTestPlatform();
   model = await startModelServer();
   const ana = platform.user('ana', 'human');
@@ -43,7 +43,7 @@ async function setUp(options: { warm?: boolean } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'acx-router-'));
   const logger = createMemoryLogger('debug');
   router = await startRouter({
-    agents: [{ name: 'nova', dir: AGENT, token: nova.token, uuid: nova.uuid, secret: SECRET }],
+    agents: [{ name: 'nova', dir: agentDir, token: nova.token, uuid: nova.uuid, secret: SECRET }],
     platformUrl: platform.url,
     databasePath: join(home, 'router.db'),
     logger,
@@ -202,6 +202,24 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
     await router!.close();
     router = undefined;
     expect(alive(next)).toBe(false); // shutdown ends the idle one
+  });
+
+  // A warm process prepares its wake before the event (timeline-wake-ahead.ts): what it read then
+  // must not outlive an edit. (Fails if the prepared wake ignores its agent's files changing.)
+  it("an edit to the agent's files after its warm process was ready is seen by the wake it answers", async () => {
+    const agentDir = mkdtempSync(join(tmpdir(), 'acx-router-warm-agent-'));
+    cpSync(AGENT, agentDir, { recursive: true });
+    const { ana, timeline, logger } = await setUp({ agentDir });
+    await until(() => readyPids(logger.lines).length === 1, 'the warm process');
+    mkdirSync(join(agentDir, 'prompts'));
+    writeFileSync(join(agentDir, 'prompts/system-prompt.md'), 'You are Nova. This line was written after your wake process was ready.\n');
+    model!.enqueue({ toolCalls: [{ name: 'messages_create', input: { body: 'On it, ana.' } }] }, 'answered');
+    await platform!.api('POST', `/timelines/${timeline}/messages`, { token: ana.token, json: { message: { body: '@nova can you help?' } } });
+    await until(async () => (await messages(ana.token, timeline)).length === 2, "nova's reply");
+    await router!.idle();
+    expect(handedPids(logger.lines)).toEqual(readyPids(logger.lines).slice(0, 1)); // answered by the warm process
+    expect(model!.requests[0]!.view.system.join('\n')).toContain('This line was written after your wake process was ready.');
+    expect(await messages(ana.token, timeline)).toEqual(['ana: @nova can you help?', 'nova: On it, ana.']);
   });
 
   it('a warm process killed while idle is replaced, and the replacement answers the next delivery', async () => {

@@ -12,7 +12,7 @@ import type { ChannelState } from '../../src/store/channel-state.ts';
 import { PostgresChannelState } from '../../src/store/postgres-channel-state.ts';
 import { SqliteChannelState } from '../../src/store/sqlite-channel-state.ts';
 import type { PacingSettings } from '../../src/frontends/wake/pacing.ts';
-import { type TimelineWakeOptions, type TimelineWakeOutcome, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
+import { type TimelineWakeOptions, type TimelineWakeOutcome, timelinePlatformTools, wakeOnTimeline } from '../../src/frontends/wake/timeline.ts';
 import { fromLanguageModel } from '../../src/model/providers.ts';
 import type { PermissionMode } from '../../src/tools/permission.ts';
 import type { Tool } from '../../src/tools/tool.ts';
@@ -89,7 +89,8 @@ export async function wakeInProcess(
       pacing: options.pacing ?? NO_PACING,
       ...options.extra,
       permissionMode: options.permissionMode ?? 'allow-all',
-      agent: async (platformTools, brief) => {
+      agent: async (platform, brief) => {
+        const platformTools = timelinePlatformTools(platform);
         if (options.agentFails) throw options.agentFails;
         // As prepareAgent does: the brief (the platform's dashboard) is read before the agent starts.
         await brief(platformTools);

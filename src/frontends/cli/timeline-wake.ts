@@ -6,7 +6,8 @@ import type { ChannelState } from '../../store/channel-state.ts';
 import type { KeptMcpConnections, McpConnector } from '../../mcp/kept-connections.ts';
 import { openChannelState } from '../../store/open-channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
-import { type TimelineWakeOutcome, wakeOnTimeline } from '../wake/timeline.ts';
+import { type TimelineWakeOutcome, timelinePlatformTools, wakeOnTimeline } from '../wake/timeline.ts';
+import { takeTimelineWakeAhead, type TimelineWakeAhead } from './timeline-wake-ahead.ts';
 import type { Logger } from '../../util/logger.ts';
 import { leaseLostExit } from './lease-lost-exit.ts';
 import { CliExit } from './output.ts';
@@ -38,6 +39,8 @@ export async function runTimelineWake(agent: string, timeline: string, options: 
     },
     options,
     logger,
+    {},
+    await takeTimelineWakeAhead(agent, options),
   );
   if (outcome === 'lease-lost') throw leaseLostExit(`the items of timeline ${timeline}`);
 }
@@ -62,6 +65,8 @@ export interface TimelineDelivery {
  *   than a new PostgreSQL pool for each); absent, opened here and closed after;
  * - `mcp`: the agent's MCP connections, one kept per timeline, so the timeline's next delivery
  *   does not start its MCP servers again; absent, connected here and closed after.
+ * `ahead`: the wake made ready before its delivery (a warm process: timeline-wake-ahead.ts), used
+ * when it still holds for this delivery, else closed and everything done here.
  */
 export async function wakeTimelineDelivery(
   agent: string,
@@ -69,18 +74,23 @@ export async function wakeTimelineDelivery(
   options: Record<string, unknown>,
   logger: Logger,
   kept: { channelState?: ChannelState; mcp?: KeptMcpConnections } = {},
+  offered?: TimelineWakeAhead,
 ): Promise<TimelineWakeOutcome> {
   const { channelState } = kept;
   const { timeline } = delivery;
   const sessionId = `timeline:${timeline}`;
+  const ahead = offered && aheadHolds(offered, delivery, logger) ? offered : undefined;
+  if (offered && !ahead) await offered.close();
   const flags = runFlags(agent, { ...options, session: sessionId });
-  const location = await locateAgent(flags, { logger });
+  const location = ahead?.location ?? (await locateAgent(flags, { logger }));
   // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
-  const settings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
+  const settings = ahead
+    ? { ...ahead.settings, sessionId }
+    : { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
   const { breaker, pacing, contextMessages, onboard } = resolveWakeSettings(options, process.env);
-  const client = new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
+  const client = ahead?.client ?? new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
-  const state = channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
+  const state = ahead?.state ?? channelState ?? (await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope }));
   try {
     return await wakeOnTimeline({
       client,
@@ -97,15 +107,20 @@ export async function wakeTimelineDelivery(
       logger,
       workspace: agentWorkspace(settings),
       permissionMode: settings.permissionMode,
-      agent: async (platformTools, brief) => {
+      agent: async (platform, brief) => {
+        if (ahead?.agentReady) {
+          ahead.bind(platform);
+          const prepared = await ahead.agentReady.brief(brief);
+          return { agent: prepared.agent, maxSteps: settings.maxSteps, close: () => prepared.close() };
+        }
         const { prepareAgent } = await import('../../app/prepare.ts');
-        // A worker (which keeps its channel state between jobs) reconciled at start-up.
-        if (!channelState) (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
+        // A worker (which keeps its channel state between jobs) reconciled at start-up; a wake made ready ahead, then.
+        if (!channelState && !ahead) (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
         const { timelineOutputSink } = await import('../../app/builtins.ts');
         // What a code run makes is shared on the timeline as assets, not left in a workspace nobody reads.
         const prepared = await prepareAgent(settings, {
           logger,
-          extraTools: platformTools,
+          extraTools: timelinePlatformTools(platform),
           briefSections: brief,
           keepOutput: timelineOutputSink(client, timeline),
           platform: { client, timeline },
@@ -115,6 +130,20 @@ export async function wakeTimelineDelivery(
       },
     });
   } finally {
-    if (!channelState) await state.close();
+    if (ahead) await ahead.close();
+    else if (!channelState) await state.close();
   }
+}
+
+/** Whether a wake made ready ahead still holds for `delivery`: its files unchanged, the same platform and token. */
+function aheadHolds(ahead: TimelineWakeAhead, delivery: TimelineDelivery, logger: Logger): boolean {
+  const why = ahead.stale
+    ? "the agent's files changed since"
+    : (delivery.baseUrl ?? ahead.baseUrl) !== ahead.baseUrl
+      ? 'the delivery names another platform'
+      : (delivery.token ?? ahead.token) !== ahead.token
+        ? 'the delivery carries another token'
+        : undefined;
+  if (why) logger.debug('wake prepared ahead not used', { reason: why });
+  return why === undefined;
 }

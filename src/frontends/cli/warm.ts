@@ -15,6 +15,9 @@ import type { RehearsedModel } from './warm-rehearsal.ts';
 const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<Promise<unknown>>> = {
   wake: (args, cli) => {
     const model = loadModelProvider(args[0]);
+    // The router's own `acx wake <agent>`: the wake itself is made ready too, all but what its
+    // delivery decides (timeline-wake-ahead.ts). After the rehearsals, which build what it uses.
+    const ahead = args.length === 1 ? prepareWakeAhead(args[0]!, model) : undefined;
     return [
       // Built once unused: what the command's first build runs the first time is compiled by then.
       cli.buildProgram('wake'),
@@ -31,6 +34,7 @@ const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<P
         await rehearseRecall().catch(() => undefined);
         await rehearseHttp(await model);
       }),
+      ...(ahead ? [ahead] : []),
     ];
   },
 };
@@ -53,6 +57,15 @@ async function loadModelProvider(agent: string | undefined): Promise<RehearsedMo
     // Nothing to load ahead: the wake reports it.
     return undefined;
   }
+}
+
+/** Prepares the timeline wake of `agent` ahead of its delivery and holds it for the wake to take. */
+async function prepareWakeAhead(agent: string, after: Promise<unknown>): Promise<void> {
+  const [{ holdTimelineWakeAhead, prepareTimelineWakeAhead }, { commandLogger }] = await Promise.all([import('./timeline-wake-ahead.ts'), import('./command-logger.ts')]);
+  await after;
+  const ahead = prepareTimelineWakeAhead(agent, commandLogger('service', process.env));
+  holdTimelineWakeAhead(agent, ahead);
+  await ahead.catch(() => undefined);
 }
 
 /** main.ts's own functions (main.ts is still running when this runs: importing it would wait for itself). */

@@ -10,7 +10,7 @@ import { DeliveryLog, type ItemRef } from './delivery-log.ts';
 import { triggerArgs, WAKING_EVENTS } from './events.ts';
 import { type Poller, startPoller } from './poll.ts';
 import { answerProbe, isProbeRequest } from './probe.ts';
-import { checkPassEnvName, eventWakeValues, standingWakeEnvironment, wakeEnvironment } from './wake-env.ts';
+import { checkPassEnvName, eventWakeValues, wakeEnvironment, warmWakeEnvironment } from './wake-env.ts';
 import { runWakeProcess, THIS_ACX, wakeArgv, warmWakeArgv } from './wake-process.ts';
 import { WarmWakes, type WarmWakesOptions } from './warm-wakes.ts';
 
@@ -298,7 +298,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   for (const agent of warm ? options.agents : []) {
     // An acx agent on the queue is woken by a worker; another program's wake starts per event.
     const argv = options.queue && agent.dir !== undefined ? undefined : warmWakeArgv(agent, acx);
-    if (argv) warm!.keep(agent.name, argv, standingWakeEnvironment(options.env ?? process.env, agent.token, options.passEnv));
+    if (argv) warm!.keep(agent.name, argv, () => warmWakeEnvironment(options.env ?? process.env, agent.token, platformUrl(), options.passEnv));
   }
   const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   logger.info('router listening', { url, agents: options.agents.map((agent) => agent.name).join(',') });

@@ -72,6 +72,15 @@ export function standingWakeEnvironment(source: NodeJS.ProcessEnv, token: string
   return env;
 }
 
+/**
+ * What a warm wake process starts with: the standing environment and the platform's URL as the
+ * router knows it then, with which the process makes its client before its event
+ * (timeline-wake-ahead.ts). The event's own BASECRADLE_BASE_URL is set over it and is the one used.
+ */
+export function warmWakeEnvironment(source: NodeJS.ProcessEnv, token: string, baseUrl: string, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
+  return { ...standingWakeEnvironment(source, token, passEnv), BASECRADLE_BASE_URL: baseUrl };
+}
+
 /** The variables that belong to one event (they are set last, so nothing else stands in for them). */
 export function eventWakeValues(own: Pick<OwnWakeValues, 'baseUrl' | 'deliveryId'>): Record<EventWakeVariable, string> {
   return { BASECRADLE_BASE_URL: own.baseUrl, BASECRADLE_DELIVERY_ID: own.deliveryId };

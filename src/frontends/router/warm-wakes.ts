@@ -36,7 +36,8 @@ interface WarmProcess {
 interface Slot {
   agent: string;
   argv: readonly string[];
-  env: NodeJS.ProcessEnv;
+  /** The environment each process of the agent starts with, made as it starts. */
+  env: () => NodeJS.ProcessEnv;
   /** Started and not handed an event. */
   idle?: WarmProcess | undefined;
   /** Idle deaths in a row, for the backoff. */
@@ -60,8 +61,8 @@ export class WarmWakes {
     this.now = options.now ?? Date.now;
   }
 
-  /** Keeps one process of this agent's wake (`argv`, started with `env`) warm from now on. */
-  keep(agent: string, argv: readonly string[], env: NodeJS.ProcessEnv): void {
+  /** Keeps one process of this agent's wake (`argv`, each started with what `env` gives then) warm from now on. */
+  keep(agent: string, argv: readonly string[], env: () => NodeJS.ProcessEnv): void {
     const slot: Slot = { agent, argv, env, deaths: 0 };
     this.slots.set(agent, slot);
     this.start(slot);
@@ -131,7 +132,7 @@ export class WarmWakes {
   private start(slot: Slot): void {
     const { logger } = this.options;
     const [program, ...args] = slot.argv as [string, ...string[]];
-    const child = spawn(program, args, { env: slot.env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = spawn(program, args, { env: slot.env(), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     logWakeOutput(child, logger, slot.agent);
     const warm: WarmProcess = {
       child,

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../channel/errors.ts';
 import { createIdempotencyKey } from '../../channel/idempotency.ts';
 import type { ItemRef, NextLapse } from '../../store/channel-state.ts';
 import type { KeyedKind, ToolImage } from '../../channel/tools/kit.ts';
-import { createPlatformTools, toolManifest } from '../../channel/tools/index.ts';
+import { createPlatformTools, type PlatformToolsOptions, toolManifest } from '../../channel/tools/index.ts';
 import { interruptOnOutage } from '../../channel/tools/outage.ts';
 import type { Timeline } from '../../channel/types.ts';
 import type { HarnessTurnResult } from '../../harness/harness-results.ts';
@@ -36,12 +36,13 @@ import { type GatheredWork, gatherWork, type TimelineWorkOptions, type WorkTurn 
 export interface TimelineWakeOptions extends TimelineWorkOptions {
   deliveryId?: string;
   /**
-   * The agent for this wake, given the platform tools it must offer (they are how it perceives and
-   * speaks) and the brief's sections for the agent's whole tool set once it is assembled: a manifest
-   * of every active tool with a gotcha each, and the platform's dashboard.md (absent when it could
-   * not be fetched, or with onboarding off).
+   * The agent for this wake, given what its platform tools are made from (timelinePlatformTools
+   * makes them: they are how it perceives and speaks; an agent prepared ahead binds the tools it
+   * made to these) and the brief's sections for the agent's whole tool set once it is assembled: a
+   * manifest of every active tool with a gotcha each, and the platform's dashboard.md (absent when
+   * it could not be fetched, or with onboarding off).
    */
-  agent: (platformTools: Tool[], brief: (tools: readonly Tool[]) => Promise<readonly string[]>) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
+  agent: (platform: PlatformToolsOptions, brief: (tools: readonly Tool[]) => Promise<readonly string[]>) => Promise<{ agent: HarnessAgent; maxSteps?: number; close(): Promise<void> }>;
   /** Orient the agent with the platform's dashboard.md in its brief (ACX_ONBOARD); default on. */
   onboard?: boolean;
   /** The model this wake would call, named on `wake start` (absent: not named). */
@@ -141,20 +142,18 @@ export async function wakeOnTimeline(options: TimelineWakeOptions): Promise<Time
   // The images this turn's tool calls returned, for assets_post_image: a step's results are
   // read when it finishes, so a later step can share what an earlier one made.
   let turnImages: ToolImage[] = [];
-  // Unattended: a platform outage stops the turn (the next wake continues it) rather than tell a
-  // model whose reply to "the platform could not be reached" nobody would hear.
-  const tools = createPlatformTools({
+  const platform: PlatformToolsOptions = {
     client,
     timeline,
     idempotencyKey: keyFor,
     recentToolImages: () => turnImages,
     ...(options.workspace ? { workspace: options.workspace } : {}),
-  }).map(interruptOnOutage);
+  };
   let prepared: Awaited<ReturnType<TimelineWakeOptions['agent']>>;
   try {
     // The dashboard for the brief is fetched while the agent is prepared; the brief waits for it.
     const brief = platformBrief(client, options.onboard !== false, logger);
-    prepared = await options.agent(tools, async (agentTools) => (await brief)(agentTools));
+    prepared = await options.agent(platform, async (agentTools) => (await brief)(agentTools));
   } catch (error) {
     // An agent that cannot start (a required MCP server down, a broken config) is the operator's
     // problem, not the items': they go back as this wake found them, unanswered and unsettled,
@@ -359,6 +358,15 @@ function warnUnsettled(missed: readonly ItemRef[], turn: WorkTurn, logger: Logge
 
 /** Resumes of a take-over that may fail before its items are set aside (FACTS.md: 2). */
 const STALL_AFTER_FAILED_RESUMES = 2;
+
+/**
+ * A timeline agent's platform tools, made from `platform`. Unattended: a platform outage stops the
+ * turn (the next wake continues it) rather than tell a model whose reply to "the platform could not
+ * be reached" nobody would hear.
+ */
+export function timelinePlatformTools(platform: PlatformToolsOptions): Tool[] {
+  return createPlatformTools(platform).map(interruptOnOutage);
+}
 
 /**
  * The brief's platform part, given the agent's whole tool set: every active tool with a one-line

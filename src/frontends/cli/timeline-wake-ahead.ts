@@ -1,0 +1,183 @@
+import { Command } from 'commander';
+import { BaseCradleClient } from '../../channel/client.ts';
+import { createKey, type PlatformToolsOptions } from '../../channel/tools/kit.ts';
+import { type AgentLocation, locateAgent, type ResolvedSettings, resolveSettings } from '../../app/settings.ts';
+import { agentWorkspace } from '../../app/workspace.ts';
+import type { UnbriefedAgent } from '../../app/prepare.ts';
+import type { ChannelState } from '../../store/channel-state.ts';
+import { openChannelState } from '../../store/open-channel-state.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { timelinePlatformTools } from '../wake/timeline.ts';
+import { watchAgentFiles } from '../worker/agent-files.ts';
+import { addWakeTuningOptions } from './wake-options.ts';
+
+/**
+ * A timeline wake made ready before its delivery is known, by a warm process (warm.ts): the
+ * agent's settings read, its marks and claims opened, its platform client made and the agent
+ * prepared all but its brief, with platform tools that take their timeline, their creates' keys
+ * and their turn's images from the wake once it has its delivery (`bind`). The dashboard the brief
+ * shows is read with the event, as a cold wake reads it.
+ *
+ * A wake uses it only if nothing it was made from has changed: the agent's directory and the config
+ * home (watched: any change there, but under the agent's state and workspace, and it is dropped),
+ * the command line (the router's `acx wake <agent>`, the delivery adding only its own flags and the
+ * wake tuning's), the platform's URL and the agent's token (the delivery's own). Otherwise the wake
+ * closes it and does everything itself, as a cold process would.
+ *
+ * Not prepared ahead: an agent with MCP servers (a connection left idle until an event may not
+ * last), or on an ACP harness (its agent process is per session).
+ */
+export interface TimelineWakeAhead {
+  /** The agent argument it was made for. */
+  readonly agent: string;
+  readonly location: AgentLocation;
+  /** Its settings, without a session (the wake adds its timeline's). */
+  readonly settings: ResolvedSettings;
+  readonly state: ChannelState;
+  readonly client: BaseCradleClient;
+  /** The platform the client speaks to and the token it sends. */
+  readonly baseUrl: string | undefined;
+  readonly token: string | undefined;
+  /** The agent, prepared but for its brief; absent when it is prepared with the event (see above). */
+  readonly agentReady: UnbriefedAgent | undefined;
+  /** Binds the prepared agent's platform tools, output sink and plugins' platform to the wake's. Once. */
+  bind(platform: PlatformToolsOptions): void;
+  /** Whether the agent's files changed since it was made. */
+  readonly stale: boolean;
+  /** Closes what it opened: the marks and claims, and the agent unless a wake was bound to it. */
+  close(): Promise<void>;
+}
+
+/** The options a delivery's command line may add to the warm process's own without changing what was prepared. */
+const DELIVERY_OPTIONS = new Set(['timeline', 'message', 'asset', 'event', ...addWakeTuningOptions(new Command()).options.map((option) => option.attributeName())]);
+
+/** `acx wake`'s options as the bare command has them (its defaults): what a delivery's options are checked against. */
+async function wakeDefaults(): Promise<Map<string, unknown>> {
+  const program = new Command();
+  (await import('./commands/wake.ts')).register(program);
+  return new Map(program.commands[0]!.options.map((option) => [option.attributeName(), option.defaultValue ?? (option.negate ? true : undefined)]));
+}
+
+/** Prepares a timeline wake of `agent` (`acx wake <agent>`, no other flag) ahead of its delivery; undefined when there is nothing to prepare. */
+export async function prepareTimelineWakeAhead(agent: string, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<TimelineWakeAhead | undefined> {
+  const flags = { agent };
+  const location = await locateAgent(flags, { logger });
+  // As wakeTimelineDelivery reads them: speech is a tool on a timeline.
+  const settings: ResolvedSettings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool', tool: 'messages_create' } };
+  // What a cold wake does before preparing its agent; before the watch, which its writes would trip.
+  (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
+  let stale = false;
+  const stopWatching = watchAgentFiles([agent, location.configHome], [location.stateDir, agentWorkspace(settings)], () => (stale = true), logger);
+  let state: ChannelState;
+  try {
+    state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope });
+  } catch (error) {
+    stopWatching();
+    throw error;
+  }
+  const baseUrl = env.BASECRADLE_BASE_URL;
+  const token = env.BASECRADLE_TOKEN;
+  const client = new BaseCradleClient({ ...(baseUrl ? { baseUrl } : {}), ...(token ? { token } : {}) });
+  let bound: PlatformToolsOptions | undefined;
+  const wake = (): PlatformToolsOptions => bound ?? notBound();
+  let agentReady: UnbriefedAgent | undefined;
+  try {
+    agentReady = await prepareAgentAhead(settings, client, wake, logger);
+  } catch (error) {
+    // The wake prepares it again with its event, and says then what is wrong.
+    logger.debug('wake not prepared ahead', { error: errorMessage(error) });
+  }
+  let closed = false;
+  return {
+    agent,
+    location,
+    settings,
+    state,
+    client,
+    baseUrl,
+    token,
+    agentReady,
+    bind(platform) {
+      if (bound) throw new TypeError('A wake prepared ahead is bound once.');
+      bound = platform;
+    },
+    get stale() {
+      return stale;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopWatching();
+      // A bound agent is the wake's to close (its prepared agent's close).
+      await Promise.allSettled([...(bound ? [] : [agentReady?.close()]), state.close()]);
+    },
+  };
+}
+
+/** The agent prepared but for its brief, its platform taken from `wake()` when a tool runs; undefined when it is prepared with the event. */
+async function prepareAgentAhead(settings: ResolvedSettings, client: BaseCradleClient, wake: () => PlatformToolsOptions, logger: Logger): Promise<UnbriefedAgent | undefined> {
+  const [{ chosenHarness, prepareUnbriefedAgent }, { agentMcpConfigs }, { timelineOutputSink }] = await Promise.all([
+    import('../../app/prepare.ts'),
+    import('../../app/mcp-drop-ins.ts'),
+    import('../../app/builtins.ts'),
+  ]);
+  if (chosenHarness(settings) !== 'engine' || agentMcpConfigs(settings, logger).configs.length > 0) return undefined;
+  const platformTools = timelinePlatformTools({
+    client,
+    get timeline() {
+      return wake().timeline;
+    },
+    idempotencyKey: (kind, context) => createKey(wake(), kind, context),
+    recentToolImages: () => wake().recentToolImages?.() ?? [],
+    workspace: agentWorkspace(settings),
+  });
+  return prepareUnbriefedAgent(settings, {
+    logger,
+    extraTools: platformTools,
+    keepOutput: (output) => timelineOutputSink(client, timelineOf(wake()))(output),
+    platform: {
+      client,
+      get timeline() {
+        return timelineOf(wake());
+      },
+    },
+  });
+}
+
+function timelineOf(platform: PlatformToolsOptions): string {
+  return platform.timeline ?? notBound();
+}
+
+function notBound(): never {
+  throw new TypeError('This agent was prepared ahead of its wake and is not bound to a timeline yet.');
+}
+
+// The one wake prepared ahead in this process, for which agent, and the bare command's options.
+let held: { agent: string; ahead: Promise<TimelineWakeAhead | undefined>; defaults: Promise<Map<string, unknown>> } | undefined;
+
+/** Holds `ahead` for this process's wake of `agent` (warm.ts, before the event). */
+export function holdTimelineWakeAhead(agent: string, ahead: Promise<TimelineWakeAhead | undefined>): void {
+  held = { agent, ahead: ahead.catch(() => undefined), defaults: wakeDefaults().catch(() => new Map()) };
+}
+
+/**
+ * The wake prepared ahead for `agent`, given the delivery's options: taken once; undefined when
+ * none was, it was for another agent, or the options ask for anything but the delivery's own
+ * flags and the wake tuning's (it is then closed).
+ */
+export async function takeTimelineWakeAhead(agent: string, options: Record<string, unknown>): Promise<TimelineWakeAhead | undefined> {
+  const taken = held;
+  held = undefined;
+  const ahead = await taken?.ahead;
+  if (!ahead) return undefined;
+  const defaults = await taken!.defaults;
+  const sameCommand = taken!.agent === agent && Object.entries(options).every(([name, value]) => DELIVERY_OPTIONS.has(name) || value === defaults.get(name));
+  if (!sameCommand) {
+    await ahead.close();
+    return undefined;
+  }
+  // A change to the agent's files made just before the event is noticed before the wake looks.
+  await new Promise((resolve) => setImmediate(resolve));
+  return ahead;
+}
