@@ -34,7 +34,7 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function setUp({ agentDir = AGENT, ...options }: { warm?: boolean; agentDir?: string } = {}) {
+async function setUp({ agentDir = AGENT, wakeLogLevel, ...options }: { warm?: boolean; agentDir?: string; wakeLogLevel?: string } = {}) {
   platform = await startTestPlatform();
   model = await startModelServer();
   const ana = platform.user('ana', 'human');
@@ -47,7 +47,7 @@ async function setUp({ agentDir = AGENT, ...options }: { warm?: boolean; agentDi
     platformUrl: platform.url,
     databasePath: join(home, 'router.db'),
     logger,
-    env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home }),
+    env: cleanEnv({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: model.openaiBaseURL, ACX_HOME: home, ACX_CONFIG_HOME: home, HOME: home, ...(wakeLogLevel ? { ACX_LOG_LEVEL: wakeLogLevel } : {}) }),
     retryDelaysMs: [50, 100],
     ...options,
   });
@@ -184,7 +184,7 @@ const alive = processAlive;
 
 describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, () => {
   it('a delivery is answered by the wake process started before it arrived; the next one is started after', async () => {
-    const { ana, timeline, logger } = await setUp();
+    const { ana, timeline, logger } = await setUp({ wakeLogLevel: 'debug' });
     await until(() => readyPids(logger.lines).length === 1, 'the warm process');
     const [warm] = readyPids(logger.lines);
     expect(alive(warm!)).toBe(true); // started, and waiting, before anything was posted
@@ -194,6 +194,8 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
     await router!.idle();
     expect(await messages(ana.token, timeline)).toEqual(['ana: @nova can you help?', 'nova: On it, ana.']);
     expect(handedPids(logger.lines)).toEqual([warm]);
+    // What it made ready before the event (timeline-wake-ahead.ts) answered it.
+    expect(logger.lines.filter((line) => line.includes('wake prepared ahead'))).toEqual([expect.stringContaining('line="DEBUG wake prepared ahead used"')]);
     expect(logger.lines.filter((line) => /INFO router wake .*outcome=done attempts=1 exit=0/.test(line))).toHaveLength(1);
     await until(() => readyPids(logger.lines).length === 2, 'the next warm process');
     const next = readyPids(logger.lines)[1]!;
@@ -209,7 +211,7 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
   it("an edit to the agent's files after its warm process was ready is seen by the wake it answers", async () => {
     const agentDir = mkdtempSync(join(tmpdir(), 'acx-router-warm-agent-'));
     cpSync(AGENT, agentDir, { recursive: true });
-    const { ana, timeline, logger } = await setUp({ agentDir });
+    const { ana, timeline, logger } = await setUp({ agentDir, wakeLogLevel: 'debug' });
     await until(() => readyPids(logger.lines).length === 1, 'the warm process');
     mkdirSync(join(agentDir, 'prompts'));
     writeFileSync(join(agentDir, 'prompts/system-prompt.md'), 'You are Nova. This line was written after your wake process was ready.\n');
@@ -219,6 +221,7 @@ describe('acx router: warm wake processes (e2e)', { timeout: scaled(120_000) }, 
     await router!.idle();
     expect(handedPids(logger.lines)).toEqual(readyPids(logger.lines).slice(0, 1)); // answered by the warm process
     expect(model!.requests[0]!.view.system.join('\n')).toContain('This line was written after your wake process was ready.');
+    expect(logger.lines.filter((line) => line.includes('wake prepared ahead'))).toEqual([expect.stringContaining("reason=\\\"the agent's files changed since\\\"")]);
     expect(await messages(ana.token, timeline)).toEqual(['ana: @nova can you help?', 'nova: On it, ana.']);
   });
 

@@ -8,8 +8,8 @@ import type { ChannelState } from '../../store/channel-state.ts';
 import { openChannelState } from '../../store/open-channel-state.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { timelinePlatformTools } from '../wake/timeline.ts';
-import { watchAgentFiles } from '../worker/agent-files.ts';
+import { TIMELINE_SPEECH, timelinePlatformTools } from '../wake/timeline.ts';
+import { storeWrites, watchAgentFiles } from '../worker/agent-files.ts';
 import { addWakeTuningOptions } from './wake-options.ts';
 
 /**
@@ -20,25 +20,22 @@ import { addWakeTuningOptions } from './wake-options.ts';
  * shows is read with the event, as a cold wake reads it.
  *
  * A wake uses it only if nothing it was made from has changed: the agent's directory and the config
- * home (watched: any change there, but under the agent's state and workspace, and it is dropped),
- * the command line (the router's `acx wake <agent>`, the delivery adding only its own flags and the
- * wake tuning's), the platform's URL and the agent's token (the delivery's own). Otherwise the wake
- * closes it and does everything itself, as a cold process would.
+ * home (watched: any change there but what stores write, and it is dropped), the command line
+ * (the router's `acx wake <agent>`, the delivery adding only its own flags and the wake tuning's),
+ * the platform's URL (the delivery's own). Otherwise the wake closes it and does everything
+ * itself, as a cold process would.
  *
  * Not prepared ahead: an agent with MCP servers (a connection left idle until an event may not
  * last), or on an ACP harness (its agent process is per session).
  */
 export interface TimelineWakeAhead {
-  /** The agent argument it was made for. */
-  readonly agent: string;
   readonly location: AgentLocation;
   /** Its settings, without a session (the wake adds its timeline's). */
   readonly settings: ResolvedSettings;
   readonly state: ChannelState;
   readonly client: BaseCradleClient;
-  /** The platform the client speaks to and the token it sends. */
+  /** The platform the client speaks to (undefined: its default, as the warm process was told of none). */
   readonly baseUrl: string | undefined;
-  readonly token: string | undefined;
   /** The agent, prepared but for its brief; absent when it is prepared with the event (see above). */
   readonly agentReady: UnbriefedAgent | undefined;
   /** Binds the prepared agent's platform tools, output sink and plugins' platform to the wake's. Once. */
@@ -59,60 +56,61 @@ async function wakeDefaults(): Promise<Map<string, unknown>> {
   return new Map(program.commands[0]!.options.map((option) => [option.attributeName(), option.defaultValue ?? (option.negate ? true : undefined)]));
 }
 
-/** Prepares a timeline wake of `agent` (`acx wake <agent>`, no other flag) ahead of its delivery; undefined when there is nothing to prepare. */
-export async function prepareTimelineWakeAhead(agent: string, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<TimelineWakeAhead | undefined> {
+/** Prepares a timeline wake of `agent` (`acx wake <agent>`, no other flag) ahead of its delivery. */
+export async function prepareTimelineWakeAhead(agent: string, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<TimelineWakeAhead> {
   const flags = { agent };
-  const location = await locateAgent(flags, { logger });
-  // As wakeTimelineDelivery reads them: speech is a tool on a timeline.
-  const settings: ResolvedSettings = { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool', tool: 'messages_create' } };
-  // What a cold wake does before preparing its agent; before the watch, which its writes would trip.
-  (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
+  // Read once for where the agent's workspace is, then watched, then read again for use: an edit
+  // made while they are read is not missed. What the config home's upgrade below writes trips the
+  // watch too, so the first wake after an upgrade does it all anew.
+  const located = await locateAgent(flags, { logger });
+  const first = await resolveSettings(flags, { logger, location: located });
   let stale = false;
-  const stopWatching = watchAgentFiles([agent, location.configHome], [location.stateDir, agentWorkspace(settings)], () => (stale = true), logger);
-  let state: ChannelState;
+  const stopWatching = watchAgentFiles([agent, located.configHome], storeWrites(located.stateHome, agentWorkspace(first)), () => (stale = true), logger);
   try {
-    state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope });
+    const location = await locateAgent(flags, { logger });
+    // As wakeTimelineDelivery reads them.
+    const settings: ResolvedSettings = { ...(await resolveSettings(flags, { logger, location })), speech: TIMELINE_SPEECH };
+    // What a cold wake does before preparing its agent.
+    (await import('../../app/upgrade-on-run.ts')).reconcileBeforeRun(settings, logger);
+    const baseUrl = env.BASECRADLE_BASE_URL || undefined;
+    const client = new BaseCradleClient({ ...(baseUrl ? { baseUrl } : {}), ...(env.BASECRADLE_TOKEN ? { token: env.BASECRADLE_TOKEN } : {}) });
+    const state = await openChannelState({ stateDir: location.stateDir, storeUrl: settings.store, agentId: settings.storeScope });
+    let bound: PlatformToolsOptions | undefined;
+    const wake = (): PlatformToolsOptions => bound ?? notBound();
+    let agentReady: UnbriefedAgent | undefined;
+    try {
+      agentReady = await prepareAgentAhead(settings, client, wake, logger);
+    } catch (error) {
+      // The wake prepares it again with its event, and says then what is wrong.
+      logger.debug('wake not prepared ahead', { error: errorMessage(error) });
+    }
+    let closed = false;
+    return {
+      location,
+      settings,
+      state,
+      client,
+      baseUrl,
+      agentReady,
+      bind(platform) {
+        if (bound) throw new TypeError('A wake prepared ahead is bound once.');
+        bound = platform;
+      },
+      get stale() {
+        return stale;
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        stopWatching();
+        // A bound agent is the wake's to close (its prepared agent's close).
+        await Promise.allSettled([...(bound ? [] : [agentReady?.close()]), state.close()]);
+      },
+    };
   } catch (error) {
     stopWatching();
     throw error;
   }
-  const baseUrl = env.BASECRADLE_BASE_URL;
-  const token = env.BASECRADLE_TOKEN;
-  const client = new BaseCradleClient({ ...(baseUrl ? { baseUrl } : {}), ...(token ? { token } : {}) });
-  let bound: PlatformToolsOptions | undefined;
-  const wake = (): PlatformToolsOptions => bound ?? notBound();
-  let agentReady: UnbriefedAgent | undefined;
-  try {
-    agentReady = await prepareAgentAhead(settings, client, wake, logger);
-  } catch (error) {
-    // The wake prepares it again with its event, and says then what is wrong.
-    logger.debug('wake not prepared ahead', { error: errorMessage(error) });
-  }
-  let closed = false;
-  return {
-    agent,
-    location,
-    settings,
-    state,
-    client,
-    baseUrl,
-    token,
-    agentReady,
-    bind(platform) {
-      if (bound) throw new TypeError('A wake prepared ahead is bound once.');
-      bound = platform;
-    },
-    get stale() {
-      return stale;
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      stopWatching();
-      // A bound agent is the wake's to close (its prepared agent's close).
-      await Promise.allSettled([...(bound ? [] : [agentReady?.close()]), state.close()]);
-    },
-  };
 }
 
 /** The agent prepared but for its brief, its platform taken from `wake()` when a tool runs; undefined when it is prepared with the event. */

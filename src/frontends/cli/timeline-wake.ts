@@ -6,7 +6,7 @@ import type { ChannelState } from '../../store/channel-state.ts';
 import type { KeptMcpConnections, McpConnector } from '../../mcp/kept-connections.ts';
 import { openChannelState } from '../../store/open-channel-state.ts';
 import { resolveWakeSettings } from '../wake/settings.ts';
-import { type TimelineWakeOutcome, timelinePlatformTools, wakeOnTimeline } from '../wake/timeline.ts';
+import { TIMELINE_SPEECH, type TimelineWakeOutcome, timelinePlatformTools, wakeOnTimeline } from '../wake/timeline.ts';
 import { takeTimelineWakeAhead, type TimelineWakeAhead } from './timeline-wake-ahead.ts';
 import type { Logger } from '../../util/logger.ts';
 import { leaseLostExit } from './lease-lost-exit.ts';
@@ -21,27 +21,32 @@ import { runFlags } from './run-options.ts';
  */
 export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
   const env = process.env;
-  if (!isUuid(timeline)) throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
+  // A warm process's wake made ready ahead: the wake closes it, or this does on a usage error.
+  const ahead = await takeTimelineWakeAhead(agent, options);
+  if (!isUuid(timeline)) {
+    await ahead?.close();
+    throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);
+  }
   const uuidOption = (flag: 'message' | 'asset' | 'event', variable: string): string | undefined => {
     const value = (options[flag] as string | undefined) ?? env[variable];
     if (value !== undefined && !isUuid(value)) throw new CliExit('usage', `acx wake: --${flag} must be a uuid, not "${value}".`);
     return value;
   };
-  const { outcome } = await wakeTimelineDelivery(
-    agent,
-    {
+  let delivery: TimelineDelivery;
+  try {
+    delivery = {
       timeline,
       message: uuidOption('message', 'BASECRADLE_MESSAGE'),
       asset: uuidOption('asset', 'BASECRADLE_ASSET'),
       event: uuidOption('event', 'BASECRADLE_EVENT'),
       deliveryId: env.BASECRADLE_DELIVERY_ID,
       baseUrl: env.BASECRADLE_BASE_URL,
-    },
-    options,
-    logger,
-    {},
-    await takeTimelineWakeAhead(agent, options),
-  );
+    };
+  } catch (error) {
+    await ahead?.close();
+    throw error;
+  }
+  const { outcome } = await wakeTimelineDelivery(agent, delivery, options, logger, {}, ahead);
   if (outcome === 'lease-lost') throw leaseLostExit(`the items of timeline ${timeline}`);
 }
 
@@ -83,10 +88,7 @@ export async function wakeTimelineDelivery(
   if (offered && !ahead) await offered.close();
   const flags = runFlags(agent, { ...options, session: sessionId });
   const location = ahead?.location ?? (await locateAgent(flags, { logger }));
-  // Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice.
-  const settings = ahead
-    ? { ...ahead.settings, sessionId }
-    : { ...(await resolveSettings(flags, { logger, location })), speech: { mode: 'tool' as const, tool: 'messages_create' } };
+  const settings = ahead ? { ...ahead.settings, sessionId } : { ...(await resolveSettings(flags, { logger, location })), speech: TIMELINE_SPEECH };
   const { breaker, pacing, contextMessages, onboard } = resolveWakeSettings(options, process.env);
   const client = ahead?.client ?? new BaseCradleClient({ ...(delivery.baseUrl ? { baseUrl: delivery.baseUrl } : {}), ...(delivery.token ? { token: delivery.token } : {}) });
   // On --store / ACX_STORE's PostgreSQL, the marks and claims are shared by this agent's wakes on every host.
@@ -135,15 +137,16 @@ export async function wakeTimelineDelivery(
   }
 }
 
-/** Whether a wake made ready ahead still holds for `delivery`: its files unchanged, the same platform and token. */
+/** Whether a wake made ready ahead still holds for `delivery`: its files unchanged, the same platform. */
 function aheadHolds(ahead: TimelineWakeAhead, delivery: TimelineDelivery, logger: Logger): boolean {
   const why = ahead.stale
     ? "the agent's files changed since"
     : (delivery.baseUrl ?? ahead.baseUrl) !== ahead.baseUrl
-      ? 'the delivery names another platform'
-      : (delivery.token ?? ahead.token) !== ahead.token
-        ? 'the delivery carries another token'
-        : undefined;
+      ? ahead.baseUrl === undefined
+        ? "it was made before the platform's URL was known"
+        : 'the delivery names another platform'
+      : undefined;
   if (why) logger.debug('wake prepared ahead not used', { reason: why });
+  else logger.debug('wake prepared ahead used');
   return why === undefined;
 }

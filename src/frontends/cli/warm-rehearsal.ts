@@ -89,9 +89,10 @@ export async function rehearseModelCall(chosen: RehearsedModel, baseURL: string,
 /**
  * The tools' input schemas as JSON Schema, which the registry and the first model request need.
  * acx's own tools build theirs once per process (lazySchema): built and converted here, they are
- * the very objects the wake's tools carry, conversion kept. The platform tools build theirs per
- * wake (they close over its timeline), so a throwaway set is built with a client that is never
- * called: zod's conversion runs several times faster the second time in a process.
+ * the very objects the wake's tools carry, conversion kept. A set of platform tools is built
+ * with a client that is never called, for a wake that makes its own with its event (one not made
+ * ready ahead: timeline-wake-ahead.ts): zod's conversion runs several times faster the second
+ * time in a process.
  */
 export async function rehearseToolSchemas(): Promise<void> {
   const [{ createPlatformTools }, { BaseCradleClient }, { normalizeSchema }, { buildLazySchemas }] = await Promise.all([

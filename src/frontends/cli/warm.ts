@@ -16,8 +16,9 @@ const PRELOAD: Record<string, (args: readonly string[], cli: WarmCli) => Array<P
   wake: (args, cli) => {
     const model = loadModelProvider(args[0]);
     // The router's own `acx wake <agent>`: the wake itself is made ready too, all but what its
-    // delivery decides (timeline-wake-ahead.ts). After the rehearsals, which build what it uses.
-    const ahead = args.length === 1 ? prepareWakeAhead(args[0]!, model) : undefined;
+    // delivery decides (timeline-wake-ahead.ts), once the provider's SDK is loaded. Should that
+    // fail, the wake does it all with its event and says what is wrong then.
+    const ahead = args.length === 1 ? prepareWakeAhead(args[0]!, model).catch(() => undefined) : undefined;
     return [
       // Built once unused: what the command's first build runs the first time is compiled by then.
       cli.buildProgram('wake'),

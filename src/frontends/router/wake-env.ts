@@ -78,7 +78,8 @@ export function standingWakeEnvironment(source: NodeJS.ProcessEnv, token: string
  * (timeline-wake-ahead.ts). The event's own BASECRADLE_BASE_URL is set over it and is the one used.
  */
 export function warmWakeEnvironment(source: NodeJS.ProcessEnv, token: string, baseUrl: string, passEnv: readonly string[] = []): NodeJS.ProcessEnv {
-  return { ...standingWakeEnvironment(source, token, passEnv), BASECRADLE_BASE_URL: baseUrl };
+  // Not known yet (`acx platform serve` starts its router before its platform): none, rather than an empty one.
+  return { ...standingWakeEnvironment(source, token, passEnv), ...(baseUrl ? { BASECRADLE_BASE_URL: baseUrl } : {}) };
 }
 
 /** The variables that belong to one event (they are set last, so nothing else stands in for them). */

@@ -55,6 +55,9 @@ export interface TimelineWakeOptions extends TimelineWorkOptions {
   permissionMode?: string;
 }
 
+/** Speech is a tool on a timeline: the final text reaches no one; messages_create is the voice. */
+export const TIMELINE_SPEECH = { mode: 'tool', tool: 'messages_create' } as const;
+
 /** How the platform tools get a create's key: the wake supplies it per kind, from the call's context. */
 export type CreateKeySource = (kind: KeyedKind, context: ToolContext) => Promise<string | undefined>;
 

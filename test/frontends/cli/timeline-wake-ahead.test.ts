@@ -52,7 +52,9 @@ describe('a timeline wake made ready before its delivery', () => {
     const outcome = await wakeTimelineDelivery(agent, { timeline, baseUrl: platform.url }, {}, logger, {}, ahead);
     expect(outcome.outcome).toBe('answered');
     expect(await messages()).toEqual(['ana: @nova are you there?', 'nova: Here, ana.']);
-    expect(logger.lines.filter((line) => line.includes('wake prepared ahead not used'))).toEqual([]);
+    expect(logger.lines.filter((line) => line.includes('wake prepared ahead'))).toEqual(['DEBUG wake prepared ahead used']);
+    // The agent it prepared is the one that answered: briefed by the wake, and only once.
+    await expect(ahead!.agentReady!.brief()).rejects.toThrow(/briefed once/);
     const [request] = model.requests;
     // The brief: the platform's dashboard, fetched when the event came, and the tool manifest.
     expect(request!.view.system.join('\n')).toMatch(/## Your tools[\s\S]*## The platform \(its dashboard\)/);

@@ -3,7 +3,7 @@
 // writes down the environment it got; the rule itself (src/frontends/router/wake-env.ts) is also
 // checked directly, as are the names --pass-env refuses.
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkPassEnvName, parsePassEnv, wakeEnvironment } from '../../../src/frontends/router/wake-env.ts';
+import { checkPassEnvName, parsePassEnv, wakeEnvironment, warmWakeEnvironment } from '../../../src/frontends/router/wake-env.ts';
 import type { RoutedAgent } from '../../../src/frontends/router/router.ts';
 import { filesHolding } from '../../support/files.ts';
 import { type StandInRouter, startStandInRouter } from '../../support/stand-in-router.ts';
@@ -75,6 +75,12 @@ describe("a router's wake environment", () => {
       { baseUrl: 'http://p', token: 't', deliveryId: 'd' },
     );
     expect(env).toEqual({ ACX_STORE: 'postgres://db/acx', ACX_API_KEY: 'local-key', XDG_STATE_HOME: '/state', BASECRADLE_BASE_URL: 'http://p', BASECRADLE_TOKEN: 't', BASECRADLE_DELIVERY_ID: 'd' });
+  });
+
+  it("a warm process starts with its own token and the platform's URL, or no URL while none is known; nothing of the fleet's", () => {
+    const source = { PATH: '/bin', ACX_WEBHOOK_SECRET: 'whsec', BASECRADLE_TOKEN: 'another-agents-token' };
+    expect(warmWakeEnvironment(source, 'own-token', 'http://127.0.0.1:4700')).toEqual({ PATH: '/bin', BASECRADLE_TOKEN: 'own-token', BASECRADLE_BASE_URL: 'http://127.0.0.1:4700' });
+    expect(warmWakeEnvironment(source, 'own-token', '')).toEqual({ PATH: '/bin', BASECRADLE_TOKEN: 'own-token' });
   });
 
   it('--pass-env refuses BASECRADLE_* names and webhook secrets, and anything that is not a variable name', () => {

@@ -10,7 +10,7 @@ import { waitForPostgres } from '../../../store/postgres-wait.ts';
 import { envSlug, parseAgentList } from '../../router/agents.ts';
 import { resolveWakeSettings } from '../../wake/settings.ts';
 import { DEFAULT_QUEUE_SETTINGS, openWakeQueue, type WakeQueueSettings } from '../../worker/queue.ts';
-import { watchAgentFiles } from '../../worker/agent-files.ts';
+import { storeWrites, watchAgentFiles } from '../../worker/agent-files.ts';
 import { DEFAULT_BUSY_DEFER_SECONDS, startWorker, type WorkerAgent } from '../../worker/worker.ts';
 import { CliExit } from '../output.ts';
 import { addRunOptions, runFlags } from '../run-options.ts';
@@ -123,7 +123,7 @@ export function register(program: Command): void {
           return { agent: prepared.agent, close: () => prepared.close() };
         },
         watch: (onChange) =>
-          watchAgentFiles([dir, location.configHome], [location.stateDir, agentWorkspace(settings)], () => {
+          watchAgentFiles([dir, location.configHome], storeWrites(location.stateHome, agentWorkspace(settings)), () => {
             // Servers started from the files as they were: the next deliveries start them afresh.
             void keptMcp.closeIdle();
             onChange();
