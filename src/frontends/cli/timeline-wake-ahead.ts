@@ -49,11 +49,10 @@ export interface TimelineWakeAhead {
 /** The options a delivery's command line may add to the warm process's own without changing what was prepared. */
 const DELIVERY_OPTIONS = new Set(['timeline', 'message', 'asset', 'event', ...addWakeTuningOptions(new Command()).options.map((option) => option.attributeName())]);
 
-/** `acx wake`'s options as the bare command has them (its defaults): what a delivery's options are checked against. */
-async function wakeDefaults(): Promise<Map<string, unknown>> {
-  const program = new Command();
-  (await import('./commands/wake.ts')).register(program);
-  return new Map(program.commands[0]!.options.map((option) => [option.attributeName(), option.defaultValue ?? (option.negate ? true : undefined)]));
+/** Whether `options`, as `command` parsed them for a delivery, are the bare command's (its defaults) but for the delivery's own flags and the wake tuning's. */
+function onlyDeliveryOptions(options: Record<string, unknown>, command: Command): boolean {
+  const defaults = new Map(command.options.map((option) => [option.attributeName(), option.defaultValue ?? (option.negate ? true : undefined)]));
+  return Object.entries(options).every(([name, value]) => DELIVERY_OPTIONS.has(name) || value === defaults.get(name));
 }
 
 /** Prepares a timeline wake of `agent` (`acx wake <agent>`, no other flag) ahead of its delivery. */
@@ -151,27 +150,25 @@ function notBound(): never {
   throw new TypeError('This agent was prepared ahead of its wake and is not bound to a timeline yet.');
 }
 
-// The one wake prepared ahead in this process, for which agent, and the bare command's options.
-let held: { agent: string; ahead: Promise<TimelineWakeAhead | undefined>; defaults: Promise<Map<string, unknown>> } | undefined;
+// The one wake prepared ahead in this process, and for which agent.
+let held: { agent: string; ahead: Promise<TimelineWakeAhead | undefined> } | undefined;
 
 /** Holds `ahead` for this process's wake of `agent` (warm.ts, before the event). */
 export function holdTimelineWakeAhead(agent: string, ahead: Promise<TimelineWakeAhead | undefined>): void {
-  held = { agent, ahead: ahead.catch(() => undefined), defaults: wakeDefaults().catch(() => new Map()) };
+  held = { agent, ahead: ahead.catch(() => undefined) };
 }
 
 /**
- * The wake prepared ahead for `agent`, given the delivery's options: taken once; undefined when
- * none was, it was for another agent, or the options ask for anything but the delivery's own
- * flags and the wake tuning's (it is then closed).
+ * The wake prepared ahead for `agent`, given the delivery's options as `command` (`acx wake`)
+ * parsed them: taken once; undefined when none was, it was for another agent, or the options ask
+ * for anything but the delivery's own flags and the wake tuning's (it is then closed).
  */
-export async function takeTimelineWakeAhead(agent: string, options: Record<string, unknown>): Promise<TimelineWakeAhead | undefined> {
+export async function takeTimelineWakeAhead(agent: string, options: Record<string, unknown>, command: Command | undefined): Promise<TimelineWakeAhead | undefined> {
   const taken = held;
   held = undefined;
   const ahead = await taken?.ahead;
   if (!ahead) return undefined;
-  const defaults = await taken!.defaults;
-  const sameCommand = taken!.agent === agent && Object.entries(options).every(([name, value]) => DELIVERY_OPTIONS.has(name) || value === defaults.get(name));
-  if (!sameCommand) {
+  if (!command || taken!.agent !== agent || !onlyDeliveryOptions(options, command)) {
     await ahead.close();
     return undefined;
   }

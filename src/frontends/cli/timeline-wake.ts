@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { BaseCradleClient } from '../../channel/client.ts';
 import { isUuid } from '../../channel/ids.ts';
 import { locateAgent, resolveSettings } from '../../app/settings.ts';
@@ -19,10 +20,10 @@ import { runFlags } from './run-options.ts';
  * there was nothing new, and for a deleted or locked timeline (a stale delivery); non-zero for a
  * failure the router should retry.
  */
-export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger): Promise<void> {
+export async function runTimelineWake(agent: string, timeline: string, options: Record<string, unknown>, logger: Logger, command?: Command): Promise<void> {
   const env = process.env;
   // A warm process's wake made ready ahead: the wake closes it, or this does on a usage error.
-  const ahead = await takeTimelineWakeAhead(agent, options);
+  const ahead = await takeTimelineWakeAhead(agent, options, command);
   if (!isUuid(timeline)) {
     await ahead?.close();
     throw new CliExit('usage', `acx wake: --timeline must be a timeline uuid, not "${timeline}".`);

@@ -39,14 +39,14 @@ export function register(program: Command): void {
       // Wake mode runs on acx's engine only (its journal makes a killed wake safe to repeat).
       ['--harness'],
     ),
-  ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>) => {
+  ).action(async (agent: string, messageWords: string[], options: Record<string, unknown>, command: Command) => {
     const env = process.env;
     const logger = commandLogger('service', env);
     const timeline = (options.timeline as string | undefined) ?? env.BASECRADLE_TIMELINE;
     if (timeline) {
       if (messageWords.length > 0) throw new CliExit('usage', 'acx wake --timeline reads its messages from the platform; give no message words.');
       const { runTimelineWake } = await import('../timeline-wake.ts');
-      await runTimelineWake(agent, timeline, options, logger);
+      await runTimelineWake(agent, timeline, options, logger, command);
       return;
     }
     const sessionId = (options.session as string | undefined) ?? env.ACX_SESSION;
